@@ -1,0 +1,56 @@
+# The README's two commands:
+#   make run   - set up, load the demo data, serve the app on http://127.0.0.1:8501
+#   make test  - set up (including system packages the tests need), run the whole suite
+# Every step is idempotent: a second run only re-does what changed.
+
+PYTHON ?= python3.11
+VENV := .venv
+VLLM_VENV := .venv-vllm
+PODIUM := $(VENV)/bin/podium
+PYTEST_ARGS ?=
+export PODIUM_HOME ?= $(HOME)/.podium
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: run test setup home system-packages vllm sandbox-image lint bench clean
+
+run: setup home
+	$(PODIUM) up --host 127.0.0.1 --port 8501
+
+test: setup system-packages vllm sandbox-image
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+setup: $(VENV)/.installed
+
+# The lock pins every transitive version resolved together on this machine kind;
+# pyproject.toml keeps only the direct, human-chosen pins.
+$(VENV)/.installed: pyproject.toml requirements.lock
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -c requirements.lock -e '.[train,dev]'
+	touch $@
+
+home: setup vllm
+	$(PODIUM) demo
+	$(PODIUM) models bootstrap
+
+system-packages:
+	bash scripts/system_packages.sh
+
+# vLLM lives in its own environment (as in its own container in docker-compose) so its
+# pins never fight the app's.
+vllm: $(VLLM_VENV)/.installed
+$(VLLM_VENV)/.installed: scripts/setup_vllm.sh
+	bash scripts/setup_vllm.sh $(VLLM_VENV)
+	touch $@
+
+sandbox-image:
+	bash scripts/setup_sandbox.sh
+
+lint: setup
+	$(VENV)/bin/ruff check podium generators trainers tests benchmarks
+
+bench: setup
+	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(VLLM_VENV) test-artifacts .cache

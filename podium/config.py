@@ -1,0 +1,109 @@
+"""One settings object for the whole application.
+
+Values come, highest priority first, from keyword arguments, `PODIUM_*` environment
+variables, a `podium.toml` (path in `PODIUM_CONFIG`, else `./podium.toml`, else
+`$PODIUM_HOME/podium.toml`), and the defaults below. The defaults give the embedded
+deployment: a SQLite catalog and a local warehouse under `~/.podium`. A shared
+deployment changes only URLs: `catalog_uri = "postgresql+psycopg2://..."`,
+`warehouse = "s3://bucket/path"`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("PODIUM_HOME", "~/.podium")).expanduser()
+
+
+def _toml_path() -> Path | None:
+    for candidate in (
+        os.environ.get("PODIUM_CONFIG"),
+        "podium.toml",
+        str(_default_home() / "podium.toml"),
+    ):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PODIUM_", extra="ignore")
+
+    home: Path = Field(default_factory=_default_home, description="Podium's data directory.")
+    catalog_name: str = Field("podium", description="Name of the Iceberg catalog.")
+    catalog_uri: str = Field(
+        "",
+        description="SQLAlchemy URL of the catalog and app-state database "
+        "(default: SQLite file in home).",
+    )
+    warehouse: str = Field(
+        "", description="Where table data lives: a path or file://, s3:// URL (default: home)."
+    )
+    default_namespace: str = Field("default", description="Namespace for unqualified names.")
+    launcher: Literal["local", "ray"] = Field("local", description="Where jobs run.")
+    ray_address: str = Field("", description="Ray cluster address for launcher=ray.")
+    sandbox_backend: Literal["local", "docker"] = Field(
+        "local", description="Sandbox for untrusted code."
+    )
+    vllm_python: str = Field(
+        "", description="Python of the environment that has vLLM (default: .venv-vllm or PATH)."
+    )
+    heartbeat_seconds: float = Field(2.0, description="How often a running job reports life.")
+    stale_after_seconds: float = Field(
+        30.0, description="A running job silent this long is taken as dead."
+    )
+
+    @model_validator(mode="after")
+    def _derive_locations(self) -> Settings:
+        self.home = Path(self.home).expanduser()
+        if not self.catalog_uri:
+            self.catalog_uri = f"sqlite:///{self.home / 'catalog.db'}"
+        if not self.warehouse:
+            self.warehouse = (self.home / "warehouse").as_uri()
+        elif "://" not in self.warehouse:
+            self.warehouse = Path(self.warehouse).expanduser().resolve().as_uri()
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml = _toml_path()
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    def ensure_home(self) -> Path:
+        self.home.mkdir(parents=True, exist_ok=True)
+        if self.warehouse.startswith("file://"):
+            Path(self.warehouse.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+        return self.home
+
+
+@functools.cache
+def get_settings() -> Settings:
+    """The process-wide settings; tests call `reset_settings()` after changing env."""
+    return Settings()
+
+
+def reset_settings() -> None:
+    get_settings.cache_clear()

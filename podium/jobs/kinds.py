@@ -1,0 +1,87 @@
+"""The job kinds Podium knows, and the contract each one follows.
+
+A job kind is two things that live in the package that owns the work:
+- a pydantic model: the run card's front matter (minus `kind`), the CLI help and the UI
+  form all come from it, so a setting's name, default and help text exist once;
+  input tables are `podium.store.refs.TableRef` fields (pinned to a snapshot when the
+  card is written);
+- a function `run(config, reporter) -> JobOutputs` that does the work, reports progress
+  through `podium.reporting.Reporter`, calls `reporter.check_cancelled()` between units
+  and writes its tables with `reporter.lineage` as properties.
+
+Kinds are named by import path so that listing kinds never imports torch or vLLM.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from podium.errors import InvalidInput
+
+
+@dataclass
+class JobOutputs:
+    """What a job produced, recorded in the logbook and linked from it."""
+
+    tables: list[str] = field(default_factory=list)
+    checkpoints: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    config_path: str  # "package.module:ConfigModel"
+    run_path: str  # "package.module:function"
+    description: str
+    resumable: bool = False  # True if a re-run skips work already committed
+
+    def config_model(self) -> type[BaseModel]:
+        return _load(self.config_path)
+
+    def runner(self) -> Any:
+        return _load(self.run_path)
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+KINDS: dict[str, JobKind] = {}
+
+
+def register(kind: JobKind) -> None:
+    KINDS[kind.name] = kind
+
+
+def get_kind(name: str) -> JobKind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise InvalidInput(
+            f"Unknown job kind {name!r}; known kinds: {', '.join(sorted(KINDS))}."
+        ) from None
+
+
+# Registrations: one line per kind, added by the package that owns it.
+register(
+    JobKind(
+        "import",
+        "podium.store.ingest:ImportConfig",
+        "podium.store.ingest:run_import",
+        "Import JSONL, Parquet or a saved Hugging Face dataset into an SFT table.",
+    )
+)
+register(
+    JobKind(
+        "export",
+        "podium.store.export:ExportConfig",
+        "podium.store.export:run_export",
+        "Export a table snapshot to JSONL or Parquet.",
+    )
+)

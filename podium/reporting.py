@@ -1,0 +1,45 @@
+"""How long work reports progress, metrics and logs, and learns it was cancelled.
+
+Library code (import, validation, generation, training) takes a `Reporter` and never
+knows whether it runs under the CLI (a rich progress bar), the worker (rows in the
+state database) or a test (`Reporter()` records nothing). This sits at the bottom
+layer so that every package can use it without importing `podium.jobs`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from podium.errors import Cancelled
+
+log = logging.getLogger("podium")
+
+
+class Reporter:
+    """Base reporter: does nothing but keep lineage and answer "not cancelled"."""
+
+    def __init__(self, lineage: Mapping[str, str] | None = None) -> None:
+        # Properties written on every table this work creates (job id, card, inputs).
+        self.lineage: dict[str, str] = dict(lineage or {})
+
+    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        """Report that `done` of `total` units are finished."""
+
+    def metric(self, step: int, values: Mapping[str, float]) -> None:
+        """Record numeric metrics (loss, reward, tokens/s) at a step."""
+
+    def sample(self, step: int, values: Mapping[str, Any]) -> None:
+        """Record an example output (a completion, a failing row) worth showing."""
+
+    def log(self, message: str) -> None:
+        log.info(message)
+
+    def is_cancelled(self) -> bool:
+        return False
+
+    def check_cancelled(self) -> None:
+        """Call between units of work; raises `Cancelled` if a stop was requested."""
+        if self.is_cancelled():
+            raise Cancelled("cancelled by user")

@@ -1,0 +1,1 @@
+"""Iceberg storage: the catalog, the SFT schema, import/export and DuckDB queries."""

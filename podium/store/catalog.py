@@ -1,0 +1,77 @@
+"""Opening the Iceberg catalog and resolving table names.
+
+The embedded default is a pyiceberg `SqlCatalog` on SQLite with a local warehouse; a
+PostgreSQL URI and an S3 warehouse work unchanged. A `rest` or other catalog can be
+named with `catalog_uri = "rest+http://..."` and goes through pyiceberg's own loader.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
+
+from podium.config import Settings, get_settings
+from podium.errors import InvalidInput, NotFound
+
+
+@functools.cache
+def _catalog_for(name: str, uri: str, warehouse: str) -> Catalog:
+    if uri.startswith("rest+"):
+        return load_catalog(name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse)
+    return SqlCatalog(name, uri=uri, warehouse=warehouse)
+
+
+def open_catalog(settings: Settings | None = None) -> Catalog:
+    settings = settings or get_settings()
+    settings.ensure_home()
+    return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse)
+
+
+def parse_name(name: str, settings: Settings | None = None) -> tuple[str, str]:
+    """`ns.table` -> ("ns", "table"); a bare name goes to the default namespace."""
+    settings = settings or get_settings()
+    parts = name.strip().split(".")
+    if len(parts) == 1 and parts[0]:
+        return settings.default_namespace, parts[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    raise InvalidInput(f"Table name {name!r} is not of the form NAMESPACE.TABLE (e.g. demo.chat).")
+
+
+def full_name(name: str) -> str:
+    return ".".join(parse_name(name))
+
+
+def load_table(name: str, catalog: Catalog | None = None) -> Table:
+    catalog = catalog or open_catalog()
+    ident = parse_name(name)
+    try:
+        return catalog.load_table(ident)
+    except NoSuchTableError:
+        known = ", ".join(list_tables(catalog)) or "none yet"
+        raise NotFound(
+            f"No table named {'.'.join(ident)}. Known tables: {known}. "
+            "Create one with `podium import PATH --table NS.NAME`."
+        ) from None
+
+
+def table_exists(name: str, catalog: Catalog | None = None) -> bool:
+    catalog = catalog or open_catalog()
+    return catalog.table_exists(parse_name(name))
+
+
+def ensure_namespace(namespace: str, catalog: Catalog | None = None) -> None:
+    catalog = catalog or open_catalog()
+    catalog.create_namespace_if_not_exists(namespace)
+
+
+def list_tables(catalog: Catalog | None = None) -> list[str]:
+    catalog = catalog or open_catalog()
+    names: list[str] = []
+    for (ns,) in sorted(catalog.list_namespaces()):
+        names.extend(".".join(ident) for ident in sorted(catalog.list_tables(ns)))
+    return names

@@ -1,0 +1,48 @@
+"""Shared fixtures: every test runs against its own Podium home, never ~/.podium."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from podium.config import reset_settings
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "test-artifacts"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A default home for the whole session so nothing touches the user's ~/.podium."""
+    home = tmp_path_factory.mktemp("session-home")
+    old = os.environ.get("PODIUM_HOME")
+    os.environ["PODIUM_HOME"] = str(home)
+    reset_settings()
+    yield home
+    if old is None:
+        os.environ.pop("PODIUM_HOME", None)
+    else:
+        os.environ["PODIUM_HOME"] = old
+    reset_settings()
+
+
+@pytest.fixture
+def podium_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh, empty Podium home (SQLite catalog + local warehouse) for one test."""
+    home = tmp_path / "podium-home"
+    monkeypatch.setenv("PODIUM_HOME", str(home))
+    reset_settings()
+    yield home
+    reset_settings()
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
