@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from podium.errors import Cancelled
@@ -43,3 +44,12 @@ class Reporter:
         """Call between units of work; raises `Cancelled` if a stop was requested."""
         if self.is_cancelled():
             raise Cancelled("cancelled by user")
+
+
+@dataclass
+class JobOutputs:
+    """What a piece of work produced; the logbook records and links it."""
+
+    tables: list[str] = field(default_factory=list)
+    checkpoints: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)

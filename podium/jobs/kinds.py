@@ -5,7 +5,7 @@ A job kind is two things that live in the package that owns the work:
   form all come from it, so a setting's name, default and help text exist once;
   input tables are `podium.store.refs.TableRef` fields (pinned to a snapshot when the
   card is written);
-- a function `run(config, reporter) -> JobOutputs` that does the work, reports progress
+- a function `run(config, reporter) -> JobOutputs` (from podium.reporting) that does the work, reports progress
   through `podium.reporting.Reporter`, calls `reporter.check_cancelled()` between units
   and writes its tables with `reporter.lineage` as properties.
 
@@ -15,21 +15,15 @@ Kinds are named by import path so that listing kinds never imports torch or vLLM
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from podium.errors import InvalidInput
+from podium.reporting import JobOutputs
 
-
-@dataclass
-class JobOutputs:
-    """What a job produced, recorded in the logbook and linked from it."""
-
-    tables: list[str] = field(default_factory=list)
-    checkpoints: list[str] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+__all__ = ["JobKind", "JobOutputs", "get_kind", "register", "KINDS"]
 
 
 @dataclass(frozen=True)
