@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     vllm_python: str = Field(
         "", description="Python of the environment that has vLLM (default: .venv-vllm or PATH)."
     )
+    job_plugins: str = Field(
+        "", description="Comma-separated modules imported to register extra job kinds."
+    )
     heartbeat_seconds: float = Field(2.0, description="How often a running job reports life.")
     stale_after_seconds: float = Field(
         30.0, description="A running job silent this long is taken as dead."
