@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     job_plugins: str = Field(
         "", description="Comma-separated modules imported to register extra job kinds."
     )
+    server_idle_seconds: float = Field(
+        900.0, description="A vLLM server Podium started stops after this long unused (0 = never)."
+    )
     heartbeat_seconds: float = Field(2.0, description="How often a running job reports life.")
     stale_after_seconds: float = Field(
         30.0, description="A running job silent this long is taken as dead."

@@ -1,0 +1,220 @@
+"""Batched chat generation against any OpenAI-compatible server (vLLM or an endpoint).
+
+The one entry point most callers need:
+
+    from generators.client import ChatRequest, endpoint_for, generate_batch
+
+    endpoint = endpoint_for("base")                      # starts vLLM if needed
+    results = generate_batch(endpoint, [
+        ChatRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=32),
+        ChatRequest(messages=[...], json_schema={"type": "object", ...}),  # constrained
+    ], concurrency=16, reporter=reporter)
+    results[0].completions[0].text, results[0].completion_tokens, results[0].latency_s
+
+Requests run concurrently up to `concurrency`; connection errors, timeouts and 5xx
+answers are retried with exponential backoff and then raise `ServerUnavailable`; a
+request the server rejects (4xx, e.g. a prompt longer than the context) comes back
+with `error` set instead of failing the batch. Structured outputs use the shapes vLLM's
+OpenAI server accepts: `response_format={"type": "json_schema", ...}` for a JSON Schema
+and `extra_body={"structured_outputs": {"regex"|"choice": ...}}` for the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from pydantic import BaseModel, Field, model_validator
+
+from podium.errors import InvalidInput, PodiumError
+from podium.reporting import Reporter
+
+DEFAULT_RETRIES = 4
+REQUEST_TIMEOUT_S = 600.0
+
+
+class ServerUnavailable(PodiumError):
+    """The server stopped answering (crashed, killed, unreachable) after all retries."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str  # ".../v1"
+    model: str  # the served model name sent with each request
+    api_key: str | None = None
+    checkpoint: str = ""  # registry name, for lineage
+
+    def async_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=self.api_key or "EMPTY",
+            max_retries=0, timeout=REQUEST_TIMEOUT_S,
+        )
+
+    def sync_client(self) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=self.base_url, api_key=self.api_key or "EMPTY",
+            max_retries=0, timeout=REQUEST_TIMEOUT_S,
+        )
+
+
+def endpoint_for(model_name: str, reporter: Reporter | None = None) -> Endpoint:
+    """An `Endpoint` for a registered model, starting its vLLM server if needed."""
+    from podium.models import ensure_server, get_model
+
+    model = get_model(model_name)
+    base_url, served = ensure_server(model.name, reporter=reporter)
+    key = os.environ.get(model.api_key_env) if model.api_key_env else None
+    if model.api_key_env and not key:
+        raise InvalidInput(
+            f"Endpoint {model.name!r} needs its API key in ${model.api_key_env}, which is not set."
+        )
+    return Endpoint(base_url=base_url, model=served, api_key=key, checkpoint=model.name)
+
+
+class SamplingParams(BaseModel):
+    """Sampling settings shared by the generate job, the vibe page and the CLI."""
+
+    n: int = Field(1, ge=1, le=64, description="Samples per prompt.")
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="0 = greedy.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per completion.")
+    seed: int | None = Field(None, description="Sampling seed (reproducible with the same server).")
+    stop: list[str] = Field(default_factory=list, description="Stop strings.")
+
+
+class ChatRequest(SamplingParams):
+    messages: list[dict[str, str]]
+    json_schema: dict[str, Any] | None = Field(None, description="JSON Schema the output must match.")
+    regex: str | None = Field(None, description="Regular expression the output must match.")
+    choice: list[str] | None = Field(None, description="The output is exactly one of these.")
+
+    @model_validator(mode="after")
+    def _one_constraint(self) -> ChatRequest:
+        given = [k for k in ("json_schema", "regex", "choice") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"use one structured-output constraint, not {', '.join(given)}")
+        if not self.messages:
+            raise ValueError("a chat request needs at least one message")
+        return self
+
+    def api_kwargs(self, model: str) -> dict[str, Any]:
+        kwargs: dict[str, Any] = dict(
+            model=model, messages=self.messages, n=self.n, temperature=self.temperature,
+            top_p=self.top_p, max_tokens=self.max_tokens,
+        )
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        if self.stop:
+            kwargs["stop"] = self.stop
+        if self.json_schema is not None:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": self.json_schema, "strict": True},
+            }
+        elif self.regex is not None:
+            kwargs["extra_body"] = {"structured_outputs": {"regex": self.regex}}
+        elif self.choice is not None:
+            kwargs["extra_body"] = {"structured_outputs": {"choice": self.choice}}
+        return kwargs
+
+
+@dataclass
+class Completion:
+    text: str
+    finish_reason: str
+
+
+@dataclass
+class ChatResult:
+    completions: list[Completion] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None  # set when the server rejected this request (4xx)
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+async def _one(client: openai.AsyncOpenAI, endpoint: Endpoint, req: ChatRequest,
+               sem: asyncio.Semaphore, retries: int) -> ChatResult:
+    async with sem:
+        for attempt in range(retries + 1):
+            start = time.perf_counter()
+            try:
+                resp = await client.chat.completions.create(**req.api_kwargs(endpoint.model))
+            except openai.APIStatusError as exc:
+                if not _retryable(exc):
+                    return ChatResult(error=f"{exc.status_code}: {exc.message}")
+                last: Exception = exc
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                last = exc
+            else:
+                usage = resp.usage
+                return ChatResult(
+                    completions=[
+                        Completion(c.message.content or "", c.finish_reason or "")
+                        for c in sorted(resp.choices, key=lambda c: c.index)
+                    ],
+                    prompt_tokens=usage.prompt_tokens if usage else 0,
+                    completion_tokens=usage.completion_tokens if usage else 0,
+                    latency_s=time.perf_counter() - start,
+                )
+            if attempt < retries:
+                await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
+    raise ServerUnavailable(
+        f"The model server at {endpoint.base_url} did not answer after {retries + 1} tries "
+        f"({type(last).__name__}: {last}). Check `podium models servers` or the server log."
+    )
+
+
+async def agenerate_batch(endpoint: Endpoint, requests: Sequence[ChatRequest], *,
+                          concurrency: int = 16, reporter: Reporter | None = None,
+                          retries: int = DEFAULT_RETRIES) -> list[ChatResult]:
+    """Run `requests` concurrently; results come back in request order."""
+    reporter = reporter or Reporter()
+    sem = asyncio.Semaphore(max(1, concurrency))
+    async with endpoint.async_client() as client:
+        tasks = [asyncio.create_task(_one(client, endpoint, r, sem, retries)) for r in requests]
+        try:
+            for done, fut in enumerate(asyncio.as_completed(tasks), start=1):
+                await fut
+                reporter.progress(done, len(tasks), "requests")
+                reporter.check_cancelled()
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return [t.result() for t in tasks]
+
+
+def generate_batch(endpoint: Endpoint, requests: Sequence[ChatRequest], *,
+                   concurrency: int = 16, reporter: Reporter | None = None,
+                   retries: int = DEFAULT_RETRIES) -> list[ChatResult]:
+    """Synchronous `agenerate_batch` (runs its own event loop)."""
+    return asyncio.run(agenerate_batch(
+        endpoint, requests, concurrency=concurrency, reporter=reporter, retries=retries
+    ))
+
+
+def stream_chat(endpoint: Endpoint, request: ChatRequest) -> Iterator[str]:
+    """The first completion of `request`, piece by piece as the server produces it."""
+    kwargs = request.api_kwargs(endpoint.model) | {"n": 1, "stream": True}
+    try:
+        with endpoint.sync_client() as client:
+            for chunk in client.chat.completions.create(**kwargs):
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield chunk.choices[0].delta.content
+    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+        raise ServerUnavailable(f"The model server at {endpoint.base_url} is unreachable: {exc}") from exc
+    except openai.APIStatusError as exc:
+        raise PodiumError(f"The model server refused the request: {exc.status_code} {exc.message}") from exc

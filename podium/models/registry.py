@@ -1,0 +1,251 @@
+"""The checkpoint registry: base models, trained checkpoints and external endpoints.
+
+Rows live in the app-state database beside the catalog (`podium.store.state`), so the
+app, the worker and the CLI see the same models. An endpoint stores the *name* of the
+environment variable that holds its API key, never the key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Integer,
+    String,
+    Table,
+    Text,
+    delete,
+    insert,
+    select,
+    update,
+)
+
+from podium.errors import InvalidInput, NotFound
+from podium.store.state import METADATA, engine
+
+ModelKind = Literal["base", "trained", "endpoint"]
+MODEL_KINDS: tuple[str, ...] = ("base", "trained", "endpoint")
+DEFAULT_ALIAS = "base"  # `--model base` always means the default base model
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+models_table = Table(
+    "podium_models",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(128), unique=True, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("path", Text),
+    Column("url", Text),
+    Column("api_key_env", String(128)),
+    Column("remote_model", String(256)),
+    Column("parent", String(128)),
+    Column("job_id", String(64)),
+    Column("lineage", Text, nullable=False, default="{}"),
+    Column("step", Integer),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("is_default", Boolean, nullable=False, default=False),
+)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    kind: str
+    path: str | None = None
+    url: str | None = None
+    api_key_env: str | None = None
+    remote_model: str | None = None
+    parent: str | None = None
+    job_id: str | None = None
+    lineage: dict[str, Any] = field(default_factory=dict)
+    step: int | None = None
+    created_at: str = ""
+    is_default: bool = False
+
+    @property
+    def location(self) -> str:
+        return self.url if self.kind == "endpoint" else (self.path or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _row_to_info(row: Any) -> ModelInfo:
+    created = row.created_at
+    return ModelInfo(
+        name=row.name,
+        kind=row.kind,
+        path=row.path,
+        url=row.url,
+        api_key_env=row.api_key_env,
+        remote_model=row.remote_model,
+        parent=row.parent,
+        job_id=row.job_id,
+        lineage=json.loads(row.lineage or "{}"),
+        step=row.step,
+        created_at=created.isoformat() if created else "",
+        is_default=bool(row.is_default),
+    )
+
+
+def check_name(name: str) -> str:
+    if name == DEFAULT_ALIAS or not _NAME_RE.match(name):
+        raise InvalidInput(
+            f"Model name {name!r} is not allowed: use letters, digits, '.', '_' or '-' "
+            f"(at most 128), starting with a letter or digit; {DEFAULT_ALIAS!r} is reserved "
+            "for the default base model."
+        )
+    return name
+
+
+def check_checkpoint_dir(path: str | Path) -> Path:
+    """A Hugging Face checkpoint directory (config.json + weights), resolved."""
+    p = Path(path).expanduser().resolve()
+    if not (p / "config.json").is_file():
+        raise InvalidInput(
+            f"{p} is not a Hugging Face checkpoint directory (no config.json). Pass the "
+            "folder that `save_pretrained` wrote."
+        )
+    if not any(p.glob("*.safetensors")) and not any(p.glob("*.bin")):
+        raise InvalidInput(f"{p} has a config.json but no *.safetensors or *.bin weights.")
+    return p
+
+
+def register_model(
+    name: str,
+    *,
+    kind: ModelKind,
+    path: str | None = None,
+    url: str | None = None,
+    api_key_env: str | None = None,
+    remote_model: str | None = None,
+    parent: str | None = None,
+    job_id: str | None = None,
+    lineage: dict[str, Any] | None = None,
+    step: int | None = None,
+    is_default: bool = False,
+    replace: bool = False,
+) -> ModelInfo:
+    """Insert (or with `replace`, overwrite) one registry row in one transaction."""
+    check_name(name)
+    if kind not in MODEL_KINDS:
+        raise InvalidInput(f"Unknown model kind {kind!r}; use one of {', '.join(MODEL_KINDS)}.")
+    values = dict(
+        name=name,
+        kind=kind,
+        path=path,
+        url=url,
+        api_key_env=api_key_env,
+        remote_model=remote_model,
+        parent=parent,
+        job_id=job_id,
+        lineage=json.dumps(lineage or {}, sort_keys=True),
+        step=step,
+        created_at=datetime.now(UTC),
+        is_default=is_default,
+    )
+    with engine().begin() as conn:
+        exists = conn.execute(select(models_table.c.id).where(models_table.c.name == name)).first()
+        if exists and not replace:
+            raise InvalidInput(
+                f"A model named {name!r} is already registered; choose another name "
+                "(or remove it first with `podium models remove NAME`)."
+            )
+        if is_default:
+            conn.execute(update(models_table).values(is_default=False))
+        if exists:
+            conn.execute(update(models_table).where(models_table.c.name == name).values(**values))
+        else:
+            conn.execute(insert(models_table).values(**values))
+    return get_model(name)
+
+
+def register_checkpoint(
+    name: str,
+    path: str | Path,
+    *,
+    parent: str | None,
+    job_id: str | None,
+    lineage: dict[str, Any],
+    step: int | None = None,
+    kind: ModelKind = "trained",
+) -> ModelInfo:
+    """Register a Hugging Face checkpoint directory (what trainers call after saving).
+
+    `parent` is the registered model it was trained from, `lineage` the dataset
+    snapshots and run card that produced it (stored as JSON).
+    """
+    resolved = check_checkpoint_dir(path)
+    if parent is not None:
+        get_model(parent)  # a typo in the parent must not go unnoticed
+    return register_model(
+        name, kind=kind, path=str(resolved), parent=parent, job_id=job_id,
+        lineage=lineage, step=step,
+    )
+
+
+def add_endpoint(
+    url: str, name: str, *, api_key_env: str | None = None, remote_model: str | None = None
+) -> ModelInfo:
+    """Register any OpenAI-compatible server (`.../v1`) by URL."""
+    if not re.match(r"^https?://", url):
+        raise InvalidInput(f"Endpoint URL {url!r} must start with http:// or https://.")
+    url = url.rstrip("/")
+    if not url.endswith("/v1"):
+        url += "/v1"
+    return register_model(
+        name, kind="endpoint", url=url, api_key_env=api_key_env, remote_model=remote_model
+    )
+
+
+def get_model_or_none(name: str) -> ModelInfo | None:
+    if name == DEFAULT_ALIAS:
+        return _default_or_none()
+    with engine().connect() as conn:
+        row = conn.execute(select(models_table).where(models_table.c.name == name)).first()
+    return _row_to_info(row) if row else None
+
+
+def get_model(name: str) -> ModelInfo:
+    info = get_model_or_none(name)
+    if info is not None:
+        return info
+    known = ", ".join(m.name for m in list_models()) or "none yet"
+    raise NotFound(
+        f"No model named {name!r}. Known models: {known}. Register one with "
+        "`podium models bootstrap`, `podium models add PATH` or `podium models add-endpoint URL`."
+    )
+
+
+def list_models() -> list[ModelInfo]:
+    with engine().connect() as conn:
+        rows = conn.execute(select(models_table).order_by(models_table.c.created_at)).all()
+    return [_row_to_info(r) for r in rows]
+
+
+def _default_or_none() -> ModelInfo | None:
+    with engine().connect() as conn:
+        row = conn.execute(select(models_table).where(models_table.c.is_default)).first()
+    return _row_to_info(row) if row else None
+
+
+def default_base() -> ModelInfo:
+    info = _default_or_none()
+    if info is None:
+        raise NotFound("No default base model yet; run `podium models bootstrap`.")
+    return info
+
+
+def remove_model(name: str) -> None:
+    """Forget a model (its files are left alone)."""
+    get_model(name)
+    with engine().begin() as conn:
+        conn.execute(delete(models_table).where(models_table.c.name == name))

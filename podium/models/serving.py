@@ -1,0 +1,294 @@
+"""vLLM servers on demand: one per checkpoint, reused by the app, the worker and the CLI.
+
+`ensure_server(name)` returns `(base_url, served_model_name)` for any registered model:
+an endpoint is returned as is; a checkpoint gets a running vLLM server on a free
+loopback port, started if none is alive. Servers are recorded in the state database
+(model, pid, port, url, log) so every process finds them; a file lock per model keeps
+two processes from starting the same one. Start-up waits for `/health` and then one
+real completion (health can be green before the engine generates). A crash or a failed
+start raises a `PodiumError` carrying the log tail. A small watcher process beside each
+server stops it after `server_idle_seconds` without requests.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, insert, select, update
+
+from podium.config import get_settings
+from podium.errors import PodiumError
+from podium.models.locks import file_lock
+from podium.models.registry import ModelInfo, get_model
+from podium.models.vllm_launch import free_port, has_gpu, server_command, server_env, vllm_python
+from podium.reporting import Reporter
+from podium.store.state import METADATA, engine
+
+START_TIMEOUT_S = 900.0
+LOG_TAIL_CHARS = 3000
+
+servers_table = Table(
+    "podium_servers",
+    METADATA,
+    Column("model", String(128), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("watcher_pid", Integer),
+    Column("port", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("checkpoint", Text, nullable=False),
+    Column("log_path", Text, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("last_used", DateTime(timezone=True), nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    model: str
+    host: str
+    pid: int
+    port: int
+    url: str
+    checkpoint: str
+    log_path: str
+    started_at: str
+    last_used: str
+    alive: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _pid_is_vllm(pid: int) -> bool:
+    # Checking the command line guards against a recycled pid.
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"vllm" in cmdline
+
+
+def log_tail(path: str | Path, chars: int = LOG_TAIL_CHARS) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return "(no log)"
+    return data[-chars:].decode("utf-8", "replace")
+
+
+def _healthy(url: str, timeout: float = 5.0) -> bool:
+    try:
+        return httpx.get(url.removesuffix("/v1") + "/health", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _row(model: str) -> object | None:
+    with engine().connect() as conn:
+        return conn.execute(select(servers_table).where(servers_table.c.model == model)).first()
+
+
+def _alive(row: object) -> bool:
+    if row.host != socket.gethostname():  # type: ignore[attr-defined]
+        return _healthy(row.url)  # type: ignore[attr-defined]
+    return _pid_is_vllm(row.pid)  # type: ignore[attr-defined]
+
+
+def touch(model: str) -> None:
+    """Mark a server as used now (postpones its idle stop)."""
+    with engine().begin() as conn:
+        conn.execute(
+            update(servers_table).where(servers_table.c.model == model).values(last_used=_now())
+        )
+
+
+def list_servers() -> list[ServerInfo]:
+    with engine().connect() as conn:
+        rows = conn.execute(select(servers_table).order_by(servers_table.c.model)).all()
+    return [
+        ServerInfo(
+            model=r.model, host=r.host, pid=r.pid, port=r.port, url=r.url,
+            checkpoint=r.checkpoint, log_path=r.log_path, started_at=r.started_at.isoformat(),
+            last_used=r.last_used.isoformat(), alive=_alive(r),
+        )
+        for r in rows
+    ]
+
+
+def _kill_group(pid: int, grace_s: float = 30.0) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop_server(model: str) -> bool:
+    """Stop the server of `model` (and its watcher); False if none was recorded."""
+    row = _row(model)
+    if row is None:
+        return False
+    if row.host == socket.gethostname():
+        if row.watcher_pid:
+            _kill_group(row.watcher_pid, grace_s=5)
+        if _pid_is_vllm(row.pid):
+            _kill_group(row.pid)
+    with engine().begin() as conn:
+        conn.execute(delete(servers_table).where(servers_table.c.model == model))
+    return True
+
+
+def cleanup_dead() -> list[str]:
+    """Forget servers whose process is gone; returns their model names."""
+    gone = []
+    with engine().connect() as conn:
+        rows = conn.execute(select(servers_table)).all()
+    for row in rows:
+        if not _alive(row):
+            gone.append(row.model)
+            stop_server(row.model)
+    return gone
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, name: str, log: Path,
+                timeout_s: float, reporter: Reporter) -> None:
+    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    while not _healthy(url, timeout=2.0):
+        if proc.poll() is not None:
+            raise PodiumError(
+                f"vLLM server for {name!r} exited with code {proc.returncode} while starting. "
+                f"Log {log}:\n{log_tail(log)}"
+            )
+        if time.monotonic() > deadline:
+            _kill_group(proc.pid)
+            raise PodiumError(
+                f"vLLM server for {name!r} was not healthy after {timeout_s:.0f} s; stopped it. "
+                f"Log {log}:\n{log_tail(log)}"
+            )
+        reporter.check_cancelled()
+        reporter.progress(int(time.monotonic() - started), None, f"starting vLLM for {name}")
+        time.sleep(1.0)
+    # /health turns green before the engine can generate: one real completion proves it.
+    try:
+        resp = httpx.post(
+            url + "/completions",
+            json={"model": name, "prompt": "Hello", "max_tokens": 1},
+            timeout=max(60.0, deadline - time.monotonic()),
+        )
+        resp.raise_for_status()
+    except httpx.HTTPError as exc:
+        _kill_group(proc.pid)
+        raise PodiumError(
+            f"vLLM server for {name!r} is up but failed its warm-up request ({exc}). "
+            f"Log {log}:\n{log_tail(log)}"
+        ) from exc
+
+
+def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
+    if not model.path or not Path(model.path, "config.json").is_file():
+        raise PodiumError(
+            f"Model {model.name!r} points at {model.path}, which is not a checkpoint directory "
+            "any more; re-register it with `podium models add PATH`."
+        )
+    gpu = has_gpu()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    logs = get_settings().ensure_home() / "servers"
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{model.name}-{port}.log"
+    cmd = server_command(vllm_python(), model.path, model.name, port, gpu=gpu)
+    reporter.log(f"starting vLLM for {model.name} on {url} (log {log})")
+    with open(log, "ab") as fh:
+        # Own session: stopping the server kills its engine processes with it.
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=server_env(gpu=gpu), start_new_session=True,
+        )
+    try:
+        _wait_ready(proc, url, model.name, log, timeout_s, reporter)
+    except BaseException:
+        _kill_group(proc.pid, grace_s=10)
+        raise
+    watcher = _start_watcher(model.name)
+    now = _now()
+    with engine().begin() as conn:
+        conn.execute(delete(servers_table).where(servers_table.c.model == model.name))
+        conn.execute(insert(servers_table).values(
+            model=model.name, host=socket.gethostname(), pid=proc.pid, watcher_pid=watcher,
+            port=port, url=url, checkpoint=model.path, log_path=str(log),
+            started_at=now, last_used=now,
+        ))
+    return url
+
+
+def _start_watcher(model: str) -> int | None:
+    if get_settings().server_idle_seconds <= 0:
+        return None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podium.models.idle_watch", model],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return proc.pid
+
+
+def _first_remote_model(model: ModelInfo) -> str:
+    """An endpoint registered without a model id serves whatever it lists first."""
+    key = os.environ.get(model.api_key_env or "", "")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        resp = httpx.get(f"{model.url}/models", headers=headers, timeout=15.0)
+        resp.raise_for_status()
+        names = [m["id"] for m in resp.json().get("data", [])]
+    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        raise PodiumError(
+            f"Endpoint {model.name!r} ({model.url}) did not list its models ({exc}); check the "
+            "URL and key, or register it with `--model-id`."
+        ) from exc
+    if not names:
+        raise PodiumError(f"Endpoint {model.url} lists no models; register it with --model-id.")
+    return str(names[0])
+
+
+def ensure_server(
+    model_name: str, *, reporter: Reporter | None = None, timeout_s: float = START_TIMEOUT_S
+) -> tuple[str, str]:
+    """`(base_url, served_model_name)` of a server for `model_name`, started if needed."""
+    reporter = reporter or Reporter()
+    model = get_model(model_name)
+    if model.kind == "endpoint":
+        return model.url or "", model.remote_model or _first_remote_model(model)
+    lock = get_settings().ensure_home() / "servers" / f".{model.name}.lock"
+    with file_lock(lock):
+        row = _row(model.name)
+        if row is not None and row.checkpoint == model.path and _alive(row) and _healthy(row.url):
+            touch(model.name)
+            return row.url, model.name
+        if row is not None:
+            stop_server(model.name)  # dead, unhealthy or serving an outdated path
+        return _start(model, timeout_s, reporter), model.name

