@@ -1,5 +1,6 @@
-"""The `podium` command.
+"""The `podium` command: a workbench for LLM post-training data.
 
+\b
     podium demo                          # load the demo tables into $PODIUM_HOME
     podium tables                        # list tables (--json everywhere a list is printed)
     podium import data.jsonl --table ns.name [--format openai|sharegpt|prompt-response]
@@ -8,9 +9,10 @@
     podium export ns.name out.jsonl      # .jsonl or .parquet; re-import gives identical rows
     podium sql "SELECT count(*) FROM ns.name"
     podium app                           # the web UI on http://127.0.0.1:8501
-
-Each group of commands lives in `podium/commands/<area>.py` and registers itself here.
+    podium up                            # the web UI and the job worker together
 """
+
+# Each group of commands lives in `podium/commands/<area>.py` and registers itself here.
 
 from __future__ import annotations
 

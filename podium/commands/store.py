@@ -1,0 +1,229 @@
+"""Data commands: tables, import, show, snapshots, export, demo, sql, stats, map."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from podium.errors import InvalidInput
+from podium.store.catalog import list_tables, load_table
+from podium.store.export import ExportConfig
+from podium.store.ingest import ChatFormat, ImportConfig
+from podium.store.query import page, run_sql
+from podium.store.refs import TableRef
+from podium.store.schema import PROP_MAPPING
+from podium.store.snapshots import list_snapshots
+from podium.store.stats import table_stats
+from podium.store.write import WriteMode, set_properties
+
+console = Console()
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+CardOption = Annotated[
+    Path | None,
+    typer.Option("--card", help="Write the run card to this path and run nothing."),
+]
+
+
+def print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+
+
+def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:
+    if not rows:
+        console.print("(no rows)")
+        return
+    table = RichTable(title=title, show_lines=False)
+    for col in rows[0]:
+        table.add_column(str(col), overflow="fold", max_width=80)
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row.values()))
+    console.print(table)
+
+
+def print_conversation(row: dict[str, Any], max_chars: int = 600) -> None:
+    """One SFT row as a readable block: a header line, then each turn."""
+    header = " · ".join(
+        str(v) for v in (row.get("id"), row.get("source"), row.get("split")) if v is not None
+    )
+    tags = ", ".join(row.get("tags") or [])
+    console.rule(Text.assemble((header, "bold"), (f"  {tags}" if tags else "", "dim")), align="left")
+    if row.get("system"):
+        console.print(Text.assemble(("system: ", "dim"), row["system"]))
+    for msg in row.get("messages") or []:
+        text = msg.get("content") or ""
+        text = text if len(text) <= max_chars else text[:max_chars] + " …"
+        style = {"user": "cyan", "assistant": "green"}.get(msg.get("role") or "", "magenta")
+        console.print(Text.assemble((f"{msg.get('role')}: ", style), text))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "role" in value[0]:
+        return "\n".join(f"[{m['role']}] {(m.get('content') or '')[:200]}" for m in value)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
+def tables(as_json: JsonFlag = False) -> None:
+    """List the tables in the catalog."""
+    names = list_tables()
+    if as_json:
+        print_json(names)
+        return
+    if not names:
+        console.print("No tables yet. Load the demo with `podium demo` or `podium import`.")
+    for name in names:
+        typer.echo(name)
+
+
+def import_(
+    path: Annotated[Path, typer.Argument(help="JSONL, Parquet, or a save_to_disk dataset dir.")],
+    table: Annotated[str, typer.Option("--table", "-t", help="Target NAMESPACE.TABLE.")],
+    format: Annotated[ChatFormat | None, typer.Option(help="Chat shape (detected if omitted).")] = None,
+    mode: Annotated[WriteMode, typer.Option(help="create, append or overwrite.")] = "create",
+    prompt_column: Annotated[str | None, typer.Option(help="Prompt column name.")] = None,
+    response_column: Annotated[str | None, typer.Option(help="Response column name.")] = None,
+    card: CardOption = None,
+) -> None:
+    """Import chat data into an SFT table (one atomic commit; a bad line changes nothing)."""
+    from podium.jobs.launch import run_or_write_card
+
+    cfg = ImportConfig(path=str(path.expanduser().resolve()), table=table, format=format,
+                       mode=mode, prompt_column=prompt_column, response_column=response_column)
+    run_or_write_card("import", cfg, card)
+
+
+def show(
+    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
+    offset: Annotated[int, typer.Option(help="Rows to skip.")] = 0,
+    limit: Annotated[int, typer.Option(help="Rows to show.")] = 10,
+    search: Annotated[str | None, typer.Option(help="Case-insensitive text to find.")] = None,
+    where: Annotated[str | None, typer.Option(help="SQL condition, e.g. \"split = 'test'\".")] = None,
+    snapshot: Annotated[str | None, typer.Option(help="Snapshot id (time travel).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show rows of a table: a page at any offset, with search and filters."""
+    result = page(name, offset=offset, limit=limit, search=search, where=where, snapshot_id=snapshot)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    if "messages" in result.columns:
+        for row in result.rows:
+            print_conversation(row)
+    else:
+        print_rows(result.rows, title=f"{name} @ {result.snapshot_id}")
+    end = result.offset + len(result.rows)
+    console.print(f"rows {result.offset + 1 if result.rows else 0}-{end} of {result.total}")
+
+
+def snapshots(name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")], as_json: JsonFlag = False) -> None:
+    """List a table's snapshots, oldest first; read any with `show --snapshot ID`."""
+    snaps = [s.to_dict() for s in list_snapshots(load_table(name))]
+    if as_json:
+        print_json(snaps)
+    else:
+        print_rows(snaps, title=f"snapshots of {name}")
+
+
+def export(
+    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
+    path: Annotated[Path, typer.Argument(help="Output .jsonl or .parquet file.")],
+    snapshot: Annotated[int | None, typer.Option(help="Snapshot id (default: current).")] = None,
+    card: CardOption = None,
+) -> None:
+    """Export a table snapshot to JSONL or Parquet (re-importing gives identical rows)."""
+    from podium.jobs.launch import run_or_write_card
+
+    cfg = ExportConfig(input=TableRef(name=name, snapshot_id=snapshot),
+                       path=str(path.expanduser().resolve()))
+    run_or_write_card("export", cfg, card)
+
+
+def demo(as_json: JsonFlag = False) -> None:
+    """Load the demo tables (made locally, no downloads); existing ones are kept."""
+    from podium.store.demo import load_demo
+
+    created = load_demo()
+    for loader in _extra_demo_loaders():
+        created.update(loader())
+    if as_json:
+        print_json(created)
+        return
+    for name, made in created.items():
+        typer.echo(f"{name}: {'created' if made else 'already there'}")
+
+
+def _extra_demo_loaders() -> list[Any]:
+    """Demo tables owned by other packages (e.g. the code-exec functions table)."""
+    import importlib
+
+    loaders = []
+    for path in ("generators.code_exec.demo_functions:load_demo_functions",):
+        module, _, attr = path.partition(":")
+        try:
+            loaders.append(getattr(importlib.import_module(module), attr))
+        except (ModuleNotFoundError, AttributeError):
+            continue
+    return loaders
+
+
+def sql(
+    query: Annotated[str, typer.Argument(help="One SELECT over tables named NAMESPACE.TABLE.")],
+    max_rows: Annotated[int, typer.Option(help="Most rows to print.")] = 100,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run a read-only SQL query (DuckDB dialect); anything but SELECT is refused."""
+    rows = run_sql(query, max_rows=max_rows).to_pylist()
+    if as_json:
+        print_json(rows)
+    else:
+        print_rows(rows)
+
+
+def stats(name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
+          snapshot: Annotated[str | None, typer.Option(help="Snapshot id.")] = None,
+          as_json: JsonFlag = False) -> None:
+    """Rows, turns and characters per role of an SFT table."""
+    result = table_stats(name, snapshot).to_dict()
+    if as_json:
+        print_json(result)
+        return
+    console.print(f"{result['rows']} rows, {result['turns']} turns ({result['mean_turns']} per row)")
+    print_rows(result["by_role"], title="by role")
+
+
+def map_columns(
+    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
+    messages: Annotated[str | None, typer.Option(help="Column holding the conversation.")] = None,
+    role: Annotated[str | None, typer.Option(help="Key of a turn's speaker.")] = None,
+    content: Annotated[str | None, typer.Option(help="Key of a turn's text.")] = None,
+    id: Annotated[str | None, typer.Option("--id", help="Column holding the row id.")] = None,
+) -> None:
+    """Map a foreign table's columns onto the SFT names (stored in table properties)."""
+    mapping = {k: v for k, v in {"messages": messages, "role": role, "content": content,
+                                 "id": id}.items() if v}
+    if not mapping:
+        raise InvalidInput("Name at least one column to map, e.g. --messages conversations.")
+    columns = load_table(name).schema().column_names
+    missing = [v for k, v in mapping.items() if k in ("messages", "id") and v not in columns]
+    if missing:
+        raise InvalidInput(f"{name} has no column {', '.join(missing)}; columns: {', '.join(columns)}.")
+    set_properties(name, {PROP_MAPPING: json.dumps(mapping)})
+    typer.echo(f"{name}: mapped {mapping}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tables")(tables)
+    app.command("import")(import_)
+    app.command("show")(show)
+    app.command("snapshots")(snapshots)
+    app.command("export")(export)
+    app.command("demo")(demo)
+    app.command("sql")(sql)
+    app.command("stats")(stats)
+    app.command("map")(map_columns)

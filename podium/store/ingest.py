@@ -1,0 +1,312 @@
+"""Importing chat data into an SFT table: JSONL, Parquet, saved Hugging Face datasets.
+
+Recognised shapes (detected per file, or named with `format`):
+- `openai`: `{"messages": [{"role": ..., "content": ...}, ...]}`
+- `sharegpt`: `{"conversations": [{"from": "human"|"gpt"|..., "value": ...}, ...]}`
+- `prompt-response`: one prompt column and one response column (`prompt`/`instruction`/
+  `question`/`input` and `response`/`output`/`completion`/`answer`, or named).
+Everything is parsed and checked before the catalog is touched, and the write is one
+Iceberg commit, so a bad line anywhere leaves the catalog exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, Field
+
+from podium.errors import InvalidInput
+from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog import full_name
+from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.write import WriteMode, write_table
+
+ChatFormat = Literal["openai", "sharegpt", "prompt-response"]
+FileFormat = Literal["jsonl", "parquet", "hf"]
+
+PROMPT_KEYS = ("prompt", "instruction", "question", "query")
+RESPONSE_KEYS = ("response", "output", "completion", "answer", "chosen")
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                  "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "model": "assistant",
+                  "system": "system", "tool": "tool", "function": "tool", "observation": "tool"}
+KNOWN_KEYS = {"id", "messages", "conversations", "system", "source", "split", "tags", "metadata",
+              "created_at", "tools"}
+
+
+class ImportConfig(BaseModel):
+    """Import a file into an SFT table (kind: import)."""
+
+    path: str = Field(description="JSONL, Parquet file, or a `save_to_disk` dataset directory.")
+    table: str = Field(description="Target table as NAMESPACE.TABLE.")
+    format: ChatFormat | None = Field(None, description="Chat shape; detected when omitted.")
+    mode: WriteMode = Field("create", description="create, append or overwrite.")
+    prompt_column: str | None = Field(None, description="Prompt column for prompt-response data.")
+    response_column: str | None = Field(None, description="Response column for prompt-response.")
+    source: str | None = Field(None, description="Value for the source column (default: file name).")
+
+
+def file_format(path: Path) -> FileFormat:
+    if path.is_dir():
+        if (path / "state.json").exists() or (path / "dataset_dict.json").exists():
+            return "hf"
+        raise InvalidInput(
+            f"{path} is a directory but not a dataset saved with `save_to_disk` "
+            "(no state.json or dataset_dict.json)."
+        )
+    if not path.exists():
+        raise InvalidInput(f"{path} does not exist.")
+    suffix = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if suffix == ".parquet":
+        return "parquet"
+    raise InvalidInput(f"{path}: unknown file type {suffix!r}; use .jsonl, .parquet or a dataset dir.")
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name} line {lineno}"
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                try:
+                    json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InvalidInput(
+                        f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
+                        "fix or remove that line and import again."
+                    ) from None
+                raise InvalidInput(f"{where}: invalid JSON; fix or remove that line.") from None
+            if not isinstance(record, dict):
+                raise InvalidInput(f"{where}: expected a JSON object, got {type(record).__name__}.")
+            yield where, record
+
+
+def _arrow_records(table: pa.Table, label: str, split: str | None = None) -> Iterator[tuple[str, dict]]:
+    for i, record in enumerate(table.to_pylist()):
+        if split is not None and not record.get("split"):
+            record["split"] = split
+        yield f"{label} row {i}", record
+
+
+def _hf_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    # A `save_to_disk` directory holds Arrow IPC stream files listed in state.json; a
+    # DatasetDict holds one such directory per split.
+    if (path / "dataset_dict.json").exists():
+        splits = json.loads((path / "dataset_dict.json").read_text())["splits"]
+        for split in splits:
+            for where, rec in _hf_records(path / split):
+                rec.setdefault("split", split)
+                yield where, rec
+        return
+    state = json.loads((path / "state.json").read_text())
+    for entry in state["_data_files"]:
+        file = path / entry["filename"]
+        with pa.memory_map(str(file)) as source:
+            yield from _arrow_records(pa.ipc.open_stream(source).read_all(), f"{path.name}/{file.name}")
+
+
+def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, record) pairs; the location names the file and line or row."""
+    kind = file_format(path)
+    if kind == "jsonl":
+        yield from _jsonl_records(path)
+    elif kind == "parquet":
+        yield from _arrow_records(pq.read_table(path), path.name)
+    else:
+        yield from _hf_records(path)
+
+
+def detect_format(record: Mapping[str, Any], cfg: ImportConfig, where: str) -> ChatFormat:
+    if cfg.format:
+        return cfg.format
+    if "messages" in record:
+        return "openai"
+    if "conversations" in record:
+        return "sharegpt"
+    if cfg.prompt_column or any(k in record for k in PROMPT_KEYS):
+        return "prompt-response"
+    raise InvalidInput(
+        f"{where}: no chat columns found (keys: {', '.join(sorted(record)) or 'none'}). "
+        "Expected `messages` (OpenAI), `conversations` (ShareGPT) or prompt/response columns; "
+        "name them with --prompt-column/--response-column or pick --format."
+    )
+
+
+def _text(value: Any, where: str, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):  # OpenAI content parts: keep the text parts
+        texts = [p.get("text", "") for p in value if isinstance(p, dict) and p.get("type") == "text"]
+        if len(texts) == len(value):
+            return "".join(texts)
+    raise InvalidInput(f"{where}: {what} must be text, got {type(value).__name__}.")
+
+
+def _messages_openai(record: Mapping[str, Any], where: str) -> list[dict[str, str | None]]:
+    raw = record.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise InvalidInput(f"{where}: `messages` must be a non-empty list of {{role, content}}.")
+    out = []
+    for i, msg in enumerate(raw):
+        if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+            raise InvalidInput(f"{where}: message {i} has no `role`.")
+        content = _text(msg.get("content"), where, f"message {i} content")
+        if msg.get("tool_calls") and not content:
+            # Tool calls are kept as their JSON so validators can check the arguments.
+            content = json.dumps({"tool_calls": msg["tool_calls"]}, ensure_ascii=False)
+        out.append({"role": msg["role"], "content": content})
+    return out
+
+
+def _messages_sharegpt(record: Mapping[str, Any], where: str) -> list[dict[str, str | None]]:
+    raw = record.get("conversations")
+    if not isinstance(raw, list) or not raw:
+        raise InvalidInput(f"{where}: `conversations` must be a non-empty list of {{from, value}}.")
+    out = []
+    for i, turn in enumerate(raw):
+        speaker = turn.get("from") if isinstance(turn, dict) else None
+        if speaker not in SHAREGPT_ROLES:
+            raise InvalidInput(
+                f"{where}: turn {i} has unknown speaker {speaker!r}; expected one of "
+                f"{', '.join(sorted(SHAREGPT_ROLES))}."
+            )
+        out.append({"role": SHAREGPT_ROLES[speaker], "content": _text(turn.get("value"), where, f"turn {i}")})
+    return out
+
+
+def _messages_prompt_response(record: Mapping[str, Any], cfg: ImportConfig, where: str) -> list[dict]:
+    pkey = cfg.prompt_column or next((k for k in PROMPT_KEYS if k in record), None)
+    rkey = cfg.response_column or next((k for k in RESPONSE_KEYS if k in record), None)
+    if pkey not in record or rkey not in record:
+        raise InvalidInput(
+            f"{where}: prompt-response data needs a prompt and a response column "
+            f"(found {', '.join(sorted(record))}); name them with --prompt-column/--response-column."
+        )
+    prompt = _text(record[pkey], where, pkey) or ""
+    extra = record.get("input") if pkey == "instruction" else None  # Alpaca's optional input
+    if isinstance(extra, str) and extra.strip():
+        prompt = f"{prompt}\n\n{extra}"
+    return [{"role": "user", "content": prompt},
+            {"role": "assistant", "content": _text(record[rkey], where, rkey)}]
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _created_at(value: Any, where: str) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise InvalidInput(f"{where}: created_at {value!r} is not an ISO 8601 time.") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def to_sft_row(record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: ChatFormat) -> dict:
+    if fmt == "openai":
+        messages = _messages_openai(record, where)
+    elif fmt == "sharegpt":
+        messages = _messages_sharegpt(record, where)
+    else:
+        messages = _messages_prompt_response(record, cfg, where)
+    used = set(KNOWN_KEYS)
+    if fmt == "prompt-response":
+        used |= {cfg.prompt_column, cfg.response_column, *PROMPT_KEYS, *RESPONSE_KEYS, "input"}
+    metadata = record.get("metadata")
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata) if metadata else {}
+        except json.JSONDecodeError:
+            raise InvalidInput(f"{where}: `metadata` is a string but not JSON.") from None
+    metadata = dict(metadata or {})
+    metadata.update({k: v for k, v in record.items() if k not in used})
+    if record.get("tools") is not None:
+        metadata["tools"] = record["tools"]
+    tags = record.get("tags")
+    if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        raise InvalidInput(f"{where}: `tags` must be a list of strings.")
+    return {
+        "id": None if record.get("id") is None else str(record["id"]),
+        "messages": messages,
+        "system": _text(record.get("system"), where, "system"),
+        "source": record.get("source") or cfg.source or Path(cfg.path).name,
+        "split": record.get("split"),
+        "tags": tags,
+        "metadata": canonical_json(metadata) if metadata else None,
+        "created_at": _created_at(record.get("created_at"), where),
+    }
+
+
+def _fill_ids(rows: list[dict]) -> None:
+    """Rows without an id get a content hash (stable across re-imports), made unique."""
+    seen: set[str] = {r["id"] for r in rows if r["id"] is not None}
+    for row in rows:
+        if row["id"] is not None:
+            continue
+        base = hashlib.sha256(canonical_json(row["messages"]).encode()).hexdigest()[:16]
+        candidate, n = base, 1
+        while candidate in seen:
+            n += 1
+            candidate = f"{base}-{n}"
+        seen.add(candidate)
+        row["id"] = candidate
+
+
+def parse_file(cfg: ImportConfig, reporter: Reporter | None = None) -> pa.Table:
+    """Parse and check a whole file into SFT rows; raises InvalidInput on the first bad row."""
+    reporter = reporter or Reporter()
+    path = Path(cfg.path).expanduser()
+    rows: list[dict] = []
+    fmt: ChatFormat | None = None
+    now = datetime.now(UTC)
+    for where, record in records(path):
+        fmt = fmt or detect_format(record, cfg, where)
+        row = to_sft_row(record, cfg, where, fmt)
+        row["created_at"] = row["created_at"] or now
+        rows.append(row)
+        if len(rows) % 10_000 == 0:
+            reporter.progress(len(rows), None, "parsing")
+            reporter.check_cancelled()
+    if not rows:
+        raise InvalidInput(f"{path} holds no records; nothing was imported.")
+    _fill_ids(rows)
+    return pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+
+
+def import_file(
+    path: str | Path,
+    table: str,
+    *,
+    format: ChatFormat | None = None,
+    mode: WriteMode = "create",
+    prompt_column: str | None = None,
+    response_column: str | None = None,
+    reporter: Reporter | None = None,
+) -> JobOutputs:
+    cfg = ImportConfig(path=str(path), table=table, format=format, mode=mode,
+                       prompt_column=prompt_column, response_column=response_column)
+    return run_import(cfg, reporter or Reporter())
+
+
+def run_import(cfg: ImportConfig, reporter: Reporter) -> JobOutputs:
+    name = full_name(cfg.table)
+    data = parse_file(cfg, reporter)
+    reporter.progress(0, data.num_rows, "writing")
+    props = {PROP_KIND: "sft", **reporter.lineage}
+    write_table(name, data, mode=cfg.mode, schema=SFT_SCHEMA, properties=props)
+    reporter.progress(data.num_rows, data.num_rows, "imported")
+    return JobOutputs(tables=[name], summary={"rows": data.num_rows})
