@@ -1,0 +1,86 @@
+"""The bridge from TRL's training loop to Podium's Reporter.
+
+`ReporterCallback` forwards every `on_log` (loss, learning rate, grad norm, token
+accuracy; for GRPO reward mean/std per reward and completion length) plus tokens/s,
+reports progress, saves + registers periodic checkpoints, and stops the run when the
+job is cancelled (the last state is then saved and registered as a periodic
+checkpoint, and `Cancelled` is raised once TRL has returned).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from transformers import TrainerCallback
+
+from podium.reporting import Reporter
+from trainers.checkpoints import CheckpointWriter
+
+# TRL logs these once at the end; they are summaries, not per-step curves.
+_SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second",
+                 "total_flos", "train_loss", "epoch"}
+
+
+class ReporterCallback(TrainerCallback):
+    def __init__(
+        self,
+        reporter: Reporter,
+        writer: CheckpointWriter,
+        save_every: int,
+        samples: Callable[[], list[dict[str, Any]]] | None = None,
+    ) -> None:
+        self.reporter = reporter
+        self.writer = writer
+        self.save_every = save_every
+        self.samples = samples
+        self.cancelled = False
+        self.history: list[dict[str, float]] = []
+        self._t0 = time.monotonic()
+        self._last_tokens: float | None = None
+        self._last_time = self._t0
+        self._model: Any = None
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
+        self._model = model
+        self._t0 = self._last_time = time.monotonic()
+        self.reporter.progress(0, state.max_steps, "training started")
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
+        if self.reporter.is_cancelled():
+            self.cancelled = True
+            control.should_training_stop = True
+            self.writer.save(model or self._model, state.global_step, final=False)
+            return control
+        if (
+            self.save_every
+            and state.global_step % self.save_every == 0
+            and state.global_step < state.max_steps
+        ):
+            self.writer.save(model or self._model, state.global_step, final=False)
+        return control
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+        values = {
+            k: float(v)
+            for k, v in (logs or {}).items()
+            if isinstance(v, int | float) and k not in _SUMMARY_KEYS and math.isfinite(v)
+        }
+        tokens = values.get("num_tokens")
+        now = time.monotonic()
+        if tokens is not None:
+            if self._last_tokens is not None and now > self._last_time and tokens > self._last_tokens:
+                values["tokens_per_s"] = (tokens - self._last_tokens) / (now - self._last_time)
+            elif self._last_tokens is None and now > self._t0:
+                values["tokens_per_s"] = tokens / (now - self._t0)
+            self._last_tokens, self._last_time = tokens, now
+        if values:
+            self.history.append({"step": float(state.global_step), **values})
+            self.reporter.metric(state.global_step, values)
+        if self.samples is not None:
+            for sample in self.samples():
+                self.reporter.sample(state.global_step, sample)
+        return control

@@ -1,0 +1,113 @@
+"""Checkpoints come back into Podium: saved whole, then registered with lineage.
+
+Every checkpoint, periodic or final, is a full Hugging Face directory (LoRA adapters
+merged into a copy of the model) under `$PODIUM_HOME/checkpoints/<out>/<label>`. It is
+written to a hidden temporary folder and renamed into place only when complete, and
+registered only after the rename, so nothing half-written is ever registered. Periodic
+checkpoints are registered as `<out>-step-<N>` when they are saved, so a run that
+crashes or is cancelled still leaves its last one usable; the final one is `<out>`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from podium.config import get_settings
+from podium.errors import InvalidInput
+from podium.models.registry import ModelInfo, register_checkpoint
+from podium.reporting import Reporter
+from podium.store.schema import PROP_LINEAGE_PREFIX
+
+
+def checkpoint_root(out: str) -> Path:
+    return get_settings().home / "checkpoints" / out
+
+
+def check_root_free(out: str) -> None:
+    root = checkpoint_root(out)
+    if root.exists() and any(p for p in root.iterdir() if not p.name.startswith(".")):
+        raise InvalidInput(
+            f"{root} already holds checkpoints from an earlier run named {out!r}; choose "
+            "another --out name (or remove that folder)."
+        )
+
+
+def periodic_name(out: str, step: int) -> str:
+    return f"{out}-step-{step}"
+
+
+@dataclass
+class CheckpointWriter:
+    """Saves and registers the checkpoints of one run."""
+
+    out: str
+    base_name: str
+    tokenizer: Any  # saved with each checkpoint, original chat template included
+    lineage: dict[str, Any]
+    reporter: Reporter
+    saved: list[ModelInfo] = field(default_factory=list)
+    last_step: int | None = None
+
+    @property
+    def job_id(self) -> str | None:
+        return self.reporter.lineage.get(f"{PROP_LINEAGE_PREFIX}job_id")
+
+    def save(self, model: Any, step: int, *, final: bool) -> ModelInfo:
+        """Write `model` as a full checkpoint and register it."""
+        label = "final" if final else f"step-{step}"
+        name = self.out if final else periodic_name(self.out, step)
+        root = checkpoint_root(self.out)
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = root / f".tmp-{label}-{uuid.uuid4().hex[:8]}"
+        dest = root / label
+        try:
+            export = _mergeable(model)
+            export.save_pretrained(str(tmp), safe_serialization=True)
+            self.tokenizer.save_pretrained(str(tmp))
+            for path in tmp.iterdir():  # safetensors come out 0600; servers may run as others
+                path.chmod(0o644)
+            if dest.exists():
+                shutil.rmtree(dest)
+            os.rename(tmp, dest)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        lineage = {**self.lineage, "step": step, "final": final}
+        info = register_checkpoint(
+            name, dest, parent=self.base_name, job_id=self.job_id, lineage=lineage, step=step
+        )
+        self.saved.append(info)
+        self.last_step = step
+        self.reporter.log(f"checkpoint {name} (step {step}) registered at {dest}")
+        return info
+
+
+def _mergeable(model: Any) -> Any:
+    """The model to save: a merged copy for LoRA (training goes on with the adapters)."""
+    from peft import PeftModel
+
+    if isinstance(model, PeftModel):
+        return copy.deepcopy(model).merge_and_unload()
+    return model
+
+
+def run_lineage(kind: str, cfg: Any, base_name: str, snapshot_id: int | None, reporter: Reporter) -> dict[str, Any]:
+    """What a checkpoint records about how it was made."""
+    card = reporter.lineage.get(f"{PROP_LINEAGE_PREFIX}card")
+    return {
+        "kind": kind,
+        "method": cfg.method,
+        "base_model": base_name,
+        "table": cfg.table.name,
+        "snapshot_id": snapshot_id,
+        "preset": cfg.preset,
+        "seed": cfg.seed,
+        "job_id": reporter.lineage.get(f"{PROP_LINEAGE_PREFIX}job_id"),
+        "card": card if card is not None else cfg.model_dump_json(),
+    }

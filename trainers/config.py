@@ -1,0 +1,151 @@
+"""Run-card models for the `sft` and `grpo` job kinds.
+
+One pydantic model per kind is the single truth for a training run's settings: the
+run card's front matter, the CLI and the Train page form all come from it. A `preset`
+fills every field the card leaves out (see `trainers.presets`); anything written in
+the card wins. Importing this module never imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from podium.errors import InvalidInput
+from podium.store.refs import TableRef
+from trainers.presets import PRESET_NAMES, preset_defaults
+
+_OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class TrainConfig(BaseModel):
+    """Settings shared by SFT and GRPO."""
+
+    model_config = {"extra": "forbid"}
+
+    model: str = Field(description="Registered base model or checkpoint to start from.")
+    table: TableRef = Field(description="Training data: an SFT table pinned to a snapshot.")
+    out: str = Field(description="Name of the new checkpoint (letters, digits, . _ -).")
+    preset: Literal["cpu-smoke", "cpu-small", "gpu"] = Field(
+        "cpu-smoke", description="Preset that filled the defaults of this card."
+    )
+    method: Literal["full", "lora"] = Field(
+        "full", description="Full fine-tune, or LoRA adapters merged into a full checkpoint."
+    )
+    lora_r: int = Field(16, ge=1, description="LoRA rank.")
+    lora_alpha: int = Field(32, ge=1, description="LoRA alpha (scale = alpha / r).")
+    lora_dropout: float = Field(0.05, ge=0, lt=1, description="Dropout on LoRA inputs.")
+    lora_target_modules: str = Field(
+        "all-linear", description="Modules that get adapters (peft syntax, e.g. all-linear)."
+    )
+    max_steps: int = Field(4, ge=1, description="Optimizer steps to run.")
+    batch_size: int = Field(2, ge=1, description="Sequences per device per step.")
+    grad_accum: int = Field(1, ge=1, description="Gradient accumulation steps.")
+    learning_rate: float = Field(5e-4, gt=0, description="Peak learning rate.")
+    lr_scheduler: str = Field("linear", description="transformers LR scheduler name.")
+    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps.")
+    max_length: int = Field(256, ge=16, description="Longest tokenized sequence (truncated).")
+    seed: int = Field(0, description="Seed for data order, initialisation and sampling.")
+    eval_fraction: float = Field(
+        0.0, ge=0, lt=0.5, description="Share of rows held out for evaluation (0 = none)."
+    )
+    save_every: int = Field(
+        0, ge=0, description="Save and register a checkpoint every N steps (0 = only at the end)."
+    )
+    logging_steps: int = Field(1, ge=1, description="Report metrics every N steps.")
+    max_rows: int | None = Field(None, ge=1, description="Use at most this many rows.")
+    only_valid: bool = Field(
+        False, description="Skip rows that the table's latest validation report marks malformed."
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="Where to train; auto = cuda when available."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_from_preset(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            preset = data.get("preset") or "cpu-smoke"
+            if preset not in PRESET_NAMES:
+                raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESET_NAMES)}")
+            kind = "grpo" if cls is GrpoConfig else "sft"
+            fields = cls.model_fields
+            defaults = {k: v for k, v in preset_defaults(kind, preset).items() if k in fields}
+            data = {**defaults, **data, "preset": preset}
+        return data
+
+    @field_validator("out")
+    @classmethod
+    def _valid_out(cls, value: str) -> str:
+        if not _OUT_NAME.match(value):
+            raise ValueError(
+                "checkpoint name must start with a letter or digit and use only letters, "
+                "digits, '.', '_' and '-' (at most 100 characters)"
+            )
+        return value
+
+
+class SftConfig(TrainConfig):
+    """`kind: sft` — supervised fine-tuning on the assistant turns of a chat table."""
+
+    packing: bool = Field(False, description="Pack several conversations into one sequence.")
+
+
+class RewardSpec(BaseModel):
+    """One reward: `rule` names what is scored, `weight` its share of the total."""
+
+    model_config = {"extra": "forbid"}
+
+    rule: str = Field(
+        description="validate:RULE (a validation rule passes = 1), sandbox:output (the "
+        "completion's code prints the expected output), sandbox:tests (the row's unit tests "
+        "pass), exact_match (equals the reference answer), length:N (penalty beyond N chars)."
+    )
+    weight: float = Field(1.0, description="Weight in the summed reward.")
+
+    @classmethod
+    def parse(cls, text: str) -> RewardSpec:
+        """`RULE[*WEIGHT]` as written on the command line, e.g. `validate:json*2`."""
+        rule, star, weight = text.strip().partition("*")
+        if not rule:
+            raise InvalidInput(f"Empty reward {text!r}; write RULE or RULE*WEIGHT.")
+        try:
+            return cls(rule=rule.strip(), weight=float(weight) if star else 1.0)
+        except ValueError:
+            raise InvalidInput(
+                f"Reward weight in {text!r} is not a number; write RULE*WEIGHT, e.g. exact_match*0.5."
+            ) from None
+
+
+class GrpoConfig(TrainConfig):
+    """`kind: grpo` — group-relative policy optimisation with rewards from Podium's parts."""
+
+    rewards: list[RewardSpec] = Field(
+        default_factory=lambda: [RewardSpec(rule="exact_match")],
+        description="Rewards, summed with their weights.",
+    )
+    num_generations: int = Field(4, ge=2, description="Completions sampled per prompt.")
+    max_completion_length: int = Field(24, ge=1, description="Longest completion in tokens.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature.")
+    beta: float = Field(0.0, ge=0, description="KL penalty against the base model (0 = none).")
+    use_vllm: bool = Field(
+        False, description="Generate with vLLM colocated in the training process (GPU only)."
+    )
+    vllm_gpu_memory_utilization: float = Field(
+        0.3, gt=0, le=0.95, description="GPU memory share for the colocated vLLM engine."
+    )
+    samples_per_log: int = Field(2, ge=0, description="Sample completions reported per log.")
+
+    @model_validator(mode="after")
+    def _batch_fits_group(self) -> GrpoConfig:
+        total = self.batch_size * self.grad_accum
+        if total % self.num_generations:
+            raise ValueError(
+                f"batch_size*grad_accum ({total}) must be a multiple of num_generations "
+                f"({self.num_generations}): GRPO compares the completions of one prompt"
+            )
+        if not self.rewards:
+            raise ValueError("at least one reward is needed")
+        return self

@@ -1,0 +1,96 @@
+"""One-click presets: each fills the defaults of a run card, and every field stays editable.
+
+- `cpu-smoke`: a few steps on tiny batches; seconds on a tiny model, a minute or two on
+  SmolLM2-135M. Tests and demos use it.
+- `cpu-small`: a real but small run on 2 CPU cores (LoRA, a few minutes).
+- `gpu`: a real run on one GPU (full fine-tune, bf16, vLLM colocated for GRPO).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podium.errors import InvalidInput
+
+PRESET_NAMES = ("cpu-smoke", "cpu-small", "gpu")
+
+_COMMON: dict[str, dict[str, Any]] = {
+    "cpu-smoke": {
+        "method": "full",
+        "max_steps": 4,
+        "batch_size": 2,
+        "grad_accum": 1,
+        "learning_rate": 5e-4,
+        "max_length": 256,
+        "save_every": 0,
+        "logging_steps": 1,
+        "eval_fraction": 0.0,
+        "max_rows": 64,
+        "device": "cpu",
+    },
+    "cpu-small": {
+        "method": "lora",
+        "max_steps": 30,
+        "batch_size": 4,
+        "grad_accum": 1,
+        "learning_rate": 2e-4,
+        "max_length": 256,
+        "save_every": 10,
+        "logging_steps": 1,
+        "eval_fraction": 0.05,
+        "max_rows": 400,
+        "device": "cpu",
+    },
+    "gpu": {
+        "method": "full",
+        "max_steps": 500,
+        "batch_size": 16,
+        "grad_accum": 2,
+        "learning_rate": 2e-5,
+        "max_length": 2048,
+        "save_every": 100,
+        "logging_steps": 5,
+        "eval_fraction": 0.02,
+        "max_rows": None,
+        "device": "cuda",
+    },
+}
+
+_GRPO: dict[str, dict[str, Any]] = {
+    "cpu-smoke": {
+        "max_steps": 2,
+        "batch_size": 4,
+        "num_generations": 4,
+        "max_completion_length": 24,
+        "learning_rate": 1e-5,
+        "max_rows": 16,
+    },
+    "cpu-small": {
+        "method": "lora",
+        "max_steps": 20,
+        "batch_size": 8,
+        "num_generations": 8,
+        "max_completion_length": 64,
+        "learning_rate": 5e-6,
+        "max_rows": 200,
+    },
+    "gpu": {
+        "method": "full",
+        "max_steps": 300,
+        "batch_size": 32,
+        "num_generations": 8,
+        "max_completion_length": 512,
+        "learning_rate": 1e-6,
+        "use_vllm": True,
+    },
+}
+
+
+def preset_defaults(kind: str, preset: str) -> dict[str, Any]:
+    """The field values `preset` gives a card of `kind` ("sft" or "grpo")."""
+    if preset not in _COMMON:
+        raise InvalidInput(f"Unknown preset {preset!r}; use one of {', '.join(PRESET_NAMES)}.")
+    values = dict(_COMMON[preset])
+    if kind == "grpo":
+        values.update(_GRPO[preset])
+    return values

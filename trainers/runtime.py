@@ -1,0 +1,137 @@
+"""What every training run needs before and around TRL: environment, device, model,
+and the TrainingArguments fields that make TRL behave on CPU.
+
+`OMP_WAIT_POLICY=PASSIVE` must be in the environment before torch loads its OpenMP
+runtime (4x faster on a busy 2-core machine, see FACTS.md); `trainers/__init__.py`
+sets it, so a job process that imports `trainers` before torch gets it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from podium.errors import InvalidInput, NotFound
+from podium.models.registry import ModelInfo, get_model, get_model_or_none
+from trainers.config import TrainConfig
+
+TRAIN_ENV = {
+    "OMP_WAIT_POLICY": "PASSIVE",
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
+
+
+def prepare_env() -> None:
+    for key, value in TRAIN_ENV.items():
+        os.environ.setdefault(key, value)
+
+
+@dataclass(frozen=True)
+class BaseModelRef:
+    name: str  # the registered name (the `base` alias resolved)
+    path: Path
+
+
+def resolve_base(name: str) -> BaseModelRef:
+    """The checkpoint directory of a registered base model or trained checkpoint."""
+    info: ModelInfo = get_model(name)
+    if info.kind == "endpoint" or not info.path:
+        raise InvalidInput(
+            f"Model {name!r} is an external endpoint; training needs a local checkpoint "
+            "(a base model or a trained checkpoint)."
+        )
+    path = Path(info.path)
+    if not (path / "config.json").is_file():
+        raise NotFound(f"Model {info.name!r} is registered at {path}, but no checkpoint is there.")
+    return BaseModelRef(info.name, path)
+
+
+def check_out_name(out: str) -> None:
+    from podium.models.registry import check_name
+
+    check_name(out)
+    if get_model_or_none(out) is not None:
+        raise InvalidInput(
+            f"A model named {out!r} is already registered; choose another --out name."
+        )
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise InvalidInput(
+            "This card asks for device: cuda but no GPU is visible; use the cpu-small "
+            "preset or set device: cpu."
+        )
+    return device
+
+
+def trainer_args(cfg: TrainConfig, device: str, output_dir: Path, has_eval: bool) -> dict[str, Any]:
+    """TrainingArguments fields shared by SFTConfig and GRPOConfig."""
+    import torch
+
+    on_gpu = device == "cuda"
+    bf16 = on_gpu and torch.cuda.is_bf16_supported()
+    return dict(
+        output_dir=str(output_dir),
+        use_cpu=not on_gpu,
+        bf16=bf16,
+        fp16=False,
+        gradient_checkpointing=False,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        max_steps=cfg.max_steps,
+        per_device_train_batch_size=cfg.batch_size,
+        per_device_eval_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler,
+        warmup_steps=cfg.warmup_steps,
+        logging_steps=cfg.logging_steps,
+        logging_first_step=True,
+        # Podium saves its own checkpoints (full HF dirs, LoRA merged, registered).
+        save_strategy="no",
+        eval_strategy="steps" if has_eval else "no",
+        eval_steps=max(cfg.save_every or cfg.max_steps // 2, 1) if has_eval else None,
+        report_to=[],
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+
+
+def peft_config(cfg: TrainConfig, task_type: str = "CAUSAL_LM") -> Any:
+    if cfg.method != "lora":
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=cfg.lora_target_modules,
+        task_type=task_type,
+    )
+
+
+def load_tokenizer(path: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path))
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_model(path: Path, device: str) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    dtype = torch.bfloat16 if device == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
+    return AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
