@@ -79,3 +79,12 @@ register(
         "Export a table snapshot to JSONL or Parquet.",
     )
 )
+register(
+    JobKind(
+        "generate",
+        "generators.generate:GenerateConfig",
+        "generators.generate:run_generate",
+        "Sample a registered checkpoint on every prompt of a table into a samples table.",
+        resumable=True,
+    )
+)

@@ -1,0 +1,93 @@
+"""Prompts for generation, read from a table snapshot.
+
+A chat row's prompt is its conversation up to (not including) its last assistant turn,
+so a finished SFT example asks the model to redo its final answer; a row without an
+assistant turn is used whole. A `prompt_column` holding plain text becomes one user
+message instead. Column mappings stored on the table (ShareGPT names, etc.) apply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from podium.errors import InvalidInput
+from podium.store.query import arrow_of, connect, register_view, table_mapping
+from podium.store.read import read_arrow
+from podium.store.refs import TableRef
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    prompt_id: str
+    messages: list[Message]
+
+
+def prompt_messages(messages: list[dict[str, Any]], system: str | None = None) -> list[Message]:
+    """The turns before the last assistant turn (all turns if there is none)."""
+    turns = [{"role": str(m.get("role") or ""), "content": str(m.get("content") or "")}
+             for m in messages or []]
+    last = max((i for i, m in enumerate(turns) if m["role"] == "assistant"), default=len(turns))
+    turns = turns[:last]
+    if system and not (turns and turns[0]["role"] == "system"):
+        turns.insert(0, {"role": "system", "content": system})
+    return turns
+
+
+def _fallback_id(messages: list[Message]) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_prompts(
+    ref: TableRef, prompt_column: str | None = None, limit: int | None = None
+) -> tuple[list[Prompt], int | None, int]:
+    """(prompts, snapshot id read, rows skipped) for the table snapshot in `ref`.
+
+    Rows whose prompt has no user or system turn are skipped; a repeated id keeps its
+    first row, so the prompt id is a key of the output table.
+    """
+    data, snapshot_id = read_arrow(ref.name, ref.snapshot_id)
+    con = connect()
+    register_view(con, data, table_mapping(ref.name))
+    columns = [d[0] for d in con.sql("SELECT * FROM t LIMIT 0").description]
+    if prompt_column is not None:
+        if prompt_column not in columns:
+            raise InvalidInput(
+                f"Table {ref.name} has no column {prompt_column!r}; its columns: "
+                f"{', '.join(columns)}."
+            )
+        wanted = ["id", prompt_column] if "id" in columns else [prompt_column]
+    else:
+        if "messages" not in columns:
+            raise InvalidInput(
+                f"Table {ref.name} has no messages column (columns: {', '.join(columns)}); "
+                "pass a prompt column (--prompt-column NAME) or map its columns."
+            )
+        wanted = [c for c in ("id", "messages", "system") if c in columns]
+    sql = "SELECT " + ", ".join(f'"{c}"' for c in wanted) + " FROM t"
+    rows = arrow_of(con, sql).to_pylist()
+    prompts: list[Prompt] = []
+    seen: set[str] = set()
+    skipped = 0
+    for row in rows:
+        if prompt_column is not None:
+            text = row.get(prompt_column)
+            msgs = [{"role": "user", "content": str(text)}] if text not in (None, "") else []
+        else:
+            msgs = prompt_messages(row.get("messages") or [], row.get("system"))
+        if not any(m["role"] in ("user", "system") and m["content"] for m in msgs):
+            skipped += 1
+            continue
+        pid = str(row["id"]) if row.get("id") not in (None, "") else _fallback_id(msgs)
+        if pid in seen:
+            skipped += 1
+            continue
+        seen.add(pid)
+        prompts.append(Prompt(pid, msgs))
+        if limit is not None and len(prompts) >= limit:
+            break
+    return prompts, snapshot_id, skipped
