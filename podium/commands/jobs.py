@@ -1,0 +1,162 @@
+"""Job commands: run and queue run cards, the worker, and the logbook in a terminal.
+
+    podium run CARD.md                  # run a card here, with a progress bar
+    podium submit CARD.md               # queue it; `podium worker` runs it
+    podium worker [--once] [--poll S]   # execute queued jobs (--once: until the queue is empty)
+    podium jobs [--json]                # every job, newest first
+    podium jobs show ID [--json]        # status, card, inputs, outputs, error
+    podium jobs logs ID [--follow]
+    podium jobs cancel ID
+    podium jobs rerun ID                # queue the job's stored card again
+    podium jobs kinds [--json]          # the job kinds and their card fields
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from podium.jobs.cards import read_card
+from podium.jobs.kinds import KINDS
+from podium.jobs.launch import run_foreground, submit
+from podium.jobs.logbook import duration_text, kind_fields, progress_text, rerun
+from podium.jobs.logs import follow, log_tail
+from podium.jobs.plugins import load_plugins
+from podium.jobs.queue import get_job, job_json, list_jobs, request_cancel
+from podium.jobs.tables import FINISHED
+
+out = Console(highlight=False, soft_wrap=True)
+jobs_app = typer.Typer(help="List, inspect, follow and cancel jobs.", no_args_is_help=False)
+
+
+def run(
+    card: Path = typer.Argument(..., help="Run card (Markdown with YAML front matter)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Run a card in the foreground; it is recorded in the logbook like any job."""
+    job = run_foreground(read_card(card), quiet=quiet)
+    out.print(f"job {job['id']} succeeded")
+    for table in (job["outputs"] or {}).get("tables", []):
+        out.print(f"  wrote {table['name']} @ snapshot {table['snapshot_id']}")
+
+
+def submit_cmd(card: Path = typer.Argument(..., help="Run card to queue.")) -> None:
+    """Queue a card for `podium worker`; prints the job id."""
+    job_id = submit(read_card(card))
+    out.print(job_id)
+
+
+def worker(
+    once: bool = typer.Option(False, "--once", help="Exit when the queue is empty."),
+    poll: float = typer.Option(1.0, "--poll", help="Seconds between queue polls."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Jobs run at the same time."),
+) -> None:
+    """Execute queued jobs, each in its own process group, until stopped."""
+    from podium.jobs.worker import Worker
+
+    w = Worker(poll=poll, concurrency=concurrency, say=lambda m: out.print(m))
+    w.install_signal_handlers()
+    w.run(once=once)
+
+
+@jobs_app.callback(invoke_without_command=True)
+def jobs(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    status: str | None = typer.Option(None, "--status", help="Only jobs in this status."),
+    limit: int = typer.Option(50, "--limit", help="How many jobs, newest first."),
+) -> None:
+    """List jobs, newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    rows = list_jobs(limit=limit, status=status)
+    if as_json:
+        out.print_json(json.dumps([job_json(j) for j in rows]))
+        return
+    table = Table("kind", "status", "progress", "duration", "created")
+    table.add_column("id", no_wrap=True)
+    for j in rows:
+        table.add_row(
+            j["kind"], j["status"], progress_text(j), duration_text(j),
+            f"{j['created_at']:%Y-%m-%d %H:%M:%S}", j["id"],
+        )
+    out.print(table)
+
+
+@jobs_app.command("show")
+def show(
+    job_id: str = typer.Argument(..., help="Job id (or a unique prefix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """A job's status, card, inputs, outputs and error."""
+    job = get_job(job_id)
+    if as_json:
+        out.print_json(json.dumps(job_json(job)))
+        return
+    out.print(f"job      {job['id']}\nkind     {job['kind']}\nstatus   {job['status']}")
+    out.print(f"progress {progress_text(job)}\nduration {duration_text(job)}")
+    out.print(f"inputs   {', '.join(job['inputs']) or '-'}")
+    for table in (job["outputs"] or {}).get("tables", []):
+        out.print(f"output   {table['name']} @ {table['snapshot_id']}")
+    out.print(f"log      {job['log_path']}")
+    if job["error"]:
+        out.print(f"error    {job['error']}")
+    out.print("card:\n" + job["card"])
+
+
+@jobs_app.command("logs")
+def logs(
+    job_id: str = typer.Argument(..., help="Job id (or a unique prefix)."),
+    follow_: bool = typer.Option(False, "--follow", "-f", help="Keep printing until it ends."),
+    lines: int = typer.Option(200, "--lines", "-n", help="Lines of the tail to print."),
+) -> None:
+    """Print a job's log (its tail, or all of it as it grows with --follow)."""
+    job = get_job(job_id)
+    if not follow_:
+        out.out(log_tail(job["log_path"], lines), end="")
+        return
+    for chunk in follow(job["log_path"], lambda: get_job(job["id"])["status"] in FINISHED):
+        out.out(chunk, end="")
+    out.print(f"-- job {job['id']} {get_job(job['id'])['status']}")
+
+
+@jobs_app.command("cancel")
+def cancel(job_id: str = typer.Argument(..., help="Job id (or a unique prefix).")) -> None:
+    """Stop a job: queued ones never start, running ones are stopped by their worker."""
+    job = get_job(job_id)
+    out.print(f"job {job['id']}: {request_cancel(job['id'])}")
+
+
+@jobs_app.command("rerun")
+def rerun_cmd(job_id: str = typer.Argument(..., help="Job id (or a unique prefix).")) -> None:
+    """Queue a past job's stored card again, exactly as it ran."""
+    out.print(rerun(get_job(job_id)["id"]))
+
+
+@jobs_app.command("kinds")
+def kinds(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """The job kinds and their card fields."""
+    load_plugins()
+    data = [
+        {"name": k.name, "description": k.description, "resumable": k.resumable,
+         "fields": kind_fields(k.name)}
+        for k in sorted(KINDS.values(), key=lambda k: k.name)
+    ]
+    if as_json:
+        out.print_json(json.dumps(data))
+        return
+    for k in data:
+        out.print(f"{k['name']}: {k['description']}")
+        for f in k["fields"]:
+            out.print(f"    {f['name']}: {f['type']} = {f['default']!r}  {f['help']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("submit")(submit_cmd)
+    app.command("worker")(worker)
+    app.add_typer(jobs_app, name="jobs")

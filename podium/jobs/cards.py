@@ -1,0 +1,170 @@
+"""Run cards: a job as a Markdown file whose YAML front matter is its full config.
+
+    ---
+    kind: import
+    path: data/chat.jsonl
+    table: demo.chat
+    ---
+    Free notes about why this run exists.
+
+The front matter is `kind` plus the kind's config fields, flat. The kind's pydantic
+model validates it; every bad or unknown field is reported at once. Input tables
+(`TableRef` fields) are pinned to the snapshot they will read before a card is written
+or queued, so a stored card re-runs exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from podium.errors import InvalidInput, NotFound
+from podium.jobs.kinds import get_kind
+from podium.jobs.plugins import load_plugins
+from podium.store.catalog import full_name, load_table
+from podium.store.refs import TableRef
+from podium.store.snapshots import resolve_snapshot
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S | re.M)
+
+
+@dataclass
+class Card:
+    kind: str
+    config: BaseModel
+    notes: str = ""
+
+    def text(self) -> str:
+        return render_card(self.kind, self.config, self.notes)
+
+
+def render_card(kind: str, config: BaseModel, notes: str = "") -> str:
+    front = {"kind": kind, **config.model_dump(mode="json")}
+    body = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
+    notes = notes.strip()
+    return f"---\n{body}---\n" + (f"{notes}\n" if notes else "")
+
+
+def write_card(kind: str, config: BaseModel, path: str | Path, notes: str = "") -> Path:
+    """Write `config` as a run card at `path` (parents created) and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_card(kind, config, notes), encoding="utf-8")
+    return path
+
+
+def read_card(path: str | Path) -> Card:
+    path = Path(path)
+    if not path.is_file():
+        raise NotFound(f"No run card at {path}. Write one with a command's --card PATH option.")
+    return parse_card(path.read_text(encoding="utf-8"), source=str(path))
+
+
+def parse_card(text: str, source: str = "run card") -> Card:
+    """Split, parse and validate a card; InvalidInput lists every problem found."""
+    match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
+    if match is None:
+        raise InvalidInput(
+            f"{source} has no YAML front matter: it must start with a line '---', then "
+            "`kind: NAME` and the job's fields, then a closing '---' line."
+        )
+    try:
+        front = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{source}: the front matter is not valid YAML: {exc}") from None
+    if not isinstance(front, dict):
+        raise InvalidInput(f"{source}: the front matter must be a mapping of field: value.")
+    kind = front.pop("kind", None)
+    if not kind:
+        raise InvalidInput(f"{source}: the front matter needs `kind: NAME` ({_known_kinds()}).")
+    config = validate_config(str(kind), front, source=source)
+    return Card(str(kind), config, match.group(2).strip())
+
+
+def validate_config(kind: str, data: dict[str, Any], source: str = "run card") -> BaseModel:
+    load_plugins()
+    model = get_kind(kind).config_model()
+    problems = [
+        f"  {key}: unknown field (fields of {kind!r}: {', '.join(model.model_fields)})"
+        for key in data
+        if key not in _accepted_keys(model)
+    ]
+    config = None
+    try:
+        config = model.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(_describe(model, err) for err in exc.errors())
+    if problems:
+        raise InvalidInput(f"{source} is not a valid {kind!r} card:\n" + "\n".join(problems))
+    assert config is not None
+    return config
+
+
+def _accepted_keys(model: type[BaseModel]) -> set[str]:
+    keys = set(model.model_fields)
+    keys.update(f.alias for f in model.model_fields.values() if f.alias)
+    return keys
+
+
+def _describe(model: type[BaseModel], err: Any) -> str:
+    loc = ".".join(str(part) for part in err["loc"]) or "(card)"
+    if err["type"] == "missing":
+        field = model.model_fields.get(str(err["loc"][0]))
+        help_text = f" ({field.description})" if field and field.description else ""
+        return f"  {loc}: required field is missing{help_text}"
+    given = repr(err.get("input"))
+    if len(given) > 60:
+        given = given[:57] + "..."
+    return f"  {loc}: {err['msg']} (got {given})"
+
+
+def _known_kinds() -> str:
+    from podium.jobs.kinds import KINDS
+
+    return "known kinds: " + ", ".join(sorted(KINDS))
+
+
+def table_refs(config: BaseModel) -> list[TableRef]:
+    """Every input table of a config, in field order."""
+    return list(_walk_refs(config))
+
+
+def _walk_refs(value: Any) -> Iterator[TableRef]:
+    if isinstance(value, TableRef):
+        yield value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _walk_refs(getattr(value, name))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _walk_refs(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _walk_refs(item)
+
+
+def pin_inputs(config: BaseModel) -> BaseModel:
+    """A copy of `config` whose TableRefs name existing snapshots (current if unset)."""
+    return _pin(config)
+
+
+def _pin(value: Any) -> Any:
+    if isinstance(value, TableRef):
+        sid = resolve_snapshot(load_table(value.name), value.snapshot_id)
+        return TableRef(name=full_name(value.name), snapshot_id=sid)
+    if isinstance(value, BaseModel):
+        updates = {name: _pin(getattr(value, name)) for name in type(value).model_fields}
+        return value.model_copy(update=updates)
+    if isinstance(value, list):
+        return [_pin(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_pin(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _pin(item) for key, item in value.items()}
+    return value

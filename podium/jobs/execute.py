@@ -1,0 +1,137 @@
+"""Run one recorded job in this process: `python -m podium.jobs.execute JOB_ID`.
+
+The worker's launch backend starts this in a new process group with stdout and stderr
+going to the job's log; `podium run` calls `execute_job` in its own process. Either way
+the job's stored card is parsed again, the kind's `run(config, reporter)` is called
+with lineage set, and the outcome (outputs pinned to snapshots, or the error and the
+log's tail) is written to the job's row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from podium.errors import Cancelled, PodiumError
+from podium.jobs.cards import parse_card
+from podium.jobs.kinds import get_kind
+from podium.jobs.logs import log_tail
+from podium.jobs.plugins import load_plugins
+from podium.jobs.queue import Job, get_job, recover, transition
+from podium.jobs.reporter import JobReporter, kill_own_group
+from podium.reporting import JobOutputs
+from podium.store.catalog import load_table
+from podium.store.schema import PROP_LINEAGE_PREFIX
+
+ReporterFactory = Callable[..., JobReporter]
+
+EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 3}
+
+
+def lineage_for(job: Job) -> dict[str, str]:
+    return {
+        f"{PROP_LINEAGE_PREFIX}job_id": job["id"],
+        f"{PROP_LINEAGE_PREFIX}kind": job["kind"],
+        f"{PROP_LINEAGE_PREFIX}card": job["card"],
+        f"{PROP_LINEAGE_PREFIX}inputs": json.dumps(job["inputs"]),
+    }
+
+
+def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) -> Job:
+    """Run a job that is already marked running; returns its final record."""
+    load_plugins()
+    job = get_job(job_id)
+    if job["status"] != "running":
+        return job
+    kind = get_kind(job["kind"])
+    reporter = reporter_factory(job["id"], job["log_path"], lineage_for(job))
+    with reporter:
+        reporter.log(f"job {job['id']} ({kind.name}) attempt {job['attempt']} pid {os.getpid()}")
+        try:
+            config = parse_card(job["card"], source=f"card of job {job['id']}").config
+            outputs = kind.runner()(config, reporter)
+        except (Cancelled, KeyboardInterrupt) as exc:
+            reporter.log(f"cancelled: {exc or 'interrupted'}")
+            transition(job["id"], "cancelled", message=str(exc) or "interrupted")
+        except BaseException as exc:
+            detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
+            reporter.log(f"failed: {detail}")
+            _fail(job, exc, reporter)
+            if not isinstance(exc, Exception):
+                raise
+        else:
+            recorded = outputs_json(outputs)
+            reporter.log(f"succeeded: {json.dumps(recorded)}")
+            transition(
+                job["id"],
+                "succeeded",
+                when=("running", "cancelling"),
+                outputs=json.dumps(recorded),
+                message="finished",
+            )
+    return get_job(job["id"])
+
+
+def _fail(job: Job, exc: BaseException, reporter: JobReporter) -> None:
+    error = f"{type(exc).__name__}: {exc}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
+    transition(job["id"], "failed", when=("running", "cancelling"), error=error, message=str(exc))
+
+
+def outputs_json(outputs: JobOutputs | None) -> dict[str, Any]:
+    """Outputs with each table pinned to the snapshot the job left it at."""
+    outputs = outputs or JobOutputs()
+    tables = []
+    for name in outputs.tables:
+        table, _, snap = name.partition("@")
+        sid: int | None = int(snap) if snap else None
+        if sid is None:
+            try:
+                current = load_table(table).current_snapshot()
+                sid = current.snapshot_id if current else None
+            except PodiumError:
+                sid = None
+        tables.append({"name": table, "snapshot_id": sid})
+    return {
+        "tables": tables,
+        "checkpoints": [str(c) for c in outputs.checkpoints],
+        "summary": json.loads(json.dumps(outputs.summary, default=str)),
+    }
+
+
+def _orphaned(job_id: str, parent: int) -> Callable[[], None]:
+    def handle() -> None:
+        job = get_job(job_id)
+        recover(job, f"worker died (pid {parent} gone)", get_kind(job["kind"]).resumable)
+        kill_own_group()
+
+    return handle
+
+
+def _sigterm(_signum: int, _frame: object) -> None:
+    raise Cancelled("stopped by the worker (SIGTERM)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m podium.jobs.execute JOB_ID", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    signal.signal(signal.SIGTERM, _sigterm)
+    job_id = args[0]
+
+    def factory(*a: Any, **kw: Any) -> JobReporter:
+        return JobReporter(*a, on_orphaned=_orphaned(job_id, os.getppid()), **kw)
+
+    job = execute_job(job_id, factory)
+    return EXIT_CODES.get(job["status"], 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

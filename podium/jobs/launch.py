@@ -1,0 +1,77 @@
+"""Starting jobs: queue a card, run it in the foreground, or only write it.
+
+Commands that start a job build the kind's config and call `run_or_write_card`; the UI
+calls `submit`. Both pin input tables to snapshots first, so the stored card is exactly
+what ran.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+from rich.console import Console
+
+from podium.errors import PodiumError
+from podium.jobs.cards import Card, pin_inputs, write_card
+from podium.jobs.console import ConsoleReporter
+from podium.jobs.execute import execute_job
+from podium.jobs.queue import Job, create_job, set_fields
+
+
+class JobFailed(PodiumError):
+    """A foreground job ended failed or cancelled; the message says where its log is."""
+
+    exit_code = 1
+
+
+def submit(card: Card) -> str:
+    """Queue `card` for a worker; returns the job id."""
+    return create_job(card, status="queued")
+
+
+def run_foreground(card: Card, quiet: bool = False) -> Job:
+    """Run `card` in this process (recorded like any job); raises JobFailed unless it succeeds."""
+    job_id = create_job(card, status="running")
+    set_fields(job_id, worker_pid=os.getpid(), pgid=os.getpgrp())
+    job = execute_job(job_id, ConsoleReporter if not quiet else _quiet_reporter)
+    if job["status"] != "succeeded":
+        reason = (job["error"] or job["status"]).splitlines()[0]
+        raise JobFailed(f"job {job_id} {job['status']}: {reason}\nlog: {job['log_path']}")
+    return job
+
+
+def _quiet_reporter(*args: object, **kwargs: object) -> ConsoleReporter:
+    reporter = ConsoleReporter(*args, **kwargs)  # type: ignore[arg-type]
+    reporter.console.quiet = True
+    return reporter
+
+
+def run_or_write_card(
+    kind: str,
+    config: BaseModel,
+    card: Path | str | None = None,
+    foreground: bool = True,
+    notes: str = "",
+) -> Job | str | Path:
+    """What a command that starts a job does with its config.
+
+    `card` given: pin inputs, write the card there, print where, run nothing; returns
+    the path. Else run in the foreground with a progress bar (returns the finished job)
+    or, with `foreground=False`, queue it for a worker (returns the job id).
+    """
+    pinned = pin_inputs(config)
+    console = Console(stderr=True)
+    if card is not None:
+        path = write_card(kind, pinned, card, notes)
+        console.print(f"wrote run card {path}; run it with `podium run {path}`", highlight=False)
+        return path
+    job_card = Card(kind, pinned, notes)
+    if not foreground:
+        job_id = submit(job_card)
+        console.print(f"queued job {job_id}; a worker will run it (`podium worker`)")
+        return job_id
+    job = run_foreground(job_card)
+    console.print(f"job {job['id']} succeeded", highlight=False)
+    return job

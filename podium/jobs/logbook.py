@@ -1,0 +1,176 @@
+"""What the Logbook shows, as plain functions: job rows, links, metrics, events.
+
+The Streamlit page (podium/app/views/logbook.py) and `podium jobs` only lay these out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from podium.jobs.cards import Card, parse_card, validate_config
+from podium.jobs.kinds import KINDS, get_kind
+from podium.jobs.launch import submit
+from podium.jobs.plugins import load_plugins
+from podium.jobs.queue import Job, get_job, now
+from podium.jobs.tables import job_events, job_metrics, job_samples
+from podium.store.state import engine
+
+
+def duration_seconds(job: Job, at: datetime | None = None) -> float | None:
+    if job["started_at"] is None:
+        return None
+    end = job["finished_at"] or at or now()
+    return max(0.0, (end - job["started_at"]).total_seconds())
+
+
+def duration_text(job: Job) -> str:
+    seconds = duration_seconds(job)
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def progress_fraction(job: Job) -> float | None:
+    if job["status"] == "succeeded":
+        return 1.0
+    done, total = job["progress_done"], job["progress_total"]
+    if done is None or not total:
+        return None
+    return min(1.0, done / total)
+
+
+def progress_text(job: Job) -> str:
+    done, total = job["progress_done"], job["progress_total"]
+    if done is None:
+        return "-"
+    text = f"{done}/{total}" if total else str(done)
+    return f"{text} {job['progress_message'] or ''}".strip()
+
+
+def job_rows(jobs: list[Job]) -> list[dict[str, Any]]:
+    """One row per job for the logbook's table."""
+    return [
+        {
+            "id": j["id"],
+            "kind": j["kind"],
+            "status": j["status"],
+            "progress": progress_fraction(j),
+            "duration": duration_text(j),
+            "created": j["created_at"].strftime("%Y-%m-%d %H:%M:%S"),
+            "outputs": ", ".join(t["name"] for t in (j["outputs"] or {}).get("tables", [])),
+        }
+        for j in jobs
+    ]
+
+
+def browse_link(table: str, snapshot_id: int | None = None) -> str:
+    """URL of the Browse page showing `table` at `snapshot_id`."""
+    params: dict[str, Any] = {"table": table}
+    if snapshot_id is not None:
+        params["snapshot"] = snapshot_id
+    return "/browse?" + urlencode(params)
+
+
+def table_links(job: Job) -> dict[str, list[tuple[str, str]]]:
+    """Input and output tables as (label, Browse URL) pairs."""
+    inputs = []
+    for ref in job["inputs"]:
+        name, _, snap = ref.partition("@")
+        inputs.append((ref, browse_link(name, int(snap) if snap else None)))
+    outputs = [
+        (f"{t['name']}@{t['snapshot_id']}", browse_link(t["name"], t["snapshot_id"]))
+        for t in (job["outputs"] or {}).get("tables", [])
+    ]
+    return {"inputs": inputs, "outputs": outputs}
+
+
+def metrics_frame(job_id: str) -> pd.DataFrame:
+    """Metrics as a wide frame: index step, one column per metric name."""
+    with engine().connect() as conn:
+        rows = conn.execute(
+            select(job_metrics.c.step, job_metrics.c.name, job_metrics.c.value)
+            .where(job_metrics.c.job_id == job_id)
+            .order_by(job_metrics.c.id)
+        ).all()
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows, columns=["step", "name", "value"])
+    return frame.pivot_table(index="step", columns="name", values="value", aggfunc="last")
+
+
+def samples(job_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    with engine().connect() as conn:
+        rows = conn.execute(
+            select(job_samples.c.step, job_samples.c["values"])
+            .where(job_samples.c.job_id == job_id)
+            .order_by(job_samples.c.id.desc())
+            .limit(limit)
+        ).all()
+    return [{"step": r.step, **json.loads(r.values)} for r in reversed(rows)]
+
+
+def events(job_id: str) -> list[dict[str, Any]]:
+    with engine().connect() as conn:
+        rows = conn.execute(
+            select(job_events.c.at, job_events.c.status, job_events.c.message)
+            .where(job_events.c.job_id == job_id)
+            .order_by(job_events.c.id)
+        ).all()
+    return [{"at": r.at, "status": r.status, "message": r.message or ""} for r in rows]
+
+
+def rerun(job_id: str) -> str:
+    """Queue a past job's stored card again; returns the new job id."""
+    job = get_job(job_id)
+    return submit(parse_card(job["card"], source=f"card of job {job['id']}"))
+
+
+def kind_names() -> list[str]:
+    load_plugins()
+    return sorted(KINDS)
+
+
+def kind_model(kind: str) -> type[BaseModel]:
+    load_plugins()
+    return get_kind(kind).config_model()
+
+
+def kind_fields(kind: str) -> list[dict[str, Any]]:
+    """A kind's card fields: name, type, default, help (from its config model)."""
+    try:
+        model = kind_model(kind)
+    except ImportError as exc:
+        return [{"name": "?", "type": "unavailable", "default": None, "help": str(exc)}]
+    fields = []
+    for name, field in model.model_fields.items():
+        default = None if field.is_required() else field.get_default(call_default_factory=True)
+        fields.append({
+            "name": name,
+            "type": _type_name(field.annotation),
+            "default": default.model_dump() if isinstance(default, BaseModel) else default,
+            "required": field.is_required(),
+            "help": field.description or "",
+        })
+    return fields
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return re.sub(r"\b(?:[a-z_]+\.)+", "", str(annotation))
+
+
+def submit_config(kind: str, values: dict[str, Any], notes: str = "") -> str:
+    """Validate form values as a `kind` card and queue it; InvalidInput lists bad fields."""
+    config = validate_config(kind, values, source="form")
+    return submit(Card(kind, config, notes))

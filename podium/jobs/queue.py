@@ -1,0 +1,238 @@
+"""Job records: submit, claim, change status, cancel, find stale ones.
+
+Every status change is one conditional UPDATE (`... WHERE status IN (...)`), so two
+workers, the CLI and the app can act on the same job without locks: whoever changes
+the row first wins, the others see zero rows updated.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, insert, select, update
+
+from podium.config import get_settings
+from podium.errors import InvalidInput, NotFound
+from podium.jobs.cards import Card, pin_inputs, table_refs
+from podium.jobs.tables import ACTIVE, FINISHED, job_events, jobs
+from podium.store.state import engine
+
+Job = dict[str, Any]
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """SQLite hands datetimes back naive; they were written as UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def job_dir(job_id: str) -> Path:
+    return get_settings().home / "jobs" / job_id
+
+
+def new_job_id(kind: str) -> str:
+    return f"{now():%Y%m%d-%H%M%S}-{kind[:16]}-{secrets.token_hex(2)}"
+
+
+def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
+    """Record a job for `card` (inputs pinned to snapshots first) and return its id."""
+    config = pin_inputs(card.config) if pin else card.config
+    pinned = Card(card.kind, config, card.notes)
+    job_id = new_job_id(card.kind)
+    log_path = job_dir(job_id) / "log.txt"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.touch()
+    at = now()
+    values: dict[str, Any] = {
+        "id": job_id,
+        "kind": card.kind,
+        "status": status,
+        "card": pinned.text(),
+        "config": config.model_dump_json(),
+        "inputs": json.dumps([str(ref) for ref in table_refs(config)]),
+        "created_at": at,
+        "attempt": 0,
+        "log_path": str(log_path),
+    }
+    if status == "running":
+        values.update(
+            started_at=at, heartbeat_at=at, launcher="foreground", host=socket.gethostname()
+        )
+    eng = engine()
+    with eng.begin() as conn:
+        conn.execute(insert(jobs).values(**values))
+        conn.execute(insert(job_events).values(job_id=job_id, at=at, status=status))
+    return job_id
+
+
+def get_job(job_id: str, eng: Engine | None = None) -> Job:
+    """The job with this id, or with this unique id prefix."""
+    eng = eng or engine()
+    with eng.connect() as conn:
+        row = conn.execute(select(jobs).where(jobs.c.id == job_id)).first()
+        if row is None and job_id:
+            rows = conn.execute(
+                select(jobs).where(jobs.c.id.startswith(job_id, autoescape=True)).limit(2)
+            ).all()
+            if len(rows) == 1:
+                row = rows[0]
+            elif len(rows) > 1:
+                raise InvalidInput(f"Job id prefix {job_id!r} matches several jobs; give more.")
+    if row is None:
+        raise NotFound(f"No job {job_id!r}. List jobs with `podium jobs`.")
+    return _as_job(row._mapping)
+
+
+def list_jobs(limit: int = 200, status: str | None = None) -> list[Job]:
+    query = select(jobs).order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(limit)
+    if status:
+        query = query.where(jobs.c.status == status)
+    with engine().connect() as conn:
+        return [_as_job(row._mapping) for row in conn.execute(query)]
+
+
+def _as_job(mapping: Any) -> Job:
+    job = dict(mapping)
+    for key in ("created_at", "started_at", "finished_at", "heartbeat_at"):
+        job[key] = as_utc(job[key])
+    job["inputs"] = json.loads(job["inputs"] or "[]")
+    job["outputs"] = json.loads(job["outputs"]) if job["outputs"] else None
+    return job
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    """A job as plain JSON values (for --json and the app)."""
+    out = dict(job)
+    for key, value in out.items():
+        if isinstance(value, datetime):
+            out[key] = value.isoformat()
+    out["config"] = json.loads(job["config"])
+    return out
+
+
+def transition(
+    job_id: str,
+    to: str,
+    *,
+    when: tuple[str, ...] = ACTIVE,
+    message: str | None = None,
+    eng: Engine | None = None,
+    **fields: Any,
+) -> bool:
+    """Set status `to` if the job is in one of `when`; False if someone got there first."""
+    eng = eng or engine()
+    at = now()
+    if to in FINISHED:
+        fields.setdefault("finished_at", at)
+    if to == "running":
+        fields.setdefault("heartbeat_at", at)
+    with eng.begin() as conn:
+        done = conn.execute(
+            update(jobs)
+            .where(jobs.c.id == job_id, jobs.c.status.in_(when))
+            .values(status=to, **fields)
+        ).rowcount
+        if done:
+            conn.execute(
+                insert(job_events).values(job_id=job_id, at=at, status=to, message=message)
+            )
+    return bool(done)
+
+
+def claim_next(worker_pid: int, launcher: str) -> Job | None:
+    """Take the oldest queued job for this worker, or None if the queue is empty."""
+    eng = engine()
+    while True:
+        with eng.connect() as conn:
+            row = conn.execute(
+                select(jobs.c.id, jobs.c.attempt)
+                .where(jobs.c.status == "queued")
+                .order_by(jobs.c.created_at, jobs.c.id)
+                .limit(1)
+            ).first()
+        if row is None:
+            return None
+        claimed = transition(
+            row.id,
+            "running",
+            when=("queued",),
+            message=f"claimed by worker {worker_pid} on {socket.gethostname()}",
+            eng=eng,
+            started_at=now(),
+            worker_pid=worker_pid,
+            host=socket.gethostname(),
+            launcher=launcher,
+            attempt=row.attempt + 1,
+            pgid=None,
+        )
+        if claimed:
+            return get_job(row.id, eng)
+
+
+def set_fields(job_id: str, **fields: Any) -> None:
+    with engine().begin() as conn:
+        conn.execute(update(jobs).where(jobs.c.id == job_id).values(**fields))
+
+
+def heartbeat(job_id: str, eng: Engine | None = None) -> str | None:
+    """Mark the job alive; returns its status (None if it vanished)."""
+    eng = eng or engine()
+    with eng.begin() as conn:
+        conn.execute(
+            update(jobs)
+            .where(jobs.c.id == job_id, jobs.c.status.in_(("running", "cancelling")))
+            .values(heartbeat_at=now())
+        )
+        return conn.execute(select(jobs.c.status).where(jobs.c.id == job_id)).scalar()
+
+
+def request_cancel(job_id: str) -> str:
+    """Ask a job to stop; returns the status it moved to."""
+    job = get_job(job_id)
+    if transition(job["id"], "cancelled", when=("queued",), message="cancelled before start"):
+        return "cancelled"
+    if transition(job["id"], "cancelling", when=("running",), message="cancel requested"):
+        return "cancelling"
+    status = get_job(job["id"])["status"]
+    if status == "cancelling":
+        return status
+    raise InvalidInput(f"Job {job['id']} has already finished ({status}); nothing to cancel.")
+
+
+def stale_jobs(stale_after: float | None = None) -> list[Job]:
+    """Running jobs whose heartbeat is older than the stale threshold."""
+    stale_after = get_settings().stale_after_seconds if stale_after is None else stale_after
+    cutoff = now() - timedelta(seconds=stale_after)
+    with engine().connect() as conn:
+        rows = conn.execute(
+            select(jobs).where(
+                jobs.c.status.in_(("running", "cancelling")), jobs.c.heartbeat_at < cutoff
+            )
+        ).all()
+    return [_as_job(row._mapping) for row in rows]
+
+
+def recover(job: Job, reason: str, resumable: bool) -> str:
+    """Fail (or requeue, if its kind can resume) a job whose process is gone."""
+    fields = {"worker_pid": None, "pgid": None}
+    if job["status"] == "cancelling":
+        transition(job["id"], "cancelled", when=("cancelling",), message=reason, **fields)
+        return "cancelled"
+    if resumable:
+        transition(
+            job["id"], "queued", when=("running",), message=f"{reason}; requeued to resume",
+            heartbeat_at=None, **fields,
+        )
+        return "queued"
+    transition(job["id"], "failed", when=("running",), message=reason, error=reason, **fields)
+    return "failed"

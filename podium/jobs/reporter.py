@@ -1,0 +1,134 @@
+"""The Reporter a job runs with: progress, metrics, samples and heartbeats in the DB.
+
+Writes are throttled (progress at most a few times a second, cancel checks from the
+heartbeat's cached status), so a tight loop that reports every row stays cheap. A
+background thread beats every `heartbeat_seconds`; if the job was launched by a worker
+that has since died, the thread records that and ends the job's process group, so a
+worker's death never leaves a job running unwatched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, update
+
+from podium.config import get_settings
+from podium.jobs.queue import heartbeat, now
+from podium.jobs.tables import job_metrics, job_samples, jobs
+from podium.reporting import Reporter
+from podium.store.state import engine
+
+_PROGRESS_EVERY = 0.5  # seconds between progress writes
+
+
+class JobReporter(Reporter):
+    def __init__(
+        self,
+        job_id: str,
+        log_path: str | Path,
+        lineage: Mapping[str, str] | None = None,
+        on_orphaned: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(lineage)
+        self.job_id = job_id
+        self._eng = engine()
+        self._log = Path(log_path).open("a", encoding="utf-8", buffering=1)
+        self._status = "running"
+        self._pending: tuple[int, int | None, str] | None = None
+        self._last_write = 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._parent = os.getppid()
+        self._on_orphaned = on_orphaned
+        self._thread = threading.Thread(target=self._beat, name="podium-heartbeat", daemon=True)
+
+    def __enter__(self) -> JobReporter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        self._flush_progress()
+        self._log.close()
+
+    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        with self._lock:
+            self._pending = (done, total, message)
+        if time.monotonic() - self._last_write >= _PROGRESS_EVERY or done == total:
+            self._flush_progress()
+
+    def _flush_progress(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        done, total, message = pending
+        with self._eng.begin() as conn:
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.id == self.job_id)
+                .values(progress_done=done, progress_total=total, progress_message=message)
+            )
+        self._last_write = time.monotonic()
+
+    def metric(self, step: int, values: Mapping[str, float]) -> None:
+        at = now()
+        rows = [
+            {"job_id": self.job_id, "step": step, "name": k, "value": float(v), "at": at}
+            for k, v in values.items()
+            if v is not None
+        ]
+        if rows:
+            with self._eng.begin() as conn:
+                conn.execute(insert(job_metrics), rows)
+
+    def sample(self, step: int, values: Mapping[str, Any]) -> None:
+        with self._eng.begin() as conn:
+            conn.execute(
+                insert(job_samples).values(
+                    job_id=self.job_id,
+                    step=step,
+                    values=json.dumps(dict(values), default=str),
+                    at=now(),
+                )
+            )
+
+    def log(self, message: str) -> None:
+        self._log.write(f"{now():%Y-%m-%d %H:%M:%S} {message}\n")
+
+    def is_cancelled(self) -> bool:
+        return self._status in ("cancelling", "cancelled")
+
+    def _beat(self) -> None:
+        interval = get_settings().heartbeat_seconds
+        last = time.monotonic()
+        while not self._stop.wait(min(interval, 1.0)):
+            if self._on_orphaned and os.getppid() != self._parent:
+                self._on_orphaned()
+                return
+            if time.monotonic() - last < interval:
+                continue
+            last = time.monotonic()
+            try:
+                self._status = heartbeat(self.job_id, self._eng) or "failed"
+                self._flush_progress()
+            except Exception as exc:  # a busy database must not kill the heartbeat
+                self.log(f"heartbeat failed, will retry: {exc}")
+
+
+def kill_own_group() -> None:
+    """End this process and everything it started (it leads its own process group)."""
+    os.killpg(os.getpgrp(), signal.SIGKILL)

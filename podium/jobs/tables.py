@@ -1,0 +1,74 @@
+"""The SQL tables that hold job state, beside the Iceberg catalog.
+
+`jobs` is one row per run (its card, status, progress, heartbeat and outcome);
+`job_events` keeps every status change; `job_metrics` and `job_samples` hold what a
+running job reports. Logs are plain files under `$PODIUM_HOME/jobs/<id>/log.txt`.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, DateTime, Float, Integer, String, Table, Text
+
+from podium.store.state import METADATA
+
+# queued -> running -> succeeded | failed | cancelled; running -> cancelling -> cancelled.
+STATUSES = ("queued", "running", "cancelling", "succeeded", "failed", "cancelled")
+ACTIVE = ("queued", "running", "cancelling")
+FINISHED = ("succeeded", "failed", "cancelled")
+
+jobs = Table(
+    "podium_jobs",
+    METADATA,
+    Column("id", String(64), primary_key=True),
+    Column("kind", String(64), nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("card", Text, nullable=False),  # the pinned run card, enough to re-run exactly
+    Column("config", Text, nullable=False),  # JSON of the validated config
+    Column("inputs", Text, nullable=False, default="[]"),  # JSON list of "table@snapshot"
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("heartbeat_at", DateTime(timezone=True)),
+    Column("launcher", String(16)),
+    Column("host", String(255)),
+    Column("worker_pid", Integer),
+    Column("pgid", Integer),
+    Column("attempt", Integer, nullable=False, default=0),
+    Column("progress_done", Integer),
+    Column("progress_total", Integer),
+    Column("progress_message", Text),
+    Column("error", Text),
+    Column("outputs", Text),  # JSON of JobOutputs, output tables pinned to snapshots
+    Column("log_path", Text, nullable=False),
+)
+
+job_events = Table(
+    "podium_job_events",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", String(64), nullable=False, index=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("message", Text),
+)
+
+job_metrics = Table(
+    "podium_job_metrics",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", String(64), nullable=False, index=True),
+    Column("step", Integer, nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("value", Float, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
+job_samples = Table(
+    "podium_job_samples",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", String(64), nullable=False, index=True),
+    Column("step", Integer, nullable=False),
+    Column("values", Text, nullable=False),  # JSON object
+    Column("at", DateTime(timezone=True), nullable=False),
+)

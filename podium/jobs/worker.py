@@ -1,0 +1,166 @@
+"""The worker: claims queued jobs, launches each in its own process group, watches them.
+
+    podium worker              # run until Ctrl-C / SIGTERM
+    podium worker --once       # drain the queue, then exit
+
+Each loop it (1) fails or requeues jobs whose heartbeat went stale (their worker or
+machine died), (2) heartbeats its own jobs while their processes live, stops those
+whose cancel was requested (SIGTERM to the group, SIGKILL after a grace period) and
+records jobs whose process died without saying so, and (3) claims the next queued job
+if it has a free slot. Any number of workers can share one database.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+
+from podium.config import get_settings
+from podium.jobs.kinds import get_kind
+from podium.jobs.launchers import Launched, Launcher, get_launcher
+from podium.jobs.logs import log_tail
+from podium.jobs.plugins import load_plugins
+from podium.jobs.queue import (
+    Job,
+    claim_next,
+    get_job,
+    heartbeat,
+    recover,
+    set_fields,
+    stale_jobs,
+    transition,
+)
+
+CANCEL_GRACE_SECONDS = 5.0
+
+
+class Worker:
+    def __init__(
+        self,
+        launcher: Launcher | None = None,
+        poll: float = 1.0,
+        concurrency: int = 1,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        load_plugins()
+        self.settings = get_settings()
+        self.launcher = launcher or get_launcher(self.settings.launcher)
+        self.poll = poll
+        self.concurrency = max(1, concurrency)
+        self.say = say
+        self.running: dict[str, Launched] = {}
+        self.stop_event = threading.Event()
+        self._last_recovery = 0.0
+        self._last_beat = 0.0
+        self._settled: dict[str, float] = {}
+
+    def run(self, once: bool = False) -> None:
+        self.say(f"worker {os.getpid()} started (launcher {self.launcher.name})")
+        try:
+            while not self.stop_event.is_set():
+                self.recover_stale()
+                self.watch()
+                claimed = self.claim()
+                if once and not claimed and not self.running:
+                    break
+                self.stop_event.wait(0 if claimed else self.poll)
+        finally:
+            self.shutdown()
+        self.say(f"worker {os.getpid()} stopped")
+
+    def recover_stale(self, force: bool = False) -> None:
+        every = max(1.0, min(self.settings.stale_after_seconds / 2, 15.0))
+        if not force and time.monotonic() - self._last_recovery < every:
+            return
+        self._last_recovery = time.monotonic()
+        for job in stale_jobs():
+            if job["id"] in self.running:
+                continue
+            killed = self.launcher.reap_orphan(job)
+            since = _fmt(job["heartbeat_at"])
+            reason = f"worker died: no heartbeat since {since}"
+            if killed:
+                reason += " (its leftover processes were killed)"
+            outcome = recover(job, reason, _resumable(job))
+            self.say(f"job {job['id']}: {reason} -> {outcome}")
+
+    def watch(self) -> None:
+        beat = time.monotonic() - self._last_beat >= self.settings.heartbeat_seconds
+        if beat:
+            self._last_beat = time.monotonic()
+        for job_id, proc in list(self.running.items()):
+            code = proc.poll()
+            if code is not None:
+                self.finish(job_id, code)
+                continue
+            status = heartbeat(job_id) if beat else get_job(job_id)["status"]
+            if status == "cancelling":
+                self.say(f"job {job_id}: cancel requested, stopping process group {proc.pgid}")
+                proc.stop(CANCEL_GRACE_SECONDS)
+                transition(job_id, "cancelled", message="stopped by worker")
+                del self.running[job_id]
+            elif status not in ("running", None):
+                # Settled (by the job as it exits, or by someone else): give the process
+                # a grace period to exit by itself, then make sure it does not go on.
+                since = self._settled.setdefault(job_id, time.monotonic())
+                if time.monotonic() - since > CANCEL_GRACE_SECONDS:
+                    proc.stop(CANCEL_GRACE_SECONDS)
+                    self.finish(job_id, proc.poll() or -9)
+
+    def finish(self, job_id: str, code: int) -> None:
+        del self.running[job_id]
+        self._settled.pop(job_id, None)
+        job = get_job(job_id)
+        if job["status"] == "cancelling":
+            transition(job_id, "cancelled", message=f"process exited with code {code}")
+        elif job["status"] == "running":
+            error = (
+                f"job process exited with code {code} without recording an outcome\n"
+                f"--- log tail ---\n{log_tail(job['log_path'], 30)}"
+            )
+            transition(job_id, "failed", error=error, message=f"process exit code {code}")
+        self.say(f"job {job_id}: {get_job(job_id)['status']} (exit code {code})")
+
+    def claim(self) -> bool:
+        if len(self.running) >= self.concurrency or self.stop_event.is_set():
+            return False
+        job = claim_next(os.getpid(), self.launcher.name)
+        if job is None:
+            return False
+        proc = self.launcher.launch(job)
+        set_fields(job["id"], pgid=proc.pgid)
+        self.running[job["id"]] = proc
+        self.say(f"job {job['id']} ({job['kind']}): started, process group {proc.pgid}")
+        return True
+
+    def shutdown(self) -> None:
+        """Stop this worker's jobs; they are failed, or requeued if they can resume."""
+        for job_id, proc in list(self.running.items()):
+            proc.stop(CANCEL_GRACE_SECONDS)
+            job = get_job(job_id)
+            if job["status"] in ("running", "cancelling"):
+                outcome = recover(job, f"worker {os.getpid()} stopped", _resumable(job))
+                self.say(f"job {job_id}: worker stopping -> {outcome}")
+            del self.running[job_id]
+
+    def install_signal_handlers(self) -> None:
+        def handler(_signum: int, _frame: object) -> None:
+            self.stop_event.set()
+
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+
+def _resumable(job: Job) -> bool:
+    try:
+        return get_kind(job["kind"]).resumable
+    except Exception:
+        return False
+
+
+def _fmt(value: datetime | None) -> str:
+    return value.isoformat(timespec="seconds") if value else "never"

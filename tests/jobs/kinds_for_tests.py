@@ -1,0 +1,58 @@
+"""Small job kinds for the job-system tests, loaded through PODIUM_JOB_PLUGINS.
+
+`test-steps` does `steps` units of `sleep` seconds each, reporting progress, a metric
+and a sample per step, checking for cancel, then (if `table` is set) writes one table
+with the job's lineage. `fail_at` makes it raise at that step, after logging.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+from pydantic import BaseModel, Field
+
+from podium.jobs.kinds import JobKind, register
+from podium.reporting import JobOutputs, Reporter
+from podium.store.refs import TableRef
+from podium.store.write import write_table
+
+
+class StepsConfig(BaseModel):
+    steps: int = Field(3, ge=1, description="Units of work.")
+    sleep: float = Field(0.0, ge=0, description="Seconds per unit.")
+    table: str | None = Field(None, description="Table to write at the end (NS.NAME).")
+    source: TableRef | None = Field(None, description="An input table (only recorded).")
+    fail_at: int | None = Field(None, description="Raise at this step.")
+    mode: str = Field("fast", description="Free label.")
+
+
+def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
+    for step in range(config.steps):
+        reporter.check_cancelled()
+        if config.fail_at is not None and step == config.fail_at:
+            reporter.log(f"about to fail at step {step}")
+            raise RuntimeError(f"planted failure at step {step}")
+        time.sleep(config.sleep)
+        reporter.metric(step, {"loss": 1.0 / (step + 1)})
+        reporter.sample(step, {"text": f"sample {step}"})
+        reporter.progress(step + 1, config.steps, f"step {step + 1}")
+        reporter.log(f"step {step + 1}/{config.steps}")
+    outputs = JobOutputs(summary={"steps": config.steps})
+    if config.table:
+        data = pa.table({"step": list(range(config.steps))})
+        write_table(config.table, data, mode="create", properties=reporter.lineage)
+        outputs.tables.append(config.table)
+    return outputs
+
+
+register(JobKind("test-steps", f"{__name__}:StepsConfig", f"{__name__}:run_steps", "Test steps."))
+register(
+    JobKind(
+        "test-steps-resumable",
+        f"{__name__}:StepsConfig",
+        f"{__name__}:run_steps",
+        "Test steps that can be resumed.",
+        resumable=True,
+    )
+)
