@@ -1,0 +1,156 @@
+"""`kind: grpo` — group-relative policy optimisation with TRL's GRPOTrainer.
+
+    podium train grpo --model base --table demo.json_sft --out json-grpo \
+        --reward validate:json --reward length:200*0.2 --preset cpu-smoke
+    podium train grpo ... --preset gpu     # vLLM colocated on the GPU
+
+Each prompt is a conversation up to its last assistant turn; that turn is the
+reference answer for `exact_match` and `sandbox:output` (see `trainers.rewards`).
+
+How generation works, and how new weights reach the generator:
+
+- CPU (and `use_vllm: false`): TRL samples `num_generations` completions per prompt
+  with `model.generate` from transformers, so each step generates from the weights
+  being trained; nothing has to be copied.
+- GPU with `use_vllm: true` (the `gpu` preset): TRL's *colocate* mode builds a
+  `vllm.LLM` inside the training process on the same GPU (`external_launcher`
+  executor, `vllm_gpu_memory_utilization` of its memory). Before each generation
+  step TRL's `VLLMGeneration.sync_weights` walks the policy's parameters (with LoRA
+  merged into the base weights for the walk, then unmerged) and hands each tensor to
+  the engine's `model.load_weights([(name, tensor)])`: a GPU-to-GPU copy inside one
+  process, with no serialisation, no NCCL and no server. It then resets vLLM's prefix
+  cache so no stale KV from the old weights is reused. (TRL's other mode, `server`,
+  broadcasts the same tensors to a separate `trl vllm-serve` process over NCCL.)
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from podium.errors import Cancelled, InvalidInput
+from podium.reporting import JobOutputs, Reporter
+from trainers.checkpoints import CheckpointWriter, check_root_free, checkpoint_root, run_lineage
+from trainers.config import GrpoConfig
+from trainers.data import TrainingData, grpo_dataset, load_training_data
+from trainers.rewards import SampleTap, build_rewards, check_rewards
+from trainers.runtime import (
+    BaseModelRef,
+    check_out_name,
+    load_model,
+    load_tokenizer,
+    peft_config,
+    prepare_env,
+    resolve_base,
+    resolve_device,
+    trainer_args,
+)
+
+
+def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
+    """Everything that can be wrong with a card, found before any compute."""
+    check_rewards(cfg.rewards)
+    base = resolve_base(cfg.model)
+    check_out_name(cfg.out)
+    check_root_free(cfg.out)
+    data = load_training_data(
+        cfg.table, only_valid=cfg.only_valid, max_rows=cfg.max_rows, eval_fraction=0.0, seed=cfg.seed
+    )
+    return base, data
+
+
+def build_grpo_trainer(
+    cfg: GrpoConfig,
+    base: BaseModelRef,
+    data: TrainingData,
+    output_dir: Path,
+    callbacks: list[Any],
+    tap: SampleTap,
+) -> tuple[Any, Any]:
+    from trl import GRPOConfig, GRPOTrainer
+
+    device = resolve_device(cfg.device)
+    if cfg.use_vllm and device != "cuda":
+        raise InvalidInput(
+            "use_vllm needs a GPU (TRL colocates vLLM on the training GPU); on CPU set "
+            "use_vllm: false and completions are generated with transformers."
+        )
+    tokenizer = load_tokenizer(base.path)
+    funcs, weights = build_rewards(cfg.rewards, tap)
+    vllm_args: dict[str, Any] = {}
+    if cfg.use_vllm:
+        vllm_args = dict(
+            use_vllm=True,
+            vllm_mode="colocate",
+            vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+        )
+    args = GRPOConfig(
+        **trainer_args(cfg, device, output_dir, has_eval=False),
+        num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length,
+        temperature=cfg.temperature,
+        beta=cfg.beta,
+        reward_weights=weights,
+        log_completions=False,
+        **vllm_args,
+    )
+    trainer = GRPOTrainer(
+        model=load_model(base.path, device),
+        reward_funcs=funcs,
+        args=args,
+        train_dataset=grpo_dataset(data.train),
+        processing_class=tokenizer,
+        peft_config=peft_config(cfg),
+        callbacks=callbacks,
+    )
+    return trainer, tokenizer
+
+
+def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
+    from trainers.callbacks import ReporterCallback
+
+    prepare_env()
+    cfg = config if isinstance(config, GrpoConfig) else GrpoConfig.model_validate(config.model_dump())
+    base, data = check_inputs(cfg)
+    reporter.log(
+        f"grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base {base.name}; "
+        f"rewards {', '.join(f'{r.rule}*{r.weight:g}' for r in cfg.rewards)}"
+    )
+    reporter.check_cancelled()
+    tap = SampleTap(keep=cfg.samples_per_log)
+    writer = CheckpointWriter(
+        out=cfg.out,
+        base_name=base.name,
+        tokenizer=None,
+        lineage={
+            **run_lineage("grpo", cfg, base.name, data.snapshot_id, reporter),
+            "rewards": [r.model_dump() for r in cfg.rewards],
+        },
+        reporter=reporter,
+    )
+    callback = ReporterCallback(reporter, writer, cfg.save_every, samples=tap.take)
+    work_dir = checkpoint_root(cfg.out) / ".trainer"
+    trainer, tokenizer = build_grpo_trainer(cfg, base, data, work_dir, [callback], tap)
+    writer.tokenizer = tokenizer
+    trainer.train()
+    if callback.cancelled:
+        raise Cancelled(
+            f"cancelled at step {trainer.state.global_step}; checkpoint "
+            f"{writer.saved[-1].name} registered" if writer.saved else "cancelled"
+        )
+    final = writer.save(trainer.model, trainer.state.global_step, final=True)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    rewards = [h["reward"] for h in callback.history if "reward" in h]
+    return JobOutputs(
+        checkpoints=[info.name for info in writer.saved],
+        summary={
+            "checkpoint": final.name,
+            "path": final.path,
+            "steps": trainer.state.global_step,
+            "first_reward": rewards[0] if rewards else None,
+            "last_reward": rewards[-1] if rewards else None,
+            "prompts": len(data.train),
+            "snapshot_id": data.snapshot_id,
+        },
+    )

@@ -1,0 +1,189 @@
+"""GRPO rewards built from Podium's own parts.
+
+A reward is named by a rule string (`RewardSpec.rule`):
+
+- `validate:SPEC`  1 when the completion passes a Podium validation rule (e.g.
+  `validate:json`, a JSON Schema rule), else 0.
+- `sandbox:output` 1 when the completion's code, run in the sandbox, prints the
+  expected output: the row's metadata `expected_output`, else what the reference
+  answer's code prints in the sandbox.
+- `sandbox:tests`  1 when the completion's code followed by the row's unit tests
+  (metadata `tests`) exits cleanly in the sandbox.
+- `exact_match`    1 when the completion equals the reference answer (trimmed).
+- `length:N`       0 up to N characters, falling linearly to -1 at 2N.
+
+Each becomes a TRL reward function `(prompts, completions, **columns) -> list[float]`
+named after its rule, so TRL logs `rewards/<name>/mean` and `/std` per reward, and
+`RewardSpec.weight` goes to GRPOConfig.reward_weights. Rules are resolved by
+`check_rewards` before any model loads.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from podium.errors import InvalidInput
+from trainers.config import RewardSpec
+from trainers.data import parse_metadata
+
+RewardFn = Callable[..., list[float]]
+RULES_HELP = "validate:RULE, sandbox:output, sandbox:tests, exact_match, length:N"
+
+_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
+
+
+def completion_text(completion: Any) -> str:
+    """TRL passes conversational completions as [{"role": "assistant", "content": ...}]."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(str(m.get("content") or "") for m in completion if isinstance(m, dict))
+    return str(completion)
+
+
+def extract_code(text: str) -> str:
+    """The first fenced code block, else the whole text."""
+    match = _FENCE.search(text)
+    return (match.group(1) if match else text).strip()
+
+
+@dataclass
+class SampleTap:
+    """The latest scored completions, for the callback to report as samples."""
+
+    keep: int = 2
+    _rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, name: str, prompts: Sequence[Any], completions: Sequence[Any], scores: list[float]) -> None:
+        with self._lock:
+            for i in range(min(self.keep, len(completions))):
+                row = self._rows.setdefault(i, {})
+                if "completion" not in row:
+                    prompt = prompts[i]
+                    row["prompt"] = (
+                        completion_text(prompt[-1:]) if isinstance(prompt, list) else str(prompt)
+                    )
+                    row["completion"] = completion_text(completions[i])
+                row[f"reward/{name}"] = scores[i]
+
+    def take(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows, self._rows = [self._rows[i] for i in sorted(self._rows)], {}
+        return rows
+
+
+def reward_name(rule: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", rule)
+
+
+def _exact_match() -> RewardFn:
+    def score(prompts: Any, completions: Sequence[Any], answer: Sequence[str], **_: Any) -> list[float]:
+        return [
+            1.0 if completion_text(c).strip() == (a or "").strip() else 0.0
+            for c, a in zip(completions, answer, strict=True)
+        ]
+
+    return score
+
+
+def _length(limit: int) -> RewardFn:
+    def score(prompts: Any, completions: Sequence[Any], **_: Any) -> list[float]:
+        return [
+            -min(1.0, max(0, len(completion_text(c)) - limit) / limit) for c in completions
+        ]
+
+    return score
+
+
+def _validation(spec: str) -> RewardFn:
+    from trainers.validation_rules import resolve_rule
+
+    rule = resolve_rule(spec)
+
+    def score(prompts: Any, completions: Sequence[Any], metadata: Sequence[str] | None = None, **_: Any) -> list[float]:
+        metas = metadata or [None] * len(completions)
+        return [
+            1.0 if rule.check(completion_text(c), m).ok else 0.0
+            for c, m in zip(completions, metas, strict=True)
+        ]
+
+    return score
+
+
+def _sandbox(mode: str) -> RewardFn:
+    from trainers.sandbox_runs import SandboxScorer
+
+    scorer = SandboxScorer()
+
+    def score(
+        prompts: Any,
+        completions: Sequence[Any],
+        answer: Sequence[str],
+        metadata: Sequence[str],
+        **_: Any,
+    ) -> list[float]:
+        out = []
+        for c, a, m in zip(completions, answer, metadata, strict=True):
+            code = extract_code(completion_text(c))
+            meta = parse_metadata(m)
+            if mode == "tests":
+                out.append(scorer.tests_pass(code, str(meta.get("tests") or "")))
+            else:
+                out.append(scorer.output_matches(code, meta.get("expected_output"), a))
+        return out
+
+    return score
+
+
+def make_reward(rule: str) -> RewardFn:
+    """The reward function for one rule string; InvalidInput if the rule is unknown."""
+    kind, _, arg = rule.partition(":")
+    if kind == "exact_match" and not arg:
+        fn = _exact_match()
+    elif kind == "length":
+        try:
+            limit = int(arg)
+        except ValueError:
+            raise InvalidInput(f"Reward {rule!r}: write length:N with N a number of characters.") from None
+        if limit < 1:
+            raise InvalidInput(f"Reward {rule!r}: N must be at least 1.")
+        fn = _length(limit)
+    elif kind == "validate" and arg:
+        fn = _validation(arg)
+    elif kind == "sandbox" and arg in ("output", "tests"):
+        fn = _sandbox(arg)
+    else:
+        raise InvalidInput(f"Unknown reward rule {rule!r}; use one of: {RULES_HELP}.")
+    fn.__name__ = reward_name(rule)
+    return fn
+
+
+def build_rewards(specs: Sequence[RewardSpec], tap: SampleTap | None = None) -> tuple[list[RewardFn], list[float]]:
+    """TRL reward functions and their weights; each records its scores into `tap`."""
+    funcs: list[RewardFn] = []
+    for spec in specs:
+        funcs.append(_tapped(make_reward(spec.rule), tap) if tap else make_reward(spec.rule))
+    names = [f.__name__ for f in funcs]
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"The same reward appears twice ({', '.join(names)}); merge their weights.")
+    return funcs, [spec.weight for spec in specs]
+
+
+def check_rewards(specs: Sequence[RewardSpec]) -> None:
+    """Resolve every rule now so a typo fails before any model loads."""
+    build_rewards(specs)
+
+
+def _tapped(fn: RewardFn, tap: SampleTap) -> RewardFn:
+    def score(prompts: Any, completions: Sequence[Any], **kwargs: Any) -> list[float]:
+        values = fn(prompts, completions, **kwargs)
+        tap.record(fn.__name__, prompts, completions, values)
+        return values
+
+    score.__name__ = fn.__name__
+    return score
