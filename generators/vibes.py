@@ -1,0 +1,167 @@
+"""Vibe checks: prompts where a model does badly, collected as an Iceberg table.
+
+Anyone submits a prompt, what a good answer looks like, tags and the checkpoint they
+tried; the checkpoint's answer (streamed to them at once) is stored with it in
+`vibes.prompts`. Each submission is one Iceberg append, and pyiceberg retries a commit
+that lost a race, so concurrent submitters lose nothing. A selection of submissions
+(by tag or id) becomes an eval set: an SFT-shaped table of user prompts that the
+`generate` job runs against any checkpoint.
+
+    podium vibes submit "Write a haiku about JSON" --ideal "5-7-5, mentions braces" \
+        --tag poetry --model base
+    podium vibes list --tag poetry
+    podium vibes evalset --tag poetry --out evals.poetry
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.exceptions import CommitFailedException
+
+from generators.client import ChatRequest, endpoint_for, stream_chat
+from podium.config import get_settings
+from podium.errors import InvalidInput, NotFound
+from podium.models.locks import file_lock
+from podium.reporting import Reporter
+from podium.store.catalog import ensure_namespace, open_catalog, parse_name, table_exists
+from podium.store.query import page
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
+from podium.store.write import write_table
+
+VIBES_TABLE = "vibes.prompts"
+VIBES_KIND = "vibes"
+EVAL_SET_KIND = "eval-set"
+VIBES_SCHEMA = pa.schema([
+    pa.field("id", pa.string()),
+    pa.field("prompt", pa.string()),
+    pa.field("ideal", pa.string()),
+    pa.field("tags", pa.list_(pa.field("element", pa.string()))),
+    pa.field("checkpoint", pa.string()),
+    pa.field("answer", pa.string()),
+    pa.field("submitter", pa.string()),
+    pa.field("created_at", pa.timestamp("us", tz="UTC")),
+])
+# pyiceberg retries a commit that lost a race against another writer; give it room.
+_TABLE_PROPERTIES = {
+    PROP_KIND: VIBES_KIND,
+    "commit.retry.num-retries": "20",
+    "commit.retry.min-wait-ms": "20",
+}
+_WRITE_ATTEMPTS = 5
+_create_lock = threading.Lock()
+
+
+def ensure_vibes_table() -> None:
+    if table_exists(VIBES_TABLE):
+        return
+    # The first submissions may race to create the table: threads and processes take turns.
+    with _create_lock, file_lock(get_settings().ensure_home() / ".vibes-table.lock"):
+        if table_exists(VIBES_TABLE):
+            return
+        catalog = open_catalog()
+        ns, name = parse_name(VIBES_TABLE)
+        ensure_namespace(ns, catalog)
+        catalog.create_table_if_not_exists(
+            (ns, name), schema=VIBES_SCHEMA, properties=_TABLE_PROPERTIES
+        )
+
+
+def clean_tags(tags: Sequence[str] | str | None) -> list[str]:
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    return sorted({t.strip().lower() for t in tags or [] if t.strip()})
+
+
+def answer_stream(checkpoint: str, prompt: str, max_tokens: int = 256,
+                  temperature: float = 0.7) -> Iterator[str]:
+    """The checkpoint's answer to `prompt`, streamed (starts its server if needed)."""
+    endpoint = endpoint_for(checkpoint)
+    request = ChatRequest(messages=[{"role": "user", "content": prompt}],
+                          max_tokens=max_tokens, temperature=temperature)
+    yield from stream_chat(endpoint, request)
+
+
+def submit_vibe(prompt: str, ideal: str = "", tags: Sequence[str] | str | None = None,
+                checkpoint: str = "", answer: str = "", submitter: str = "") -> str:
+    """Store one submission (one atomic append); returns its id."""
+    if not prompt.strip():
+        raise InvalidInput("A vibe-check prompt cannot be empty.")
+    ensure_vibes_table()
+    row = {
+        "id": str(uuid.uuid4()), "prompt": prompt, "ideal": ideal, "tags": clean_tags(tags),
+        "checkpoint": checkpoint, "answer": answer, "submitter": submitter,
+        "created_at": datetime.now(UTC),
+    }
+    data = pa.Table.from_pylist([row], schema=VIBES_SCHEMA)
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            write_table(VIBES_TABLE, data, mode="append")
+            break
+        except CommitFailedException:
+            # A failed commit leaves nothing behind; pyiceberg's own retries ran out.
+            if attempt == _WRITE_ATTEMPTS - 1:
+                raise
+    return row["id"]
+
+
+def list_vibes(tags: Sequence[str] | str | None = None, search: str | None = None,
+               checkpoint: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+    """Submissions, newest first, having any of `tags`, matching `search`."""
+    if not table_exists(VIBES_TABLE):
+        return []
+    filters: dict[str, Any] = {}
+    if clean_tags(tags):
+        filters["tags"] = clean_tags(tags)
+    if checkpoint:
+        filters["checkpoint"] = checkpoint
+    rows = page(VIBES_TABLE, limit=1_000_000, search=search or None, filters=filters).rows
+    rows.sort(key=lambda r: r["created_at"], reverse=True)
+    return rows[:limit]
+
+
+def all_tags() -> list[str]:
+    return sorted({t for r in list_vibes(limit=1_000_000) for t in r["tags"] or []})
+
+
+def build_eval_set(out: str, *, tags: Sequence[str] | str | None = None,
+                   ids: Sequence[str] | None = None, reporter: Reporter | None = None) -> int:
+    """Write the selected submissions as an SFT-shaped prompts table; returns its size.
+
+    Each row's `messages` is the single user prompt; `metadata` keeps what good looks
+    like and the answer that prompted the submission.
+    """
+    reporter = reporter or Reporter()
+    if not tags and not ids:
+        raise InvalidInput("Choose the eval set's prompts: give tags (--tag) or ids (--id).")
+    if not table_exists(VIBES_TABLE):
+        raise NotFound("No vibe-check submissions yet; submit some with `podium vibes submit`.")
+    chosen = page(VIBES_TABLE, limit=1_000_000,
+                  filters={"tags": clean_tags(tags)} if tags else None,
+                  ids=list(ids) if ids else None)
+    if not chosen.rows:
+        raise InvalidInput(f"No submissions match tags {clean_tags(tags)} / ids {list(ids or [])}.")
+    rows = [{
+        "id": r["id"],
+        "messages": [{"role": "user", "content": r["prompt"]}],
+        "system": None, "source": VIBES_TABLE, "split": "eval", "tags": r["tags"],
+        "metadata": json.dumps({"ideal": r["ideal"], "checkpoint": r["checkpoint"],
+                                "answer": r["answer"], "submitter": r["submitter"]}),
+        "created_at": r["created_at"],
+    } for r in chosen.rows]
+    properties = {
+        **reporter.lineage,
+        PROP_KIND: EVAL_SET_KIND,
+        PROP_LINEAGE_PREFIX + "input": f"{VIBES_TABLE}@{chosen.snapshot_id}",
+        PROP_LINEAGE_PREFIX + "selection": json.dumps({"tags": clean_tags(tags),
+                                                       "ids": list(ids or [])}),
+    }
+    write_table(out, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), mode="create",
+                properties=properties)
+    return len(rows)
