@@ -1,0 +1,313 @@
+"""Browse page: pick a table and snapshot, page through rows, search and filter them,
+read one sample as a conversation, and see the table's statistics.
+
+The URL holds the view (see `podium.app.browse_model`): it is read when it changes
+(a pasted link, another page's link) and rewritten after every change here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from podium.app import browse_model as bm
+from podium.app import widgets
+from podium.config import get_settings
+from podium.errors import PodiumError
+from podium.store.catalog import list_tables, load_table
+from podium.store.query import Page, count_by, page
+from podium.store.snapshots import list_snapshots
+from podium.store.stats import TableStats, table_stats
+
+# Session-state keys. The widget keys hold the view; the others are this page's memory.
+TABLE, SNAPSHOT, PAGE, SIZE = "browse.table", "browse.snapshot", "browse.page", "browse.size"
+SEARCH, WHERE, SAMPLE = "browse.search", "browse.where", "browse.sample"
+MALFORMED, MODE, GRID = "browse.malformed", "browse.mode", "browse.grid"
+FILTER = "browse.filter."  # + column
+ROW_KEYS = "browse.row_keys"  # sample keys of the grid's rows, for its selection callback
+LAST_URL = "browse.last_url"  # the query string this page wrote last
+SAVED = "browse.saved_view"  # the view to come back to after visiting another page
+
+
+def _url() -> dict[str, list[str]]:
+    return {k: st.query_params.get_all(k) for k in st.query_params.keys()}
+
+
+def _seed(view: bm.ViewState) -> None:
+    ss = st.session_state
+    ss[TABLE], ss[SNAPSHOT], ss[SAMPLE] = view.table, view.snapshot, view.sample
+    ss[PAGE], ss[SIZE] = view.page, view.page_size
+    ss[SEARCH], ss[WHERE], ss[MALFORMED] = view.search, view.where, view.malformed_only
+    for column in bm.FILTER_COLUMNS:
+        ss[FILTER + column] = list(view.filters.get(column, ()))
+
+
+def _current() -> bm.ViewState:
+    ss = st.session_state
+    return bm.ViewState(
+        table=ss.get(TABLE),
+        snapshot=ss.get(SNAPSHOT),
+        page=int(ss.get(PAGE) or 1),
+        page_size=int(ss.get(SIZE) or bm.DEFAULT_PAGE_SIZE),
+        search=ss.get(SEARCH) or "",
+        where=ss.get(WHERE) or "",
+        filters={c: tuple(ss[FILTER + c]) for c in bm.FILTER_COLUMNS if ss.get(FILTER + c)},
+        sample=ss.get(SAMPLE),
+        malformed_only=bool(ss.get(MALFORMED)),
+    )
+
+
+def _first_page() -> None:
+    st.session_state[PAGE] = 1
+
+
+def _table_changed() -> None:
+    _seed(_current().for_table(st.session_state[TABLE]))
+
+
+def _grid_selected() -> None:
+    rows = st.session_state[GRID].selection.rows
+    keys = st.session_state.get(ROW_KEYS) or []
+    if rows and rows[0] < len(keys):
+        st.session_state[SAMPLE] = keys[rows[0]]
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> list:
+    return count_by(table, column, snapshot_id=snapshot)
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing statistics…")
+def _stats(catalog_uri: str, table: str, snapshot: int | None) -> TableStats:
+    # Snapshots never change, so (catalog, table, snapshot) names the result for good.
+    return table_stats(table, snapshot)
+
+
+def _sync_from_url(tables: list[str]) -> None:
+    """Seed the widgets from the URL when it changed outside this page's control."""
+    url = _url()
+    if url == st.session_state.get(LAST_URL) and TABLE in st.session_state:
+        return
+    if url or SAVED not in st.session_state:
+        view, problems = bm.parse_query(url)
+    else:
+        view, problems = st.session_state[SAVED], []
+    if view.table and view.table not in tables:
+        problems.append(f"No table named {view.table}; showing {tables[0]} instead.")
+        view = bm.ViewState(table=tables[0])
+    _seed(view)
+    for problem in problems:
+        st.warning(problem)
+
+
+def _write_url(view: bm.ViewState) -> None:
+    st.session_state[SAVED] = view
+    wanted = bm.to_query(view)
+    if wanted != _url():
+        st.query_params.from_dict(wanted)
+    st.session_state[LAST_URL] = wanted
+
+
+def _filters_sidebar(name: str, snapshot: int | None, columns: list[str]) -> None:
+    for column in (c for c in bm.FILTER_COLUMNS if c in columns):
+        options = bm.filter_options(_counts(get_settings().catalog_uri, name, column, snapshot))
+        if not options:
+            continue
+        chosen = st.session_state.get(FILTER + column) or []
+        dropped = [v for v in chosen if v not in options]
+        if dropped:
+            st.warning(f"No {column} {', '.join(dropped)} in this snapshot; filter dropped.")
+            st.session_state[FILTER + column] = [v for v in chosen if v in options]
+        st.multiselect(
+            column.capitalize(),
+            list(options),
+            key=FILTER + column,
+            format_func=lambda v, o=options: f"{v} ({o[v]:,})",
+            on_change=_first_page,
+        )
+    st.text_input(
+        "SQL condition",
+        key=WHERE,
+        placeholder="len(messages) > 2",
+        help="Any DuckDB condition over this table's columns, e.g. "
+        "`source = 'synthetic' AND len(messages) > 2`.",
+        on_change=_first_page,
+    )
+
+
+def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> Page:
+    position = bm.row_position(view.sample or "", "id" in columns)
+    if position is not None:  # tables without ids: the n-th row of the same filters
+        return page(
+            name,
+            offset=position,
+            limit=1,
+            search=view.search or None,
+            where=view.where or None,
+            filters=dict(view.filters) or None,
+            snapshot_id=sid,
+        )
+    return page(name, ids=[view.sample or ""], limit=1, snapshot_id=sid)
+
+
+def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> None:
+    found = _read_sample(name, view, columns, sid)
+    if not found.rows:
+        st.warning(f"No sample {view.sample} in {name} at snapshot {sid}.")
+        return
+    row = found.rows[0]
+    st.subheader(f"Sample {view.sample}")
+    if bm.is_chat(found.columns):
+        widgets.render_conversation(bm.conversation(row))
+        with st.expander("Fields", expanded=False):
+            widgets.render_fields(bm.detail_fields(row, found.columns))
+    else:
+        widgets.render_fields(bm.detail_fields(row, found.columns))
+
+
+def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
+    grid_col, sample_col = st.columns([3, 2], gap="medium")
+    keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
+    st.session_state[ROW_KEYS] = keys
+    with grid_col:
+        st.caption(bm.row_range(result.offset, len(result.rows), result.total))
+        if result.rows:
+            st.dataframe(
+                pd.DataFrame(bm.summarize_rows(result.rows, result.columns)),
+                hide_index=True,
+                key=GRID,
+                on_select=_grid_selected,
+                selection_mode="single-row",
+            )
+        elif result.total == 0:
+            st.info("No rows match. Clear the search or filters to see more.")
+    with sample_col:
+        labels = {
+            k: bm.sample_choice_label(r, k, result.columns)
+            for k, r in zip(keys, result.rows, strict=True)
+        }
+        if view.sample and view.sample not in labels:
+            labels = {view.sample: view.sample, **labels}
+        st.selectbox(
+            "Open sample",
+            [None, *labels],
+            key=SAMPLE,
+            format_func=lambda k: "Choose a row…" if k is None else labels[k],
+            help="Or click a row in the table.",
+        )
+        if view.sample:
+            _sample_panel(name, view, result.columns, result.snapshot_id)
+
+
+def _stats_view(name: str, sid: int | None) -> None:
+    try:
+        stats = _stats(get_settings().catalog_uri, name, sid)
+    except PodiumError as exc:
+        st.info(str(exc))
+        return
+    a, b, c = st.columns(3)
+    a.metric("Rows", f"{stats.rows:,}")
+    b.metric("Turns", f"{stats.turns:,}")
+    c.metric("Turns per sample", stats.mean_turns)
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Sample length (characters)**")
+        hist = pd.DataFrame(bm.length_histogram(stats.sample_chars))
+        if not hist.empty:
+            st.altair_chart(
+                alt.Chart(hist)
+                .mark_bar()
+                .encode(
+                    x=alt.X("label:N", sort=alt.SortField("from"), title="characters"),
+                    y=alt.Y("samples:Q", title="samples"),
+                    tooltip=["label", "samples"],
+                )
+            )
+        st.markdown("**Characters by role**")
+        st.dataframe(pd.DataFrame(stats.by_role), hide_index=True)
+    with right:
+        st.markdown("**Turns per sample**")
+        st.bar_chart(pd.DataFrame(stats.turn_counts), x="turns", y="rows")
+        if stats.sources:
+            st.markdown("**Sources**")
+            sources = pd.DataFrame(stats.sources).fillna({"source": "(none)"})
+            st.bar_chart(sources, x="source", y="rows", horizontal=True)
+
+
+def main() -> None:
+    st.title("Browse")
+    tables = list_tables()
+    if not tables:
+        widgets.no_tables_message()
+        return
+    _sync_from_url(tables)
+    with st.sidebar:
+        name = widgets.table_picker(tables, key=TABLE, on_change=_table_changed)
+        assert name is not None
+        try:
+            snapshots = list_snapshots(load_table(name))
+            asked = st.session_state.get(SNAPSHOT)
+            if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
+                st.warning(f"Table {name} has no snapshot {asked}; showing the current one.")
+            sid = widgets.snapshot_picker(snapshots, key=SNAPSHOT, on_change=_first_page)
+            columns = page(name, limit=0, snapshot_id=sid).columns
+            with st.expander("Filters", expanded=bool(_current().filters or _current().where)):
+                _filters_sidebar(name, sid, columns)
+        except PodiumError as exc:
+            st.error(str(exc))
+            return
+    search_col, size_col, page_col = st.columns([6, 1, 2], vertical_alignment="bottom")
+    search_col.text_input(
+        "Search messages",
+        key=SEARCH,
+        placeholder="Text inside any turn (case-insensitive)",
+        on_change=_first_page,
+    )
+    size_col.selectbox("Rows per page", bm.PAGE_SIZES, key=SIZE, on_change=_first_page)
+    view = _current()
+    try:
+        result = page(
+            name,
+            offset=view.offset,
+            limit=view.page_size,
+            search=view.search or None,
+            where=view.where or None,
+            filters=dict(view.filters) or None,
+            snapshot_id=sid,
+        )
+        clamped = bm.with_page_in_range(view, result.total)
+        if clamped.page != view.page:
+            st.session_state[PAGE] = clamped.page
+            view = clamped
+            result = page(
+                name,
+                offset=view.offset,
+                limit=view.page_size,
+                search=view.search or None,
+                where=view.where or None,
+                filters=dict(view.filters) or None,
+                snapshot_id=sid,
+            )
+    except PodiumError as exc:
+        st.error(str(exc))
+        _write_url(view)
+        return
+    pages = bm.page_count(result.total, view.page_size)
+    page_col.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=PAGE)
+    mode = st.segmented_control(
+        "View", ["Rows", "Statistics"], key=MODE, default="Rows", required=True
+    )
+    try:
+        if mode == "Statistics":
+            _stats_view(name, sid)
+        else:
+            _rows_view(name, view, result)
+    except PodiumError as exc:
+        st.error(str(exc))
+    _write_url(replace(_current(), snapshot=sid))
+
+
+main()

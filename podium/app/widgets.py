@@ -1,0 +1,110 @@
+"""Small Streamlit pieces any page can reuse.
+
+- `render_conversation(turns)`: one chat bubble per turn (JSON pretty-printed, code
+  highlighted, broken JSON shown verbatim with a note).
+- `render_fields(fields)`: labelled values of a row that is not a conversation.
+- `table_picker(tables, key=...)` and `snapshot_picker(snapshots, key=...)`: the
+  selectboxes for choosing what to read; both keep their value in `st.session_state[key]`
+  so a page can seed them from a URL.
+- `no_tables_message()`: what to say when the catalog is empty.
+
+What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
+`podium.app.browse_model`), which carry the tests of the logic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import streamlit as st
+
+from podium.app.browse_model import Turn, snapshot_label
+from podium.app.chat_markdown import render_turn, render_value
+from podium.store.snapshots import SnapshotInfo
+
+ROLE_AVATARS = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "gpt": "assistant",
+    "system": ":material/settings:",
+    "tool": ":material/build:",
+    "function": ":material/build:",
+}
+
+
+def render_conversation(turns: Iterable[Turn | dict[str, Any]]) -> None:
+    """Each turn as a chat message; `turns` are `Turn`s or {"role", "content"} dicts."""
+    for turn in turns:
+        role, content = (
+            (turn.role, turn.content)
+            if isinstance(turn, Turn)
+            else (str(turn.get("role") or "unknown"), turn.get("content"))
+        )
+        rendered = render_turn(content)
+        with st.chat_message(role, avatar=ROLE_AVATARS.get(role.lower(), ":material/person:")):
+            st.caption(role)
+            st.markdown(rendered.markdown)
+            if rendered.note:
+                st.caption(f":warning: {rendered.note}")
+
+
+def render_fields(fields: Iterable[tuple[str, Any]]) -> None:
+    """Label and value, one field after another (long values get their own block)."""
+    for name, value in fields:
+        st.markdown(f"**{name}**")
+        st.markdown(render_value(value))
+
+
+def no_tables_message() -> None:
+    st.info(
+        "The catalog has no tables yet. Load the demo datasets with `podium demo`, or "
+        "import your own with `podium import data.jsonl --table NS.NAME` "
+        "(JSONL, Parquet or a saved Hugging Face dataset), then reload this page."
+    )
+
+
+def table_picker(
+    tables: Sequence[str],
+    *,
+    key: str,
+    label: str = "Table",
+    on_change: Callable[[], None] | None = None,
+) -> str | None:
+    """A selectbox over catalog tables; an unknown value in session state is replaced
+    by the first table so a stale link cannot break the widget."""
+    if not tables:
+        return None
+    if st.session_state.get(key) not in tables:
+        st.session_state[key] = tables[0]
+    return st.selectbox(label, list(tables), key=key, on_change=on_change)
+
+
+def snapshot_picker(
+    snapshots: Sequence[SnapshotInfo],
+    *,
+    key: str,
+    label: str = "Snapshot",
+    on_change: Callable[[], None] | None = None,
+) -> int | None:
+    """A selectbox over a table's snapshots, newest first, defaulting to the current one.
+
+    Returns None only for a table without snapshots. Time travel is choosing an older one.
+    """
+    if not snapshots:
+        st.selectbox(label, ["no snapshots (empty table)"], disabled=True)
+        return None
+    by_id = {s.snapshot_id: s for s in snapshots}
+    ids = [s.snapshot_id for s in reversed(snapshots)]  # list_snapshots is oldest first
+    if st.session_state.get(key) not in by_id:
+        st.session_state[key] = next((s.snapshot_id for s in snapshots if s.current), ids[0])
+    return st.selectbox(
+        label,
+        ids,
+        key=key,
+        format_func=lambda sid: snapshot_label(by_id[sid]),
+        on_change=on_change,
+        help="Every write makes a new snapshot; pick an older one to see the table as it was.",
+    )
