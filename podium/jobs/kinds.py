@@ -88,3 +88,19 @@ register(
         resumable=True,
     )
 )
+register(
+    JobKind(
+        "sft",
+        "trainers.config:SftConfig",
+        "trainers.sft:run_sft",
+        "Supervised fine-tuning (full or LoRA) on a table snapshot; registers checkpoints.",
+    )
+)
+register(
+    JobKind(
+        "grpo",
+        "trainers.config:GrpoConfig",
+        "trainers.grpo:run_grpo",
+        "GRPO with rewards from validation rules, the sandbox, exact match and length.",
+    )
+)
