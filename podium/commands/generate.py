@@ -1,0 +1,145 @@
+"""Generation and vibe-check commands.
+
+    podium generate --model base --table demo.chat --out gen.chat_smol \
+        [--n 2] [--max-tokens 64] [--temperature 0.7] [--schema schema.json] [--card CARD.md]
+    podium vibes submit "PROMPT" --ideal "what good looks like" --tag json --model base
+    podium vibes list [--tag json] [--search TEXT] [--json]
+    podium vibes evalset --tag json --out evals.json_fails   # a prompts table for `generate`
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from podium.errors import InvalidInput
+
+console = Console(highlight=False, soft_wrap=True)
+vibes_app = typer.Typer(help="Vibe-check prompts and eval sets.", no_args_is_help=True)
+
+
+def _print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+
+
+def load_schema(path: Path) -> dict[str, Any]:
+    try:
+        schema = json.loads(path.expanduser().read_text())
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read JSON Schema {path}: {exc.strerror}.") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}.") from None
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise InvalidInput(f"{path} is not a valid JSON Schema: {exc.message}.") from None
+    return schema
+
+
+def generate(
+    table: Annotated[str, typer.Option("--table", help="Prompts table NAMESPACE.TABLE.")],
+    out: Annotated[str, typer.Option("--out", help="Samples table to write (resumes if re-run).")],
+    model: Annotated[str, typer.Option("--model", help="Registered model.")] = "base",
+    snapshot: Annotated[int | None, typer.Option(help="Snapshot of --table.")] = None,
+    n: Annotated[int, typer.Option("--n", help="Samples per prompt.")] = 1,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens per completion.")] = 256,
+    temperature: Annotated[float, typer.Option(help="0 = greedy.")] = 0.7,
+    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
+    seed: Annotated[int | None, typer.Option(help="Sampling seed.")] = None,
+    schema: Annotated[Path | None, typer.Option(help="JSON Schema file for the output.")] = None,
+    regex: Annotated[str | None, typer.Option(help="Regex the output must match.")] = None,
+    prompt_column: Annotated[str | None, typer.Option(help="Plain-text prompt column.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N prompts.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 16,
+    card: Annotated[
+        Path | None, typer.Option("--card", help="Write the run card here and run nothing.")
+    ] = None,
+    queue: Annotated[bool, typer.Option("--queue", help="Queue for `podium worker`.")] = False,
+) -> None:
+    """Sample a checkpoint on every prompt of a table into a new samples table."""
+    from generators.generate import GenerateConfig
+    from podium.jobs.launch import run_or_write_card
+    from podium.models import get_model
+    from podium.store.refs import TableRef
+
+    model = get_model(model).name  # the card names the checkpoint, not an alias that can move
+    cfg = GenerateConfig(
+        input=TableRef(name=table, snapshot_id=snapshot), out=out, model=model, n=n,
+        max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed,
+        json_schema=load_schema(schema) if schema else None, regex=regex,
+        prompt_column=prompt_column, limit=limit, concurrency=concurrency,
+    )
+    run_or_write_card("generate", cfg, card, foreground=not queue)
+    if card is None and not queue:
+        console.print(f"samples in {out}; browse them with `podium show {out}`")
+
+
+@vibes_app.command("submit")
+def submit(
+    prompt: Annotated[str, typer.Argument(help="The prompt the model does badly on.")],
+    ideal: Annotated[str, typer.Option(help="What a good answer looks like.")] = "",
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag (repeatable).")] = None,
+    model: Annotated[str, typer.Option(help="Checkpoint to ask ('' = do not ask).")] = "base",
+    max_tokens: Annotated[int, typer.Option(help="Most tokens in the answer.")] = 256,
+    submitter: Annotated[str | None, typer.Option(help="Who submits (default: $USER).")] = None,
+) -> None:
+    """Ask the checkpoint (answer streamed), then store prompt, expectation and answer."""
+    from generators.vibes import answer_stream, submit_vibe
+
+    answer = ""
+    if model:
+        from podium.models import get_model
+
+        model = get_model(model).name
+        for piece in answer_stream(model, prompt, max_tokens=max_tokens):
+            answer += piece
+            console.out(piece, end="")
+        console.out("")
+    vid = submit_vibe(prompt, ideal, tag or [], model, answer, submitter or getpass.getuser())
+    console.print(f"stored {vid} in vibes.prompts")
+
+
+@vibes_app.command("list")
+def list_cmd(
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only these tags.")] = None,
+    search: Annotated[str | None, typer.Option(help="Substring in any text.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Vibe-check submissions, newest first."""
+    from generators.vibes import list_vibes
+
+    rows = list_vibes(tags=tag, search=search)
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        console.print("No submissions yet; add one with `podium vibes submit PROMPT`.")
+    for r in rows:
+        console.rule(f"{r['id']} · {r['checkpoint']} · {', '.join(r['tags'] or [])}", align="left")
+        console.print(f"prompt: {r['prompt']}\nideal:  {r['ideal']}\nanswer: {r['answer']}")
+
+
+@vibes_app.command("evalset")
+def evalset(
+    out: Annotated[str, typer.Option("--out", help="Eval-set table to create.")],
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Submissions with any tag.")] = None,
+    ids: Annotated[list[str] | None, typer.Option("--id", help="Submission id (repeatable).")] = None,
+) -> None:
+    """Turn selected submissions into a prompts table the generate job can run."""
+    from generators.vibes import build_eval_set
+
+    count = build_eval_set(out, tags=tag, ids=ids)
+    console.print(f"wrote {count} prompts to {out}; run `podium generate --table {out} ...`")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("generate")(generate)
+    app.add_typer(vibes_app, name="vibes")

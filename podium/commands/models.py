@@ -1,0 +1,171 @@
+"""Model commands: the checkpoint registry and vLLM servers.
+
+    podium models bootstrap                 # convert + register SmolLM2-135M-Instruct (once)
+    podium models list [--json]
+    podium models add PATH [--name N] [--parent base]     # any HF checkpoint directory
+    podium models add-endpoint URL --name N [--api-key-env VAR] [--model-id ID]
+    podium models remove NAME               # forget it (files stay)
+    podium models servers [--json]          # vLLM servers Podium started
+    podium models stop NAME
+    podium serve NAME [--detach]            # print the URL; serve until Ctrl-C
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from podium.errors import PodiumError
+
+console = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+models_app = typer.Typer(help="The checkpoint registry and model servers.", no_args_is_help=True)
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+
+
+@models_app.command("list")
+def list_cmd(as_json: JsonFlag = False) -> None:
+    """Registered models; the default base is marked with *."""
+    from podium.models import list_models
+
+    models = list_models()
+    if as_json:
+        _print_json([m.to_dict() for m in models])
+        return
+    if not models:
+        console.print("No models yet. Run `podium models bootstrap` for the default base.")
+        return
+    table = Table("name", "kind", "location", "parent", "job", "step")
+    for m in models:
+        table.add_row(m.name + (" *" if m.is_default else ""), m.kind, m.location,
+                      m.parent or "", m.job_id or "", "" if m.step is None else str(m.step))
+    console.print(table)
+
+
+@models_app.command("add")
+def add(
+    path: Annotated[Path, typer.Argument(help="Hugging Face checkpoint directory.")],
+    name: Annotated[str | None, typer.Option(help="Registry name (default: folder name).")] = None,
+    parent: Annotated[str | None, typer.Option(help="Model it was trained from.")] = None,
+    base: Annotated[bool, typer.Option("--base", help="Register as a base model.")] = False,
+) -> None:
+    """Register a checkpoint directory."""
+    from podium.models import register_checkpoint
+
+    info = register_checkpoint(
+        name or path.expanduser().resolve().name.lower(), path, parent=parent, job_id=None,
+        lineage={"added_from": str(path.expanduser().resolve())},
+        kind="base" if base else "trained",
+    )
+    console.print(f"registered {info.name} ({info.kind}) -> {info.path}")
+
+
+@models_app.command("add-endpoint")
+def add_endpoint_cmd(
+    url: Annotated[str, typer.Argument(help="OpenAI-compatible base URL (…/v1).")],
+    name: Annotated[str, typer.Option(help="Registry name.")],
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key (not the key).")
+    ] = None,
+    model_id: Annotated[
+        str | None, typer.Option(help="Model id to request (default: the first it lists).")
+    ] = None,
+) -> None:
+    """Register an external OpenAI-compatible endpoint, used as is."""
+    from podium.models import add_endpoint
+
+    info = add_endpoint(url, name, api_key_env=api_key_env, remote_model=model_id)
+    console.print(f"registered endpoint {info.name} -> {info.url}")
+
+
+@models_app.command("remove")
+def remove(name: Annotated[str, typer.Argument(help="Registered model name.")]) -> None:
+    """Forget a model; its files are not touched."""
+    from podium.models import remove_model, stop_server
+
+    stop_server(name)
+    remove_model(name)
+    console.print(f"removed {name}")
+
+
+@models_app.command("bootstrap")
+def bootstrap_cmd(as_json: JsonFlag = False) -> None:
+    """Convert the shipped SmolLM2-135M-Instruct once and register it as the default base."""
+    from podium.models.bootstrap import bootstrap
+
+    info = bootstrap()
+    if as_json:
+        _print_json(info.to_dict())
+        return
+    console.print(f"default base: {info.name} -> {info.path}")
+
+
+@models_app.command("servers")
+def servers(as_json: JsonFlag = False) -> None:
+    """vLLM servers started by Podium (dead ones are cleaned up first)."""
+    from podium.models.serving import cleanup_dead, list_servers
+
+    cleanup_dead()
+    rows = list_servers()
+    if as_json:
+        _print_json([s.to_dict() for s in rows])
+        return
+    if not rows:
+        console.print("No servers running.")
+    for s in rows:
+        console.print(f"{s.model}  {s.url}  pid {s.pid}  last used {s.last_used}  log {s.log_path}")
+
+
+@models_app.command("stop")
+def stop(name: Annotated[str, typer.Argument(help="Model whose server to stop.")]) -> None:
+    """Stop a model's vLLM server."""
+    from podium.models import stop_server
+
+    console.print(f"stopped {name}" if stop_server(name) else f"no server for {name}")
+
+
+def serve(
+    name: Annotated[str, typer.Argument(help="Registered model ('base' = default base).")],
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Leave it running (idle shutdown still applies).")
+    ] = False,
+) -> None:
+    """Start (or reuse) the model's vLLM server and print its OpenAI-compatible URL."""
+    from podium.models import ensure_server, get_model
+    from podium.models.serving import _alive, _row, log_tail, stop_server, touch
+
+    model = get_model(name)
+    err.print(f"starting or reusing a server for {model.name} (first start takes ~1 min)")
+    url, served = ensure_server(model.name)
+    console.print(url)
+    err.print(f"model id: {served}")
+    if detach or model.kind == "endpoint":
+        return
+    err.print("serving; Ctrl-C stops it")
+    try:
+        while True:
+            time.sleep(5)
+            row = _row(model.name)
+            if row is None:
+                raise PodiumError(f"the server for {model.name} was stopped elsewhere")
+            if not _alive(row):
+                raise PodiumError(f"the server for {model.name} died. Log:\n{log_tail(row.log_path)}")
+            touch(model.name)  # an attached `serve` is never idle
+    except KeyboardInterrupt:
+        stop_server(model.name)
+        err.print(f"stopped {model.name}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(models_app, name="models")
+    app.command("serve")(serve)
