@@ -1,0 +1,159 @@
+"""Validating a whole table snapshot: the `validate` job kind.
+
+    podium validate demo.json_sft --rule json --rule json-schema --extract fenced
+
+Reads the snapshot in streamed batches, checks the chosen turns of every row with
+every rule (over all cores when the table is large), and writes a report table with
+one row per failing turn, whose properties pin the validated table and snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from podium.errors import InvalidInput
+from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog import full_name, load_table
+from podium.store.refs import TableRef
+from podium.store.schema import PROP_MAPPING
+from podium.store.snapshots import resolve_snapshot
+from podium.validate.parallel import available_cores, map_batches, rebatch, task_for
+from podium.validate.report import (
+    PROP_EXTRACT,
+    PROP_ROLES,
+    PROP_RULES,
+    PROP_SUMMARY,
+    PROP_VALIDATED_SNAPSHOT,
+    PROP_VALIDATED_TABLE,
+    report_name,
+    write_report,
+)
+from podium.validate.rules import check_spec, parse_rules
+from podium.validate.turns import Columns
+
+BATCH_ROWS = 4096
+# Below this many rows, starting worker processes costs more than it saves.
+PARALLEL_MIN_ROWS = 50_000
+
+
+class ValidateConfig(BaseModel):
+    """Validate structured outputs in every row of a table snapshot."""
+
+    table: TableRef = Field(description="The table to validate, pinned to a snapshot.")
+    rules: list[str] = Field(
+        min_length=1,
+        description="Rules: json, json-schema[:PATH], xml, xsd:PATH, python, regex:PATTERN, "
+        "tool-call[:PATH].",
+    )
+    extract: Literal["whole", "fenced"] = Field(
+        "whole",
+        description="Check the whole message, or its first ``` fenced block (the whole "
+        "message when it has none).",
+    )
+    roles: list[str] = Field(["assistant"], description="Roles of the turns to check.")
+    report: str | None = Field(
+        None, description="Report table (default NS.TABLE__validation); replaced on each run."
+    )
+    workers: int = Field(
+        0, ge=0, description="Processes to use; 0 = one per core for large tables."
+    )
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, rules: list[str]) -> list[str]:
+        return [check_spec(spec) for spec in rules]
+
+
+@dataclass
+class Summary:
+    table: str
+    snapshot_id: int | None
+    report: str
+    report_snapshot_id: int | None = None
+    rows: int = 0
+    turns: int = 0
+    failures: int = 0
+    failing_rows: int = 0
+    by_rule: dict[str, int] = field(default_factory=dict)
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _columns(properties: dict[str, str]) -> Columns:
+    raw = properties.get(PROP_MAPPING)
+    return Columns.from_mapping(json.loads(raw)) if raw else Columns()
+
+
+def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> Summary:
+    reporter = reporter or Reporter()
+    name = full_name(config.table.name)
+    table = load_table(name)
+    rules = parse_rules(config.rules, table.properties, name)  # every problem before any work
+    sid = resolve_snapshot(table, config.table.snapshot_id)
+    columns = _columns(table.properties)
+    stored = [f.name for f in table.schema().fields]
+    if columns.messages not in stored:
+        raise InvalidInput(
+            f"Table {name} has no {columns.messages!r} column (columns: {', '.join(stored)}); "
+            "validation needs chat messages. Map its columns (podium.mapping) or import it as SFT."
+        )
+    wanted = [c for c in (columns.id, columns.messages, columns.metadata) if c in stored]
+    total = int(table.snapshot_by_id(sid).summary["total-records"]) if sid is not None else 0
+    workers = config.workers or (available_cores() if total >= PARALLEL_MIN_ROWS else 1)
+    summary = Summary(name, sid, full_name(config.report or report_name(name)))
+    failures: list[dict[str, Any]] = []
+    if sid is not None:
+        reader = table.scan(snapshot_id=sid, selected_fields=tuple(wanted)).to_arrow_batch_reader()
+        task = task_for(rules, config.extract, config.roles, columns)
+        reporter.log(
+            f"validating {name}@{sid}: {total} rows, rules {config.rules}, {workers} process(es)"
+        )
+        reporter.progress(0, total, "validating")
+        for result in map_batches(rebatch(reader, BATCH_ROWS), task, workers, reporter):
+            summary.rows += result.rows
+            summary.turns += result.turns
+            failures.extend(result.failures)
+            reporter.progress(summary.rows, total, f"{len(failures)} failures")
+    reporter.check_cancelled()
+    _count(summary, failures)
+    properties = {
+        **reporter.lineage,
+        PROP_VALIDATED_TABLE: name,
+        PROP_VALIDATED_SNAPSHOT: str(sid),
+        PROP_RULES: json.dumps(config.rules),
+        PROP_EXTRACT: config.extract,
+        PROP_ROLES: json.dumps(config.roles),
+        PROP_SUMMARY: json.dumps(
+            {k: v for k, v in summary.to_dict().items() if k != "report_snapshot_id"}
+        ),
+    }
+    summary.report_snapshot_id = write_report(summary.report, failures, properties)
+    reporter.log(
+        f"{summary.failures} failing turns in {summary.failing_rows} of {summary.rows} rows; "
+        f"report {summary.report}"
+    )
+    return summary
+
+
+def _count(summary: Summary, failures: list[dict[str, Any]]) -> None:
+    summary.failures = len(failures)
+    summary.failing_rows = len({f["id"] for f in failures})
+    summary.by_rule = dict(Counter(f["rule"] for f in failures).most_common())
+    by_kind: dict[str, Counter[str]] = {}
+    for f in failures:
+        by_kind.setdefault(f["rule"], Counter())[f["kind"]] += 1
+    summary.by_kind = {rule: dict(c.most_common()) for rule, c in by_kind.items()}
+
+
+def run_validate(config: ValidateConfig, reporter: Reporter) -> JobOutputs:
+    """The `validate` job: validate, write the report, return it as the output."""
+    summary = validate_table(config, reporter)
+    ref = summary.report + (f"@{summary.report_snapshot_id}" if summary.report_snapshot_id else "")
+    return JobOutputs(tables=[ref], summary=summary.to_dict())

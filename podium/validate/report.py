@@ -1,0 +1,117 @@
+"""The validation report table: one row per failing turn, tied to the snapshot checked.
+
+A report is an Iceberg table like any other (default `<ns>.<table>__validation`), so
+it can be browsed, queried and joined; its properties say which table and snapshot
+it describes, which is how Browse knows whether its "malformed only" filter applies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from podium.errors import InvalidInput
+from podium.store.catalog import full_name, load_table, parse_name, table_exists
+from podium.store.read import read_table_arrow
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.snapshots import resolve_snapshot
+from podium.store.write import write_table
+
+REPORT_KIND = "validation-report"
+PROP_VALIDATED_TABLE = f"{PROP_LINEAGE_PREFIX}validated_table"
+PROP_VALIDATED_SNAPSHOT = f"{PROP_LINEAGE_PREFIX}validated_snapshot"
+PROP_RULES = "podium.validate.rules"
+PROP_EXTRACT = "podium.validate.extract"
+PROP_ROLES = "podium.validate.roles"
+PROP_SUMMARY = "podium.validate.summary"
+
+REPORT_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),
+        pa.field("turn", pa.int32()),
+        pa.field("role", pa.string()),
+        pa.field("rule", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("message", pa.string()),
+        pa.field("line", pa.int32()),
+        pa.field("column", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("message_offset", pa.int64()),
+        pa.field("excerpt", pa.string()),
+    ]
+)
+
+
+def report_name(table: str) -> str:
+    ns, name = parse_name(table)
+    return f"{ns}.{name}__validation"
+
+
+def write_report(
+    name: str, failures: Sequence[Mapping[str, Any]], properties: Mapping[str, str]
+) -> int | None:
+    """Create or replace report `name` in one commit; returns its new snapshot id.
+
+    Refuses to overwrite a table that is not a validation report, so a mistyped
+    `--report` can never clobber a dataset.
+    """
+    data = pa.Table.from_pylist(list(failures), schema=REPORT_SCHEMA)
+    props = {PROP_KIND: REPORT_KIND, **properties}
+    mode = "create"
+    if table_exists(name):
+        kind = load_table(name).properties.get(PROP_KIND)
+        if kind != REPORT_KIND:
+            raise InvalidInput(
+                f"Table {full_name(name)} exists and is not a validation report "
+                f"(podium.kind={kind!r}); choose another --report name."
+            )
+        mode = "overwrite"
+    table = write_table(name, data, mode=mode, properties=props)  # type: ignore[arg-type]
+    snapshot = table.current_snapshot()
+    return snapshot.snapshot_id if snapshot else None
+
+
+def report_for(
+    table: str, snapshot_id: int | str | None = None, report: str | None = None
+) -> str | None:
+    """Name of the report describing `table` at `snapshot_id` (default current), if any."""
+    name = report or report_name(table)
+    if not table_exists(name):
+        return None
+    sid = resolve_snapshot(load_table(table), snapshot_id)
+    props = load_table(name).properties
+    if props.get(PROP_KIND) != REPORT_KIND:
+        return None
+    if props.get(PROP_VALIDATED_TABLE) != full_name(table) or props.get(
+        PROP_VALIDATED_SNAPSHOT
+    ) != str(sid):
+        return None
+    return name
+
+
+def read_report(name: str) -> pa.Table:
+    """All rows of report `name` (empty with the report schema when nothing failed)."""
+    table = load_table(name)
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return REPORT_SCHEMA.empty_table()
+    return read_table_arrow(table, snapshot.snapshot_id)
+
+
+def malformed_ids(
+    table: str, snapshot_id: int | str | None = None, report: str | None = None
+) -> set[str] | None:
+    """Ids of rows with a failing turn, or None when no report covers this snapshot."""
+    name = report_for(table, snapshot_id, report)
+    if name is None:
+        return None
+    return {i for i in read_report(name).column("id").to_pylist() if i is not None}
+
+
+def report_summary(name: str) -> dict[str, Any]:
+    """The summary stored with a report (counts by rule and kind, rows, turns)."""
+    raw = load_table(name).properties.get(PROP_SUMMARY)
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,84 @@
+"""The `python` (source parses) and `regex` (whole text matches) rules."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from podium.errors import InvalidInput
+from podium.validate.json_rules import not_text
+from podium.validate.result import Result, failed, failed_at_line, passed
+
+
+def _syntax_kind(exc: SyntaxError) -> str:
+    msg = exc.msg.lower()
+    if isinstance(exc, IndentationError):
+        return "indentation"
+    if "never closed" in msg or "unexpected eof" in msg or "was not closed" in msg:
+        return "unexpected-eof"
+    if "unterminated" in msg:
+        return "unterminated-string"
+    if "unmatched" in msg or "does not match" in msg:
+        return "unmatched-bracket"
+    if "null bytes" in msg:
+        return "null-byte"
+    return "syntax"
+
+
+@dataclass(eq=False)
+class PythonRule:
+    """Python source that `ast.parse` accepts (parsing only; nothing is executed)."""
+
+    name: str = "python"
+    spec: str = "python"
+    parses_json: bool = False
+
+    def check(self, text: object, metadata: str | None = None) -> Result:
+        if not isinstance(text, str):
+            return not_text(self.name, text)
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            if exc.lineno is None:
+                return failed(self.name, _syntax_kind(exc), exc.msg, text, text.find("\0"))
+            return failed_at_line(
+                self.name, _syntax_kind(exc), exc.msg, text, exc.lineno, exc.offset or 1
+            )
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return failed(self.name, "too-complex", f"{type(exc).__name__}: {exc}", text, None)
+        return passed(self.name)
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.DOTALL)
+    except re.error as exc:
+        raise InvalidInput(
+            f"--rule regex:{pattern} is not a valid regular expression: {exc}."
+        ) from None
+
+
+@dataclass(eq=False)
+class RegexRule:
+    """The whole text matches the pattern (`re.fullmatch`, `.` matching newlines)."""
+
+    pattern: str
+    spec: str = "regex"
+    name: str = "regex"
+    parses_json: bool = False
+
+    def __post_init__(self) -> None:
+        self._compiled = compile_pattern(self.pattern)
+
+    def check(self, text: object, metadata: str | None = None) -> Result:
+        if not isinstance(text, str):
+            return not_text(self.name, text)
+        if self._compiled.fullmatch(text):
+            return passed(self.name)
+        # Where a prefix stops matching is not knowable with `re`; the whole text is flagged.
+        return failed(self.name, "no-match", f"text does not match /{self.pattern}/", text, None)
+
+    def __reduce__(self) -> Any:
+        return (RegexRule, (self.pattern, self.spec))
