@@ -1,0 +1,34 @@
+"""An unsandboxed fork server: the same server as every worker, started as a plain process.
+
+It contains nothing (the job runs as the calling user, with the host's network and
+files); it exists as the baseline that `benchmarks/sandbox.py` measures the sandboxes
+against, so that their overhead is a ratio measured in the same run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+from generators.sandbox.worker import SERVER_SCRIPT, ProcessWorker
+
+
+class BareWorker(ProcessWorker):
+    backend = "bare"
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self._dir = tempfile.mkdtemp(prefix=f"podium-bare-{index}-")
+
+    def command(self) -> list[str]:
+        tmp = f"{self._dir}/tmp"
+        private = f"{self._dir}/private"
+        for path in (tmp, private):
+            os.makedirs(path, exist_ok=True)
+        return [sys.executable, "-I", str(SERVER_SCRIPT), "--tmp", tmp, "--private", private]
+
+    def close(self) -> None:
+        super().close()
+        shutil.rmtree(self._dir, ignore_errors=True)

@@ -1,0 +1,143 @@
+"""The `local` backend: warm fork servers inside long-lived bubblewrap sandboxes.
+
+Each worker is one `bwrap` process: new pid, net, ipc, uts and cgroup namespaces (and a
+user namespace when not root), the host's /usr and Python read-only, a fresh /proc and
+/dev, a size-capped tmpfs /tmp, the seccomp deny-list, and `--die-with-parent`. The fork
+server is pid 1 inside (`--as-pid-1`: bwrap's own reaper would leave zombie inits that
+exhaust the uid's process limit), so after each job `kill(-1)` ends everything the job
+started. Jobs run as a per-worker non-root uid (RLIMIT_NPROC is not enforced for root)
+under rlimits, and under cgroup memory and pids limits when the host allows it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from generators.sandbox.cgroups import CgroupLimits
+from generators.sandbox.limits import Limits, Result
+from generators.sandbox.seccomp import bpf_fd
+from generators.sandbox.worker import SERVER_SCRIPT, ProcessWorker
+
+# Jobs of worker i run as uid BASE_UID + i, so process counts never mix across workers.
+BASE_UID = 61000
+TMP_BYTES = 256 * 1024 * 1024
+SERVER_PATH = "/opt/podium/forkserver.py"
+SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
+
+
+def interpreter() -> tuple[str, str]:
+    """The host's base Python (not a venv shim) and the prefix that must be visible."""
+    exe = os.path.realpath(sys.executable)
+    return exe, os.path.realpath(sys.base_prefix)
+
+
+def bwrap_path() -> str:
+    path = shutil.which("bwrap")
+    if path is None:
+        from podium.errors import PodiumError
+
+        raise PodiumError(
+            "The local sandbox needs bubblewrap: install it with `apt-get install bubblewrap` "
+            "(scripts/system_packages.sh), or use --backend docker."
+        )
+    return path
+
+
+def filesystem_args(prefix: str) -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in ETC_FILES:
+        args += ["--ro-bind-try", path, path]
+    if not prefix.startswith("/usr/"):
+        args += ["--ro-bind", prefix, prefix]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    args += ["--perms", "0711", "--tmpfs", "/sandbox"]
+    args += ["--ro-bind", str(SERVER_SCRIPT), SERVER_PATH]
+    return args
+
+
+class LocalWorker(ProcessWorker):
+    backend = "local"
+
+    def __init__(self, index: int, seccomp: bool = True) -> None:
+        super().__init__(index)
+        self.root = os.geteuid() == 0
+        self.uid = BASE_UID + index
+        self.seccomp = seccomp
+        self.cgroup = CgroupLimits.create(f"w{index}")
+        self._seccomp_fd: int | None = None
+        self._oom_before = 0
+
+    def command(self) -> list[str]:
+        python, prefix = interpreter()
+        cmd = [bwrap_path(), "--die-with-parent", "--as-pid-1", "--new-session"]
+        cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        cmd += ["--unshare-cgroup-try", "--hostname", "sandbox"]
+        if self.root:
+            # Root needs no user namespace and keeps only what the server uses: switching
+            # to the job uid, killing leftovers, wiping files the job made unreadable.
+            cmd += ["--cap-drop", "ALL"]
+            for cap in ("SETUID", "SETGID", "KILL", "DAC_OVERRIDE", "FOWNER"):
+                cmd += ["--cap-add", f"CAP_{cap}"]
+        else:
+            cmd += ["--unshare-user"]
+        cmd += filesystem_args(prefix)
+        cmd += ["--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
+        if self.seccomp:
+            self._seccomp_fd = bpf_fd()
+            cmd += ["--seccomp", str(self._seccomp_fd)]
+        cmd += [python, "-I", SERVER_PATH, "--tmp", "/tmp", "--private", "/sandbox"]
+        cmd += ["--uid", str(self.uid)]
+        if self.cgroup is not None:
+            cmd = self.cgroup.join_prefix() + cmd
+        return cmd
+
+    def pass_fds(self) -> tuple[int, ...]:
+        return () if self._seccomp_fd is None else (self._seccomp_fd,)
+
+    def _start(self) -> None:
+        try:
+            super()._start()
+        finally:
+            if self._seccomp_fd is not None:
+                os.close(self._seccomp_fd)
+                self._seccomp_fd = None
+
+    def _before_job(self, limits: Limits) -> None:
+        if self.cgroup is not None:
+            self.cgroup.apply(limits.memory_mb * 1024 * 1024, limits.processes)
+            self._oom_before = self.cgroup.oom_kills()
+
+    def _after_job(self, result: Result) -> Result:
+        if self.cgroup is not None and self.cgroup.oom_kills() > self._oom_before:
+            if result.status in ("killed", "error"):
+                result.status = "oom"
+        return result
+
+    def close(self) -> None:
+        super().close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+
+def describe() -> dict[str, object]:
+    """What confinement this host gives local workers (for `podium sandbox info`)."""
+    probe = CgroupLimits.create("probe")
+    if probe is not None:
+        probe.remove()
+    return {
+        "bwrap": shutil.which("bwrap"),
+        "root": os.geteuid() == 0,
+        "cgroups": None if probe is None else ("v2" if probe.v2 else "v1"),
+        "python": interpreter()[0],
+        "server": str(Path(SERVER_PATH)),
+    }
