@@ -104,3 +104,12 @@ register(
         "GRPO with rewards from validation rules, the sandbox, exact match and length.",
     )
 )
+register(
+    JobKind(
+        "validate",
+        "podium.validate.job:ValidateConfig",
+        "podium.validate.job:run_validate",
+        "Validate structured outputs (JSON, JSON Schema, XML, XSD, Python, regex, tool calls) "
+        "in every row of a table snapshot; writes a report table of failing turns.",
+    )
+)
