@@ -59,10 +59,17 @@ def _has_assistant(msgs: list[dict[str, str]]) -> bool:
 
 
 def malformed_row_ids(ref: TableRef, snapshot_id: int | None) -> set[str]:
-    """Ids the table's validation report marks malformed (empty if it has no report)."""
-    from podium.validate.reports import malformed_ids
+    """Ids the validation report of this very snapshot marks malformed."""
+    from podium.validate.report import malformed_ids
 
-    return set(malformed_ids(ref.name, snapshot_id))
+    ids = malformed_ids(ref.name, snapshot_id)
+    if ids is None:
+        raise InvalidInput(
+            f"only_valid is set but no validation report covers {ref.name} at snapshot "
+            f"{snapshot_id}; run `podium validate {ref.name} --rule RULE` first, or train "
+            "on every row."
+        )
+    return ids
 
 
 def load_training_data(

@@ -50,7 +50,7 @@ from trainers.runtime import (
 
 def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
     """Everything that can be wrong with a card, found before any compute."""
-    check_rewards(cfg.rewards)
+    check_rewards(cfg.rewards, *_table_context(cfg))
     base = resolve_base(cfg.model)
     check_out_name(cfg.out)
     check_root_free(cfg.out)
@@ -58,6 +58,13 @@ def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
         cfg.table, only_valid=cfg.only_valid, max_rows=cfg.max_rows, eval_fraction=0.0, seed=cfg.seed
     )
     return base, data
+
+
+def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
+    """The table's properties (a stored JSON Schema for `validate:json-schema`) and name."""
+    from podium.store.catalog import load_table
+
+    return dict(load_table(cfg.table.name).properties), cfg.table.name
 
 
 def build_grpo_trainer(
@@ -77,7 +84,7 @@ def build_grpo_trainer(
             "use_vllm: false and completions are generated with transformers."
         )
     tokenizer = load_tokenizer(base.path)
-    funcs, weights = build_rewards(cfg.rewards, tap)
+    funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
     vllm_args: dict[str, Any] = {}
     if cfg.use_vllm:
         vllm_args = dict(

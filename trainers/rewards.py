@@ -100,15 +100,19 @@ def _length(limit: int) -> RewardFn:
     return score
 
 
-def _validation(spec: str) -> RewardFn:
-    from trainers.validation_rules import resolve_rule
+def _validation(spec: str, table_properties: dict[str, str] | None, table: str) -> RewardFn:
+    from podium.validate.extract import extract
+    from podium.validate.rules import parse_rule
 
-    rule = resolve_rule(spec)
+    rule = parse_rule(spec, table_properties, table)
 
-    def score(prompts: Any, completions: Sequence[Any], metadata: Sequence[str] | None = None, **_: Any) -> list[float]:
+    def score(
+        prompts: Any, completions: Sequence[Any], metadata: Sequence[str] | None = None, **_: Any
+    ) -> list[float]:
         metas = metadata or [None] * len(completions)
+        # A fenced block is checked when there is one: models often wrap JSON in ```json.
         return [
-            1.0 if rule.check(completion_text(c), m).ok else 0.0
+            1.0 if rule.check(extract(completion_text(c), "fenced")[0], m).ok else 0.0
             for c, m in zip(completions, metas, strict=True)
         ]
 
@@ -127,21 +131,22 @@ def _sandbox(mode: str) -> RewardFn:
         metadata: Sequence[str],
         **_: Any,
     ) -> list[float]:
-        out = []
-        for c, a, m in zip(completions, answer, metadata, strict=True):
-            code = extract_code(completion_text(c))
-            meta = parse_metadata(m)
-            if mode == "tests":
-                out.append(scorer.tests_pass(code, str(meta.get("tests") or "")))
-            else:
-                out.append(scorer.output_matches(code, meta.get("expected_output"), a))
-        return out
+        codes = [extract_code(completion_text(c)) for c in completions]
+        metas = [parse_metadata(m) for m in metadata]
+        if mode == "tests":
+            return scorer.tests_pass(codes, [str(m.get("tests") or "") for m in metas])
+        return scorer.output_matches(codes, [m.get("expected_output") for m in metas], answer)
 
     return score
 
 
-def make_reward(rule: str) -> RewardFn:
-    """The reward function for one rule string; InvalidInput if the rule is unknown."""
+def make_reward(
+    rule: str, table_properties: dict[str, str] | None = None, table: str = ""
+) -> RewardFn:
+    """The reward function for one rule string; InvalidInput if the rule is unknown.
+
+    `table_properties` let `validate:json-schema` use the schema stored on the table.
+    """
     kind, _, arg = rule.partition(":")
     if kind == "exact_match" and not arg:
         fn = _exact_match()
@@ -154,7 +159,7 @@ def make_reward(rule: str) -> RewardFn:
             raise InvalidInput(f"Reward {rule!r}: N must be at least 1.")
         fn = _length(limit)
     elif kind == "validate" and arg:
-        fn = _validation(arg)
+        fn = _validation(arg, table_properties, table)
     elif kind == "sandbox" and arg in ("output", "tests"):
         fn = _sandbox(arg)
     else:
@@ -163,20 +168,28 @@ def make_reward(rule: str) -> RewardFn:
     return fn
 
 
-def build_rewards(specs: Sequence[RewardSpec], tap: SampleTap | None = None) -> tuple[list[RewardFn], list[float]]:
+def build_rewards(
+    specs: Sequence[RewardSpec],
+    tap: SampleTap | None = None,
+    table_properties: dict[str, str] | None = None,
+    table: str = "",
+) -> tuple[list[RewardFn], list[float]]:
     """TRL reward functions and their weights; each records its scores into `tap`."""
     funcs: list[RewardFn] = []
     for spec in specs:
-        funcs.append(_tapped(make_reward(spec.rule), tap) if tap else make_reward(spec.rule))
+        fn = make_reward(spec.rule, table_properties, table)
+        funcs.append(_tapped(fn, tap) if tap else fn)
     names = [f.__name__ for f in funcs]
     if len(set(names)) != len(names):
         raise InvalidInput(f"The same reward appears twice ({', '.join(names)}); merge their weights.")
     return funcs, [spec.weight for spec in specs]
 
 
-def check_rewards(specs: Sequence[RewardSpec]) -> None:
+def check_rewards(
+    specs: Sequence[RewardSpec], table_properties: dict[str, str] | None = None, table: str = ""
+) -> None:
     """Resolve every rule now so a typo fails before any model loads."""
-    build_rewards(specs)
+    build_rewards(specs, None, table_properties, table)
 
 
 def _tapped(fn: RewardFn, tap: SampleTap) -> RewardFn:

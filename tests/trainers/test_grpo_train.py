@@ -29,3 +29,23 @@ def test_grpo_logs_per_reward_metrics_and_registers(tiny_base, make_table, memo_
     final = get_model("memo-grpo")
     assert final.lineage["kind"] == "grpo" and final.lineage["rewards"][1]["weight"] == 0.5
     assert outputs.summary["steps"] == 2
+
+
+@pytest.mark.sandbox
+def test_grpo_with_validator_and_sandbox_rewards(tiny_base, make_table, recorder):
+    make_table("t.code", [
+        ("Print the sum of 2 and 3 as JSON or code.", "```python\nprint(2 + 3)\n```"),
+        ("Print hello.", "```python\nprint('hello')\n```"),
+    ])
+    cfg = GrpoConfig(
+        model=tiny_base, table={"name": "t.code"}, out="code-grpo", preset="cpu-smoke",
+        rewards=[RewardSpec(rule="validate:json", weight=0.5), RewardSpec(rule="sandbox:output")],
+        max_steps=2, batch_size=4, num_generations=4, max_completion_length=8,
+    )
+    run_grpo(cfg, recorder)
+    steps = [v for _, v in recorder.metrics if "rewards/sandbox_output/mean" in v]
+    assert len(steps) == 2
+    assert all("rewards/validate_json/mean" in v and "reward_std" in v for v in steps)
+    # Both rewards scored every sampled completion (random weights: 0 each, but scored).
+    assert {"reward/validate_json", "reward/sandbox_output"} <= set(recorder.samples[-1][1])
+    assert get_model("code-grpo").lineage["rewards"][1]["rule"] == "sandbox:output"

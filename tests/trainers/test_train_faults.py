@@ -90,3 +90,17 @@ def test_cancelled_run_keeps_last_checkpoint_registered_as_periodic(tiny_base, m
     names = sorted(m.name for m in list_models() if m.kind == "trained")
     assert names == ["stopped-step-2", "stopped-step-3"]
     assert not any(p.name.startswith(".tmp-") for p in Path(last.path).parent.iterdir())
+
+
+def test_only_valid_skips_rows_the_validation_report_marks(tiny_base, make_table):
+    from podium.store.refs import TableRef
+    from podium.validate.job import ValidateConfig, validate_table
+    from trainers.data import load_training_data
+
+    make_table("t.mixed", [("a", '{"ok": 1}'), ("b", '{"ok": 2,}'), ("c", '{"ok": 3}')])
+    ref = TableRef(name="t.mixed")
+    with pytest.raises(InvalidInput, match="no validation report covers t.mixed"):
+        load_training_data(ref, only_valid=True)
+    validate_table(ValidateConfig(table=ref, rules=["json"]))
+    data = load_training_data(ref, only_valid=True)
+    assert sorted(c.id for c in data.train) == ["r0", "r2"] and data.skipped_invalid == 1
