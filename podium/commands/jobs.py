@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -34,8 +35,8 @@ jobs_app = typer.Typer(help="List, inspect, follow and cancel jobs.", no_args_is
 
 
 def run(
-    card: Path = typer.Argument(..., help="Run card (Markdown with YAML front matter)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    card: Annotated[Path, typer.Argument(help="Run card (Markdown with YAML front matter).")],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a card in the foreground; it is recorded in the logbook like any job."""
     job = run_foreground(read_card(card), quiet=quiet)
@@ -44,16 +45,16 @@ def run(
         out.print(f"  wrote {table['name']} @ snapshot {table['snapshot_id']}")
 
 
-def submit_cmd(card: Path = typer.Argument(..., help="Run card to queue.")) -> None:
+def submit_cmd(card: Annotated[Path, typer.Argument(help="Run card to queue.")]) -> None:
     """Queue a card for `podium worker`; prints the job id."""
     job_id = submit(read_card(card))
     out.print(job_id)
 
 
 def worker(
-    once: bool = typer.Option(False, "--once", help="Exit when the queue is empty."),
-    poll: float = typer.Option(1.0, "--poll", help="Seconds between queue polls."),
-    concurrency: int = typer.Option(1, "--concurrency", help="Jobs run at the same time."),
+    once: Annotated[bool, typer.Option("--once", help="Exit when the queue is empty.")] = False,
+    poll: Annotated[float, typer.Option("--poll", help="Seconds between queue polls.")] = 1.0,
+    concurrency: Annotated[int, typer.Option(help="Jobs run at the same time.")] = 1,
 ) -> None:
     """Execute queued jobs, each in its own process group, until stopped."""
     from podium.jobs.worker import Worker
@@ -66,9 +67,9 @@ def worker(
 @jobs_app.callback(invoke_without_command=True)
 def jobs(
     ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    status: str | None = typer.Option(None, "--status", help="Only jobs in this status."),
-    limit: int = typer.Option(50, "--limit", help="How many jobs, newest first."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    status: Annotated[str | None, typer.Option(help="Only jobs in this status.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="How many jobs, newest first.")] = 50,
 ) -> None:
     """List jobs, newest first."""
     if ctx.invoked_subcommand is not None:
@@ -77,20 +78,18 @@ def jobs(
     if as_json:
         out.print_json(json.dumps([job_json(j) for j in rows]))
         return
-    table = Table("kind", "status", "progress", "duration", "created")
-    table.add_column("id", no_wrap=True)
+    table = Table("id", "kind", "status", "progress", "duration")
+    for column in table.columns[:3]:
+        column.no_wrap = True  # ids and statuses are copied and grepped; never wrap them
     for j in rows:
-        table.add_row(
-            j["kind"], j["status"], progress_text(j), duration_text(j),
-            f"{j['created_at']:%Y-%m-%d %H:%M:%S}", j["id"],
-        )
+        table.add_row(j["id"], j["kind"], j["status"], progress_text(j), duration_text(j))
     out.print(table)
 
 
 @jobs_app.command("show")
 def show(
-    job_id: str = typer.Argument(..., help="Job id (or a unique prefix)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """A job's status, card, inputs, outputs and error."""
     job = get_job(job_id)
@@ -110,9 +109,9 @@ def show(
 
 @jobs_app.command("logs")
 def logs(
-    job_id: str = typer.Argument(..., help="Job id (or a unique prefix)."),
-    follow_: bool = typer.Option(False, "--follow", "-f", help="Keep printing until it ends."),
-    lines: int = typer.Option(200, "--lines", "-n", help="Lines of the tail to print."),
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    follow_: Annotated[bool, typer.Option("--follow", "-f", help="Print until it ends.")] = False,
+    lines: Annotated[int, typer.Option("--lines", "-n", help="Lines of the tail to print.")] = 200,
 ) -> None:
     """Print a job's log (its tail, or all of it as it grows with --follow)."""
     job = get_job(job_id)
@@ -125,20 +124,20 @@ def logs(
 
 
 @jobs_app.command("cancel")
-def cancel(job_id: str = typer.Argument(..., help="Job id (or a unique prefix).")) -> None:
+def cancel(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")]) -> None:
     """Stop a job: queued ones never start, running ones are stopped by their worker."""
     job = get_job(job_id)
     out.print(f"job {job['id']}: {request_cancel(job['id'])}")
 
 
 @jobs_app.command("rerun")
-def rerun_cmd(job_id: str = typer.Argument(..., help="Job id (or a unique prefix).")) -> None:
+def rerun_cmd(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")]) -> None:
     """Queue a past job's stored card again, exactly as it ran."""
     out.print(rerun(get_job(job_id)["id"]))
 
 
 @jobs_app.command("kinds")
-def kinds(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def kinds(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """The job kinds and their card fields."""
     load_plugins()
     data = [

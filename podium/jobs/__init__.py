@@ -9,7 +9,7 @@ For a command that starts a job (import, validate, generate, build, train):
     from podium.jobs.launch import run_or_write_card
 
     @app.command()
-    def generate(..., card: Path | None = typer.Option(None, help="Write the run card here and run nothing.")):
+    def generate(table: str, ..., card: CardOption = None):  # CardOption: commands/store.py
         config = GenerateConfig(prompts=TableRef(name=table), ...)
         run_or_write_card("generate", config, card)
 

@@ -1,0 +1,82 @@
+"""Run cards: parsing, validation errors naming each field, pinning inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from podium.errors import InvalidInput, NotFound
+from podium.jobs.cards import parse_card, pin_inputs, read_card, render_card, write_card
+from podium.store.catalog import load_table
+from podium.store.refs import TableRef
+from podium.store.write import write_table
+
+
+def test_card_round_trips_config_and_notes(jobs_home: Path) -> None:
+    card = parse_card("---\nkind: test-steps\nsteps: 7\nmode: slow\n---\nWhy: a check.\n")
+    assert card.kind == "test-steps"
+    assert (card.config.steps, card.config.mode, card.notes) == (7, "slow", "Why: a check.")
+    again = parse_card(card.text())
+    assert again.config == card.config and again.notes == card.notes
+
+
+def test_write_and_read_card(jobs_home: Path, tmp_path: Path) -> None:
+    config = parse_card("---\nkind: test-steps\n---\n").config
+    path = write_card("test-steps", config, tmp_path / "cards" / "a.md", notes="hello")
+    assert path.read_text().startswith("---\nkind: test-steps\n")
+    assert read_card(path).notes == "hello"
+
+
+def test_invalid_card_names_every_bad_field(jobs_home: Path) -> None:
+    text = "---\nkind: test-steps\nsteps: many\nsleep: -1\ncolour: red\n---\n"
+    with pytest.raises(InvalidInput) as err:
+        parse_card(text, source="card.md")
+    message = str(err.value)
+    assert "card.md is not a valid 'test-steps' card" in message
+    assert "colour: unknown field" in message
+    assert "steps: Input should be a valid integer" in message and "'many'" in message
+    assert "sleep: Input should be greater than or equal to 0" in message
+
+
+def test_missing_required_field_says_what_it_is(jobs_home: Path) -> None:
+    with pytest.raises(InvalidInput) as err:
+        parse_card("---\nkind: import\npath: x.jsonl\n---\n")
+    assert "table: required field is missing (Target table as NAMESPACE.TABLE.)" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("kind: test-steps\n", "has no YAML front matter"),
+        ("---\nkind: [unclosed\n---\n", "not valid YAML"),
+        ("---\n- a\n- b\n---\n", "must be a mapping"),
+        ("---\nsteps: 2\n---\n", "needs `kind: NAME`"),
+        ("---\nkind: nope\n---\n", "Unknown job kind 'nope'"),
+    ],
+)
+def test_malformed_cards(jobs_home: Path, text: str, expected: str) -> None:
+    with pytest.raises(InvalidInput, match=expected):
+        parse_card(text)
+
+
+def test_missing_card_file(jobs_home: Path, tmp_path: Path) -> None:
+    with pytest.raises(NotFound, match="No run card"):
+        read_card(tmp_path / "absent.md")
+
+
+def test_pin_inputs_uses_current_snapshot_and_checks_given_ones(jobs_home: Path) -> None:
+    write_table("ns.src", pa.table({"x": [1]}))
+    write_table("ns.src", pa.table({"x": [2]}), mode="append")
+    current = load_table("ns.src").current_snapshot().snapshot_id
+    config = parse_card("---\nkind: test-steps\nsource: {name: ns.src}\n---\n").config
+    pinned = pin_inputs(config)
+    assert pinned.source == TableRef(name="ns.src", snapshot_id=current)
+    assert config.source.snapshot_id is None  # the original is not changed
+    assert f"snapshot_id: {current}" in render_card("test-steps", pinned)
+
+    with pytest.raises(NotFound, match="has no snapshot 42"):
+        pin_inputs(config.model_copy(update={"source": TableRef(name="ns.src", snapshot_id=42)}))
+    with pytest.raises(NotFound, match="No table named ns.absent"):
+        pin_inputs(config.model_copy(update={"source": TableRef(name="ns.absent")}))
