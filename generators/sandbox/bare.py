@@ -7,7 +7,6 @@ against, so that their overhead is a ratio measured in the same run.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -23,11 +22,7 @@ class BareWorker(ProcessWorker):
         self._dir = tempfile.mkdtemp(prefix=f"podium-bare-{index}-")
 
     def command(self) -> list[str]:
-        tmp = f"{self._dir}/tmp"
-        private = f"{self._dir}/private"
-        for path in (tmp, private):
-            os.makedirs(path, exist_ok=True)
-        return [sys.executable, "-I", str(SERVER_SCRIPT), "--tmp", tmp, "--private", private]
+        return [sys.executable, "-I", str(SERVER_SCRIPT), "--tmp", self._dir]
 
     def close(self) -> None:
         super().close()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 import os
 import shlex
+import signal
+import time
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
@@ -76,14 +78,14 @@ class CgroupLimits:
             if swap.exists():
                 swap.write_text("0")
         else:
-            # memsw must never be below the memory limit: order the writes accordingly.
+            # memory+swap may never be below memory: raise it first, lower it last.
             limit = self.memory_dir / "memory.limit_in_bytes"
             memsw = self.memory_dir / "memory.memsw.limit_in_bytes"
-            lowering = self._applied is not None and memory < self._applied[0]
-            if memsw.exists() and lowering:
+            raising = memory > int(limit.read_text())
+            if memsw.exists() and raising:
                 memsw.write_text(str(memory))
             limit.write_text(str(memory))
-            if memsw.exists() and not lowering:
+            if memsw.exists() and not raising:
                 memsw.write_text(str(memory))
         (self.pids_dir / "pids.max").write_text(str(pid_max))
         self._applied = wanted
@@ -100,8 +102,18 @@ class CgroupLimits:
         return 0
 
     def remove(self) -> None:
-        for directory in {self.memory_dir, self.pids_dir}:
-            try:
-                directory.rmdir()
-            except OSError:
-                pass
+        """Kill what is still inside (a dying bwrap's children) and delete the group."""
+        for _ in range(100):
+            left = False
+            for directory in {self.memory_dir, self.pids_dir}:
+                if not directory.exists():
+                    continue
+                try:
+                    for pid in (directory / "cgroup.procs").read_text().split():
+                        os.kill(int(pid), signal.SIGKILL)
+                    directory.rmdir()
+                except (OSError, ValueError):
+                    left = True
+            if not left:
+                return
+            time.sleep(0.02)

@@ -109,7 +109,6 @@ class DockerWorker(Worker):
             read_only=True,
             tmpfs={
                 "/tmp": f"rw,nosuid,nodev,size=256m,uid={uid},gid={uid},mode=1777",
-                "/sandbox": f"rw,nosuid,nodev,size=16m,uid={uid},gid={uid},mode=0711",
             },
             mem_limit=memory,
             memswap_limit=memory,
@@ -123,7 +122,6 @@ class DockerWorker(Worker):
         self.client = docker_client(self.base_url)
         ensure_image(self.client, self.image)
         command = ["python3", "-I", "-c", SERVER_SCRIPT.read_text(), "--tmp", "/tmp"]
-        command += ["--private", "/sandbox"]
         created = self.client.api.create_container(
             self.image,
             command=command,

@@ -6,7 +6,7 @@ drops privileges, sets rlimits and runs the code as `__main__`, then kills every
 the job left behind, wipes /tmp and answers on stdout. Forking a warm interpreter costs
 a few milliseconds where starting Python costs tens.
 
-    python3 -I forkserver.py --tmp /tmp --private /sandbox [--uid 61000]
+    python3 -I forkserver.py --tmp /tmp [--uid 61000]
 """
 
 import argparse
@@ -15,6 +15,7 @@ import builtins
 import ctypes
 import io
 import json
+import linecache
 import os
 import resource
 import select
@@ -28,6 +29,7 @@ import types
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 STDERR_TAIL = 65536
+SCRIPT_NAME = "main.py"
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -76,10 +78,13 @@ def exit_code_of(exc):
     return 1
 
 
-def run_main(path):
-    """Run the file as `python path` would: a fresh __main__ module."""
-    with open(path, "rb") as fh:
-        source = fh.read()
+def run_main(source):
+    """Run the source as `python main.py` would: a fresh __main__ module."""
+    path = SCRIPT_NAME
+    # The code never touches a file the job could reach; tracebacks still show its
+    # lines because linecache holds them (mtime None: never re-read from disk).
+    lines = source.splitlines(keepends=True)
+    linecache.cache[path] = (len(source), None, lines, path)
     main = types.ModuleType("__main__")
     main.__file__ = path
     main.__builtins__ = builtins
@@ -110,14 +115,14 @@ def run_child(req, opts, files, as_base):
         sys.stderr = sys.__stderr__ = open(
             2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1
         )
-        sys.argv = [files["code_path"], *req.get("args", [])]
-        sys.path[0] = os.path.dirname(files["code_path"])
+        sys.argv = [SCRIPT_NAME, *req.get("args", [])]
+        sys.path[0] = opts.tmp
     except BaseException as exc:  # the sandbox itself failed: say so on the real stderr
         os.write(files["stderr"], f"podium-sandbox setup failed: {exc!r}\n".encode())
         os._exit(125)
     rc = 0
     try:
-        run_main(files["code_path"])
+        run_main(req["code"])
     except SystemExit as exc:
         rc = exit_code_of(exc)
     except BaseException:
@@ -202,20 +207,12 @@ def read_capped(fd, limit, tail=False):
     return b"".join(chunks).decode("utf-8", "replace"), size
 
 
-def prepare_files(req, opts):
-    private = opts.private
-    code_path = os.path.join(private, "main.py")
-    with open(code_path, "w", encoding="utf-8") as fh:
-        fh.write(req["code"])
-    os.chmod(code_path, 0o644)
-    files = {"code_path": code_path}
+def prepare_files(req):
+    """Anonymous in-memory files for the job's stdio: nothing on any path to tamper with."""
+    files = {}
     for name in ("stdin", "stdout", "stderr"):
-        path = os.path.join(private, name)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.unlink(path)  # only the open descriptors remain: nothing else can reach them
-        files[name] = fd
-    data = (req.get("stdin") or "").encode()
-    os.write(files["stdin"], data)
+        files[name] = os.memfd_create("podium-" + name, 0)
+    os.write(files["stdin"], (req.get("stdin") or "").encode())
     os.lseek(files["stdin"], 0, os.SEEK_SET)
     return files
 
@@ -243,7 +240,7 @@ def classify(timed_out, status, cpu_s, limits, out_size, err_size, stderr):
 
 
 def run_job(req, opts, as_base):
-    files = prepare_files(req, opts)
+    files = prepare_files(req)
     limits = req["limits"]
     start = time.monotonic()
     pid = os.fork()
@@ -281,7 +278,6 @@ def run_job(req, opts, as_base):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tmp", default="/tmp")
-    parser.add_argument("--private", default="/sandbox")
     parser.add_argument("--uid", type=int, default=0)
     opts = parser.parse_args()
     # Jobs must not signal or ptrace the server (they may share its uid in containers).

@@ -57,10 +57,13 @@ def filesystem_args(prefix: str) -> list[str]:
     for path in ETC_FILES:
         args += ["--ro-bind-try", path, path]
     if not prefix.startswith("/usr/"):
+        # Parents bwrap creates copy the host's modes (/root is 0700): make them
+        # traversable so the job's uid can reach the interpreter's stdlib.
+        for parent in reversed(Path(prefix).parents[:-1]):
+            args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", prefix, prefix]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
-    args += ["--perms", "0711", "--tmpfs", "/sandbox"]
+    args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     args += ["--ro-bind", str(SERVER_SCRIPT), SERVER_PATH]
     return args
 
@@ -95,7 +98,7 @@ class LocalWorker(ProcessWorker):
         if self.seccomp:
             self._seccomp_fd = bpf_fd()
             cmd += ["--seccomp", str(self._seccomp_fd)]
-        cmd += [python, "-I", SERVER_PATH, "--tmp", "/tmp", "--private", "/sandbox"]
+        cmd += [python, "-I", SERVER_PATH, "--tmp", "/tmp"]
         cmd += ["--uid", str(self.uid)]
         if self.cgroup is not None:
             cmd = self.cgroup.join_prefix() + cmd

@@ -34,7 +34,9 @@ class Job:
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-def worker_factory(backend: str, **options: Any) -> Callable[[int], Worker]:
+def worker_factory(
+    backend: str, limits: Limits | None = None, **options: Any
+) -> Callable[[int], Worker]:
     """Constructor of workers for `backend` ("local", "docker" or "bare")."""
     if backend == "local":
         from generators.sandbox.local import LocalWorker
@@ -43,7 +45,9 @@ def worker_factory(backend: str, **options: Any) -> Callable[[int], Worker]:
     if backend == "docker":
         from generators.sandbox.docker_backend import DockerWorker
 
-        return lambda i: DockerWorker(i, **options)
+        # Containers are created with the pool's limits; a job asking for more memory
+        # updates its container before it runs.
+        return lambda i: DockerWorker(i, limits=limits, **options)
     if backend == "bare":
         from generators.sandbox.bare import BareWorker
 
@@ -68,7 +72,7 @@ class Sandbox:
         self.backend = backend
         self.size = max(1, workers or os.cpu_count() or 1)
         self.limits = limits or Limits()
-        self._make = worker_factory(backend, **options)
+        self._make = worker_factory(backend, self.limits, **options)
         self._idle: queue.Queue[Worker] = queue.Queue()
         self._all: list[Worker] = []
         self._lock = threading.Lock()

@@ -1,0 +1,241 @@
+"""Hostile code against each backend: every attack is contained and the next job works."""
+
+from __future__ import annotations
+
+import socket
+import textwrap
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from generators.sandbox import Limits, Result, Sandbox
+
+
+def run(box: Sandbox, code: str, **kwargs: object) -> Result:
+    return box.run(textwrap.dedent(code), **kwargs)  # type: ignore[arg-type]
+
+
+def assert_next_job_works(box: Sandbox) -> None:
+    """After any attack the pool still runs ordinary code, and nothing is left over."""
+    result = run(
+        box,
+        """
+        import os
+        others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]
+        print('ok', others, sorted(os.listdir('/tmp')))
+        """,
+    )
+    assert result.status == "ok", result
+    assert result.stdout == "ok [] []\n"
+
+
+def test_infinite_loop_times_out(box: Sandbox) -> None:
+    result = run(box, "while True:\n    pass\n", limits=Limits(wall_s=3, cpu_s=1))
+    assert result.status == "timeout", result
+    assert_next_job_works(box)
+
+
+def test_sleeping_forever_hits_the_wall_clock(box: Sandbox) -> None:
+    result = run(box, "import time\ntime.sleep(600)\n", limits=Limits(wall_s=1, cpu_s=5))
+    assert result.status == "timeout", result
+    assert_next_job_works(box)
+
+
+def test_ten_gigabyte_allocation_is_refused(box: Sandbox) -> None:
+    result = run(box, "x = bytearray(10 * 1024 ** 3)\nprint(len(x))\n")
+    assert result.status == "oom", result
+    assert result.stdout == ""
+    assert_next_job_works(box)
+
+
+def test_gradual_allocation_is_stopped(box: Sandbox) -> None:
+    code = """
+    chunks = []
+    while True:
+        chunks.append(bytearray(16 * 1024 * 1024))
+    """
+    result = run(box, code)
+    assert result.status == "oom", result
+    assert_next_job_works(box)
+
+
+def test_fork_bomb_is_capped_and_cleaned_up(box: Sandbox) -> None:
+    code = """
+    import os, time
+    started = 0
+    for _ in range(500):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        started += 1
+    print(started)
+    """
+    result = run(box, code)
+    assert result.status == "ok", result
+    assert 0 < int(result.stdout) <= box.limits.processes
+    bomb = """
+    import os
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+    """
+    result = run(box, bomb, limits=Limits(wall_s=2, cpu_s=2, processes=16))
+    assert result.status in ("timeout", "killed"), result
+    assert_next_job_works(box)
+
+
+def test_writes_outside_tmp_fail_and_tmp_is_private(box: Sandbox, tmp_path: Path) -> None:
+    host_dir = tmp_path / "host-visible"
+    host_dir.mkdir()
+    targets = [
+        "/etc/passwd",
+        "/usr/lib/podium-was-here",
+        "/podium-was-here",
+        "/opt/podium-was-here",
+        "/opt/podium/forkserver.py",
+        str(host_dir / "written"),
+    ]
+    code = f"""
+    written = []
+    for path in {targets!r}:
+        try:
+            with open(path, "a") as fh:
+                fh.write("pwned")
+            written.append(path)
+        except OSError:
+            pass
+    with open("/tmp/marker", "w") as fh:
+        fh.write("from the previous job")
+    print(written)
+    """
+    result = run(box, code)
+    assert result.status == "ok", result
+    assert result.stdout == "[]\n"
+    assert list(host_dir.iterdir()) == []
+    assert not Path("/podium-was-here").exists()
+    assert_next_job_works(box)  # it also checks /tmp is empty again
+
+
+def test_host_secret_is_not_readable(box: Sandbox, tmp_path: Path) -> None:
+    token = uuid.uuid4().hex
+    secret = tmp_path / "secret.txt"
+    secret.write_text(token)
+    code = f"""
+    import os
+    found = []
+    for path in [{str(secret)!r}, "/root/.bash_history", "/etc/shadow"]:
+        try:
+            found.append(open(path).read())
+        except OSError as exc:
+            found.append(type(exc).__name__)
+    print(found)
+    print(sorted(os.environ))
+    """
+    result = run(box, code)
+    assert result.status == "ok", result
+    assert token not in result.stdout
+    assert "FileNotFoundError" in result.stdout or "PermissionError" in result.stdout
+    assert_next_job_works(box)
+
+
+def test_no_network_to_a_host_listener(box: Sandbox) -> None:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept())
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    host_ip = socket.gethostbyname(socket.gethostname())
+    code = f"""
+    import socket
+    outcomes = []
+    for host in ("127.0.0.1", {host_ip!r}, "localhost"):
+        try:
+            socket.create_connection((host, {port}), timeout=2).close()
+            outcomes.append("connected")
+        except OSError as exc:
+            outcomes.append(type(exc).__name__)
+    print(outcomes)
+    """
+    try:
+        result = run(box, code)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+    assert result.status == "ok", result
+    assert "connected" not in result.stdout
+    assert accepted == []
+    assert_next_job_works(box)
+
+
+def test_flood_of_stdout_is_capped(box: Sandbox) -> None:
+    result = run(box, "import sys\nsys.stdout.write('x' * 100_000_000)\n")
+    assert result.status == "output_limit", result
+    assert len(result.stdout) <= box.limits.output_bytes
+    assert result.truncated
+    result = run(box, "while True:\n    print('y' * 1000)\n")
+    assert result.status == "output_limit", result
+    assert_next_job_works(box)
+
+
+def test_killing_pid_one_does_not_kill_the_worker(box: Sandbox) -> None:
+    before = box.replacements
+    result = run(box, "import os, signal\nos.kill(1, signal.SIGKILL)\nprint('still here')\n")
+    assert result.status in ("ok", "error"), result
+    for _ in range(3):  # both workers, whichever ran the kill
+        assert_next_job_works(box)
+    assert box.replacements == before
+
+
+def test_double_forked_daemon_is_gone_afterwards(box: Sandbox) -> None:
+    code = """
+    import os, time
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            while True:
+                with open("/tmp/daemon-alive", "w") as fh:
+                    fh.write(str(time.time()))
+                time.sleep(0.01)
+        os._exit(0)
+    time.sleep(0.2)
+    print(os.path.exists("/tmp/daemon-alive"))
+    """
+    result = run(box, code)
+    assert result.stdout == "True\n"
+    for _ in range(3):
+        assert_next_job_works(box)
+
+
+def test_kernel_attack_surface_is_closed(box: Sandbox) -> None:
+    code = """
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWUSER = 0x10000000
+    print(libc.unshare(CLONE_NEWUSER), libc.ptrace(16, 1, 0, 0),
+          libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))
+    """
+    result = run(box, code)
+    assert result.status == "ok", result
+    assert result.stdout == "-1 -1 -1\n"
+    assert_next_job_works(box)
