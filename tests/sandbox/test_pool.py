@@ -1,0 +1,46 @@
+"""The pool heals itself: a dead worker is replaced, by the watchdog or on the next job."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from generators.sandbox import Limits, Sandbox, run
+from generators.sandbox.local import LocalWorker
+
+pytestmark = pytest.mark.sandbox
+
+
+def test_dead_worker_is_replaced_by_the_watchdog() -> None:
+    with Sandbox("local", workers=1) as box:
+        worker = box._idle.queue[0]
+        assert isinstance(worker, LocalWorker) and worker.proc is not None
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while box.replacements == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert box.replacements == 1
+        assert box.run("print('alive')").stdout == "alive\n"
+
+
+def test_worker_killed_mid_job_gives_sandbox_error_then_recovers() -> None:
+    with Sandbox("local", workers=1, limits=Limits(wall_s=20)) as box:
+        worker = box._idle.queue[0]
+        assert worker.proc is not None
+        killer = worker.proc.pid
+        # The job asks for its own worker's death from outside, via a host-side timer.
+        import threading
+
+        threading.Timer(0.5, os.killpg, (killer, signal.SIGKILL)).start()
+        result = box.run("import time\ntime.sleep(10)\n")
+        assert result.status == "sandbox_error"
+        assert box.run("print(6 * 7)").stdout == "42\n"
+        assert box.replacements >= 1
+
+
+def test_module_level_run_uses_the_configured_backend() -> None:
+    result = run("print('hi')", backend="local")
+    assert result.status == "ok" and result.stdout == "hi\n"
