@@ -36,7 +36,6 @@ from podium.validate.report import (
 from podium.validate.rules import check_spec, parse_rules
 from podium.validate.turns import Columns
 
-BATCH_ROWS = 4096
 # Below this many rows, starting worker processes costs more than it saves.
 PARALLEL_MIN_ROWS = 50_000
 
@@ -62,6 +61,7 @@ class ValidateConfig(BaseModel):
     workers: int = Field(
         0, ge=0, description="Processes to use; 0 = one per core for large tables."
     )
+    batch_rows: int = Field(4096, ge=1, description="Rows per batch handed to a process.")
 
     @field_validator("rules")
     @classmethod
@@ -116,7 +116,7 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
             f"validating {name}@{sid}: {total} rows, rules {config.rules}, {workers} process(es)"
         )
         reporter.progress(0, total, "validating")
-        for result in map_batches(rebatch(reader, BATCH_ROWS), task, workers, reporter):
+        for result in map_batches(rebatch(reader, config.batch_rows), task, workers, reporter):
             summary.rows += result.rows
             summary.turns += result.turns
             failures.extend(result.failures)
