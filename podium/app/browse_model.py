@@ -287,11 +287,15 @@ def detail_fields(row: Mapping[str, Any], columns: Sequence[str]) -> list[tuple[
 
 
 def snapshot_label(info: SnapshotInfo) -> str:
-    """'8123… · 2026-11-22 03:10 UTC · append +200 → 1,200 rows (current)'."""
-    when = info.committed_at[:16].replace("T", " ") + " UTC"
-    rows = f"+{info.added_rows:,} → {info.total_rows:,} rows"
-    text = f"{info.snapshot_id} · {when} · {info.operation} {rows}"
+    """'2026-11-22 03:10:05 · 1,200 rows (current)': short enough for a sidebar; the id
+    is shown beside the picker."""
+    when = info.committed_at[:19].replace("T", " ")
+    text = f"{when} · {info.total_rows:,} rows"
     return text + (" (current)" if info.current else "")
+
+
+def _span(first: int, last: int) -> str:
+    return f"{first:,}" if first == last else f"{first:,}–{last:,}"
 
 
 def length_histogram(values: Sequence[int], bins: int = 30) -> list[dict[str, Any]]:
@@ -308,7 +312,7 @@ def length_histogram(values: Sequence[int], bins: int = 30) -> list[dict[str, An
         {
             "from": low + i * width,
             "to": low + (i + 1) * width - 1,
-            "label": f"{low + i * width:,}–{low + (i + 1) * width - 1:,}",
+            "label": _span(low + i * width, low + (i + 1) * width - 1),
             "samples": int(count),
         }
         for i, count in enumerate(counts)

@@ -6,6 +6,7 @@
 - `table_picker(tables, key=...)` and `snapshot_picker(snapshots, key=...)`: the
   selectboxes for choosing what to read; both keep their value in `st.session_state[key]`
   so a page can seed them from a URL.
+- `browse_link(table, snapshot=, sample=)`: a link into the Browse page.
 - `no_tables_message()`: what to say when the catalog is empty.
 
 What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
@@ -15,13 +16,16 @@ What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from podium.app.browse_model import Turn, snapshot_label
+from podium.app.browse_model import Turn, ViewState, snapshot_label, to_query
 from podium.app.chat_markdown import render_turn, render_value
 from podium.store.snapshots import SnapshotInfo
+
+BROWSE_PAGE = Path(__file__).parent / "views" / "browse.py"
 
 ROLE_AVATARS = {
     "user": "user",
@@ -100,11 +104,36 @@ def snapshot_picker(
     ids = [s.snapshot_id for s in reversed(snapshots)]  # list_snapshots is oldest first
     if st.session_state.get(key) not in by_id:
         st.session_state[key] = next((s.snapshot_id for s in snapshots if s.current), ids[0])
-    return st.selectbox(
+    chosen = st.selectbox(
         label,
         ids,
         key=key,
         format_func=lambda sid: snapshot_label(by_id[sid]),
         on_change=on_change,
-        help="Every write makes a new snapshot; pick an older one to see the table as it was.",
+        help="Every write makes a new snapshot; pick an older one to see the table as it was. "
+        "Times are UTC.",
+    )
+    st.caption(f"Snapshot id `{chosen}`")
+    return chosen
+
+
+def browse_link(
+    table: str,
+    *,
+    snapshot: int | None = None,
+    sample: str | None = None,
+    search: str = "",
+    label: str | None = None,
+) -> None:
+    """A link that opens the Browse page on `table` (and a snapshot, a sample, a search).
+
+    Uses st.page_link, so it works wherever the Browse page is mounted; for plain text
+    links use `podium.app.browse_model.browse_url`.
+    """
+    query = to_query(ViewState(table=table, snapshot=snapshot, sample=sample, search=search))
+    st.page_link(
+        str(BROWSE_PAGE),
+        label=label or (f"{table} · {sample}" if sample else table),
+        icon=":material/table_view:",
+        query_params=query,
     )

@@ -217,13 +217,15 @@ def _stats_view(name: str, sid: int | None) -> None:
         st.markdown("**Sample length (characters)**")
         hist = pd.DataFrame(bm.length_histogram(stats.sample_chars))
         if not hist.empty:
+            hist["end"] = hist["to"] + 1  # bars span whole lengths: [from, to + 1)
             st.altair_chart(
                 alt.Chart(hist)
                 .mark_bar()
                 .encode(
-                    x=alt.X("label:N", sort=alt.SortField("from"), title="characters"),
+                    x=alt.X("from:Q", title="characters", bin="binned"),
+                    x2="end:Q",
                     y=alt.Y("samples:Q", title="samples"),
-                    tooltip=["label", "samples"],
+                    tooltip=[alt.Tooltip("label:N", title="characters"), "samples:Q"],
                 )
             )
         st.markdown("**Characters by role**")
