@@ -39,13 +39,63 @@ DEMO_JSON_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-FIRST = ["Alice", "Bruno", "Chen", "Dara", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas",
-         "Kofi", "Lena", "Mateo", "Nadia", "Oskar", "Priya", "Quinn", "Rosa", "Sven", "Tariq"]
-LAST = ["Johnson", "Silva", "Wang", "Okafor", "Yilmaz", "Haddad", "Murphy", "Tanaka", "Costa",
-        "Berg", "Mensah", "Fischer", "Lopez", "Karimi", "Lind", "Nair", "Reyes", "Novak"]
+FIRST = [
+    "Alice",
+    "Bruno",
+    "Chen",
+    "Dara",
+    "Elif",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nadia",
+    "Oskar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tariq",
+]
+LAST = [
+    "Johnson",
+    "Silva",
+    "Wang",
+    "Okafor",
+    "Yilmaz",
+    "Haddad",
+    "Murphy",
+    "Tanaka",
+    "Costa",
+    "Berg",
+    "Mensah",
+    "Fischer",
+    "Lopez",
+    "Karimi",
+    "Lind",
+    "Nair",
+    "Reyes",
+    "Novak",
+]
 CITIES = ["Lisbon", "Osaka", "Nairobi", "Toronto", "Berlin", "Lima", "Pune", "Oslo", "Austin"]
-SKILLS = ["Python", "SQL", "Rust", "statistics", "design", "Kubernetes", "writing", "Go",
-          "marketing", "CUDA", "React", "negotiation"]
+SKILLS = [
+    "Python",
+    "SQL",
+    "Rust",
+    "statistics",
+    "design",
+    "Kubernetes",
+    "writing",
+    "Go",
+    "marketing",
+    "CUDA",
+    "React",
+    "negotiation",
+]
 TEMPLATES = [
     "{name} ({age}) lives in {city} and can be reached at {email}. Skills: {skills}.",
     "Contact card: {email}. Name {name}, {age} years old, based in {city}; knows {skills}.",
@@ -123,8 +173,14 @@ def json_sft_rows(n: int = 3000, seed: int = 0) -> tuple[list[dict[str, Any]], d
         kind = rng.choice(SYNTAX_DEFECTS + SCHEMA_DEFECTS) if defect_turn is not None else None
         for turn, answer in enumerate(answers):
             if turn:
-                messages.append({"role": "user", "content": FOLLOW_UP.format(
-                    first=record["name"].split()[0], age=answer["age"])})
+                messages.append(
+                    {
+                        "role": "user",
+                        "content": FOLLOW_UP.format(
+                            first=record["name"].split()[0], age=answer["age"]
+                        ),
+                    }
+                )
             planted_here = turn == defect_turn
             if planted_here and kind in SCHEMA_DEFECTS:
                 answer = _break_schema(answer, kind)
@@ -138,39 +194,61 @@ def json_sft_rows(n: int = 3000, seed: int = 0) -> tuple[list[dict[str, Any]], d
                     "kind": kind,
                 }
             messages.append({"role": "assistant", "content": message})
-        rows.append({
-            "id": rid,
-            "messages": messages,
-            "system": "You extract structured records. Answer with JSON only.",
-            "source": rng.choice(["synthetic-crm", "synthetic-forms", "synthetic-bios"]),
-            "split": "test" if rng.random() < 0.1 else "train",
-            "tags": ["json", "extraction"] + (["multi-turn"] if len(answers) > 1 else []),
-            "metadata": json.dumps({"template": i % len(TEMPLATES)}, separators=(",", ":")),
-            "created_at": start + timedelta(minutes=i),
-        })
+        rows.append(
+            {
+                "id": rid,
+                "messages": messages,
+                "system": "You extract structured records. Answer with JSON only.",
+                "source": rng.choice(["synthetic-crm", "synthetic-forms", "synthetic-bios"]),
+                "split": "test" if rng.random() < 0.1 else "train",
+                "tags": ["json", "extraction"] + (["multi-turn"] if len(answers) > 1 else []),
+                "metadata": json.dumps({"template": i % len(TEMPLATES)}, separators=(",", ":")),
+                "created_at": start + timedelta(minutes=i),
+            }
+        )
     return rows, planted
 
 
 CHAT_TOPICS: list[tuple[str, str, str, list[str]]] = [
-    ("How do I reverse a list in Python?",
-     "Use slicing or `reversed`:\n\n```python\nitems = [1, 2, 3]\nprint(items[::-1])\n"
-     "print(list(reversed(items)))\n```\n\nSlicing copies the list; `list.reverse()` "
-     "reverses in place.", "coding", ["python"]),
-    ("Explain what a snapshot is in Apache Iceberg.",
-     "A **snapshot** is the state of a table at one commit. Each write creates a new "
-     "snapshot, and older ones stay readable, so you can *time travel*:\n\n"
-     "- list snapshots\n- read any of them by id\n- roll back if needed", "explain", ["data"]),
-    ("Write a SQL query that counts orders per customer.",
-     "```sql\nSELECT customer_id, count(*) AS orders\nFROM orders\nGROUP BY customer_id\n"
-     "ORDER BY orders DESC;\n```", "coding", ["sql"]),
-    ("Give me three tips for writing good unit tests.",
-     "1. Test one behaviour per test.\n2. Make failures explain themselves.\n"
-     "3. Prefer real collaborators over mocks where it is cheap.", "advice", ["testing"]),
+    (
+        "How do I reverse a list in Python?",
+        "Use slicing or `reversed`:\n\n```python\nitems = [1, 2, 3]\nprint(items[::-1])\n"
+        "print(list(reversed(items)))\n```\n\nSlicing copies the list; `list.reverse()` "
+        "reverses in place.",
+        "coding",
+        ["python"],
+    ),
+    (
+        "Explain what a snapshot is in Apache Iceberg.",
+        "A **snapshot** is the state of a table at one commit. Each write creates a new "
+        "snapshot, and older ones stay readable, so you can *time travel*:\n\n"
+        "- list snapshots\n- read any of them by id\n- roll back if needed",
+        "explain",
+        ["data"],
+    ),
+    (
+        "Write a SQL query that counts orders per customer.",
+        "```sql\nSELECT customer_id, count(*) AS orders\nFROM orders\nGROUP BY customer_id\n"
+        "ORDER BY orders DESC;\n```",
+        "coding",
+        ["sql"],
+    ),
+    (
+        "Give me three tips for writing good unit tests.",
+        "1. Test one behaviour per test.\n2. Make failures explain themselves.\n"
+        "3. Prefer real collaborators over mocks where it is cheap.",
+        "advice",
+        ["testing"],
+    ),
     ("What is the capital of Australia?", "Canberra.", "trivia", ["geography"]),
-    ("Summarise the plot of Hamlet in two sentences.",
-     "Prince Hamlet seeks revenge on his uncle Claudius, who murdered Hamlet's father to "
-     "take the throne. His hesitation and feigned madness lead to a chain of deaths, "
-     "including his own.", "summarise", ["literature"]),
+    (
+        "Summarise the plot of Hamlet in two sentences.",
+        "Prince Hamlet seeks revenge on his uncle Claudius, who murdered Hamlet's father to "
+        "take the throne. His hesitation and feigned madness lead to a chain of deaths, "
+        "including his own.",
+        "summarise",
+        ["literature"],
+    ),
 ]
 FOLLOW_UPS = [
     ("Can you make it shorter?", "Sure — in short: {short}"),
@@ -184,22 +262,25 @@ def chat_rows(n: int = 600, seed: int = 1) -> list[dict[str, Any]]:
     rows = []
     for i in range(n):
         question, answer, topic, tags = CHAT_TOPICS[i % len(CHAT_TOPICS)]
-        messages = [{"role": "user", "content": question},
-                    {"role": "assistant", "content": answer}]
+        messages = [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
         for _ in range(rng.choice([0, 0, 1, 2])):
             ask, reply = rng.choice(FOLLOW_UPS)
-            messages += [{"role": "user", "content": ask},
-                         {"role": "assistant", "content": reply.format(short=answer.split("\n")[0])}]
-        rows.append({
-            "id": f"chat-{i:05d}",
-            "messages": messages,
-            "system": rng.choice([None, "You are a concise, friendly assistant."]),
-            "source": f"synthetic-{topic}",
-            "split": "test" if i % 10 == 0 else "train",
-            "tags": tags,
-            "metadata": None,
-            "created_at": start + timedelta(minutes=i),
-        })
+            messages += [
+                {"role": "user", "content": ask},
+                {"role": "assistant", "content": reply.format(short=answer.split("\n")[0])},
+            ]
+        rows.append(
+            {
+                "id": f"chat-{i:05d}",
+                "messages": messages,
+                "system": rng.choice([None, "You are a concise, friendly assistant."]),
+                "source": f"synthetic-{topic}",
+                "split": "test" if i % 10 == 0 else "train",
+                "tags": tags,
+                "metadata": None,
+                "created_at": start + timedelta(minutes=i),
+            }
+        )
     return rows
 
 
@@ -213,7 +294,8 @@ def _load(name: str, rows: list[dict[str, Any]], properties: dict[str, str]) -> 
 
 DEMO_TABLES: dict[str, Callable[[], bool]] = {
     "demo.json_sft": lambda: _load(
-        "demo.json_sft", json_sft_rows()[0],
+        "demo.json_sft",
+        json_sft_rows()[0],
         {"podium.json_schema": json.dumps(DEMO_JSON_SCHEMA), "podium.demo": "json extraction"},
     ),
     "demo.chat": lambda: _load("demo.chat", chat_rows(), {"podium.demo": "general chat"}),

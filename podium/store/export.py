@@ -30,7 +30,9 @@ class ExportConfig(BaseModel):
 
     input: TableRef = Field(description="Table (and snapshot) to export.")
     path: str = Field(description="Output file: .jsonl or .parquet.")
-    format: ExportFormat | None = Field(None, description="File format; from the suffix if omitted.")
+    format: ExportFormat | None = Field(
+        None, description="File format; from the suffix if omitted."
+    )
 
 
 def _json_value(key: str, value: Any) -> Any:
@@ -51,7 +53,9 @@ def _format_of(path: Path, fmt: ExportFormat | None) -> ExportFormat:
         return "jsonl"
     if path.suffix == ".parquet":
         return "parquet"
-    raise InvalidInput(f"{path}: cannot tell the format from {path.suffix!r}; use .jsonl or .parquet.")
+    raise InvalidInput(
+        f"{path}: cannot tell the format from {path.suffix!r}; use .jsonl or .parquet."
+    )
 
 
 def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
@@ -71,7 +75,9 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
                     for row in batch.to_pylist():
                         obj = {k: _json_value(k, v) for k, v in row.items()}
                         fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-                    reporter.progress(min((i + 1) * 10_000, data.num_rows), data.num_rows, "exporting")
+                    reporter.progress(
+                        min((i + 1) * 10_000, data.num_rows), data.num_rows, "exporting"
+                    )
                     reporter.check_cancelled()
         os.replace(tmp, path)
     finally:

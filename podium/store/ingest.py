@@ -34,11 +34,32 @@ FileFormat = Literal["jsonl", "parquet", "hf"]
 
 PROMPT_KEYS = ("prompt", "instruction", "question", "query")
 RESPONSE_KEYS = ("response", "output", "completion", "answer", "chosen")
-SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                  "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "model": "assistant",
-                  "system": "system", "tool": "tool", "function": "tool", "observation": "tool"}
-KNOWN_KEYS = {"id", "messages", "conversations", "system", "source", "split", "tags", "metadata",
-              "created_at", "tools"}
+SHAREGPT_ROLES = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "chatgpt": "assistant",
+    "bing": "assistant",
+    "bard": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "function": "tool",
+    "observation": "tool",
+}
+KNOWN_KEYS = {
+    "id",
+    "messages",
+    "conversations",
+    "system",
+    "source",
+    "split",
+    "tags",
+    "metadata",
+    "created_at",
+    "tools",
+}
 
 
 class ImportConfig(BaseModel):
@@ -50,7 +71,9 @@ class ImportConfig(BaseModel):
     mode: WriteMode = Field("create", description="create, append or overwrite.")
     prompt_column: str | None = Field(None, description="Prompt column for prompt-response data.")
     response_column: str | None = Field(None, description="Response column for prompt-response.")
-    source: str | None = Field(None, description="Value for the source column (default: file name).")
+    source: str | None = Field(
+        None, description="Value for the source column (default: file name)."
+    )
 
 
 def file_format(path: Path) -> FileFormat:
@@ -68,7 +91,9 @@ def file_format(path: Path) -> FileFormat:
         return "jsonl"
     if suffix == ".parquet":
         return "parquet"
-    raise InvalidInput(f"{path}: unknown file type {suffix!r}; use .jsonl, .parquet or a dataset dir.")
+    raise InvalidInput(
+        f"{path}: unknown file type {suffix!r}; use .jsonl, .parquet or a dataset dir."
+    )
 
 
 def _jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -93,7 +118,9 @@ def _jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             yield where, record
 
 
-def _arrow_records(table: pa.Table, label: str, split: str | None = None) -> Iterator[tuple[str, dict]]:
+def _arrow_records(
+    table: pa.Table, label: str, split: str | None = None
+) -> Iterator[tuple[str, dict]]:
     for i, record in enumerate(table.to_pylist()):
         if split is not None and not record.get("split"):
             record["split"] = split
@@ -114,7 +141,9 @@ def _hf_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for entry in state["_data_files"]:
         file = path / entry["filename"]
         with pa.memory_map(str(file)) as source:
-            yield from _arrow_records(pa.ipc.open_stream(source).read_all(), f"{path.name}/{file.name}")
+            yield from _arrow_records(
+                pa.ipc.open_stream(source).read_all(), f"{path.name}/{file.name}"
+            )
 
 
 def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -148,7 +177,9 @@ def _text(value: Any, where: str, what: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, list):  # OpenAI content parts: keep the text parts
-        texts = [p.get("text", "") for p in value if isinstance(p, dict) and p.get("type") == "text"]
+        texts = [
+            p.get("text", "") for p in value if isinstance(p, dict) and p.get("type") == "text"
+        ]
         if len(texts) == len(value):
             return "".join(texts)
     raise InvalidInput(f"{where}: {what} must be text, got {type(value).__name__}.")
@@ -182,24 +213,34 @@ def _messages_sharegpt(record: Mapping[str, Any], where: str) -> list[dict[str, 
                 f"{where}: turn {i} has unknown speaker {speaker!r}; expected one of "
                 f"{', '.join(sorted(SHAREGPT_ROLES))}."
             )
-        out.append({"role": SHAREGPT_ROLES[speaker], "content": _text(turn.get("value"), where, f"turn {i}")})
+        out.append(
+            {
+                "role": SHAREGPT_ROLES[speaker],
+                "content": _text(turn.get("value"), where, f"turn {i}"),
+            }
+        )
     return out
 
 
-def _messages_prompt_response(record: Mapping[str, Any], cfg: ImportConfig, where: str) -> list[dict]:
+def _messages_prompt_response(
+    record: Mapping[str, Any], cfg: ImportConfig, where: str
+) -> list[dict]:
     pkey = cfg.prompt_column or next((k for k in PROMPT_KEYS if k in record), None)
     rkey = cfg.response_column or next((k for k in RESPONSE_KEYS if k in record), None)
     if pkey not in record or rkey not in record:
         raise InvalidInput(
             f"{where}: prompt-response data needs a prompt and a response column "
-            f"(found {', '.join(sorted(record))}); name them with --prompt-column/--response-column."
+            f"(found {', '.join(sorted(record))}); "
+            "name them with --prompt-column/--response-column."
         )
     prompt = _text(record[pkey], where, pkey) or ""
     extra = record.get("input") if pkey == "instruction" else None  # Alpaca's optional input
     if isinstance(extra, str) and extra.strip():
         prompt = f"{prompt}\n\n{extra}"
-    return [{"role": "user", "content": prompt},
-            {"role": "assistant", "content": _text(record[rkey], where, rkey)}]
+    return [
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": _text(record[rkey], where, rkey)},
+    ]
 
 
 def canonical_json(value: Any) -> str:
@@ -297,8 +338,14 @@ def import_file(
     response_column: str | None = None,
     reporter: Reporter | None = None,
 ) -> JobOutputs:
-    cfg = ImportConfig(path=str(path), table=table, format=format, mode=mode,
-                       prompt_column=prompt_column, response_column=response_column)
+    cfg = ImportConfig(
+        path=str(path),
+        table=table,
+        format=format,
+        mode=mode,
+        prompt_column=prompt_column,
+        response_column=response_column,
+    )
     return run_import(cfg, reporter or Reporter())
 
 

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
+from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import list_tables, load_table
 from podium.store.read import read_arrow, read_table_arrow
 from podium.store.schema import PROP_MAPPING
+from podium.store.search import rows_containing
 from podium.store.snapshots import resolve_snapshot
 
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
@@ -77,7 +82,66 @@ def mapped_view_sql(columns: list[str], mapping: Mapping[str, str]) -> str:
     return "SELECT " + ", ".join(select) + " FROM raw"
 
 
-def register_view(con: duckdb.DuckDBPyConnection, data: pa.Table, mapping: Mapping[str, str]) -> None:
+POS = "__pos"  # row position within the snapshot, added to the cached Arrow data
+
+_views: OrderedDict[tuple[Any, ...], pa.Table] = OrderedDict()
+_positions: OrderedDict[tuple[Any, ...], pa.Array] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _cached(cache: OrderedDict, key: tuple[Any, ...], make: Callable[[], Any], size: int) -> Any:
+    with _lock:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    value = make()
+    with _lock:
+        cache[key] = value
+        while len(cache) > size:
+            cache.popitem(last=False)
+    return value
+
+
+def snapshot_view(
+    name: str, snapshot_id: int | str | None = None
+) -> tuple[pa.Table, int | None, tuple]:
+    """The snapshot's rows under canonical column names, plus a row-position column.
+
+    Returns (data, snapshot id, cache key). Cached: a snapshot never changes.
+    """
+    table = load_table(name)
+    sid = resolve_snapshot(table, snapshot_id)
+    mapping = table_mapping(name)
+    key = (
+        get_settings().catalog_uri,
+        ".".join(table.name()),
+        sid,
+        json.dumps(mapping, sort_keys=True),
+    )
+
+    def make() -> pa.Table:
+        data = read_table_arrow(table, sid)
+        if mapping:
+            con = connect()
+            con.register("raw", data)
+            data = arrow_of(con, mapped_view_sql(data.column_names, mapping))
+        return data.append_column(POS, pa.array(range(data.num_rows), pa.int64()))
+
+    return _cached(_views, key, make, 4), sid, key
+
+
+def connect_view(data: pa.Table) -> duckdb.DuckDBPyConnection:
+    """A connection where `t` is the snapshot (without the position column)."""
+    con = connect()
+    con.register("base", data)
+    con.execute(f"CREATE TEMP VIEW t AS SELECT * EXCLUDE ({POS}) FROM base")
+    return con
+
+
+def register_view(
+    con: duckdb.DuckDBPyConnection, data: pa.Table, mapping: Mapping[str, str]
+) -> None:
+    """Register raw `data` as `t` under canonical names (for callers holding raw Arrow)."""
     if mapping:
         con.register("raw", data)
         con.execute("CREATE TEMP VIEW t AS " + mapped_view_sql(data.column_names, mapping))
@@ -100,36 +164,13 @@ def check_expression(con: duckdb.DuckDBPyConnection, where: str) -> None:
         raise InvalidInput(f"Filter expression {where!r} must be a single SQL condition.")
 
 
-def _search_condition(schema: pa.Schema) -> str:
-    """Case-insensitive substring match over every text the rows hold (one `?`)."""
-    parts = []
-    for f in schema:
-        t = f.type
-        if pa.types.is_string(t) or pa.types.is_large_string(t):
-            parts.append(f"contains(lower({_quote(f.name)}), $needle)")
-        elif (pa.types.is_list(t) or pa.types.is_large_list(t)) and pa.types.is_struct(t.value_type):
-            names = [c.name for c in t.value_type]
-            if "content" in names:
-                parts.append(
-                    f"coalesce(list_bool_or(list_transform({_quote(f.name)}, "
-                    "lambda m: contains(lower(m.content), $needle))), false)"
-                )
-    if not parts:
-        raise InvalidInput("This table has no text columns to search.")
-    return "(" + " OR ".join(parts) + ")"
-
-
 def _conditions(
     schema: pa.Schema,
-    search: str | None,
     where: str | None,
     filters: Mapping[str, FilterValue] | None,
     params: dict[str, Any],
 ) -> list[str]:
     conds: list[str] = []
-    if search:
-        params["needle"] = search.lower()
-        conds.append(_search_condition(schema))
     if where:
         conds.append(f"({where})")
     for i, (column, value) in enumerate((filters or {}).items()):
@@ -139,7 +180,9 @@ def _conditions(
             )
         col_type = schema.field(column).type
         is_list = pa.types.is_list(col_type) or pa.types.is_large_list(col_type)
-        values = [value] if isinstance(value, (str, int, float, bool)) or value is None else list(value)
+        values = (
+            [value] if isinstance(value, (str, int, float, bool)) or value is None else list(value)
+        )
         if values == [None]:
             conds.append(f"{_quote(column)} IS NULL")
             continue
@@ -161,6 +204,50 @@ def arrow_of(
         raise InvalidInput(f"Query failed: {exc}") from None
 
 
+def matching_positions(
+    data: pa.Table,
+    key: tuple[Any, ...],
+    search: str | None = None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None = None,
+    ids: Collection[str] | None = None,
+) -> pa.Array:
+    """Ascending positions of the rows that pass search, `where`, filters and ids.
+
+    Cached per query, so paging through a search scans the snapshot once.
+    """
+
+    def compute() -> pa.Array:
+        found = rows_containing(data, search) if search else None
+        if where or filters or ids is not None:
+            con = connect_view(data)
+            if where:
+                check_expression(con, where)
+            params: dict[str, Any] = {}
+            conds = _conditions(data.schema, where, filters, params)
+            source = "base"
+            if ids is not None:
+                wanted = pa.table({"id": pa.array(sorted(set(ids)), pa.string())})
+                con.register("wanted", wanted)
+                source = "base SEMI JOIN wanted USING (id)"
+            clause = (" WHERE " + " AND ".join(conds)) if conds else ""
+            sql = f"SELECT {POS} FROM {source}{clause} ORDER BY {POS}"
+            selected = arrow_of(con, sql, params)[POS].to_numpy()
+            found = selected if found is None else np.intersect1d(found, selected, True)
+        if found is None:
+            return pa.array(np.arange(data.num_rows, dtype=np.int64))
+        return pa.array(found, pa.int64())
+
+    query_key = (
+        *key,
+        search,
+        where,
+        json.dumps(filters, sort_keys=True, default=list),
+        None if ids is None else hash(frozenset(ids)),
+    )
+    return _cached(_positions, query_key, compute, 32)
+
+
 def page(
     name: str,
     *,
@@ -176,25 +263,22 @@ def page(
     `where` condition, equality `filters` ({column: value or values}) and an id set."""
     if offset < 0 or limit < 0:
         raise InvalidInput("--offset and --limit must not be negative.")
-    table = load_table(name)
-    sid = resolve_snapshot(table, snapshot_id)
-    data = read_table_arrow(table, sid)
-    con = connect()
-    register_view(con, data, table_mapping(name))
-    if where:
-        check_expression(con, where)
-    schema = arrow_of(con, "SELECT * FROM t LIMIT 0").schema
-    params: dict[str, Any] = {}
-    conds = _conditions(schema, search, where, filters, params)
-    source = "t"
-    if ids is not None:
-        con.register("wanted", pa.table({"id": pa.array(sorted(set(ids)), pa.string())}))
-        source = "t SEMI JOIN wanted USING (id)"
-    clause = (" WHERE " + " AND ".join(conds)) if conds else ""
-    total = arrow_of(con, f"SELECT count(*) AS n FROM {source}{clause}", params)["n"][0].as_py()
-    params_page = dict(params, lim=limit, off=offset)
-    rows = arrow_of(con, f"SELECT * FROM {source}{clause} LIMIT $lim OFFSET $off", params_page)
-    return Page(rows.to_pylist(), total, offset, limit, sid, schema.names)
+    data, sid, key = snapshot_view(name, snapshot_id)
+    columns = [c for c in data.column_names if c != POS]
+    if not (search or where or filters or ids is not None):
+        rows = data.slice(offset, limit).drop_columns([POS])
+        return Page(rows.to_pylist(), data.num_rows, offset, limit, sid, columns)
+
+    positions = matching_positions(data, key, search, where, filters, ids)
+    rows = data.take(positions.slice(offset, limit)).drop_columns([POS])
+    return Page(rows.to_pylist(), len(positions), offset, limit, sid, columns)
+
+
+def clear_query_cache() -> None:
+    """Forget cached views and search results (benchmarks use this to measure cold)."""
+    with _lock:
+        _views.clear()
+        _positions.clear()
 
 
 def count_by(
@@ -207,27 +291,24 @@ def count_by(
     limit: int = 50,
 ) -> list[tuple[Any, int]]:
     """Row counts per value of `column` (per element for list columns), largest first."""
-    table = load_table(name)
-    data = read_table_arrow(table, resolve_snapshot(table, snapshot_id))
-    con = connect()
-    register_view(con, data, table_mapping(name))
-    schema = arrow_of(con, "SELECT * FROM t LIMIT 0").schema
-    if column not in schema.names:
+    data, _, key = snapshot_view(name, snapshot_id)
+    schema = data.schema
+    if column not in schema.names or column == POS:
         raise InvalidInput(f"No column {column!r}; columns: {', '.join(schema.names)}.")
-    if where:
-        check_expression(con, where)
-    params: dict[str, Any] = {}
-    conds = _conditions(schema, search, where, None, params)
-    clause = (" WHERE " + " AND ".join(conds)) if conds else ""
+    con = connect_view(data)
+    source = "t"
+    if search or where:
+        con.register("hits", pa.table({POS: matching_positions(data, key, search, where)}))
+        source = f"base SEMI JOIN hits USING ({POS})"
     col_type = schema.field(column).type
     expr = _quote(column)
     if pa.types.is_list(col_type) or pa.types.is_large_list(col_type):
         expr = f"unnest({expr})"
     sql = (
-        f"SELECT value, count(*) AS n FROM (SELECT {expr} AS value FROM t{clause}) "
+        f"SELECT value, count(*) AS n FROM (SELECT {expr} AS value FROM {source}) "
         "GROUP BY value ORDER BY n DESC, value NULLS LAST LIMIT $lim"
     )
-    out = arrow_of(con, sql, dict(params, lim=limit))
+    out = arrow_of(con, sql, {"lim": limit})
     return list(zip(out["value"].to_pylist(), out["n"].to_pylist(), strict=True))
 
 
@@ -254,4 +335,3 @@ def run_sql(sql: str, *, max_rows: int = 10_000) -> pa.Table:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(ns)}")
         con.execute(f"CREATE VIEW {_quote(ns)}.{_quote(tbl)} AS SELECT * FROM {_quote(alias)}")
     return arrow_of(con, sql).slice(0, max_rows)
-

@@ -42,6 +42,7 @@ SFT_SCHEMA = Schema(
 
 def _plain(schema: pa.Schema) -> pa.Schema:
     """Drop pyiceberg's field-id metadata so the schema compares equal to user data."""
+
     def strip(t: pa.DataType) -> pa.DataType:
         if pa.types.is_list(t):
             return pa.list_(pa.field("element", strip(t.value_type)))

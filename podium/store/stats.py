@@ -7,10 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
-from podium.store.catalog import load_table
-from podium.store.query import arrow_of, connect, register_view, table_mapping
-from podium.store.read import read_table_arrow
-from podium.store.snapshots import resolve_snapshot
+from podium.store.query import arrow_of, connect_view, snapshot_view
 
 
 @dataclass
@@ -31,10 +28,8 @@ class TableStats:
 
 
 def table_stats(name: str, snapshot_id: int | str | None = None) -> TableStats:
-    table = load_table(name)
-    sid = resolve_snapshot(table, snapshot_id)
-    con = connect()
-    register_view(con, read_table_arrow(table, sid), table_mapping(name))
+    data, sid, _ = snapshot_view(name, snapshot_id)
+    con = connect_view(data)
     columns = arrow_of(con, "SELECT * FROM t LIMIT 0").column_names
     if "messages" not in columns:
         raise InvalidInput(
@@ -52,8 +47,7 @@ def table_stats(name: str, snapshot_id: int | str | None = None) -> TableStats:
         "FROM (SELECT unnest(messages) AS m FROM t) GROUP BY 1 ORDER BY turns DESC"
     )
     turn_counts = rows_of(
-        "SELECT coalesce(len(messages), 0) AS turns, count(*) AS rows FROM t "
-        "GROUP BY 1 ORDER BY 1"
+        "SELECT coalesce(len(messages), 0) AS turns, count(*) AS rows FROM t GROUP BY 1 ORDER BY 1"
     )
     sample_chars = arrow_of(
         con,
@@ -61,9 +55,7 @@ def table_stats(name: str, snapshot_id: int | str | None = None) -> TableStats:
         "coalesce(length(m.content), 0))), 0)::BIGINT AS chars FROM t",
     )["chars"].to_pylist()
     sources = (
-        rows_of(
-            "SELECT source, count(*) AS rows FROM t GROUP BY 1 ORDER BY rows DESC LIMIT 20"
-        )
+        rows_of("SELECT source, count(*) AS rows FROM t GROUP BY 1 ORDER BY rows DESC LIMIT 20")
         if "source" in columns
         else []
     )

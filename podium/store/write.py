@@ -68,7 +68,9 @@ def write_table(
     return catalog.load_table(ident)
 
 
-def set_properties(name: str, properties: Mapping[str, str], catalog: Catalog | None = None) -> None:
+def set_properties(
+    name: str, properties: Mapping[str, str], catalog: Catalog | None = None
+) -> None:
     catalog = catalog or open_catalog()
     table = catalog.load_table(parse_name(name))
     with table.transaction() as txn:

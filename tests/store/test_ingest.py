@@ -21,8 +21,14 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 OPENAI = [
-    {"id": f"r{i}", "messages": [{"role": "user", "content": f"q{i}"},
-                                 {"role": "assistant", "content": f"a{i}"}], "tags": ["t"]}
+    {
+        "id": f"r{i}",
+        "messages": [
+            {"role": "user", "content": f"q{i}"},
+            {"role": "assistant", "content": f"a{i}"},
+        ],
+        "tags": ["t"],
+    }
     for i in range(10)
 ]
 
@@ -33,15 +39,22 @@ def test_openai_jsonl_creates_table_with_all_rows(podium_home: Path, tmp_path: P
     data, _ = read_arrow("ns.chat")
     rows = data.to_pylist()
     assert [r["id"] for r in rows] == [f"r{i}" for i in range(10)]
-    assert rows[3]["messages"] == [{"role": "user", "content": "q3"},
-                                   {"role": "assistant", "content": "a3"}]
+    assert rows[3]["messages"] == [
+        {"role": "user", "content": "q3"},
+        {"role": "assistant", "content": "a3"},
+    ]
     assert rows[0]["source"] == "d.jsonl" and rows[0]["tags"] == ["t"]
     assert load_table("ns.chat").properties["podium.kind"] == "sft"
 
 
 def test_sharegpt_maps_speakers_to_roles(podium_home: Path, tmp_path: Path) -> None:
-    rec = {"conversations": [{"from": "system", "value": "be brief"},
-                             {"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}
+    rec = {
+        "conversations": [
+            {"from": "system", "value": "be brief"},
+            {"from": "human", "value": "hi"},
+            {"from": "gpt", "value": "hello"},
+        ]
+    }
     import_file(write_jsonl(tmp_path / "s.jsonl", [rec]), "ns.sg")
     (row,) = read_arrow("ns.sg")[0].to_pylist()
     assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
@@ -52,15 +65,22 @@ def test_prompt_response_detected_and_named(podium_home: Path, tmp_path: Path) -
     alpaca = [{"instruction": "Add", "input": "2+2", "output": "4", "lang": "en"}]
     import_file(write_jsonl(tmp_path / "a.jsonl", alpaca), "ns.alpaca")
     (row,) = read_arrow("ns.alpaca")[0].to_pylist()
-    assert row["messages"] == [{"role": "user", "content": "Add\n\n2+2"},
-                               {"role": "assistant", "content": "4"}]
+    assert row["messages"] == [
+        {"role": "user", "content": "Add\n\n2+2"},
+        {"role": "assistant", "content": "4"},
+    ]
     assert json.loads(row["metadata"]) == {"lang": "en"}
 
     custom = [{"q": "why?", "a": "because"}]
     with pytest.raises(InvalidInput, match="no chat columns"):
         import_file(write_jsonl(tmp_path / "c.jsonl", custom), "ns.custom")
-    import_file(tmp_path / "c.jsonl", "ns.custom", format="prompt-response",
-                prompt_column="q", response_column="a")
+    import_file(
+        tmp_path / "c.jsonl",
+        "ns.custom",
+        format="prompt-response",
+        prompt_column="q",
+        response_column="a",
+    )
     assert read_arrow("ns.custom")[0].to_pylist()[0]["messages"][1]["content"] == "because"
 
 
@@ -114,15 +134,20 @@ def test_parquet_and_saved_hf_dataset(podium_home: Path, tmp_path: Path) -> None
     assert read_arrow("ns.pq")[0].column("id").to_pylist() == ["r0", "r1", "r2", "r3"]
 
     import datasets
-    dd = datasets.DatasetDict({
-        "train": datasets.Dataset.from_list([{"prompt": "p1", "response": "r1"}]),
-        "test": datasets.Dataset.from_list([{"prompt": "p2", "response": "r2"}]),
-    })
+
+    dd = datasets.DatasetDict(
+        {
+            "train": datasets.Dataset.from_list([{"prompt": "p1", "response": "r1"}]),
+            "test": datasets.Dataset.from_list([{"prompt": "p2", "response": "r2"}]),
+        }
+    )
     dd.save_to_disk(str(tmp_path / "hf"))
     import_file(tmp_path / "hf", "ns.hf")
     rows = read_arrow("ns.hf")[0].to_pylist()
     assert sorted((r["split"], r["messages"][1]["content"]) for r in rows) == [
-        ("test", "r2"), ("train", "r1")]
+        ("test", "r2"),
+        ("train", "r1"),
+    ]
 
 
 def test_missing_file_and_bad_table_name(podium_home: Path, tmp_path: Path) -> None:

@@ -8,24 +8,37 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput, NotFound
+from podium.store.catalog import load_table
 from podium.store.query import count_by, page, run_sql
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.snapshots import list_snapshots
-from podium.store.catalog import load_table
 from podium.store.stats import table_stats
 from podium.store.write import write_table
 
 
 def rows(n: int, start: int = 0) -> pa.Table:
-    return pa.Table.from_pylist([
-        {"id": f"r{i:03d}", "messages": [
-            {"role": "user", "content": f"question {i}"},
-            {"role": "assistant", "content": "Needle here" if i % 7 == 0 else f"answer {i}"}],
-         "source": "even" if i % 2 == 0 else "odd", "split": "test" if i % 5 == 0 else "train",
-         "tags": ["seven"] if i % 7 == 0 else [], "system": None, "metadata": None,
-         "created_at": None}
-        for i in range(start, start + n)
-    ], schema=SFT_ARROW_SCHEMA)
+    return pa.Table.from_pylist(
+        [
+            {
+                "id": f"r{i:03d}",
+                "messages": [
+                    {"role": "user", "content": f"question {i}"},
+                    {
+                        "role": "assistant",
+                        "content": "Needle here" if i % 7 == 0 else f"answer {i}",
+                    },
+                ],
+                "source": "even" if i % 2 == 0 else "odd",
+                "split": "test" if i % 5 == 0 else "train",
+                "tags": ["seven"] if i % 7 == 0 else [],
+                "system": None,
+                "metadata": None,
+                "created_at": None,
+            }
+            for i in range(start, start + n)
+        ],
+        schema=SFT_ARROW_SCHEMA,
+    )
 
 
 @pytest.fixture
