@@ -52,7 +52,9 @@ def print_conversation(row: dict[str, Any], max_chars: int = 600) -> None:
         str(v) for v in (row.get("id"), row.get("source"), row.get("split")) if v is not None
     )
     tags = ", ".join(row.get("tags") or [])
-    console.rule(Text.assemble((header, "bold"), (f"  {tags}" if tags else "", "dim")), align="left")
+    console.rule(
+        Text.assemble((header, "bold"), (f"  {tags}" if tags else "", "dim")), align="left"
+    )
     if row.get("system"):
         console.print(Text.assemble(("system: ", "dim"), row["system"]))
     for msg in row.get("messages") or []:
@@ -84,7 +86,9 @@ def tables(as_json: JsonFlag = False) -> None:
 def import_(
     path: Annotated[Path, typer.Argument(help="JSONL, Parquet, or a save_to_disk dataset dir.")],
     table: Annotated[str, typer.Option("--table", "-t", help="Target NAMESPACE.TABLE.")],
-    format: Annotated[ChatFormat | None, typer.Option(help="Chat shape (detected if omitted).")] = None,
+    format: Annotated[
+        ChatFormat | None, typer.Option(help="Chat shape (detected if omitted).")
+    ] = None,
     mode: Annotated[WriteMode, typer.Option(help="create, append or overwrite.")] = "create",
     prompt_column: Annotated[str | None, typer.Option(help="Prompt column name.")] = None,
     response_column: Annotated[str | None, typer.Option(help="Response column name.")] = None,
@@ -93,8 +97,14 @@ def import_(
     """Import chat data into an SFT table (one atomic commit; a bad line changes nothing)."""
     from podium.jobs.launch import run_or_write_card
 
-    cfg = ImportConfig(path=str(path.expanduser().resolve()), table=table, format=format,
-                       mode=mode, prompt_column=prompt_column, response_column=response_column)
+    cfg = ImportConfig(
+        path=str(path.expanduser().resolve()),
+        table=table,
+        format=format,
+        mode=mode,
+        prompt_column=prompt_column,
+        response_column=response_column,
+    )
     run_or_write_card("import", cfg, card)
 
 
@@ -103,12 +113,16 @@ def show(
     offset: Annotated[int, typer.Option(help="Rows to skip.")] = 0,
     limit: Annotated[int, typer.Option(help="Rows to show.")] = 10,
     search: Annotated[str | None, typer.Option(help="Case-insensitive text to find.")] = None,
-    where: Annotated[str | None, typer.Option(help="SQL condition, e.g. \"split = 'test'\".")] = None,
+    where: Annotated[
+        str | None, typer.Option(help="SQL condition, e.g. \"split = 'test'\".")
+    ] = None,
     snapshot: Annotated[str | None, typer.Option(help="Snapshot id (time travel).")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show rows of a table: a page at any offset, with search and filters."""
-    result = page(name, offset=offset, limit=limit, search=search, where=where, snapshot_id=snapshot)
+    result = page(
+        name, offset=offset, limit=limit, search=search, where=where, snapshot_id=snapshot
+    )
     if as_json:
         print_json(result.to_dict())
         return
@@ -121,7 +135,9 @@ def show(
     console.print(f"rows {result.offset + 1 if result.rows else 0}-{end} of {result.total}")
 
 
-def snapshots(name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")], as_json: JsonFlag = False) -> None:
+def snapshots(
+    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")], as_json: JsonFlag = False
+) -> None:
     """List a table's snapshots, oldest first; read any with `show --snapshot ID`."""
     snaps = [s.to_dict() for s in list_snapshots(load_table(name))]
     if as_json:
@@ -139,8 +155,9 @@ def export(
     """Export a table snapshot to JSONL or Parquet (re-importing gives identical rows)."""
     from podium.jobs.launch import run_or_write_card
 
-    cfg = ExportConfig(input=TableRef(name=name, snapshot_id=snapshot),
-                       path=str(path.expanduser().resolve()))
+    cfg = ExportConfig(
+        input=TableRef(name=name, snapshot_id=snapshot), path=str(path.expanduser().resolve())
+    )
     run_or_write_card("export", cfg, card)
 
 
@@ -185,15 +202,19 @@ def sql(
         print_rows(rows)
 
 
-def stats(name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
-          snapshot: Annotated[str | None, typer.Option(help="Snapshot id.")] = None,
-          as_json: JsonFlag = False) -> None:
+def stats(
+    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
+    snapshot: Annotated[str | None, typer.Option(help="Snapshot id.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
     """Rows, turns and characters per role of an SFT table."""
     result = table_stats(name, snapshot).to_dict()
     if as_json:
         print_json(result)
         return
-    console.print(f"{result['rows']} rows, {result['turns']} turns ({result['mean_turns']} per row)")
+    console.print(
+        f"{result['rows']} rows, {result['turns']} turns ({result['mean_turns']} per row)"
+    )
     print_rows(result["by_role"], title="by role")
 
 
@@ -205,14 +226,19 @@ def map_columns(
     id: Annotated[str | None, typer.Option("--id", help="Column holding the row id.")] = None,
 ) -> None:
     """Map a foreign table's columns onto the SFT names (stored in table properties)."""
-    mapping = {k: v for k, v in {"messages": messages, "role": role, "content": content,
-                                 "id": id}.items() if v}
+    mapping = {
+        k: v
+        for k, v in {"messages": messages, "role": role, "content": content, "id": id}.items()
+        if v
+    }
     if not mapping:
         raise InvalidInput("Name at least one column to map, e.g. --messages conversations.")
     columns = load_table(name).schema().column_names
     missing = [v for k, v in mapping.items() if k in ("messages", "id") and v not in columns]
     if missing:
-        raise InvalidInput(f"{name} has no column {', '.join(missing)}; columns: {', '.join(columns)}.")
+        raise InvalidInput(
+            f"{name} has no column {', '.join(missing)}; columns: {', '.join(columns)}."
+        )
     set_properties(name, {PROP_MAPPING: json.dumps(mapping)})
     typer.echo(f"{name}: mapped {mapping}")
 

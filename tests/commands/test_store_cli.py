@@ -22,12 +22,24 @@ def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def jsonl(tmp_path: Path) -> Path:
     path = tmp_path / "data.jsonl"
-    path.write_text("".join(
-        json.dumps({"id": f"r{i}", "messages": [
-            {"role": "user", "content": f"tell me about {'zebras' if i % 3 == 0 else 'cats'}"},
-            {"role": "assistant", "content": f"fact {i}"}]}) + "\n"
-        for i in range(12)
-    ))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"r{i}",
+                    "messages": [
+                        {
+                            "role": "user",
+                            "content": f"tell me about {'zebras' if i % 3 == 0 else 'cats'}",
+                        },
+                        {"role": "assistant", "content": f"fact {i}"},
+                    ],
+                }
+            )
+            + "\n"
+            for i in range(12)
+        )
+    )
     return path
 
 
@@ -43,7 +55,9 @@ def test_bad_line_7_fails_naming_it_and_leaves_no_table(podium_home: Path, jsonl
 
 def test_search_json_returns_exactly_matching_rows(podium_home: Path, jsonl: Path) -> None:
     podium("import", str(jsonl), "--table", "t.chat")
-    out = json.loads(podium("show", "t.chat", "--json", "--search", "zebra", "--limit", "100").stdout)
+    out = json.loads(
+        podium("show", "t.chat", "--json", "--search", "zebra", "--limit", "100").stdout
+    )
     assert [r["id"] for r in out["rows"]] == ["r0", "r3", "r6", "r9"]
     assert out["total"] == 4
 
@@ -53,12 +67,17 @@ def test_show_first_snapshot_returns_rows_as_they_were(
 ) -> None:
     podium("import", str(jsonl), "--table", "t.chat")
     more = tmp_path / "more.jsonl"
-    more.write_text(json.dumps({"id": "new", "messages": [{"role": "user", "content": "x"}]}) + "\n")
+    more.write_text(
+        json.dumps({"id": "new", "messages": [{"role": "user", "content": "x"}]}) + "\n"
+    )
     podium("import", str(more), "--table", "t.chat", "--mode", "append")
     snaps = json.loads(podium("snapshots", "t.chat", "--json").stdout)
     assert len(snaps) == 2
-    first = json.loads(podium("show", "t.chat", "--json", "--limit", "100",
-                              "--snapshot", str(snaps[0]["snapshot_id"])).stdout)
+    first = json.loads(
+        podium(
+            "show", "t.chat", "--json", "--limit", "100", "--snapshot", str(snaps[0]["snapshot_id"])
+        ).stdout
+    )
     assert first["total"] == 12 and "new" not in [r["id"] for r in first["rows"]]
     current = json.loads(podium("show", "t.chat", "--json", "--limit", "100").stdout)
     assert current["total"] == 13
