@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     warehouse: str = Field(
         "", description="Where table data lives: a path or file://, s3:// URL (default: home)."
     )
+    catalog_properties: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra pyiceberg catalog properties, e.g. s3.endpoint, s3.access-key-id "
+        "(env: JSON object).",
+    )
     default_namespace: str = Field("default", description="Namespace for unqualified names.")
     launcher: Literal["local", "ray"] = Field("local", description="Where jobs run.")
     ray_address: str = Field("", description="Ray cluster address for launcher=ray.")

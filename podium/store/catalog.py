@@ -19,16 +19,21 @@ from podium.errors import InvalidInput, NotFound
 
 
 @functools.cache
-def _catalog_for(name: str, uri: str, warehouse: str) -> Catalog:
+def _catalog_for(
+    name: str, uri: str, warehouse: str, extra: tuple[tuple[str, str], ...]
+) -> Catalog:
     if uri.startswith("rest+"):
-        return load_catalog(name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse)
-    return SqlCatalog(name, uri=uri, warehouse=warehouse)
+        return load_catalog(
+            name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse, **dict(extra)
+        )
+    return SqlCatalog(name, uri=uri, warehouse=warehouse, **dict(extra))
 
 
 def open_catalog(settings: Settings | None = None) -> Catalog:
     settings = settings or get_settings()
     settings.ensure_home()
-    return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse)
+    extra = tuple(sorted(settings.catalog_properties.items()))
+    return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse, extra)
 
 
 def parse_name(name: str, settings: Settings | None = None) -> tuple[str, str]:
