@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from validate_planted import check_against_planted, demo_rows
 
-from podium.config import reset_settings
 from podium.errors import Cancelled, InvalidInput
 from podium.reporting import Reporter
 from podium.store.catalog import load_table, table_exists
-from podium.store.demo import DEMO_TABLES
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_MAPPING
 from podium.store.write import write_table
@@ -23,19 +19,6 @@ from podium.validate.job import ValidateConfig, run_validate, validate_table
 from podium.validate.report import malformed_ids, read_report
 
 DEMO = "demo.json_sft"
-
-
-@pytest.fixture(scope="module")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One home with the demo JSON table for the whole module (building it takes seconds)."""
-    home = tmp_path_factory.mktemp("validate-home")
-    old = os.environ.get("PODIUM_HOME")
-    os.environ["PODIUM_HOME"] = str(home)
-    reset_settings()
-    DEMO_TABLES[DEMO]()
-    yield home
-    os.environ["PODIUM_HOME"] = old or ""
-    reset_settings()
 
 
 def _config(**kw: object) -> ValidateConfig:
@@ -189,3 +172,15 @@ def test_bad_input_fails_before_any_work(podium_home: Path) -> None:
     with pytest.raises(InvalidInput, match="Unknown rule"):
         ValidateConfig(table=TableRef(name="ns.plain"), rules=["yaml"])
     assert not table_exists("ns.plain__validation")
+
+
+def test_a_new_snapshot_has_no_report_until_validated(podium_home: Path) -> None:
+    rows = [{"id": "x", "messages": [{"role": "assistant", "content": "{,}"}]}]
+    write_table("ns.grow", pa.Table.from_pylist(rows))
+    first = load_table("ns.grow").current_snapshot().snapshot_id
+    validate_table(ValidateConfig(table=TableRef(name="ns.grow"), rules=["json"]))
+    assert malformed_ids("ns.grow") == {"x"}
+    more = [{"id": "y", "messages": [{"role": "assistant", "content": "{}"}]}]
+    write_table("ns.grow", pa.Table.from_pylist(more), mode="append")
+    assert malformed_ids("ns.grow") is None  # the current snapshot was never validated
+    assert malformed_ids("ns.grow", first) == {"x"}
