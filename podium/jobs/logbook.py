@@ -9,7 +9,6 @@ import json
 import re
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
 
 import pandas as pd
 from pydantic import BaseModel
@@ -73,24 +72,13 @@ def job_rows(jobs: list[Job]) -> list[dict[str, Any]]:
     ]
 
 
-def browse_link(table: str, snapshot_id: int | None = None) -> str:
-    """URL of the Browse page showing `table` at `snapshot_id`."""
-    params: dict[str, Any] = {"table": table}
-    if snapshot_id is not None:
-        params["snapshot"] = snapshot_id
-    return "/browse?" + urlencode(params)
-
-
-def table_links(job: Job) -> dict[str, list[tuple[str, str]]]:
-    """Input and output tables as (label, Browse URL) pairs."""
+def table_links(job: Job) -> dict[str, list[tuple[str, int | None]]]:
+    """Input and output tables as (name, snapshot id), for links into Browse."""
     inputs = []
     for ref in job["inputs"]:
         name, _, snap = ref.partition("@")
-        inputs.append((ref, browse_link(name, int(snap) if snap else None)))
-    outputs = [
-        (f"{t['name']}@{t['snapshot_id']}", browse_link(t["name"], t["snapshot_id"]))
-        for t in (job["outputs"] or {}).get("tables", [])
-    ]
+        inputs.append((name, int(snap) if snap and snap != "None" else None))
+    outputs = [(t["name"], t["snapshot_id"]) for t in (job["outputs"] or {}).get("tables", [])]
     return {"inputs": inputs, "outputs": outputs}
 
 

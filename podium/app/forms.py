@@ -1,0 +1,183 @@
+"""Streamlit forms generated from a job kind's pydantic config model.
+
+`field_specs(model)` decides, without Streamlit, which widget each field gets (its
+label, help text, options and default all come from the model); `render_form` draws
+them and `collect` turns what they return into values for `model.model_validate`. A
+page uses it as:
+
+    with st.form("new-job"):
+        raw = render_form(Model, key="new-job", tables=list_tables())
+        if st.form_submit_button("Queue"):
+            values = collect(field_specs(Model), raw)
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import streamlit as st
+import yaml
+from pydantic import BaseModel
+
+from podium.store.refs import TableRef
+
+Widget = Literal["checkbox", "int", "float", "select", "table", "text", "lines", "yaml"]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    widget: Widget
+    help: str
+    default: Any
+    required: bool
+    optional: bool  # None is a valid value (blank input)
+    options: tuple[Any, ...] = ()
+
+
+def field_specs(model: type[BaseModel]) -> list[FieldSpec]:
+    specs = []
+    for name, field in model.model_fields.items():
+        base, optional = _unwrap_optional(field.annotation)
+        default = None if field.is_required() else field.get_default(call_default_factory=True)
+        widget, options = _widget_for(base)
+        specs.append(
+            FieldSpec(
+                name=name,
+                widget=widget,
+                help=field.description or "",
+                default=default,
+                required=field.is_required(),
+                optional=optional,
+                options=options,
+            )
+        )
+    return specs
+
+
+def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], len(args) < len(get_args(annotation))
+    return annotation, False
+
+
+def _widget_for(base: Any) -> tuple[Widget, tuple[Any, ...]]:
+    if base is bool:
+        return "checkbox", ()
+    if base is int:
+        return "int", ()
+    if base is float:
+        return "float", ()
+    if get_origin(base) is Literal:
+        return "select", get_args(base)
+    if isinstance(base, type) and issubclass(base, enum.Enum):
+        return "select", tuple(m.value for m in base)
+    if base is TableRef:
+        return "table", ()
+    if base in (str, Path):
+        return "text", ()
+    if get_origin(base) in (list, tuple) and get_args(base)[:1] in ((str,), (Path,)):
+        return "lines", ()
+    return "yaml", ()
+
+
+def render_form(
+    model: type[BaseModel],
+    key: str,
+    tables: list[str] | None = None,
+    values: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Draw one widget per field of `model`; returns the raw widget values by field."""
+    values = values or {}
+    return {
+        spec.name: _render(spec, f"{key}.{spec.name}", tables or [], values.get(spec.name))
+        for spec in field_specs(model)
+    }
+
+
+def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:
+    value = spec.default if value is None else value
+    label = spec.name + (" *" if spec.required else "")
+    kw: dict[str, Any] = {"key": key, "help": spec.help or None}
+    if spec.widget == "checkbox":
+        return st.checkbox(label, value=bool(value), **kw)
+    if spec.widget in ("int", "float") and not spec.optional:
+        number = int if spec.widget == "int" else float
+        start = number(value) if value is not None else number(0)
+        return st.number_input(label, value=start, step=number(1) if number is int else None, **kw)
+    if spec.widget == "select":
+        options = ([None] if spec.optional else []) + list(spec.options)
+        index = options.index(value) if value in options else 0
+        return st.selectbox(label, options, index=index, format_func=_blank_none, **kw)
+    if spec.widget == "table":
+        ref = value if isinstance(value, TableRef) else None
+        choices = ([None] if spec.optional else []) + tables
+        index = choices.index(ref.name) if ref and ref.name in choices else 0
+        name = st.selectbox(label, choices, index=index, format_func=_blank_none, **kw)
+        snap = st.text_input(
+            f"{spec.name} snapshot", value=str(ref.snapshot_id or "") if ref else "",
+            key=f"{key}.snapshot", help="Snapshot id to read; blank = current when queued.",
+        )
+        return {"name": name, "snapshot_id": snap}
+    if spec.widget == "lines":
+        return st.text_area(label, value="\n".join(map(str, value or [])), **kw)
+    if spec.widget == "yaml":
+        text = "" if value is None else yaml.safe_dump(_plain(value), sort_keys=False)
+        return st.text_area(label + " (YAML)", value=text, **kw)
+    return st.text_input(label, value="" if value is None else str(value), **kw)
+
+
+def collect(specs: list[FieldSpec], raw: dict[str, Any]) -> dict[str, Any]:
+    """Widget values -> card values (blank optional fields become None)."""
+    values: dict[str, Any] = {}
+    for spec in specs:
+        value = raw.get(spec.name)
+        if spec.widget == "table":
+            if not value or not value.get("name"):
+                values[spec.name] = None
+                continue
+            snap = str(value.get("snapshot_id") or "").strip()
+            values[spec.name] = {"name": value["name"], "snapshot_id": snap or None}
+        elif spec.widget == "lines":
+            values[spec.name] = [s.strip() for s in (value or "").splitlines() if s.strip()]
+        elif spec.widget == "yaml":
+            values[spec.name] = _parse_yaml(value)
+        elif isinstance(value, str) and not value.strip() and (spec.optional or spec.required):
+            values[spec.name] = None if spec.optional else value
+        else:
+            values[spec.name] = value
+    # Leave out blank required fields so validation says "required field is missing".
+    return {k: v for k, v in values.items() if not (v in (None, "") and _required(specs, k))}
+
+
+def _required(specs: list[FieldSpec], name: str) -> bool:
+    return any(s.name == name and s.required for s in specs)
+
+
+def _parse_yaml(text: Any) -> Any:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text  # the model then reports the field as invalid
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _blank_none(option: Any) -> str:
+    return "—" if option is None else str(option)
