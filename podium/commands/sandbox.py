@@ -1,0 +1,130 @@
+"""Sandbox and code-execution build commands.
+
+    podium sandbox run script.py [--backend local|docker] [--stdin TEXT] [--timeout 10] [--json]
+    podium sandbox info [--json]               # what confinement this machine gives
+    podium build code-exec --functions demo.functions --model base --out cx.demo \\
+        [--inputs-per-function 4] [--backend local|docker] [--limit N] [--card CARD.md]
+    podium build code-exec --mode verify --functions cx.demo --out cx.demo_verify
+
+The docker backend talks to the engine in DOCKER_HOST; its image is built once by
+`bash scripts/setup_sandbox.sh`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from podium.errors import InvalidInput
+
+sandbox_app = typer.Typer(help="Run code in the sandbox.", no_args_is_help=True)
+build_app = typer.Typer(help="Build datasets by running code.", no_args_is_help=True)
+
+Backend = Literal["local", "docker"]
+
+
+@sandbox_app.command("run")
+def run_cmd(
+    file: Annotated[Path, typer.Argument(help="Python script to run ('-' reads stdin).")],
+    backend: Annotated[
+        str | None, typer.Option(help="local or docker (default: the sandbox_backend setting).")
+    ] = None,
+    stdin: Annotated[str | None, typer.Option(help="Text given to the script on stdin.")] = None,
+    args: Annotated[list[str] | None, typer.Option("--arg", help="Argument (repeatable).")] = None,
+    timeout: Annotated[float, typer.Option(help="Wall-clock limit in seconds.")] = 10.0,
+    memory_mb: Annotated[int, typer.Option(help="Memory limit in MiB.")] = 512,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Run one Python script in a sandbox and print what happened."""
+    from generators.sandbox import Limits, Sandbox
+
+    if str(file) == "-":
+        code = sys.stdin.read()
+    else:
+        try:
+            code = file.expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"Cannot read {file}: {exc}.") from None
+    if backend not in (None, "local", "docker"):
+        raise InvalidInput(f"Unknown backend {backend!r}; use local or docker.")
+    if timeout <= 0 or memory_mb <= 0:
+        raise InvalidInput("--timeout and --memory-mb must be positive.")
+    limits = Limits(wall_s=timeout, cpu_s=timeout, memory_mb=memory_mb)
+    with Sandbox(backend, workers=1, limits=limits) as box:
+        result = box.run(code, stdin=stdin, args=tuple(args or ()))
+    if as_json:
+        typer.echo(json.dumps({"backend": box.backend, **result.to_dict()}, ensure_ascii=False))
+    else:
+        code_text = "-" if result.exit_code is None else str(result.exit_code)
+        typer.echo(
+            f"status: {result.status}  exit code: {code_text}  wall: {result.wall_s:.3f} s  "
+            f"cpu: {result.cpu_s:.3f} s  backend: {box.backend}"
+            + (f"  ({result.detail})" if result.detail else "")
+        )
+        typer.echo("--- stdout ---" + (" (truncated)" if result.truncated else ""))
+        typer.echo(result.stdout, nl=not result.stdout.endswith("\n") and bool(result.stdout))
+        typer.echo("--- stderr ---")
+        typer.echo(result.stderr, nl=False)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@sandbox_app.command("info")
+def info_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Show what the local sandbox can use on this machine."""
+    from generators.sandbox.local import describe
+
+    info = describe()
+    if as_json:
+        typer.echo(json.dumps(info))
+    else:
+        for key, value in info.items():
+            typer.echo(f"{key}: {value}")
+
+
+@build_app.command("code-exec")
+def code_exec_cmd(
+    functions: Annotated[
+        str, typer.Option(help="Functions table (build) or code-exec rows table (verify).")
+    ],
+    out: Annotated[str, typer.Option(help="Table to write (NAMESPACE.TABLE); re-runs resume.")],
+    model: Annotated[str, typer.Option(help="Registered model that proposes inputs.")] = "base",
+    inputs_per_function: Annotated[int, typer.Option(help="Inputs proposed per function.")] = 4,
+    backend: Annotated[str | None, typer.Option(help="Sandbox: local or docker.")] = None,
+    mode: Annotated[str, typer.Option(help="build, or verify existing rows.")] = "build",
+    sft_out: Annotated[
+        str | None, typer.Option(help="SFT table to write (default: OUT_sft).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N functions/rows.")] = None,
+    snapshot: Annotated[int | None, typer.Option(help="Snapshot of --functions.")] = None,
+    card: Annotated[
+        Path | None, typer.Option("--card", help="Write the run card here and run nothing.")
+    ] = None,
+    queue: Annotated[bool, typer.Option("--queue", help="Queue for `podium worker`.")] = False,
+) -> None:
+    """Build a code-execution dataset: a model proposes inputs, the sandbox runs them."""
+    from generators.code_exec.build import KIND, CodeExecConfig
+    from podium.jobs.launch import run_or_write_card
+    from podium.store.refs import TableRef
+
+    try:
+        cfg = CodeExecConfig(
+            functions=TableRef(name=functions, snapshot_id=snapshot), out=out, model=model,
+            inputs_per_function=inputs_per_function, backend=backend, mode=mode,
+            sft_out=sft_out, limit=limit,
+        )
+    except ValueError as exc:
+        raise InvalidInput(f"Invalid code-exec settings: {exc}") from None
+    if cfg.mode == "build":
+        from podium.models import get_model
+
+        cfg.model = get_model(cfg.model).name
+    run_or_write_card(KIND, cfg, card, foreground=not queue)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")
+    app.add_typer(build_app, name="build")
