@@ -1,0 +1,88 @@
+"""A throwaway PostgreSQL server for tests: initdb in a temp dir, loopback port."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def _bin(name: str) -> str:
+    found = shutil.which(name) or next(
+        iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))), None
+    )
+    if not found:
+        raise RuntimeError(f"PostgreSQL's {name} is not installed (apt-get install postgresql).")
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    # initdb refuses to run as root; PostgreSQL's own user runs the server.
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """Start PostgreSQL in a temp dir; yields a SQLAlchemy URL of an empty database."""
+    # Not under pytest's tmp_path: its parents are private to root, and the server
+    # runs as the postgres user.
+    root = Path(tempfile.mkdtemp(prefix="podium-pg-"))
+    root.chmod(0o755)
+    data = root / "pgdata"
+    data.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+        shutil.chown(data, "postgres")
+    subprocess.run(
+        _as_postgres(
+            [_bin("initdb"), "-D", str(data), "-U", "podium", "--auth=trust", "-E", "UTF8"]
+        ),
+        check=True,
+        capture_output=True,
+    )
+    port = _free_port()
+    log = root / "pg.log"
+    subprocess.run(
+        _as_postgres(
+            [
+                _bin("pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-w",
+                "-o",
+                f"-p {port} -k {root} -c listen_addresses=127.0.0.1",
+                "start",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+    )
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        yield f"postgresql+psycopg2://podium@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            _as_postgres([_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            capture_output=True,
+        )
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,33 @@
+"""The same store code on a PostgreSQL catalog: only the URI changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from postgres import postgres_server  # type: ignore[import-not-found]
+
+from podium.config import reset_settings
+from podium.store.catalog import list_tables, open_catalog
+from podium.store.demo import load_demo
+from podium.store.query import page
+from podium.store.state import engine
+
+
+@pytest.fixture
+def postgres_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    with postgres_server() as url:
+        monkeypatch.setenv("PODIUM_HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("PODIUM_CATALOG_URI", url)
+        reset_settings()
+        yield url
+        reset_settings()
+
+
+def test_demo_tables_on_postgres_catalog(postgres_home: str) -> None:
+    assert open_catalog().properties["uri"] == postgres_home
+    load_demo()
+    assert list_tables() == ["demo.chat", "demo.json_sft"]
+    assert page("demo.json_sft", search="osaka").total > 0
+    # app state shares the catalog's database
+    assert engine().url.get_backend_name() == "postgresql"
