@@ -10,6 +10,8 @@ import pytest
 
 from podium.config import reset_settings
 
+pytest_plugins = ["vllm_fixtures"]
+
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 
