@@ -26,6 +26,7 @@ def jobs_home(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setenv("PODIUM_HEARTBEAT_SECONDS", "0.5")
     monkeypatch.setenv("PODIUM_STALE_AFTER_SECONDS", "4")
     reset_settings()
+    podium_home.mkdir(parents=True, exist_ok=True)
     yield podium_home
     reset_settings()
 
@@ -36,7 +37,6 @@ def start_worker(jobs_home: Path) -> Iterator[Callable[..., subprocess.Popen[str
     procs: list[subprocess.Popen[str]] = []
 
     def start(*args: str) -> subprocess.Popen[str]:
-        jobs_home.mkdir(parents=True, exist_ok=True)
         log = (jobs_home / f"worker-{len(procs)}.log").open("w")
         proc = subprocess.Popen(
             [sys.executable, "-m", "podium.cli", "worker", "--poll", "0.2", *args],
