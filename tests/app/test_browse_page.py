@@ -1,0 +1,208 @@
+"""The Browse page through Streamlit's AppTest, over real Iceberg tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID, SCORES, make_browse_tables
+from streamlit.testing.v1 import AppTest
+
+from podium.config import reset_settings
+from podium.store.catalog import load_table
+from podium.store.snapshots import list_snapshots
+
+MAIN = Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py"
+ALL_ROWS = CHAT_ROWS + APPENDED
+
+
+@pytest.fixture(scope="module")
+def browse_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("browse-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PODIUM_HOME", str(home))
+        reset_settings()
+        make_browse_tables()
+        yield home
+    reset_settings()
+
+
+def open_browse(**query: str) -> AppTest:
+    at = AppTest.from_file(str(MAIN), default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def first_snapshot() -> int:
+    return list_snapshots(load_table(CHAT))[0].snapshot_id
+
+
+def chat_markdown(at: AppTest) -> dict[str, str]:
+    """Role -> the Markdown drawn inside that chat bubble."""
+    return {m.name: "\n".join(md.value for md in m.markdown) for m in at.chat_message}
+
+
+def test_empty_catalog_says_how_to_load_data(podium_home: Path) -> None:
+    at = open_browse()
+    [info] = at.info
+    assert "podium demo" in info.value and "podium import" in info.value
+    assert not at.dataframe
+
+
+def test_opens_the_first_table_and_writes_the_view_into_the_url(browse_home: Path) -> None:
+    at = open_browse()
+    assert at.selectbox(key="browse.table").value == CHAT
+    assert f"Rows 1–25 of {ALL_ROWS}" in captions(at)
+    frame = at.dataframe[0].value
+    assert len(set(frame["id"])) == 25
+    assert set(frame["id"]) <= {f"c{i:03d}" for i in range(ALL_ROWS)}
+    assert at.query_params["table"] == CHAT
+    current = list_snapshots(load_table(CHAT))[-1].snapshot_id
+    assert at.query_params["snapshot"] == str(current)
+
+
+def test_deep_link_opens_the_sample_as_a_conversation(browse_home: Path) -> None:
+    at = open_browse(table=CHAT, sample=NEEDLE_ID)
+    turns = chat_markdown(at)
+    assert list(turns) == ["system", "user", "assistant"]
+    assert "You answer in JSON." in turns["system"]
+    assert "Question 42: describe the zebra in JSON" in turns["user"]
+    # The stored compact JSON answer is pretty-printed in a json block.
+    assert (
+        '```json\n{\n  "animal": "giraffe",\n  "legs": 4,\n  "row": 42\n}\n```'
+        in turns["assistant"]
+    )
+    assert at.query_params["sample"] == NEEDLE_ID
+
+
+def test_code_keeps_its_fence_and_broken_json_is_flagged(browse_home: Path) -> None:
+    code = chat_markdown(open_browse(table=CHAT, sample="c001"))["assistant"]
+    assert "```python\nprint('row 1')\n```" in code
+    at = open_browse(table=CHAT, sample="c002")
+    broken = chat_markdown(at)["assistant"]
+    assert broken == '```text\n{"animal": "giraffe", "legs": 4,\n```'
+    assert any("does not parse" in c for c in captions(at))
+
+
+def test_search_finds_the_needle_and_resets_the_page(browse_home: Path) -> None:
+    at = open_browse(table=CHAT, page="2")
+    assert f"Rows 26–50 of {ALL_ROWS}" in captions(at)
+    at.text_input(key="browse.search").input(NEEDLE.upper()).run()
+    assert "Rows 1–1 of 1" in captions(at)
+    assert list(at.dataframe[0].value["id"]) == [NEEDLE_ID]
+    assert at.query_params["search"] == NEEDLE.upper()
+    assert "page" not in at.query_params
+
+
+def test_paging_page_size_and_jump_to_page(browse_home: Path) -> None:
+    at = open_browse(table=CHAT)
+    seen = list(at.dataframe[0].value["id"])
+    for number in (2, 3):
+        at.number_input(key="browse.page").set_value(number).run()
+        seen += list(at.dataframe[0].value["id"])
+    assert f"Rows 51–{ALL_ROWS} of {ALL_ROWS}" in captions(at)
+    assert at.query_params["page"] == "3"
+    # Three pages hold every row exactly once.
+    assert sorted(seen) == [f"c{i:03d}" for i in range(ALL_ROWS)]
+    at.selectbox(key="browse.size").set_value(10).run()
+    assert f"Rows 1–10 of {ALL_ROWS}" in captions(at)
+    assert at.number_input(key="browse.page").value == 1
+    assert at.query_params["size"] == "10"
+
+
+def test_a_page_past_the_end_shows_the_last_page(browse_home: Path) -> None:
+    at = open_browse(table=CHAT, page="99")
+    assert f"Rows 51–{ALL_ROWS} of {ALL_ROWS}" in captions(at)
+    assert at.query_params["page"] == "3"
+
+
+def test_time_travel_to_the_first_snapshot(browse_home: Path) -> None:
+    at = open_browse(table=CHAT)
+    at.selectbox(key="browse.snapshot").set_value(first_snapshot()).run()
+    assert f"Rows 1–25 of {CHAT_ROWS}" in captions(at)
+    assert at.query_params["snapshot"] == str(first_snapshot())
+    # A row appended later is not in the old snapshot.
+    linked = open_browse(table=CHAT, snapshot=str(first_snapshot()), sample=f"c{CHAT_ROWS:03d}")
+    assert any(f"No sample c{CHAT_ROWS:03d}" in w.value for w in linked.warning)
+
+
+def test_column_filters_offer_counted_values(browse_home: Path) -> None:
+    at = open_browse(table=CHAT)
+    split = at.multiselect(key="browse.filter.split")
+    tests = sum(1 for i in range(ALL_ROWS) if i % 4 == 0)
+    assert set(split.options) == {f"train ({ALL_ROWS - tests})", f"test ({tests})"}
+    split.select("test").run()
+    assert f"Rows 1–{tests} of {tests}" in captions(at)
+    assert at.query_params["split"] == "test"
+    at.multiselect(key="browse.filter.source").select("human").run()
+    both = sum(1 for i in range(ALL_ROWS) if i % 4 == 0 and i % 5 == 0)
+    assert f"Rows 1–{both} of {both}" in captions(at)
+
+
+def test_sql_condition_filters_and_a_bad_one_is_an_error_not_a_crash(browse_home: Path) -> None:
+    at = open_browse(table=CHAT)
+    at.text_input(key="browse.where").input("id >= 'c060'").run()
+    assert f"Rows 1–{APPENDED} of {APPENDED}" in captions(at)
+    at.text_input(key="browse.where").input("no_such_column = 1").run()
+    assert not at.exception
+    [error] = at.error
+    assert "no_such_column" in error.value
+
+
+def test_unknown_table_and_snapshot_in_a_link_are_reported(browse_home: Path) -> None:
+    at = open_browse(table="lab.missing")
+    assert any("No table named lab.missing" in w.value for w in at.warning)
+    assert at.selectbox(key="browse.table").value == CHAT
+    at = open_browse(table=CHAT, snapshot="123")
+    assert any("no snapshot 123" in w.value for w in at.warning)
+    assert f"Rows 1–25 of {ALL_ROWS}" in captions(at)
+
+
+def test_table_without_messages_browses_as_plain_rows(browse_home: Path) -> None:
+    at = open_browse(table=SCORES)
+    frame = at.dataframe[0].value
+    assert list(frame.columns) == ["name", "score", "details"]
+    assert len(frame) == 8
+    at.selectbox(key="browse.sample").set_value("row-3").run()
+    shown = [m.value for m in at.markdown]
+    assert "model-3" in shown
+    assert '```json\n{\n  "wins": 3,\n  "losses": 5\n}\n```' in shown
+    assert at.query_params["sample"] == "row-3"
+    at.segmented_control(key="browse.mode").set_value("Statistics").run()
+    assert any("no messages column" in i.value for i in at.info)
+
+
+def test_switching_table_resets_page_sample_and_filters(browse_home: Path) -> None:
+    at = open_browse(table=CHAT, page="2", sample="c001", split="train", search="giraffe")
+    at.selectbox(key="browse.table").set_value(SCORES).run()
+    assert at.query_params.get("table") == SCORES
+    assert {"page", "sample", "split"}.isdisjoint(at.query_params)
+    assert at.query_params["search"] == "giraffe"
+
+
+def test_statistics_panel(browse_home: Path) -> None:
+    at = open_browse(table=CHAT)
+    at.segmented_control(key="browse.mode").set_value("Statistics").run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Rows": f"{ALL_ROWS}", "Turns": f"{2 * ALL_ROWS}", "Turns per sample": "2.0"}
+    roles = at.dataframe[0].value
+    assert dict(zip(roles["role"], roles["turns"], strict=True)) == {
+        "user": ALL_ROWS,
+        "assistant": ALL_ROWS,
+    }
+
+
+def test_view_survives_a_visit_to_another_page(browse_home: Path) -> None:
+    at = open_browse(table=CHAT, sample=NEEDLE_ID, search=NEEDLE)
+    at.switch_page("views/logbook.py").run()
+    at.query_params.clear()
+    at.switch_page("views/browse.py").run()
+    assert at.text_input(key="browse.search").value == NEEDLE
+    assert "Question 42" in chat_markdown(at)["user"]
