@@ -6,12 +6,14 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlencode
 
+from podium.errors import InvalidInput
 from podium.store.catalog import load_table
 from podium.store.query import page
 from podium.store.snapshots import list_snapshots
 from podium.validate.caret import render_caret
 from podium.validate.report import read_report, report_for, report_summary
 from podium.validate.result import line_column
+from podium.validate.rules import save_schema_text
 
 
 def kind_counts(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -26,10 +28,10 @@ def snapshot_ids(table: str) -> list[int]:
 
 
 def latest_report(
-    table: str, snapshot_id: int | None
+    table: str, snapshot_id: int | None, report: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """(summary, failures) of the report covering this snapshot, if one exists."""
-    name = report_for(table, snapshot_id)
+    name = report_for(table, snapshot_id, report)
     if name is None:
         return None
     return report_summary(name), read_report(name).to_pylist()
@@ -71,3 +73,38 @@ def browse_link(table: str, snapshot_id: int | None, sample_id: str) -> str:
     if snapshot_id is not None:
         query = {"table": table, "snapshot": str(snapshot_id), "sample": sample_id}
     return "/browse?" + urlencode(query)
+
+
+def build_specs(
+    chosen: list[str],
+    *,
+    schema_text: str = "",
+    xsd_text: str = "",
+    pattern: str = "",
+    tools_text: str = "",
+) -> list[str]:
+    """Rule specs from the page's inputs; pasted or uploaded files are stored first.
+
+    `json-schema` without a schema text uses the table's stored schema; `tool-call`
+    without tools uses each row's metadata. The specs are checked (and the files
+    compiled) by the caller through `parse_rules`, before anything runs.
+    """
+    specs = []
+    for rule in chosen:
+        if rule == "json-schema" and schema_text.strip():
+            specs.append(f"json-schema:{save_schema_text(schema_text, '.json')}")
+        elif rule == "xsd":
+            if not xsd_text.strip():
+                raise InvalidInput("The xsd rule needs an XML Schema: upload or paste one.")
+            specs.append(f"xsd:{save_schema_text(xsd_text, '.xsd')}")
+        elif rule == "regex":
+            if not pattern:
+                raise InvalidInput("The regex rule needs a pattern.")
+            specs.append(f"regex:{pattern}")
+        elif rule == "tool-call" and tools_text.strip():
+            specs.append(f"tool-call:{save_schema_text(tools_text, '.json')}")
+        else:
+            specs.append(rule)
+    if not specs:
+        raise InvalidInput("Choose at least one rule.")
+    return specs

@@ -1,0 +1,75 @@
+"""The Validate page with AppTest on the real demo table: run, chart, list, caret, link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from podium.jobs.queue import list_jobs
+from podium.store.catalog import table_exists
+from podium.store.demo import DEMO_TABLES, json_sft_rows
+from podium.validate.report import malformed_ids
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+@pytest.fixture
+def demo(podium_home: Path) -> dict[str, dict]:
+    DEMO_TABLES["demo.json_sft"]()
+    return json_sft_rows()[1]
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    at.switch_page("views/validate.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> None:
+    at = _open()
+    assert at.selectbox(key="validate.table").value == "demo.json_sft"
+    # The table stores a schema, so json-schema is proposed with json.
+    assert at.multiselect(key="validate.rules").value == ["json", "json-schema"]
+    assert any("No validation report" in i.value for i in at.info)
+    at.radio(key="validate.extract").set_value("fenced").run()
+    at.button(key="validate.run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+    assert _metric(at, "Failing turns") == f"{len(demo):,}"
+    assert _metric(at, "Rows") == "3,000"
+    (job,) = [j for j in list_jobs() if j["kind"] == "validate"]
+    assert job["status"] == "succeeded"
+    assert malformed_ids("demo.json_sft") == set(demo)
+    assert at.get("vega_lite_chart"), "bar chart of error kinds"
+
+    at.selectbox(key="validate.kind_filter").set_value("json-schema · additional-properties").run()
+    sample = at.selectbox(key="validate.sample")
+    chosen_id = sample.format_func(sample.value).split(" · ")[0]
+    assert demo[chosen_id]["kind"] == "extra-field"
+    marked = at.code[0].value.split("\n")
+    caret_at = next(i for i, line in enumerate(marked) if "^ additional-properties" in line)
+    above = marked[caret_at - 1]
+    assert above[marked[caret_at].index("^") :].startswith('"phone"')
+    (link,) = at.get("page_link")
+    assert link.proto.label == "Open in Browse"
+    assert f"sample={chosen_id}" in link.proto.query_string
+    assert "table=demo.json_sft" in link.proto.query_string
+
+
+def test_invalid_pasted_schema_is_an_error_and_runs_nothing(demo: dict[str, dict]) -> None:
+    at = _open()
+    at.multiselect(key="validate.rules").set_value(["json-schema"]).run()
+    at.text_area(key="validate.schema").set_value('{"type": 5}').run()
+    at.button(key="validate.run").click().run()
+    assert any("is invalid" in e.value for e in at.error), [e.value for e in at.error]
+    assert list_jobs() == []
+    assert not table_exists("demo.json_sft__validation")
