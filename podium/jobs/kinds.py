@@ -113,3 +113,13 @@ register(
         "in every row of a table snapshot; writes a report table of failing turns.",
     )
 )
+register(
+    JobKind(
+        "code-exec-build",
+        "generators.code_exec.build:CodeExecConfig",
+        "generators.code_exec.build:run_code_exec_build",
+        "A checkpoint proposes inputs for functions, the sandbox runs them: code-execution "
+        "rows plus an SFT table (mode verify: re-run recorded rows and flag mismatches).",
+        resumable=True,
+    )
+)
