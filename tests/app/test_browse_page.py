@@ -206,3 +206,32 @@ def test_view_survives_a_visit_to_another_page(browse_home: Path) -> None:
     at.switch_page("views/browse.py").run()
     assert at.text_input(key="browse.search").value == NEEDLE
     assert "Question 42" in chat_markdown(at)["user"]
+
+
+def test_malformed_only_needs_a_report_then_shows_just_those_rows(browse_home: Path) -> None:
+    from podium.store.refs import TableRef
+    from podium.validate.job import ValidateConfig, validate_table
+    from podium.validate.report import malformed_ids
+
+    at = open_browse(table=CHAT, malformed="1")
+    assert not at.toggle, "no report yet, so no switch"
+    assert any("No validation report" in w.value for w in at.warning)
+
+    current = list_snapshots(load_table(CHAT))[-1].snapshot_id
+    validate_table(ValidateConfig(table=TableRef(name=CHAT, snapshot_id=current), rules=["json"]))
+    bad = malformed_ids(CHAT, current)
+    assert bad is not None and "c002" in bad and "c000" not in bad  # truncated vs valid JSON
+
+    at = open_browse(table=CHAT, size="100")
+    toggle = at.toggle(key="browse.malformed")
+    assert toggle.label == f"Malformed only ({len(bad):,} rows)"
+    toggle.set_value(True).run()
+    assert set(at.dataframe[0].value["id"]) == bad
+    assert at.query_params["malformed"] == "1"
+    at.selectbox(key="browse.sample").set_value("c002").run()
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "**Validation failures**" in shown and "`json`" in shown
+    # An older snapshot is not covered by the report: the switch goes away.
+    at.selectbox(key="browse.snapshot").set_value(first_snapshot()).run()
+    assert not at.toggle
+    assert f"Rows 1–{CHAT_ROWS} of {CHAT_ROWS}" in captions(at)

@@ -21,6 +21,7 @@ from podium.store.catalog import list_tables, load_table
 from podium.store.query import Page, count_by, page
 from podium.store.snapshots import list_snapshots
 from podium.store.stats import TableStats, table_stats
+from podium.validate.report import malformed_ids, read_report, report_for
 
 # Session-state keys. The widget keys hold the view; the others are this page's memory.
 TABLE, SNAPSHOT, PAGE, SIZE = "browse.table", "browse.snapshot", "browse.page", "browse.size"
@@ -138,6 +139,45 @@ def _filters_sidebar(name: str, snapshot: int | None, columns: list[str]) -> Non
     )
 
 
+def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
+    """The 'malformed only' switch, offered when a validation report covers this snapshot;
+    returns the ids to keep when it is on."""
+    bad = malformed_ids(name, sid)
+    if bad is None:
+        if st.session_state.get(MALFORMED):
+            st.warning(
+                "No validation report covers this snapshot, so every row is shown. "
+                "Validate it first (Validate page or `podium validate`)."
+            )
+        st.session_state[MALFORMED] = False
+        return None
+    on = st.toggle(
+        f"Malformed only ({len(bad):,} rows)",
+        key=MALFORMED,
+        on_change=_first_page,
+        help="Rows with a failing turn in this snapshot's validation report.",
+    )
+    return bad if on else None
+
+
+def _failures_panel(name: str, sid: int | None, sample: str) -> None:
+    report = report_for(name, sid)
+    if report is None:
+        return
+    failures = [f for f in read_report(report).to_pylist() if f["id"] == sample]
+    if not failures:
+        st.caption(f":white_check_mark: Passed validation ({report}).")
+        return
+    lines = []
+    for f in failures:
+        where = f"line {f['line']}, column {f['column']}" if f.get("line") is not None else ""
+        lines.append(
+            f"- turn {f['turn']} ({f['role']}) · `{f['rule']}` · {f['kind']}: "
+            f"{f['message']}" + (f" ({where})" if where else "")
+        )
+    st.markdown(f"**Validation failures** ({report})\n" + "\n".join(lines))
+
+
 def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> Page:
     position = bm.row_position(view.sample or "", "id" in columns)
     if position is not None:  # tables without ids: the n-th row of the same filters
@@ -161,6 +201,7 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
     row = found.rows[0]
     st.subheader(f"Sample {view.sample}")
     if bm.is_chat(found.columns):
+        _failures_panel(name, sid, str(row.get("id")))
         widgets.render_conversation(bm.conversation(row))
         with st.expander("Fields", expanded=False):
             widgets.render_fields(bm.detail_fields(row, found.columns))
@@ -239,6 +280,36 @@ def _stats_view(name: str, sid: int | None) -> None:
             st.bar_chart(sources, x="source", y="rows", horizontal=True)
 
 
+def _sidebar(tables: list[str]) -> tuple[str, int | None, list[str], set[str] | None]:
+    """Table, snapshot, malformed switch and filters; returns what the query needs."""
+    with st.sidebar:
+        name = widgets.table_picker(tables, key=TABLE, on_change=_table_changed)
+        assert name is not None  # tables is not empty
+        snapshots = list_snapshots(load_table(name))
+        asked = st.session_state.get(SNAPSHOT)
+        if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
+            st.warning(f"Table {name} has no snapshot {asked}; showing the current one.")
+        sid = widgets.snapshot_picker(snapshots, key=SNAPSHOT, on_change=_first_page)
+        columns = page(name, limit=0, snapshot_id=sid).columns
+        keep = _malformed_toggle(name, sid) if "id" in columns else None
+        with st.expander("Filters", expanded=bool(_current().filters or _current().where)):
+            _filters_sidebar(name, sid, columns)
+    return name, sid, columns, keep
+
+
+def _rows_of(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> Page:
+    return page(
+        name,
+        offset=view.offset,
+        limit=view.page_size,
+        search=view.search or None,
+        where=view.where or None,
+        filters=dict(view.filters) or None,
+        ids=keep,
+        snapshot_id=sid,
+    )
+
+
 def main() -> None:
     st.title("Browse")
     tables = list_tables()
@@ -246,21 +317,11 @@ def main() -> None:
         widgets.no_tables_message()
         return
     _sync_from_url(tables)
-    with st.sidebar:
-        name = widgets.table_picker(tables, key=TABLE, on_change=_table_changed)
-        assert name is not None
-        try:
-            snapshots = list_snapshots(load_table(name))
-            asked = st.session_state.get(SNAPSHOT)
-            if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
-                st.warning(f"Table {name} has no snapshot {asked}; showing the current one.")
-            sid = widgets.snapshot_picker(snapshots, key=SNAPSHOT, on_change=_first_page)
-            columns = page(name, limit=0, snapshot_id=sid).columns
-            with st.expander("Filters", expanded=bool(_current().filters or _current().where)):
-                _filters_sidebar(name, sid, columns)
-        except PodiumError as exc:
-            st.error(str(exc))
-            return
+    try:
+        name, sid, _, keep = _sidebar(tables)
+    except PodiumError as exc:
+        st.error(str(exc))
+        return
     search_col, size_col, page_col = st.columns([6, 1, 2], vertical_alignment="bottom")
     search_col.text_input(
         "Search messages",
@@ -271,31 +332,15 @@ def main() -> None:
     size_col.selectbox("Rows per page", bm.PAGE_SIZES, key=SIZE, on_change=_first_page)
     view = _current()
     try:
-        result = page(
-            name,
-            offset=view.offset,
-            limit=view.page_size,
-            search=view.search or None,
-            where=view.where or None,
-            filters=dict(view.filters) or None,
-            snapshot_id=sid,
-        )
+        result = _rows_of(name, view, sid, keep)
         clamped = bm.with_page_in_range(view, result.total)
-        if clamped.page != view.page:
+        if clamped.page != view.page:  # fewer rows than the link remembered
             st.session_state[PAGE] = clamped.page
             view = clamped
-            result = page(
-                name,
-                offset=view.offset,
-                limit=view.page_size,
-                search=view.search or None,
-                where=view.where or None,
-                filters=dict(view.filters) or None,
-                snapshot_id=sid,
-            )
-    except PodiumError as exc:
+            result = _rows_of(name, view, sid, keep)
+    except PodiumError as exc:  # e.g. a SQL condition that does not parse
         st.error(str(exc))
-        _write_url(view)
+        _write_url(replace(view, snapshot=sid))
         return
     pages = bm.page_count(result.total, view.page_size)
     page_col.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=PAGE)
