@@ -1,0 +1,256 @@
+"""The `code-exec-build` job: a checkpoint proposes inputs, the sandbox runs the functions.
+
+    podium build code-exec --functions demo.functions --model base --out cx.demo \\
+        --inputs-per-function 4 [--backend docker]
+
+For each batch of functions: one constrained chat request per function proposes inputs
+(`inputs.py`), each is parsed as literals or recorded as rejected (`harness.py`), every
+valid call runs in a warm sandbox pool on all workers, and the batch's rows are appended
+to `out` in one commit. A re-run of the same card skips functions already in `out`.
+At the end the SFT table (`sft_out`, default `OUT_sft`) is (re)written from every
+successful row: "What does f(...) return?" answered with the output's repr.
+
+`mode: verify` reads a rows table instead, re-executes each successful (code, input)
+and writes a report table flagging every output that no longer matches (`verify.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from generators.code_exec import tables
+from generators.code_exec.harness import (
+    InputRejected,
+    canonical_input,
+    entry_arity,
+    error_line,
+    parse_input,
+    program,
+)
+from generators.code_exec.inputs import Proposal, propose_inputs
+from generators.code_exec.source import done_ids, load_functions, output_properties
+from generators.sandbox import Job, Limits, Sandbox
+from podium.errors import InvalidInput
+from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog import full_name, load_table, table_exists
+from podium.store.read import read_arrow
+from podium.store.refs import TableRef
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_SCHEMA
+from podium.store.write import write_table
+
+KIND = "code-exec-build"
+PROP_ROWS_TABLE = PROP_LINEAGE_PREFIX + "code_exec_rows"
+
+
+class CodeExecConfig(BaseModel):
+    """Run-card front matter of `kind: code-exec-build`."""
+
+    functions: TableRef = Field(
+        description="Functions table (code, entry_point, id) for build; a rows table for verify."
+    )
+    out: str = Field(description="Rows table (build) or report table (verify); re-runs resume.")
+    sft_out: str | None = Field(None, description="SFT table to (re)write (default: OUT_sft).")
+    model: str = Field("base", description="Registered model that proposes inputs.")
+    mode: Literal["build", "verify"] = Field("build", description="build, or verify old rows.")
+    inputs_per_function: int = Field(4, ge=1, le=32, description="Inputs asked per function.")
+    backend: Literal["local", "docker"] | None = Field(
+        None, description="Sandbox backend (default: the sandbox_backend setting)."
+    )
+    workers: int | None = Field(None, ge=1, description="Sandbox workers (default: CPU count).")
+    limit: int | None = Field(None, ge=1, description="Only the first N functions (or rows).")
+    timeout_s: float = Field(5.0, gt=0, le=600, description="Wall/CPU limit per execution.")
+    memory_mb: int = Field(256, ge=32, le=16384, description="Memory limit per execution.")
+    temperature: float = Field(0.8, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(384, ge=16, le=4096, description="Most tokens per proposal.")
+    seed: int | None = Field(None, description="Sampling seed.")
+    concurrency: int = Field(16, ge=1, le=512, description="Requests in flight.")
+    batch_size: int = Field(32, ge=1, description="Functions (or rows) per committed batch.")
+
+    def limits(self) -> Limits:
+        return Limits(wall_s=self.timeout_s, cpu_s=self.timeout_s, memory_mb=self.memory_mb)
+
+    def sft_table(self) -> str:
+        return full_name(self.sft_out or f"{self.out}_sft")
+
+
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def rejected_row(fn: dict[str, Any], raw: str, error: str, model: str, backend: str) -> dict[str, Any]:
+    return {
+        "id": tables.row_id(fn["id"], "\x00rejected\x00" + raw),
+        "function_id": fn["id"],
+        "entry_point": fn["entry_point"],
+        "code": fn["code"],
+        "input": None,
+        "raw_input": raw,
+        "output": None,
+        "status": tables.REJECTED,
+        "error": error,
+        "wall_s": 0.0,
+        "cpu_s": 0.0,
+        "model": model,
+        "backend": backend,
+        "created_at": tables.now(),
+    }
+
+
+def plan_calls(
+    fn: dict[str, Any], proposal: Proposal, n: int, model: str, backend: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows for rejected proposals, calls to execute) for one function."""
+    rejected: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    try:
+        arity = entry_arity(fn["code"], fn["entry_point"])
+    except ValueError as exc:
+        return [rejected_row(fn, "", f"function skipped: {exc}", model, backend)], []
+    if proposal.error or not proposal.inputs:
+        error = proposal.error or "the model proposed no inputs"
+        return [rejected_row(fn, "", error, model, backend)], []
+    seen: set[str] = set()
+    for raw in proposal.inputs[:n]:
+        try:
+            args = parse_input(raw, arity)
+        except InputRejected as exc:
+            rejected.append(rejected_row(fn, raw, str(exc), model, backend))
+            continue
+        text = canonical_input(args)
+        if text in seen:
+            continue
+        seen.add(text)
+        calls.append({"fn": fn, "raw": raw, "input": text, "args": args})
+    return rejected, calls
+
+
+def execute_calls(
+    box: Sandbox, calls: list[dict[str, Any]], limits: Limits, model: str, reporter: Reporter
+) -> list[dict[str, Any]]:
+    jobs = [
+        Job(program(c["fn"]["code"], c["fn"]["entry_point"], c["args"]), limits=limits, meta={"i": i})
+        for i, c in enumerate(calls)
+    ]
+    rows: list[dict[str, Any] | None] = [None] * len(calls)
+    for job, result in box.imap(jobs):
+        call = calls[job.meta["i"]]
+        fn = call["fn"]
+        rows[job.meta["i"]] = {
+            "id": tables.row_id(fn["id"], call["input"]),
+            "function_id": fn["id"],
+            "entry_point": fn["entry_point"],
+            "code": fn["code"],
+            "input": call["input"],
+            "raw_input": call["raw"],
+            "output": result.stdout if result.status == "ok" else None,
+            "status": result.status,
+            "error": error_line(result) or None,
+            "wall_s": result.wall_s,
+            "cpu_s": result.cpu_s,
+            "model": model,
+            "backend": box.backend,
+            "created_at": tables.now(),
+        }
+        reporter.check_cancelled()
+    return [r for r in rows if r is not None]
+
+
+def write_batch(name: str, rows: list[dict[str, Any]], schema: Any, properties: dict[str, str]) -> None:
+    first = not table_exists(name)
+    write_table(
+        name,
+        tables.to_arrow(rows, schema),
+        mode="create" if first else "append",
+        properties=properties if first else None,
+    )
+
+
+def write_sft(cfg: CodeExecConfig, out: str, lineage: dict[str, str]) -> int:
+    """(Re)write the SFT table from every successful row of `out`, in one commit."""
+    sft = cfg.sft_table()
+    rows = read_arrow(out)[0].to_pylist()
+    data = tables.sft_arrow(rows, source=f"code-exec:{out}")
+    properties = {**lineage, PROP_KIND: "sft", PROP_ROWS_TABLE: out}
+    if table_exists(sft):
+        if load_table(sft).properties.get(PROP_ROWS_TABLE) != out:
+            raise InvalidInput(
+                f"Table {sft} exists and was not written from {out}; choose another --sft-out."
+            )
+        write_table(sft, data, mode="overwrite", properties=properties)
+    else:
+        write_table(sft, data, schema=SFT_SCHEMA, properties=properties)
+    return data.num_rows
+
+
+def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
+    if cfg.mode == "verify":
+        from generators.code_exec.verify import run_verify
+
+        return run_verify(cfg, reporter)
+    from generators.client import endpoint_for
+    from podium.models import get_model
+
+    out = full_name(cfg.out)
+    model = get_model(cfg.model).name
+    functions, input_ref = load_functions(cfg.functions, cfg.limit)
+    backend = cfg.backend or _default_backend()
+    properties = output_properties(cfg, reporter, tables.ROWS_KIND, input_ref, model)
+    done = done_ids(out, tables.ROWS_KIND, input_ref, "function_id")
+    todo = [f for f in functions if f["id"] not in done]
+    reporter.log(f"{len(functions)} functions, {len(functions) - len(todo)} already in {out}")
+    reporter.progress(len(functions) - len(todo), len(functions), "functions")
+    statuses: Counter[str] = Counter()
+    if todo:
+        endpoint = endpoint_for(model, reporter)
+        limits = cfg.limits()
+        with Sandbox(backend, workers=cfg.workers or os.cpu_count(), limits=limits) as box:
+            finished = len(functions) - len(todo)
+            for batch in chunks(todo, cfg.batch_size):
+                reporter.check_cancelled()
+                proposals = propose_inputs(
+                    endpoint, [(f["code"], f["entry_point"]) for f in batch],
+                    cfg.inputs_per_function, temperature=cfg.temperature,
+                    max_tokens=cfg.max_tokens, seed=cfg.seed, concurrency=cfg.concurrency,
+                    reporter=reporter,
+                )
+                rows: list[dict[str, Any]] = []
+                calls: list[dict[str, Any]] = []
+                for fn, proposal in zip(batch, proposals, strict=True):
+                    rejected, planned = plan_calls(fn, proposal, cfg.inputs_per_function, model, backend)
+                    rows += rejected
+                    calls += planned
+                rows += execute_calls(box, calls, limits, model, reporter)
+                rows.sort(key=lambda r: (r["function_id"], r["status"] == tables.REJECTED, r["id"]))
+                write_batch(out, rows, tables.ROWS_ARROW_SCHEMA, properties)
+                statuses.update(r["status"] for r in rows)
+                finished += len(batch)
+                reporter.progress(finished, len(functions), f"functions ({sum(statuses.values())} rows)")
+                reporter.metric(finished, {"ok_rate": statuses["ok"] / max(1, sum(statuses.values()))})
+                failing = next((r for r in rows if r["status"] not in ("ok",)), None)
+                if failing is not None:
+                    reporter.sample(finished, {k: failing[k] for k in ("function_id", "raw_input", "status", "error")})
+    if not table_exists(out):
+        raise InvalidInput(f"No rows were produced for {out}: the functions table is empty.")
+    sft_rows = write_sft(cfg, out, properties)
+    summary = {
+        "functions": len(functions),
+        "resumed_from": len(functions) - len(todo),
+        "rows_this_run": sum(statuses.values()),
+        "statuses": dict(statuses),
+        "sft_rows": sft_rows,
+        "backend": backend,
+        "checkpoint": model,
+    }
+    return JobOutputs(tables=[out, cfg.sft_table()], checkpoints=[model], summary=summary)
+
+
+def _default_backend() -> str:
+    from podium.config import get_settings
+
+    return get_settings().sandbox_backend

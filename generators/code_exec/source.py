@@ -1,0 +1,87 @@
+"""Reading a code-exec job's input table and resuming into its output table."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pyarrow.compute as pc
+from pydantic import BaseModel
+
+from podium.errors import InvalidInput
+from podium.reporting import Reporter
+from podium.store.catalog import full_name, load_table, table_exists
+from podium.store.read import read_arrow
+from podium.store.refs import TableRef
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+
+PROP_INPUT = PROP_LINEAGE_PREFIX + "input"
+PROP_CONFIG = "podium.code_exec.config"
+
+
+def read_input(ref: TableRef, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], str]:
+    """Rows of the pinned input table and its `name@snapshot` reference."""
+    data, snapshot_id = read_arrow(ref.name, ref.snapshot_id)
+    missing = [c for c in required if c not in data.column_names]
+    if missing:
+        raise InvalidInput(
+            f"Table {ref.name} has no column {', '.join(missing)}; it needs "
+            f"{', '.join(required)} (see `podium show {ref.name}`)."
+        )
+    input_ref = str(TableRef(name=full_name(ref.name), snapshot_id=snapshot_id))
+    return data.to_pylist(), input_ref
+
+
+def default_entry_point(code: str) -> str:
+    """`f` if defined (CRUXEval's convention), else the last top-level function."""
+    import ast
+
+    try:
+        names = [n.name for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)]
+    except SyntaxError:
+        return "f"
+    if "f" in names or not names:
+        return "f"
+    return names[-1]
+
+
+def load_functions(ref: TableRef, limit: int | None) -> tuple[list[dict[str, Any]], str]:
+    """Functions as dicts with id, code and entry_point (filled in when absent)."""
+    rows, input_ref = read_input(ref, ("code",))
+    functions = []
+    for row in rows[:limit] if limit else rows:
+        code = row.get("code") or ""
+        entry = row.get("entry_point") or default_entry_point(code)
+        fid = row.get("id") or hashlib.sha1(f"{entry}\x00{code}".encode()).hexdigest()[:12]
+        functions.append({"id": str(fid), "code": code, "entry_point": entry})
+    return functions, input_ref
+
+
+def output_properties(
+    cfg: BaseModel, reporter: Reporter, kind: str, input_ref: str, model: str | None
+) -> dict[str, str]:
+    props = {
+        **reporter.lineage,
+        PROP_KIND: kind,
+        PROP_INPUT: input_ref,
+        PROP_CONFIG: json.dumps(cfg.model_dump(mode="json"), sort_keys=True),
+    }
+    if model:
+        props[PROP_LINEAGE_PREFIX + "checkpoint"] = model
+    return props
+
+
+def done_ids(out: str, kind: str, input_ref: str, column: str) -> set[str]:
+    """Values of `column` already in `out`; refuses a table written from other input."""
+    if not table_exists(out):
+        return set()
+    table = load_table(out)
+    props = table.properties
+    if props.get(PROP_KIND) != kind or props.get(PROP_INPUT) != input_ref:
+        raise InvalidInput(
+            f"Table {out} exists and was not written by this {kind} job from {input_ref}; "
+            "choose another output table name."
+        )
+    data, _ = read_arrow(out)
+    return set(pc.unique(data.column(column)).to_pylist()) if data.num_rows else set()

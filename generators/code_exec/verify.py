@@ -1,0 +1,112 @@
+"""`code-exec-build` in verify mode: re-run recorded calls and flag changed outputs.
+
+Reads a rows table (as written by a build, or any table with code, entry_point, input
+and output columns), re-executes every row whose recorded status is ok in the sandbox,
+and writes a report table with the recomputed output and `match`. Mismatches mean a
+non-deterministic function, a different Python, or a tampered row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from generators.code_exec import tables
+from generators.code_exec.harness import InputRejected, entry_arity, error_line, parse_input, program
+from generators.code_exec.source import done_ids, output_properties, read_input
+from generators.sandbox import Job, Sandbox
+from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog import full_name, table_exists
+
+if TYPE_CHECKING:
+    from generators.code_exec.build import CodeExecConfig
+
+REQUIRED = ("code", "input", "output")
+
+
+def _checkable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        if row.get("status", "ok") != "ok" or row.get("output") is None:
+            continue
+        fid = row.get("function_id") or ""
+        out.append({**row, "id": row.get("id") or tables.row_id(fid, row["input"] or "")})
+    return out
+
+
+def _report_row(row: dict[str, Any], actual: str | None, status: str, error: str | None,
+                wall_s: float, backend: str) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "function_id": row.get("function_id"),
+        "input": row["input"],
+        "expected": row["output"],
+        "actual": actual,
+        "status": status,
+        "match": status == "ok" and actual == row["output"],
+        "error": error,
+        "wall_s": wall_s,
+        "backend": backend,
+        "created_at": tables.now(),
+    }
+
+
+def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
+    from generators.code_exec.build import chunks, write_batch
+
+    out = full_name(cfg.out)
+    rows, input_ref = read_input(cfg.functions, REQUIRED)
+    candidates = _checkable(rows)[: cfg.limit] if cfg.limit else _checkable(rows)
+    backend = cfg.backend or _default_backend()
+    properties = output_properties(cfg, reporter, tables.VERIFY_KIND, input_ref, None)
+    done = done_ids(out, tables.VERIFY_KIND, input_ref, "id")
+    todo = [r for r in candidates if r["id"] not in done]
+    reporter.log(f"{len(candidates)} rows to verify, {len(candidates) - len(todo)} already in {out}")
+    counts: Counter[str] = Counter()
+    finished = len(candidates) - len(todo)
+    reporter.progress(finished, len(candidates), "rows")
+    limits = cfg.limits()
+    if todo:
+        with Sandbox(backend, workers=cfg.workers or os.cpu_count(), limits=limits) as box:
+            for batch in chunks(todo, cfg.batch_size):
+                reporter.check_cancelled()
+                report: list[dict[str, Any]] = []
+                jobs = []
+                for row in batch:
+                    entry = row.get("entry_point") or "f"
+                    try:
+                        args = parse_input(row["input"] or "", entry_arity(row["code"], entry))
+                    except (InputRejected, ValueError) as exc:
+                        report.append(_report_row(row, None, tables.REJECTED, str(exc), 0.0, backend))
+                        continue
+                    jobs.append(Job(program(row["code"], entry, args), limits=limits, meta={"row": row}))
+                for job, result in box.imap(jobs):
+                    actual = result.stdout if result.status == "ok" else None
+                    report.append(_report_row(job.meta["row"], actual, result.status,
+                                              error_line(result) or None, result.wall_s, backend))
+                    reporter.check_cancelled()
+                report.sort(key=lambda r: r["id"])
+                write_batch(out, report, tables.VERIFY_ARROW_SCHEMA, properties)
+                counts.update("match" if r["match"] else "mismatch" for r in report)
+                finished += len(batch)
+                reporter.progress(finished, len(candidates), f"rows ({counts['mismatch']} mismatches)")
+                for r in report:
+                    if not r["match"]:
+                        reporter.sample(finished, {k: r[k] for k in ("id", "input", "expected", "actual", "status")})
+    if not table_exists(out):  # nothing to check still leaves a (empty) report
+        write_batch(out, [], tables.VERIFY_ARROW_SCHEMA, properties)
+    summary = {
+        "rows": len(candidates),
+        "resumed_from": len(candidates) - len(todo),
+        "matches_this_run": counts["match"],
+        "mismatches_this_run": counts["mismatch"],
+        "backend": backend,
+    }
+    return JobOutputs(tables=[out], summary=summary)
+
+
+def _default_backend() -> str:
+    from podium.config import get_settings
+
+    return get_settings().sandbox_backend
