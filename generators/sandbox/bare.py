@@ -22,7 +22,7 @@ class BareWorker(ProcessWorker):
         self._dir = tempfile.mkdtemp(prefix=f"podium-bare-{index}-")
 
     def command(self) -> list[str]:
-        return [sys.executable, "-I", str(SERVER_SCRIPT), "--tmp", self._dir]
+        return [sys.executable, "-s", str(SERVER_SCRIPT), "--tmp", self._dir]
 
     def close(self) -> None:
         super().close()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.sandbox.limits import Limits
-from generators.sandbox.worker import SERVER_SCRIPT, Worker, WorkerBroken
+from generators.sandbox.worker import SERVER_ENV, SERVER_SCRIPT, Worker, WorkerBroken
 from podium.errors import PodiumError
 
 DEFAULT_IMAGE = "podium-sandbox:bookworm"
@@ -121,13 +121,13 @@ class DockerWorker(Worker):
     def _start(self) -> None:
         self.client = docker_client(self.base_url)
         ensure_image(self.client, self.image)
-        command = ["python3", "-I", "-c", SERVER_SCRIPT.read_text(), "--tmp", "/tmp"]
+        command = ["python3", "-s", "-c", SERVER_SCRIPT.read_text(), "--tmp", "/tmp"]
         created = self.client.api.create_container(
             self.image,
             command=command,
             user=f"{self.uid}:{self.uid}",
             working_dir="/tmp",
-            environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+            environment=SERVER_ENV,
             stdin_open=True,
             tty=False,
             network_disabled=True,

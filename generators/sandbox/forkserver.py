@@ -6,7 +6,7 @@ drops privileges, sets rlimits and runs the code as `__main__`, then kills every
 the job left behind, wipes /tmp and answers on stdout. Forking a warm interpreter costs
 a few milliseconds where starting Python costs tens.
 
-    python3 -I forkserver.py --tmp /tmp [--uid 61000]
+    python3 -s forkserver.py --tmp /tmp [--uid 61000]
 """
 
 import argparse
@@ -30,7 +30,8 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 STDERR_TAIL = 65536
 SCRIPT_NAME = "main.py"
-ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+       "PYTHONHASHSEED": "0"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 

@@ -95,10 +95,11 @@ class LocalWorker(ProcessWorker):
             cmd += ["--unshare-user"]
         cmd += filesystem_args(prefix)
         cmd += ["--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
+        cmd += ["--setenv", "PYTHONHASHSEED", "0"]
         if self.seccomp:
             self._seccomp_fd = bpf_fd()
             cmd += ["--seccomp", str(self._seccomp_fd)]
-        cmd += [python, "-I", SERVER_PATH, "--tmp", "/tmp"]
+        cmd += [python, "-s", SERVER_PATH, "--tmp", "/tmp"]
         cmd += ["--uid", str(self.uid)]
         if self.cgroup is not None:
             cmd = self.cgroup.join_prefix() + cmd

@@ -24,6 +24,10 @@ SERVER_SCRIPT = Path(__file__).with_name("forkserver.py")
 # Time the server may take beyond the job's wall limit to kill, reap and answer.
 GRACE_S = 10.0
 START_TIMEOUT_S = 60.0
+# The server's whole environment. The hash seed is fixed so that the repr of a set or
+# dict of strings is the same on every run and worker (code-exec outputs must be
+# reproducible); servers run with -s, not -I, which would ignore it.
+SERVER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
 
 class WorkerBroken(Exception):
@@ -139,7 +143,7 @@ class ProcessWorker(Worker):
             stderr=self._errors,
             pass_fds=self.pass_fds(),
             start_new_session=True,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            env=SERVER_ENV,
         )
 
     def diagnostics(self) -> str:

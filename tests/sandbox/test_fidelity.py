@@ -86,3 +86,15 @@ def test_run_many_keeps_order_and_uses_every_worker(box: Sandbox) -> None:
     assert [r.stdout.split()[0] for r in results] == [str(i * i) for i in range(20)]
     assert all(r.status == "ok" for r in results)
     assert len({r.stdout.split()[1] for r in results}) == box.size
+
+
+def test_string_set_reprs_are_reproducible_across_workers(box: Sandbox, tmp_path: Path) -> None:
+    """The hash seed is fixed, so code-exec outputs of str sets/dicts never flip order."""
+    code = "print({'apple', 'banana', 'cherry', 'date', 'elderberry'})\n"
+    outputs = {r.stdout for r in box.run_many([Job(code) for _ in range(8)])}
+    assert len(outputs) == 1
+    script = tmp_path / "main.py"
+    script.write_text(code)
+    host = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env={"PYTHONHASHSEED": "0"}, timeout=60)
+    assert outputs == {host.stdout}
