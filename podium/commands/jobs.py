@@ -30,7 +30,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import get_job, job_json, list_jobs, request_cancel
 from podium.jobs.tables import FINISHED
 
-out = Console(highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, markup=False)
 jobs_app = typer.Typer(help="List, inspect, follow and cancel jobs.", no_args_is_help=False)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -46,7 +47,8 @@ class ConsoleReporter(JobReporter):
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         super().progress(done, total, message)
-        self.bar.update(self.task, completed=done, total=total, description=message or self.job_id)
+        description = escape(message or self.job_id)
+        self.bar.update(self.task, completed=done, total=total, description=description)
 
     def log(self, message: str) -> None:
         super().log(message)
