@@ -3,7 +3,7 @@ summaries, sample keys, snapshot labels and chart data.
 
 The URL query string is the view: `?table=demo.chat&snapshot=123&page=3&sample=abc`
 reopens the same rows and the same sample, so a link can be pasted into a bug report or
-built by another page (`browse_url`).
+built by another page (`browse_url`, or `podium.app.widgets.browse_link` inside the app).
 """
 
 from __future__ import annotations
@@ -143,9 +143,14 @@ def to_query(state: ViewState) -> dict[str, list[str]]:
 def browse_url(
     table: str, *, snapshot: int | None = None, sample: str | None = None, search: str = ""
 ) -> str:
-    """The path other pages link to, e.g. `/browse?table=demo.chat&sample=abc`."""
+    """A plain-text link to the Browse page, e.g. `/?table=demo.chat&sample=abc`.
+
+    Browse is the app's default page, and Streamlit serves the default page only at the
+    root (`/browse` opens it too, but behind a "Page not found" notice). Inside the app
+    prefer `podium.app.widgets.browse_link`, which goes through st.page_link.
+    """
     query = to_query(ViewState(table=table, snapshot=snapshot, sample=sample, search=search))
-    return "/browse?" + urlencode(query, doseq=True)
+    return "/?" + urlencode(query, doseq=True)
 
 
 def page_count(total: int, page_size: int) -> int:

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from podium.app import browse_model as bm
-from podium.app import widgets
+from podium.app import browse_panels, widgets
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.store.catalog import list_tables, load_table
 from podium.store.query import Page, count_by, page
 from podium.store.snapshots import list_snapshots
-from podium.store.stats import TableStats, table_stats
-from podium.validate.report import malformed_ids, read_report, report_for
+from podium.validate.report import malformed_ids
 
 # Session-state keys. The widget keys hold the view; the others are this page's memory.
 TABLE, SNAPSHOT, PAGE, SIZE = "browse.table", "browse.snapshot", "browse.page", "browse.size"
@@ -79,12 +77,6 @@ def _grid_selected() -> None:
 @st.cache_data(max_entries=64, show_spinner=False)
 def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> list:
     return count_by(table, column, snapshot_id=snapshot)
-
-
-@st.cache_data(max_entries=32, show_spinner="Computing statistics…")
-def _stats(catalog_uri: str, table: str, snapshot: int | None) -> TableStats:
-    # Snapshots never change, so (catalog, table, snapshot) names the result for good.
-    return table_stats(table, snapshot)
 
 
 def _sync_from_url(tables: list[str]) -> None:
@@ -160,24 +152,6 @@ def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
     return bad if on else None
 
 
-def _failures_panel(name: str, sid: int | None, sample: str) -> None:
-    report = report_for(name, sid)
-    if report is None:
-        return
-    failures = [f for f in read_report(report).to_pylist() if f["id"] == sample]
-    if not failures:
-        st.caption(f":white_check_mark: Passed validation ({report}).")
-        return
-    lines = []
-    for f in failures:
-        where = f"line {f['line']}, column {f['column']}" if f.get("line") is not None else ""
-        lines.append(
-            f"- turn {f['turn']} ({f['role']}) · `{f['rule']}` · {f['kind']}: "
-            f"{f['message']}" + (f" ({where})" if where else "")
-        )
-    st.markdown(f"**Validation failures** ({report})\n" + "\n".join(lines))
-
-
 def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> Page:
     position = bm.row_position(view.sample or "", "id" in columns)
     if position is not None:  # tables without ids: the n-th row of the same filters
@@ -201,7 +175,7 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
     row = found.rows[0]
     st.subheader(f"Sample {view.sample}")
     if bm.is_chat(found.columns):
-        _failures_panel(name, sid, str(row.get("id")))
+        browse_panels.failures_panel(name, sid, str(row.get("id")))
         widgets.render_conversation(bm.conversation(row))
         with st.expander("Fields", expanded=False):
             widgets.render_fields(bm.detail_fields(row, found.columns))
@@ -241,43 +215,6 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
         )
         if view.sample:
             _sample_panel(name, view, result.columns, result.snapshot_id)
-
-
-def _stats_view(name: str, sid: int | None) -> None:
-    try:
-        stats = _stats(get_settings().catalog_uri, name, sid)
-    except PodiumError as exc:
-        st.info(str(exc))
-        return
-    a, b, c = st.columns(3)
-    a.metric("Rows", f"{stats.rows:,}")
-    b.metric("Turns", f"{stats.turns:,}")
-    c.metric("Turns per sample", stats.mean_turns)
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Sample length (characters)**")
-        hist = pd.DataFrame(bm.length_histogram(stats.sample_chars))
-        if not hist.empty:
-            hist["end"] = hist["to"] + 1  # bars span whole lengths: [from, to + 1)
-            st.altair_chart(
-                alt.Chart(hist)
-                .mark_bar()
-                .encode(
-                    x=alt.X("from:Q", title="characters", bin="binned"),
-                    x2="end:Q",
-                    y=alt.Y("samples:Q", title="samples"),
-                    tooltip=[alt.Tooltip("label:N", title="characters"), "samples:Q"],
-                )
-            )
-        st.markdown("**Characters by role**")
-        st.dataframe(pd.DataFrame(stats.by_role), hide_index=True)
-    with right:
-        st.markdown("**Turns per sample**")
-        st.bar_chart(pd.DataFrame(stats.turn_counts), x="turns", y="rows")
-        if stats.sources:
-            st.markdown("**Sources**")
-            sources = pd.DataFrame(stats.sources).fillna({"source": "(none)"})
-            st.bar_chart(sources, x="source", y="rows", horizontal=True)
 
 
 def _sidebar(tables: list[str]) -> tuple[str, int | None, list[str], set[str] | None]:
@@ -349,7 +286,7 @@ def main() -> None:
     )
     try:
         if mode == "Statistics":
-            _stats_view(name, sid)
+            browse_panels.stats_panel(name, sid)
         else:
             _rows_view(name, view, result)
     except PodiumError as exc:
