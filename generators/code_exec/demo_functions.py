@@ -155,6 +155,20 @@ TEMPLATES: dict[str, Template] = {
     ),
 }
 
+# One plausible call per family: for docs, tests and the sandbox benchmark (in a build
+# the model proposes the inputs).
+EXAMPLE_ARGS: dict[str, tuple[Any, ...]] = {
+    "affine": (7,), "digit_sum": (1234,), "filter_list": ([1, 2, 3, 4, 5, 6],),
+    "running_sum": ([1, 2, 3],), "rotate": ([1, 2, 3, 4], 1), "reverse_words": ("ab cd,ef",),
+    "count_chars": ("Abracadabra",), "caesar": ("Hello, World",), "palindrome": ("A man a plan",),
+    "invert_dict": ({"a": 1, "b": 1, "c": 2},), "merge_dicts": ({"a": 1}, {"a": 2, "b": 3}),
+    "collatz": (27,), "gcd_lcm": (12, 18), "primes": (5,), "fib_mod": (20,),
+    "chunk": ([1, 2, 3, 4, 5], 2), "dedupe": ([3, -3, 1, 3],), "sort_by_key": (["bb", "a", "ccc"],),
+    "replace_chars": ("the quick brown fox",), "matrix": ([[1, 2], [3, 4]],), "bits": (12,),
+    "string_stats": ("a1 bb2 ccc",), "clamp_scale": ([-5, 0, 5, 50], 0, 10),
+    "nested_loops": (6,), "try_except": ([1, 2, 3], 5),
+}
+
 FUNCTIONS_PER_FAMILY = 16
 
 
@@ -182,6 +196,11 @@ def demo_function_rows(per_family: int = FUNCTIONS_PER_FAMILY, seed: int = 0) ->
                 }
             )
     return rows
+
+
+def example_args(row: dict[str, Any]) -> tuple[Any, ...]:
+    """Arguments of one call that every function of the row's family accepts."""
+    return EXAMPLE_ARGS[row["id"].rsplit("-", 1)[0]]
 
 
 def load_demo_functions(name: str = DEMO_TABLE) -> bool:

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from generators.code_exec.build import execute_calls, plan_calls
-from generators.code_exec.demo_functions import demo_function_rows
+from generators.code_exec.demo_functions import demo_function_rows, example_args
 from generators.code_exec.harness import (
     Arity,
     InputRejected,
@@ -95,30 +95,12 @@ def test_execution_rows_record_output_status_and_timing() -> None:
     assert all(r["wall_s"] > 0 for r in rows)
 
 
-# One plausible call per demo family (the model proposes real ones in a build).
-FAMILY_ARGS = {
-    "affine": (7,), "digit_sum": (1234,), "filter_list": ([1, 2, 3, 4, 5, 6],),
-    "running_sum": ([1, 2, 3],), "rotate": ([1, 2, 3, 4], 1), "reverse_words": ("ab cd,ef",),
-    "count_chars": ("Abracadabra",), "caesar": ("Hello, World",), "palindrome": ("A man a plan",),
-    "invert_dict": ({"a": 1, "b": 1, "c": 2},), "merge_dicts": ({"a": 1}, {"a": 2, "b": 3}),
-    "collatz": (27,), "gcd_lcm": (12, 18), "primes": (5,), "fib_mod": (20,),
-    "chunk": ([1, 2, 3, 4, 5], 2), "dedupe": ([3, -3, 1, 3],), "sort_by_key": (["bb", "a", "ccc"],),
-    "replace_chars": ("the quick brown fox",), "matrix": ([[1, 2], [3, 4]],), "bits": (12,),
-    "string_stats": ("a1 bb2 ccc",), "clamp_scale": ([-5, 0, 5, 50], 0, 10),
-    "nested_loops": (6,), "try_except": ([1, 2, 3], 5),
-}
-
-
 @pytest.mark.sandbox
 def test_every_demo_function_runs_in_the_sandbox() -> None:
     rows = demo_function_rows()
     assert 200 <= len(rows) <= 400
     assert rows == demo_function_rows()  # deterministic
-    assert {row["id"].rsplit("-", 1)[0] for row in rows} == set(FAMILY_ARGS)
-    jobs = [
-        Job(program(row["code"], row["entry_point"], FAMILY_ARGS[row["id"].rsplit("-", 1)[0]]))
-        for row in rows
-    ]
+    jobs = [Job(program(row["code"], row["entry_point"], example_args(row))) for row in rows]
     with Sandbox("local", workers=2) as box:
         results = box.run_many(jobs)
     failed = [(row["code"], r.status, r.stderr[-200:]) for row, r in zip(rows, results) if not r.ok]
