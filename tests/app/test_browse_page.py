@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID, SCORES, make_browse_tables
+from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from podium.config import reset_settings
@@ -42,6 +45,11 @@ def captions(at: AppTest) -> list[str]:
 
 def first_snapshot() -> int:
     return list_snapshots(load_table(CHAT))[0].snapshot_id
+
+
+def chart_data(chart: Any) -> pd.DataFrame:
+    """The data a chart element was drawn from (AppTest has no chart accessor)."""
+    return dataframe_util.convert_arrow_bytes_to_pandas_df(chart.proto.datasets[0].data.data)
 
 
 def chat_markdown(at: AppTest) -> dict[str, str]:
@@ -196,6 +204,14 @@ def test_statistics_panel(browse_home: Path) -> None:
     assert dict(zip(roles["role"], roles["turns"], strict=True)) == {
         "user": ALL_ROWS,
         "assistant": ALL_ROWS,
+    }
+    lengths, turns, sources = (chart_data(c) for c in at.get("vega_lite_chart"))
+    assert lengths["samples"].sum() == ALL_ROWS  # the histogram counts every sample once
+    assert dict(zip(turns["turns"], turns["rows"], strict=True)) == {2: ALL_ROWS}
+    humans = sum(1 for i in range(ALL_ROWS) if i % 5 == 0)
+    assert dict(zip(sources["source"], sources["rows"], strict=True)) == {
+        "human": humans,
+        "synthetic": ALL_ROWS - humans,
     }
 
 
