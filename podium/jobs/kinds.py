@@ -123,3 +123,13 @@ register(
         resumable=True,
     )
 )
+register(
+    JobKind(
+        "compare",
+        "podium.compare.job:CompareConfig",
+        "podium.compare.job:run_compare",
+        "Answer one prompt set with several checkpoints (reusing existing samples) and "
+        "check every answer; writes a comparison table for side-by-side votes and ratings.",
+        resumable=True,
+    )
+)

@@ -1,0 +1,201 @@
+"""The `compare` job: several checkpoints answer one prompt set with one sampling setup.
+
+    podium compare --models base,sft-json --table demo.json_sft --out cmp.json_sft \
+        --max-tokens 64 --check json --limit 50
+
+For each checkpoint the job finds samples with the same key (`podium.compare.sample_sets`)
+or runs the `generate` job's own function to write them (resumable, one commit per
+batch). With `stop_servers` (default) a vLLM server the job started is stopped before
+the next checkpoint's starts: on a small machine only one fits. Then every answer is
+checked (`podium.compare.checks`) and the comparison is written as one Iceberg table,
+`out`: one row per prompt and checkpoint, holding the exact sample id it shows. Its
+properties name the models, the prompt snapshot, the sampling and the samples tables,
+so the UI, the votes and the ratings find everything from the comparison's name.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+from pydantic import BaseModel, Field, field_validator
+
+from generators.generate import GenerateConfig, run_generate
+from generators.prompts import load_prompts
+from podium.compare.checks import check_answers, compile_rules, prompt_tests
+from podium.compare.sample_sets import SampleKey, find_samples
+from podium.compare.table import (
+    COMPARISON_KIND,
+    COMPARISON_SCHEMA,
+    PROP_CHECKS,
+    PROP_MODELS,
+    PROP_SAMPLE_TABLES,
+    PROP_SAMPLING,
+)
+from podium.errors import InvalidInput
+from podium.models import get_model, list_servers, stop_server
+from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog import full_name, load_table, table_exists
+from podium.store.read import read_arrow
+from podium.store.refs import TableRef
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.write import write_table
+from podium.validate.rules import check_spec
+
+MAX_MODELS = 16  # a training run's checkpoints plus its base, for trends
+
+
+class CompareConfig(BaseModel):
+    """Run-card front matter of `kind: compare`."""
+
+    models: list[str] = Field(description="Registered models, 2 to 16 ('base' = default base); "
+                              "the page shows up to four side by side.")
+    input: TableRef = Field(description="Prompt set: an SFT table or eval set, pinned to a snapshot.")
+    out: str = Field(description="Comparison table to write (NAMESPACE.TABLE).")
+    max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per answer.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy (fair and repeatable).")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    seed: int | None = Field(0, description="Sampling seed.")
+    stop: list[str] = Field(default_factory=list, description="Stop strings.")
+    checks: list[str] = Field(default_factory=list,
+                              description="Validation rules run on every answer (json, regex:...).")
+    prompt_column: str | None = Field(None, description="Plain-text prompt column.")
+    limit: int | None = Field(None, ge=1, description="Use only the first N prompts.")
+    concurrency: int = Field(16, ge=1, le=512, description="Requests in flight at once.")
+    stop_servers: bool = Field(True, description="Stop each vLLM server this job started.")
+
+    @field_validator("models")
+    @classmethod
+    def _enough_models(cls, models: list[str]) -> list[str]:
+        models = [m.strip() for m in models if m.strip()]
+        if not 2 <= len(models) <= MAX_MODELS:
+            raise ValueError(f"compare needs 2 to {MAX_MODELS} models, got {len(models)}")
+        if len(set(models)) != len(models):
+            raise ValueError(f"a model is named twice in {models}")
+        return models
+
+    @field_validator("checks")
+    @classmethod
+    def _known_rules(cls, checks: list[str]) -> list[str]:
+        return [check_spec(c) for c in checks]
+
+    def generate_config(self, model: str, out: str) -> GenerateConfig:
+        return GenerateConfig(
+            input=self.input, out=out, model=model, n=1, max_tokens=self.max_tokens,
+            temperature=self.temperature, top_p=self.top_p, seed=self.seed, stop=self.stop,
+            prompt_column=self.prompt_column, limit=self.limit, concurrency=self.concurrency,
+        )
+
+
+def _served(name: str) -> bool:
+    return any(s.model == name and s.alive for s in list_servers())
+
+
+def _check_out(out: str, models: list[str], input_ref: str) -> None:
+    if not table_exists(out):
+        return
+    props = load_table(out).properties
+    same = (props.get(PROP_KIND) == COMPARISON_KIND and json.loads(props.get(PROP_MODELS, "[]")) == models
+            and props.get(PROP_LINEAGE_PREFIX + "input") == input_ref)
+    if not same:
+        raise InvalidInput(
+            f"Table {out} already exists and is not this comparison ({', '.join(models)} on "
+            f"{input_ref}); choose another --out name."
+        )
+
+
+def _samples_for(cfg: CompareConfig, model: str, input_ref: str, prompt_ids: list[str],
+                 reporter: Reporter) -> str:
+    info = get_model(model)
+    gen = cfg.generate_config(info.name, "")
+    key = SampleKey.of(info, input_ref, gen)
+    found = find_samples(key, prompt_ids)
+    if found is not None:
+        reporter.log(f"{info.name}: reusing samples in {found}")
+        return found
+    table = key.own_table()
+    was_served = _served(info.name)
+    reporter.log(f"{info.name}: generating into {table}")
+    try:
+        run_generate(gen.model_copy(update={"out": table}), reporter)
+    finally:
+        if cfg.stop_servers and not was_served and info.kind != "endpoint":
+            stop_server(info.name)
+    return table
+
+
+def _rows(cfg: CompareConfig, models: list[str], tables: dict[str, str], prompts: list[Any],
+          metadata: dict[str, str | None]) -> list[dict[str, Any]]:
+    rules = compile_rules(cfg.checks)
+    now = datetime.now(UTC)
+    rows: list[dict[str, Any]] = []
+    for side, model in enumerate(models):
+        data, _ = read_arrow(tables[model])
+        by_prompt = {r["prompt_id"]: r for r in data.to_pylist() if r["sample_index"] == 0}
+        picked = [by_prompt.get(p.prompt_id) for p in prompts]
+        answers = [(s or {}).get("completion") or "" for s in picked]
+        checks = check_answers(answers, [(s or {}).get("finish_reason") for s in picked], rules,
+                               [prompt_tests(metadata.get(p.prompt_id)) for p in prompts])
+        for prompt, sample, answer, check in zip(prompts, picked, answers, checks, strict=True):
+            rows.append({
+                "prompt_id": prompt.prompt_id, "prompt": prompt.messages, "model": model,
+                "side": side, "sample_table": tables[model],
+                "sample_id": sample["id"] if sample else None, "completion": answer,
+                "finish_reason": sample["finish_reason"] if sample else "missing",
+                "error": sample["error"] if sample else "no sample",
+                "completion_tokens": sample["completion_tokens"] if sample else 0,
+                "checks": check.to_json(), "passed": check.passed, "created_at": now,
+            })
+    return rows
+
+
+def _prompt_metadata(ref: TableRef) -> dict[str, str | None]:
+    data, _ = read_arrow(ref.name, ref.snapshot_id)
+    if "metadata" not in data.column_names or "id" not in data.column_names:
+        return {}
+    return dict(zip(data.column("id").to_pylist(), data.column("metadata").to_pylist(), strict=True))
+
+
+def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
+    out = full_name(cfg.out)
+    models = [get_model(m).name for m in cfg.models]
+    compile_rules(cfg.checks)  # a bad rule file fails before any generation
+    prompts, snapshot_id, skipped = load_prompts(cfg.input, cfg.prompt_column, cfg.limit)
+    if not prompts:
+        raise InvalidInput(f"Table {cfg.input} has no usable prompts (no user turns).")
+    ref = TableRef(name=full_name(cfg.input.name), snapshot_id=snapshot_id)
+    input_ref = str(ref)
+    _check_out(out, models, input_ref)
+    pinned = cfg.model_copy(update={"input": ref})
+    tables: dict[str, str] = {}
+    for i, model in enumerate(models):
+        reporter.check_cancelled()
+        reporter.progress(i, len(models) + 1, f"checkpoints ({model})")
+        tables[model] = _samples_for(pinned, model, input_ref, [p.prompt_id for p in prompts],
+                                     reporter)
+    reporter.progress(len(models), len(models) + 1, "checking answers")
+    rows = _rows(cfg, models, tables, prompts, _prompt_metadata(ref))
+    properties = {
+        **reporter.lineage,
+        PROP_KIND: COMPARISON_KIND,
+        PROP_LINEAGE_PREFIX + "input": input_ref,
+        PROP_MODELS: json.dumps(models),
+        PROP_SAMPLE_TABLES: json.dumps(tables),
+        PROP_SAMPLING: json.dumps({k: getattr(cfg, k) for k in
+                                   ("max_tokens", "temperature", "top_p", "seed", "stop")}),
+        PROP_CHECKS: json.dumps(cfg.checks),
+    }
+    data = pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA)
+    write_table(out, data, mode="overwrite" if table_exists(out) else "create", properties=properties)
+    reporter.progress(len(models) + 1, len(models) + 1, "done")
+    passed = {m: [r["passed"] for r in rows if r["model"] == m and r["passed"] is not None]
+              for m in models}
+    summary = {
+        "comparison": out, "prompts": len(prompts), "skipped_rows": skipped,
+        "sample_tables": tables,
+        "pass_rate": {m: round(sum(v) / len(v), 4) if v else None for m, v in passed.items()},
+    }
+    return JobOutputs(tables=[out, *dict.fromkeys(tables.values())], checkpoints=models,
+                      summary=summary)

@@ -1,0 +1,136 @@
+"""Ratings from votes: Bradley-Terry strengths with bootstrap intervals, win rates.
+
+Bradley-Terry says P(i beats j) = p_i / (p_i + p_j). Strengths are fitted with
+Hunter's MM algorithm (2004) on win counts where a tie counts half a win each way;
+"both bad" says nothing about which is better and is left out (it is counted).
+A small symmetric prior (`PRIOR` virtual half-wins per pair) keeps a checkpoint that
+never won finite. Ratings are reported on the Elo scale (400 * log10 strength,
+centred on 1000); the 95% interval comes from refitting on votes resampled with
+replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from podium.compare.table import Comparison
+
+PRIOR = 0.1
+ELO_SCALE = 400.0 / np.log(10.0)
+
+
+@dataclass(frozen=True)
+class Rating:
+    model: str
+    rating: float
+    low: float
+    high: float
+    votes: int
+    wins: float
+
+
+def _counts(votes: Sequence[tuple[int, int, float]], k: int) -> np.ndarray:
+    """wins[i, j]: how often i beat j (ties as 0.5)."""
+    wins = np.zeros((k, k))
+    for a, b, score in votes:  # score 1: a won, 0: b won, 0.5: tie
+        wins[a, b] += score
+        wins[b, a] += 1.0 - score
+    return wins
+
+
+def fit_bradley_terry(wins: np.ndarray, iters: int = 500, tol: float = 1e-10) -> np.ndarray:
+    """Log strengths (mean 0) from a win-count matrix, by MM iterations."""
+    k = wins.shape[0]
+    w = wins + PRIOR * (1 - np.eye(k))
+    games = w + w.T
+    total_wins = w.sum(axis=1)
+    p = np.ones(k)
+    for _ in range(iters):
+        denom = (games / (p[:, None] + p[None, :])).sum(axis=1)
+        new = total_wins / denom
+        new /= np.exp(np.log(new).mean())
+        if np.max(np.abs(new - p)) < tol:
+            p = new
+            break
+        p = new
+    logp = np.log(p)
+    return logp - logp.mean()
+
+
+def bradley_terry(
+    models: Sequence[str], votes: Sequence[tuple[int, int, float]], bootstrap: int = 200,
+    seed: int = 0,
+) -> list[Rating]:
+    """Ratings with 95% bootstrap intervals; `votes` are (index a, index b, score of a)."""
+    k = len(models)
+    wins = _counts(votes, k)
+    point = fit_bradley_terry(wins)
+    rng = np.random.default_rng(seed)
+    arr = np.array(votes, dtype=float).reshape(-1, 3)
+    samples = []
+    for _ in range(bootstrap if len(arr) else 0):
+        pick = arr[rng.integers(0, len(arr), len(arr))]
+        samples.append(fit_bradley_terry(_counts([(int(a), int(b), s) for a, b, s in pick], k)))
+    lows, highs = (np.percentile(samples, [2.5, 97.5], axis=0) if samples
+                   else (point, point))
+    games = wins + wins.T
+    out = [
+        Rating(m, 1000 + ELO_SCALE * point[i], 1000 + ELO_SCALE * lows[i],
+               1000 + ELO_SCALE * highs[i], int(round(games[i].sum())), float(wins[i].sum()))
+        for i, m in enumerate(models)
+    ]
+    return sorted(out, key=lambda r: -r.rating)
+
+
+def win_matrix(models: Sequence[str], votes: Sequence[tuple[int, int, float]]) -> dict[str, dict[str, float | None]]:
+    """Row model's win rate against the column model (ties half), None if never met."""
+    wins = _counts(votes, len(models))
+    games = wins + wins.T
+    return {
+        a: {b: (float(wins[i, j] / games[i, j]) if games[i, j] else None)
+            for j, b in enumerate(models) if j != i}
+        for i, a in enumerate(models)
+    }
+
+
+def vote_tuples(models: Sequence[str], votes: Sequence[dict[str, Any]]) -> list[tuple[int, int, float]]:
+    index = {m: i for i, m in enumerate(models)}
+    score = {"A": 1.0, "B": 0.0, "tie": 0.5}
+    return [(index[v["model_a"]], index[v["model_b"]], score[v["verdict"]]) for v in votes
+            if v["verdict"] in score and v["model_a"] in index and v["model_b"] in index]
+
+
+def pass_rates(comparison: Comparison) -> dict[str, dict[str, float | None]]:
+    """Per model: share of answers passing all checks, and per check."""
+    out: dict[str, dict[str, float | None]] = {}
+    for model in comparison.models:
+        answers = [it.answer_of(model) for it in comparison.items
+                   if any(a.model == model for a in it.answers)]
+        overall = [a.checks.passed for a in answers if a.checks.passed is not None]
+        rates: dict[str, float | None] = {"all": sum(overall) / len(overall) if overall else None}
+        names = sorted({n for a in answers for n in a.checks.results})
+        for name in names:
+            oks = [a.checks.results[name]["ok"] for a in answers if name in a.checks.results]
+            rates[name] = sum(oks) / len(oks)
+        out[model] = rates
+    return out
+
+
+def ratings_report(comparison: Comparison, votes: Sequence[dict[str, Any]],
+                   bootstrap: int = 200) -> dict[str, Any]:
+    """Everything `podium compare ratings --json` prints and the page plots."""
+    tuples = vote_tuples(comparison.models, votes)
+    verdicts = {v: sum(1 for x in votes if x["verdict"] == v) for v in ("A", "B", "tie", "both_bad")}
+    return {
+        "comparison": comparison.name,
+        "models": comparison.models,
+        "votes": len(votes),
+        "verdicts": verdicts,
+        "ratings": [asdict(r) for r in bradley_terry(comparison.models, tuples, bootstrap)],
+        "win_rates": win_matrix(comparison.models, tuples),
+        "pass_rates": pass_rates(comparison),
+    }

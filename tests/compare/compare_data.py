@@ -1,0 +1,73 @@
+"""Tiny prompt sets and samples tables written exactly as the `generate` job writes them.
+
+Models are registered as endpoints on a closed port: a comparison over them succeeds
+only if it reuses the samples below, because any request would fail.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from generators.client import ChatResult, Completion
+from generators.generate import PROP_CONFIG, SAMPLES_KIND, sampling_json
+from generators.prompts import load_prompts
+from generators.samples import sample_rows, to_arrow
+from podium.compare.job import CompareConfig
+from podium.models.registry import add_endpoint, get_model
+from podium.store.refs import TableRef
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
+from podium.store.write import write_table
+
+DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+
+PROMPTS = [
+    ("p0", "Give the colour of the sky as JSON.", None),
+    ("p1", "Give the colour of grass as JSON.", None),
+    ("p2", "Write add(a, b) in Python.", "assert add(2, 3) == 5"),
+    ("p3", "Give the colour of snow as JSON.", None),
+]
+
+
+def write_prompts(name: str = "evals.colours") -> str:
+    rows = [{
+        "id": pid, "messages": [{"role": "user", "content": text}], "system": None,
+        "source": "test", "split": "eval", "tags": [],
+        "metadata": json.dumps({"tests": tests} if tests else {}), "created_at": None,
+    } for pid, text, tests in PROMPTS]
+    write_table(name, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    return name
+
+
+def register_dead(name: str) -> str:
+    return add_endpoint(DEAD_URL, name, remote_model=name).name
+
+
+def write_samples(out: str, model: str, prompts_table: str, cfg: CompareConfig,
+                  answers: dict[str, str]) -> str:
+    """A samples table for `model` with `answers` by prompt id, keyed like `generate`'s."""
+    info = get_model(model)
+    prompts, snapshot, _ = load_prompts(TableRef(name=prompts_table))
+    gen = cfg.generate_config(info.name, out)
+    gen = gen.model_copy(update={"input": TableRef(name=prompts_table, snapshot_id=snapshot)})
+    rows = []
+    for p in prompts:
+        if p.prompt_id in answers:
+            result = ChatResult([Completion(answers[p.prompt_id], "stop")], 10, 5, 0.1)
+            rows += sample_rows(out, info.name, sampling_json(gen), p, [result])
+    properties = {
+        PROP_KIND: SAMPLES_KIND,
+        PROP_LINEAGE_PREFIX + "input": f"{prompts_table}@{snapshot}",
+        PROP_LINEAGE_PREFIX + "checkpoint": info.name,
+        PROP_LINEAGE_PREFIX + "checkpoint_location": info.location,
+        PROP_CONFIG: json.dumps(gen.model_dump(mode="json"), sort_keys=True),
+    }
+    write_table(out, to_arrow(rows), properties=properties)
+    return out
+
+
+GOOD = {"p0": '{"colour": "blue"}', "p1": '{"colour": "green"}',
+        "p2": "```python\ndef add(a, b):\n    return a + b\n```", "p3": '{"colour": "white"}'}
+BAD = {"p0": '{"colour": "blue",}', "p1": '{"colour": "green"}',
+       "p2": "def add(a, b):\n    return a - b", "p3": "white, I think"}
