@@ -1,6 +1,127 @@
-"""Vibe check page (not built yet)."""
+"""Vibe-check page: submit a prompt a model does badly on, see its answer streamed,
+browse submissions, and turn a selection into an eval set for the Generate page.
 
+Storage and selection live in `generators.vibes`; choices in `podium.app.generate_model`.
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
+from generators.vibes import (
+    VIBES_TABLE,
+    all_tags,
+    answer_stream,
+    build_eval_set,
+    clean_tags,
+    list_vibes,
+    submit_vibe,
+)
+from podium.app import generate_model as gm
+from podium.app import widgets
+from podium.errors import PodiumError
+
+P = "vibes."
+GENERATE_PAGE = Path(__file__).parent / "generate.py"
+
+
+def _submit(models: list[str], model_index: int) -> None:
+    with st.form(P + "form", clear_on_submit=False):
+        prompt = st.text_area("Prompt the model gets wrong", key=P + "prompt")
+        ideal = st.text_area("What a good answer looks like", key=P + "ideal")
+        c1, c2, c3 = st.columns(3)
+        tags = c1.text_input("Tags (comma-separated)", key=P + "tags", placeholder="json, math")
+        model = c2.selectbox("Checkpoint", models, index=model_index, key=P + "model")
+        submitter = c3.text_input("Your name", value=getpass.getuser(), key=P + "submitter")
+        ask = st.checkbox(
+            "Ask the checkpoint now (answer streamed and stored)", True, key=P + "ask"
+        )
+        sent = st.form_submit_button("Submit", type="primary")
+    if not sent:
+        return
+    if not prompt.strip():
+        st.error("Write the prompt first.")
+        return
+    answer = ""
+    try:
+        if ask:
+            with st.chat_message("assistant"):
+                st.caption(model)
+                answer = str(st.write_stream(answer_stream(model, prompt)) or "")
+        vid = submit_vibe(prompt, ideal, clean_tags(tags), model, answer, submitter)
+    except PodiumError as exc:
+        st.error(str(exc))
+        return
+    st.success(f"Stored submission `{vid}` in `{VIBES_TABLE}`.")
+
+
+def _submissions() -> None:
+    st.subheader("Submissions")
+    c1, c2 = st.columns(2)
+    tags = c1.multiselect("Tags", all_tags(), key=P + "filter_tags")
+    search = c2.text_input("Search", key=P + "search")
+    rows = list_vibes(tags=tags, search=search or None)
+    st.caption(f"{len(rows)} submission{'s' if len(rows) != 1 else ''}")
+    if not rows:
+        st.info("No submissions match. Submit one above.")
+        return
+    frame = pd.DataFrame(rows)[
+        ["prompt", "ideal", "answer", "tags", "checkpoint", "submitter", "created_at", "id"]
+    ]
+    picked = st.dataframe(
+        frame,
+        key=P + "table",
+        on_select="rerun",
+        selection_mode="multi-row",
+        hide_index=True,
+        use_container_width=True,
+    )
+    selected = [rows[i]["id"] for i in picked.selection.rows] if picked else []
+    for row in rows[:5]:
+        st.markdown(f"**{row['prompt'][:200]}** · _{row['checkpoint']}_ · {', '.join(row['tags'])}")
+    _eval_set(tags, selected)
+
+
+def _eval_set(tags: list[str], selected: list[str]) -> None:
+    st.subheader("Eval set")
+    what = (
+        f"the {len(selected)} selected submissions"
+        if selected
+        else f"submissions tagged {', '.join(tags)}"
+        if tags
+        else "nothing yet: filter by tag or select rows"
+    )
+    st.caption(f"Builds a prompts table from {what}.")
+    default = "evals.vibes_" + ("_".join(tags) if tags else "selection")
+    out = st.text_input("Eval-set table", value=default, key=P + "evalset_out")
+    if st.button("Build eval set", key=P + "build", disabled=not (tags or selected)):
+        try:
+            count = build_eval_set(out, tags=None if selected else tags, ids=selected or None)
+        except PodiumError as exc:
+            st.error(str(exc))
+            return
+        st.success(f"Wrote {count} prompts to `{out}`.")
+        widgets.browse_link(out, label=f"Open {out} in Browse")
+        st.page_link(
+            str(GENERATE_PAGE),
+            label=f"Generate on {out}",
+            icon=":material/auto_awesome:",
+            query_params={"table": out},
+        )
+
+
 st.title("Vibe check")
-st.info("Not built yet. This page will: Submit prompts where a model does badly, see its answer at once, and collect them into eval sets.")
+st.caption(
+    "Found a prompt where a model does badly? Save it with what good looks like; "
+    "submissions become eval sets any checkpoint can be run on."
+)
+models, model_index = gm.model_choices(st.query_params.get("model"))
+if not models:
+    st.info("No models registered yet. Run `podium models bootstrap` first.")
+    st.stop()
+_submit(models, model_index)
+_submissions()

@@ -1,0 +1,81 @@
+"""The Generate page (AppTest) and the Streamlit-free helpers behind it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from podium.app import generate_model as gm
+from podium.errors import InvalidInput
+from podium.models import register_model
+from podium.store.catalog import load_table, table_exists
+from podium.store.read import read_arrow
+from podium.store.schema import SFT_ARROW_SCHEMA
+from podium.store.write import write_table
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+def _open(**query: str) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    at.switch_page("views/generate.py")
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_helpers(podium_home, tmp_path):
+    assert gm.model_choices() == ([], 0)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        register_model(name, kind="base", path=str(tmp_path / name), is_default=name == "b")
+    assert gm.model_choices() == (["a", "b"], 1)
+    assert gm.model_choices("a") == (["a", "b"], 0)
+    assert gm.default_out_name("demo.json_sft", "smollm2-135m-instruct") == (
+        "gen.json_sft_smollm2_135m_instruct"
+    )
+    assert gm.parse_schema_text("  ") is None
+    with pytest.raises(InvalidInput, match="not valid JSON"):
+        gm.parse_schema_text("{")
+    with pytest.raises(InvalidInput, match="not a valid JSON Schema"):
+        gm.parse_schema_text('{"type": 5}')
+    with pytest.raises(InvalidInput, match="max_tokens"):
+        gm.build_config(table="t.a", snapshot_id=None, out="t.b", model="a", max_tokens=0)
+    cfg = gm.build_config(
+        table="t.a", snapshot_id=3, out="t.b", model="a", n=2, schema_text='{"type": "object"}'
+    )
+    assert (cfg.input.snapshot_id, cfg.n, cfg.json_schema) == (3, 2, {"type": "object"})
+
+
+def test_page_without_models_says_how_to_add_one(podium_home):
+    at = _open()
+    assert any("podium models bootstrap" in i.value for i in at.info)
+
+
+@pytest.mark.vllm
+def test_generate_from_the_page(vllm_model, unique_table):
+    rows = [
+        {"id": f"q{i}", "messages": [{"role": "user", "content": f"Say {i}."}]} for i in range(3)
+    ]
+    write_table(unique_table, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    at = _open(table=unique_table)
+    assert at.selectbox(key="generate.table").value == unique_table
+    assert at.selectbox(key="generate.model").value == vllm_model
+    out = unique_table + "_page"
+    at.text_input(key="generate.out").set_value(out)
+    at.number_input(key="generate.max_tokens").set_value(8)
+    at.number_input(key="generate.n").set_value(2)
+    at.button(key="generate.run").click().run(timeout=600)
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Samples written"] == "6"
+    assert float(metrics["Tokens/s"]) > 0
+    assert table_exists(out) and len(read_arrow(out)[0]) == 6
+    assert load_table(out).properties["podium.lineage.kind"] == "generate"
+    assert any(out in m.value for m in at.markdown)
