@@ -69,6 +69,10 @@ def parse_input(text: str, arity: Arity) -> tuple[Any, ...]:
             continue
         args = value if isinstance(value, tuple) else (value,)
         if arity.accepts(len(args)):
+            try:  # 1e999 parses to inf, whose repr is no literal: it could not be stored
+                ast.literal_eval(f"({canonical_input(args)},)")
+            except (ValueError, SyntaxError):
+                raise InputRejected("a value has no literal spelling (inf or nan)") from None
             return args
         raise InputRejected(
             f"{len(args)} arguments given; the function takes {arity.describe()}"

@@ -47,6 +47,8 @@ def test_inputs_are_literals_only() -> None:
     for hostile in ("__import__('os').system('id')", "f(1)", "[1] * 10**9", "x", "1, 2, 3"):
         with pytest.raises(InputRejected):
             parse_input(hostile, arity)
+    with pytest.raises(InputRejected, match="no literal spelling"):
+        parse_input("1e999", arity)
     with pytest.raises(InputRejected, match="3 arguments given; the function takes 1 to 2"):
         parse_input("1, 2, 3", arity)
 
