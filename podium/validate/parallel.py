@@ -86,6 +86,8 @@ def map_batches(
             yield check_batch(batch, plan, task.mode, task.roles, task.columns)
         return
     context = multiprocessing.get_context("forkserver")
+    # The server imports the rule code once; each worker forked from it starts warm.
+    context.set_forkserver_preload([__name__])
     with ProcessPoolExecutor(
         workers, mp_context=context, initializer=_init_worker, initargs=(task,)
     ) as pool:

@@ -8,6 +8,7 @@ it describes, which is how Browse knows whether its "malformed only" filter appl
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,7 +70,10 @@ def write_report(
                 f"(podium.kind={kind!r}); choose another --report name."
             )
         mode = "overwrite"
-    table = write_table(name, data, mode=mode, properties=props)  # type: ignore[arg-type]
+    with warnings.catch_warnings():
+        # Replacing a report with an empty one deletes nothing, which pyiceberg warns about.
+        warnings.filterwarnings("ignore", message="Delete operation did not match any records")
+        table = write_table(name, data, mode=mode, properties=props)  # type: ignore[arg-type]
     snapshot = table.current_snapshot()
     return snapshot.snapshot_id if snapshot else None
 
