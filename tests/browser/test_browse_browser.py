@@ -16,6 +16,7 @@ from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
+ROW_PX = 35  # height of a grid row (and of the header row) in Streamlit's data grid
 
 
 def choose(page: Page, label: str, option: str | re.Pattern[str]) -> None:
@@ -84,6 +85,18 @@ def test_time_travel_and_statistics(app_page: Page, app_url: str, artifacts_dir:
     page.get_by_role("option").last.click()
     wait_for_app(page)
     expect(page.get_by_text(f"Rows 1–25 of {CHAT_ROWS}", exact=True)).to_be_visible()
+
+    # Clicking a row's selection box in the grid (a canvas) opens that sample.
+    grid = page.get_by_test_id("stDataFrame")
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX * 3 + ROW_PX / 2)  # header, then row 3
+    wait_for_app(page)
+    heading = page.get_by_role("heading", name=re.compile(r"^Sample c\d{3}"))
+    expect(heading).to_be_visible()
+    sample = heading.inner_text().split()[1]
+    assert parse_qs(urlparse(page.url).query)["sample"] == [sample]
+    expect(chat_message(page, "user")).to_contain_text(f"Question {int(sample[1:])}:")
 
     page.get_by_role("radio", name="Statistics").click()
     wait_for_app(page)
