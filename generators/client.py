@@ -51,14 +51,18 @@ class Endpoint:
 
     def async_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=self.api_key or "EMPTY",
-            max_retries=0, timeout=REQUEST_TIMEOUT_S,
+            base_url=self.base_url,
+            api_key=self.api_key or "EMPTY",
+            max_retries=0,
+            timeout=REQUEST_TIMEOUT_S,
         )
 
     def sync_client(self) -> openai.OpenAI:
         return openai.OpenAI(
-            base_url=self.base_url, api_key=self.api_key or "EMPTY",
-            max_retries=0, timeout=REQUEST_TIMEOUT_S,
+            base_url=self.base_url,
+            api_key=self.api_key or "EMPTY",
+            max_retries=0,
+            timeout=REQUEST_TIMEOUT_S,
         )
 
 
@@ -89,7 +93,9 @@ class SamplingParams(BaseModel):
 
 class ChatRequest(SamplingParams):
     messages: list[dict[str, str]]
-    json_schema: dict[str, Any] | None = Field(None, description="JSON Schema the output must match.")
+    json_schema: dict[str, Any] | None = Field(
+        None, description="JSON Schema the output must match."
+    )
     regex: str | None = Field(None, description="Regular expression the output must match.")
     choice: list[str] | None = Field(None, description="The output is exactly one of these.")
 
@@ -104,8 +110,12 @@ class ChatRequest(SamplingParams):
 
     def api_kwargs(self, model: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(
-            model=model, messages=self.messages, n=self.n, temperature=self.temperature,
-            top_p=self.top_p, max_tokens=self.max_tokens,
+            model=model,
+            messages=self.messages,
+            n=self.n,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
         )
         if self.seed is not None:
             kwargs["seed"] = self.seed
@@ -144,8 +154,13 @@ def _retryable(exc: Exception) -> bool:
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 
-async def _one(client: openai.AsyncOpenAI, endpoint: Endpoint, req: ChatRequest,
-               sem: asyncio.Semaphore, retries: int) -> ChatResult:
+async def _one(
+    client: openai.AsyncOpenAI,
+    endpoint: Endpoint,
+    req: ChatRequest,
+    sem: asyncio.Semaphore,
+    retries: int,
+) -> ChatResult:
     async with sem:
         for attempt in range(retries + 1):
             start = time.perf_counter()
@@ -176,9 +191,14 @@ async def _one(client: openai.AsyncOpenAI, endpoint: Endpoint, req: ChatRequest,
     )
 
 
-async def agenerate_batch(endpoint: Endpoint, requests: Sequence[ChatRequest], *,
-                          concurrency: int = 16, reporter: Reporter | None = None,
-                          retries: int = DEFAULT_RETRIES) -> list[ChatResult]:
+async def agenerate_batch(
+    endpoint: Endpoint,
+    requests: Sequence[ChatRequest],
+    *,
+    concurrency: int = 16,
+    reporter: Reporter | None = None,
+    retries: int = DEFAULT_RETRIES,
+) -> list[ChatResult]:
     """Run `requests` concurrently; results come back in request order."""
     reporter = reporter or Reporter()
     sem = asyncio.Semaphore(max(1, concurrency))
@@ -197,13 +217,20 @@ async def agenerate_batch(endpoint: Endpoint, requests: Sequence[ChatRequest], *
         return [t.result() for t in tasks]
 
 
-def generate_batch(endpoint: Endpoint, requests: Sequence[ChatRequest], *,
-                   concurrency: int = 16, reporter: Reporter | None = None,
-                   retries: int = DEFAULT_RETRIES) -> list[ChatResult]:
+def generate_batch(
+    endpoint: Endpoint,
+    requests: Sequence[ChatRequest],
+    *,
+    concurrency: int = 16,
+    reporter: Reporter | None = None,
+    retries: int = DEFAULT_RETRIES,
+) -> list[ChatResult]:
     """Synchronous `agenerate_batch` (runs its own event loop)."""
-    return asyncio.run(agenerate_batch(
-        endpoint, requests, concurrency=concurrency, reporter=reporter, retries=retries
-    ))
+    return asyncio.run(
+        agenerate_batch(
+            endpoint, requests, concurrency=concurrency, reporter=reporter, retries=retries
+        )
+    )
 
 
 def stream_chat(endpoint: Endpoint, request: ChatRequest) -> Iterator[str]:
@@ -215,6 +242,10 @@ def stream_chat(endpoint: Endpoint, request: ChatRequest) -> Iterator[str]:
                 if chunk.choices and chunk.choices[0].delta.content:
                     yield chunk.choices[0].delta.content
     except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-        raise ServerUnavailable(f"The model server at {endpoint.base_url} is unreachable: {exc}") from exc
+        raise ServerUnavailable(
+            f"The model server at {endpoint.base_url} is unreachable: {exc}"
+        ) from exc
     except openai.APIStatusError as exc:
-        raise PodiumError(f"The model server refused the request: {exc.status_code} {exc.message}") from exc
+        raise PodiumError(
+            f"The model server refused the request: {exc.status_code} {exc.message}"
+        ) from exc

@@ -69,9 +69,15 @@ def _requests(cfg: GenerateConfig, prompt: Prompt) -> list[ChatRequest]:
     # cache makes the shared prompt nearly free.
     return [
         ChatRequest(
-            messages=prompt.messages, n=1, temperature=cfg.temperature, top_p=cfg.top_p,
-            max_tokens=cfg.max_tokens, stop=cfg.stop, json_schema=cfg.json_schema,
-            regex=cfg.regex, seed=None if cfg.seed is None else cfg.seed + i,
+            messages=prompt.messages,
+            n=1,
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            max_tokens=cfg.max_tokens,
+            stop=cfg.stop,
+            json_schema=cfg.json_schema,
+            regex=cfg.regex,
+            seed=None if cfg.seed is None else cfg.seed + i,
         )
         for i in range(cfg.n)
     ]
@@ -89,7 +95,8 @@ def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
     table = load_table(out)
     props = table.properties
     if props.get(PROP_KIND) != SAMPLES_KIND or (
-        props.get(PROP_LINEAGE_PREFIX + "input"), props.get(PROP_LINEAGE_PREFIX + "checkpoint")
+        props.get(PROP_LINEAGE_PREFIX + "input"),
+        props.get(PROP_LINEAGE_PREFIX + "checkpoint"),
     ) != (input_ref, checkpoint):
         raise InvalidInput(
             f"Table {out} already exists and was not written by this generation (input "
@@ -99,15 +106,22 @@ def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
     return set(pc.unique(data.column("prompt_id")).to_pylist()) if data.num_rows else set()
 
 
-async def _generate(cfg: GenerateConfig, endpoint: Endpoint, todo: list[Prompt], out: str,
-                    properties: dict[str, str], reporter: Reporter, total: int,
-                    already: int) -> dict[str, float]:
+async def _generate(
+    cfg: GenerateConfig,
+    endpoint: Endpoint,
+    todo: list[Prompt],
+    out: str,
+    properties: dict[str, str],
+    reporter: Reporter,
+    total: int,
+    already: int,
+) -> dict[str, float]:
     sampling = sampling_json(cfg)
     restarts = cfg.server_restarts
     stats = {"rows": 0, "completion_tokens": 0, "gen_seconds": 0.0, "errors": 0}
     for start in range(0, len(todo), cfg.batch_size):
         reporter.check_cancelled()
-        batch = todo[start:start + cfg.batch_size]
+        batch = todo[start : start + cfg.batch_size]
         reqs = [r for p in batch for r in _requests(cfg, p)]
         while True:
             began = time.perf_counter()
@@ -127,10 +141,16 @@ async def _generate(cfg: GenerateConfig, endpoint: Endpoint, todo: list[Prompt],
         elapsed = time.perf_counter() - began
         rows = []
         for i, prompt in enumerate(batch):
-            rows += sample_rows(out, endpoint.checkpoint, sampling, prompt, results[i * cfg.n:(i + 1) * cfg.n])
+            rows += sample_rows(
+                out, endpoint.checkpoint, sampling, prompt, results[i * cfg.n : (i + 1) * cfg.n]
+            )
         first = not table_exists(out)
-        write_table(out, to_arrow(rows), mode="create" if first else "append",
-                    properties=properties if first else None)
+        write_table(
+            out,
+            to_arrow(rows),
+            mode="create" if first else "append",
+            properties=properties if first else None,
+        )
         tokens = sum(r["completion_tokens"] for r in rows)
         stats["rows"] += len(rows)
         stats["completion_tokens"] += tokens
@@ -138,9 +158,12 @@ async def _generate(cfg: GenerateConfig, endpoint: Endpoint, todo: list[Prompt],
         stats["errors"] += sum(1 for r in rows if r["error"])
         done = already + start + len(batch)
         reporter.progress(done, total, f"prompts ({stats['rows']} samples written)")
-        reporter.metric(done, {"tokens_per_s": tokens / max(elapsed, 1e-9),
-                               "completion_tokens": float(tokens)})
-        reporter.sample(done, {"prompt_id": rows[0]["prompt_id"], "completion": rows[0]["completion"]})
+        reporter.metric(
+            done, {"tokens_per_s": tokens / max(elapsed, 1e-9), "completion_tokens": float(tokens)}
+        )
+        reporter.sample(
+            done, {"prompt_id": rows[0]["prompt_id"], "completion": rows[0]["completion"]}
+        )
     return stats
 
 
@@ -153,8 +176,10 @@ def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
     input_ref = str(TableRef(name=full_name(cfg.input.name), snapshot_id=snapshot_id))
     done_ids = _done_prompt_ids(out, input_ref, model.name)
     todo = [p for p in prompts if p.prompt_id not in done_ids]
-    reporter.log(f"{len(prompts)} prompts ({skipped} rows skipped), {len(prompts) - len(todo)} "
-                 f"already in {out}, {len(todo)} to generate with {model.name}")
+    reporter.log(
+        f"{len(prompts)} prompts ({skipped} rows skipped), {len(prompts) - len(todo)} "
+        f"already in {out}, {len(todo)} to generate with {model.name}"
+    )
     properties = {
         **reporter.lineage,
         PROP_KIND: SAMPLES_KIND,
@@ -167,8 +192,18 @@ def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
     stats: dict[str, float] = {"rows": 0, "completion_tokens": 0, "gen_seconds": 0.0, "errors": 0}
     if todo:
         endpoint = endpoint_for(model.name, reporter)
-        stats = asyncio.run(_generate(cfg, endpoint, todo, out, properties, reporter,
-                                      len(prompts), len(prompts) - len(todo)))
+        stats = asyncio.run(
+            _generate(
+                cfg,
+                endpoint,
+                todo,
+                out,
+                properties,
+                reporter,
+                len(prompts),
+                len(prompts) - len(todo),
+            )
+        )
     summary = {
         "prompts": len(prompts),
         "resumed_from": len(prompts) - len(todo),
@@ -177,7 +212,8 @@ def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
         "request_errors": int(stats["errors"]),
         "completion_tokens": int(stats["completion_tokens"]),
         "tokens_per_s": round(stats["completion_tokens"] / stats["gen_seconds"], 2)
-        if stats["gen_seconds"] else 0.0,
+        if stats["gen_seconds"]
+        else 0.0,
         "checkpoint": model.name,
     }
     return JobOutputs(tables=[out], checkpoints=[model.name], summary=summary)

@@ -29,8 +29,10 @@ class Prompt:
 
 def prompt_messages(messages: list[dict[str, Any]], system: str | None = None) -> list[Message]:
     """The turns before the last assistant turn (all turns if there is none)."""
-    turns = [{"role": str(m.get("role") or ""), "content": str(m.get("content") or "")}
-             for m in messages or []]
+    turns = [
+        {"role": str(m.get("role") or ""), "content": str(m.get("content") or "")}
+        for m in messages or []
+    ]
     last = max((i for i, m in enumerate(turns) if m["role"] == "assistant"), default=len(turns))
     turns = turns[:last]
     if system and not (turns and turns[0]["role"] == "system"):

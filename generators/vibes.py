@@ -38,16 +38,18 @@ from podium.store.write import write_table
 VIBES_TABLE = "vibes.prompts"
 VIBES_KIND = "vibes"
 EVAL_SET_KIND = "eval-set"
-VIBES_SCHEMA = pa.schema([
-    pa.field("id", pa.string()),
-    pa.field("prompt", pa.string()),
-    pa.field("ideal", pa.string()),
-    pa.field("tags", pa.list_(pa.field("element", pa.string()))),
-    pa.field("checkpoint", pa.string()),
-    pa.field("answer", pa.string()),
-    pa.field("submitter", pa.string()),
-    pa.field("created_at", pa.timestamp("us", tz="UTC")),
-])
+VIBES_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),
+        pa.field("prompt", pa.string()),
+        pa.field("ideal", pa.string()),
+        pa.field("tags", pa.list_(pa.field("element", pa.string()))),
+        pa.field("checkpoint", pa.string()),
+        pa.field("answer", pa.string()),
+        pa.field("submitter", pa.string()),
+        pa.field("created_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
 # pyiceberg retries a commit that lost a race against another writer; give it room.
 _TABLE_PROPERTIES = {
     PROP_KIND: VIBES_KIND,
@@ -79,24 +81,39 @@ def clean_tags(tags: Sequence[str] | str | None) -> list[str]:
     return sorted({t.strip().lower() for t in tags or [] if t.strip()})
 
 
-def answer_stream(checkpoint: str, prompt: str, max_tokens: int = 256,
-                  temperature: float = 0.7) -> Iterator[str]:
+def answer_stream(
+    checkpoint: str, prompt: str, max_tokens: int = 256, temperature: float = 0.7
+) -> Iterator[str]:
     """The checkpoint's answer to `prompt`, streamed (starts its server if needed)."""
     endpoint = endpoint_for(checkpoint)
-    request = ChatRequest(messages=[{"role": "user", "content": prompt}],
-                          max_tokens=max_tokens, temperature=temperature)
+    request = ChatRequest(
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
     yield from stream_chat(endpoint, request)
 
 
-def submit_vibe(prompt: str, ideal: str = "", tags: Sequence[str] | str | None = None,
-                checkpoint: str = "", answer: str = "", submitter: str = "") -> str:
+def submit_vibe(
+    prompt: str,
+    ideal: str = "",
+    tags: Sequence[str] | str | None = None,
+    checkpoint: str = "",
+    answer: str = "",
+    submitter: str = "",
+) -> str:
     """Store one submission (one atomic append); returns its id."""
     if not prompt.strip():
         raise InvalidInput("A vibe-check prompt cannot be empty.")
     ensure_vibes_table()
     row = {
-        "id": str(uuid.uuid4()), "prompt": prompt, "ideal": ideal, "tags": clean_tags(tags),
-        "checkpoint": checkpoint, "answer": answer, "submitter": submitter,
+        "id": str(uuid.uuid4()),
+        "prompt": prompt,
+        "ideal": ideal,
+        "tags": clean_tags(tags),
+        "checkpoint": checkpoint,
+        "answer": answer,
+        "submitter": submitter,
         "created_at": datetime.now(UTC),
     }
     data = pa.Table.from_pylist([row], schema=VIBES_SCHEMA)
@@ -111,8 +128,12 @@ def submit_vibe(prompt: str, ideal: str = "", tags: Sequence[str] | str | None =
     return row["id"]
 
 
-def list_vibes(tags: Sequence[str] | str | None = None, search: str | None = None,
-               checkpoint: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+def list_vibes(
+    tags: Sequence[str] | str | None = None,
+    search: str | None = None,
+    checkpoint: str | None = None,
+    limit: int = 500,
+) -> list[dict[str, Any]]:
     """Submissions, newest first, having any of `tags`, matching `search`."""
     if not table_exists(VIBES_TABLE):
         return []
@@ -130,8 +151,13 @@ def all_tags() -> list[str]:
     return sorted({t for r in list_vibes(limit=1_000_000) for t in r["tags"] or []})
 
 
-def build_eval_set(out: str, *, tags: Sequence[str] | str | None = None,
-                   ids: Sequence[str] | None = None, reporter: Reporter | None = None) -> int:
+def build_eval_set(
+    out: str,
+    *,
+    tags: Sequence[str] | str | None = None,
+    ids: Sequence[str] | None = None,
+    reporter: Reporter | None = None,
+) -> int:
     """Write the selected submissions as an SFT-shaped prompts table; returns its size.
 
     Each row's `messages` is the single user prompt; `metadata` keeps what good looks
@@ -142,26 +168,46 @@ def build_eval_set(out: str, *, tags: Sequence[str] | str | None = None,
         raise InvalidInput("Choose the eval set's prompts: give tags (--tag) or ids (--id).")
     if not table_exists(VIBES_TABLE):
         raise NotFound("No vibe-check submissions yet; submit some with `podium vibes submit`.")
-    chosen = page(VIBES_TABLE, limit=1_000_000,
-                  filters={"tags": clean_tags(tags)} if tags else None,
-                  ids=list(ids) if ids else None)
+    chosen = page(
+        VIBES_TABLE,
+        limit=1_000_000,
+        filters={"tags": clean_tags(tags)} if tags else None,
+        ids=list(ids) if ids else None,
+    )
     if not chosen.rows:
         raise InvalidInput(f"No submissions match tags {clean_tags(tags)} / ids {list(ids or [])}.")
-    rows = [{
-        "id": r["id"],
-        "messages": [{"role": "user", "content": r["prompt"]}],
-        "system": None, "source": VIBES_TABLE, "split": "eval", "tags": r["tags"],
-        "metadata": json.dumps({"ideal": r["ideal"], "checkpoint": r["checkpoint"],
-                                "answer": r["answer"], "submitter": r["submitter"]}),
-        "created_at": r["created_at"],
-    } for r in chosen.rows]
+    rows = [
+        {
+            "id": r["id"],
+            "messages": [{"role": "user", "content": r["prompt"]}],
+            "system": None,
+            "source": VIBES_TABLE,
+            "split": "eval",
+            "tags": r["tags"],
+            "metadata": json.dumps(
+                {
+                    "ideal": r["ideal"],
+                    "checkpoint": r["checkpoint"],
+                    "answer": r["answer"],
+                    "submitter": r["submitter"],
+                }
+            ),
+            "created_at": r["created_at"],
+        }
+        for r in chosen.rows
+    ]
     properties = {
         **reporter.lineage,
         PROP_KIND: EVAL_SET_KIND,
         PROP_LINEAGE_PREFIX + "input": f"{VIBES_TABLE}@{chosen.snapshot_id}",
-        PROP_LINEAGE_PREFIX + "selection": json.dumps({"tags": clean_tags(tags),
-                                                       "ids": list(ids or [])}),
+        PROP_LINEAGE_PREFIX + "selection": json.dumps(
+            {"tags": clean_tags(tags), "ids": list(ids or [])}
+        ),
     }
-    write_table(out, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), mode="create",
-                properties=properties)
+    write_table(
+        out,
+        pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA),
+        mode="create",
+        properties=properties,
+    )
     return len(rows)

@@ -72,10 +72,19 @@ def generate(
 
     model = get_model(model).name  # the card names the checkpoint, not an alias that can move
     cfg = GenerateConfig(
-        input=TableRef(name=table, snapshot_id=snapshot), out=out, model=model, n=n,
-        max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed,
-        json_schema=load_schema(schema) if schema else None, regex=regex,
-        prompt_column=prompt_column, limit=limit, concurrency=concurrency,
+        input=TableRef(name=table, snapshot_id=snapshot),
+        out=out,
+        model=model,
+        n=n,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        seed=seed,
+        json_schema=load_schema(schema) if schema else None,
+        regex=regex,
+        prompt_column=prompt_column,
+        limit=limit,
+        concurrency=concurrency,
     )
     run_or_write_card("generate", cfg, card, foreground=not queue)
     if card is None and not queue:
@@ -130,8 +139,12 @@ def list_cmd(
 @vibes_app.command("evalset")
 def evalset(
     out: Annotated[str, typer.Option("--out", help="Eval-set table to create.")],
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Submissions with any tag.")] = None,
-    ids: Annotated[list[str] | None, typer.Option("--id", help="Submission id (repeatable).")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Submissions with any tag.")
+    ] = None,
+    ids: Annotated[
+        list[str] | None, typer.Option("--id", help="Submission id (repeatable).")
+    ] = None,
 ) -> None:
     """Turn selected submissions into a prompts table the generate job can run."""
     from generators.vibes import build_eval_set

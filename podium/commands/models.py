@@ -1,13 +1,13 @@
 """Model commands: the checkpoint registry and vLLM servers.
 
-    podium models bootstrap                 # convert + register SmolLM2-135M-Instruct (once)
-    podium models list [--json]
-    podium models add PATH [--name N] [--parent base]     # any HF checkpoint directory
-    podium models add-endpoint URL --name N [--api-key-env VAR] [--model-id ID]
-    podium models remove NAME               # forget it (files stay)
-    podium models servers [--json]          # vLLM servers Podium started
-    podium models stop NAME
-    podium serve NAME [--detach]            # print the URL; serve until Ctrl-C
+podium models bootstrap                 # convert + register SmolLM2-135M-Instruct (once)
+podium models list [--json]
+podium models add PATH [--name N] [--parent base]     # any HF checkpoint directory
+podium models add-endpoint URL --name N [--api-key-env VAR] [--model-id ID]
+podium models remove NAME               # forget it (files stay)
+podium models servers [--json]          # vLLM servers Podium started
+podium models stop NAME
+podium serve NAME [--detach]            # print the URL; serve until Ctrl-C
 """
 
 from __future__ import annotations
@@ -47,8 +47,14 @@ def list_cmd(as_json: JsonFlag = False) -> None:
         return
     table = Table("name", "kind", "location", "parent", "job", "step")
     for m in models:
-        table.add_row(m.name + (" *" if m.is_default else ""), m.kind, m.location,
-                      m.parent or "", m.job_id or "", "" if m.step is None else str(m.step))
+        table.add_row(
+            m.name + (" *" if m.is_default else ""),
+            m.kind,
+            m.location,
+            m.parent or "",
+            m.job_id or "",
+            "" if m.step is None else str(m.step),
+        )
     console.print(table)
 
 
@@ -63,7 +69,10 @@ def add(
     from podium.models import register_checkpoint
 
     info = register_checkpoint(
-        name or path.expanduser().resolve().name.lower(), path, parent=parent, job_id=None,
+        name or path.expanduser().resolve().name.lower(),
+        path,
+        parent=parent,
+        job_id=None,
         lineage={"added_from": str(path.expanduser().resolve())},
         kind="base" if base else "trained",
     )
@@ -159,7 +168,9 @@ def serve(
             if row is None:
                 raise PodiumError(f"the server for {model.name} was stopped elsewhere")
             if not _alive(row):
-                raise PodiumError(f"the server for {model.name} died. Log:\n{log_tail(row.log_path)}")
+                raise PodiumError(
+                    f"the server for {model.name} died. Log:\n{log_tail(row.log_path)}"
+                )
             touch(model.name)  # an attached `serve` is never idle
     except KeyboardInterrupt:
         stop_server(model.name)

@@ -45,7 +45,9 @@ def watch(model: str) -> None:
             return
         if not serving._pid_is_vllm(row.pid):
             with engine().begin() as conn:
-                conn.execute(delete(serving.servers_table).where(serving.servers_table.c.model == model))
+                conn.execute(
+                    delete(serving.servers_table).where(serving.servers_table.c.model == model)
+                )
             return
         if busy(row.url):
             serving.touch(model)
@@ -54,7 +56,9 @@ def watch(model: str) -> None:
         if (datetime.now(UTC) - last).total_seconds() > idle_s:
             serving._kill_group(row.pid)
             with engine().begin() as conn:
-                conn.execute(delete(serving.servers_table).where(serving.servers_table.c.model == model))
+                conn.execute(
+                    delete(serving.servers_table).where(serving.servers_table.c.model == model)
+                )
             return
 
 

@@ -187,8 +187,13 @@ def register_checkpoint(
     if parent is not None:
         get_model(parent)  # a typo in the parent must not go unnoticed
     return register_model(
-        name, kind=kind, path=str(resolved), parent=parent, job_id=job_id,
-        lineage=lineage, step=step,
+        name,
+        kind=kind,
+        path=str(resolved),
+        parent=parent,
+        job_id=job_id,
+        lineage=lineage,
+        step=step,
     )
 
 

@@ -23,7 +23,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, insert, select, update
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Integer,
+    String,
+    Table,
+    Text,
+    delete,
+    insert,
+    select,
+    update,
+)
 
 from podium.config import get_settings
 from podium.errors import PodiumError
@@ -121,9 +132,16 @@ def list_servers() -> list[ServerInfo]:
         rows = conn.execute(select(servers_table).order_by(servers_table.c.model)).all()
     return [
         ServerInfo(
-            model=r.model, host=r.host, pid=r.pid, port=r.port, url=r.url,
-            checkpoint=r.checkpoint, log_path=r.log_path, started_at=r.started_at.isoformat(),
-            last_used=r.last_used.isoformat(), alive=_alive(r),
+            model=r.model,
+            host=r.host,
+            pid=r.pid,
+            port=r.port,
+            url=r.url,
+            checkpoint=r.checkpoint,
+            log_path=r.log_path,
+            started_at=r.started_at.isoformat(),
+            last_used=r.last_used.isoformat(),
+            alive=_alive(r),
         )
         for r in rows
     ]
@@ -174,8 +192,14 @@ def cleanup_dead() -> list[str]:
     return gone
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, name: str, log: Path,
-                timeout_s: float, reporter: Reporter) -> None:
+def _wait_ready(
+    proc: subprocess.Popen[bytes],
+    url: str,
+    name: str,
+    log: Path,
+    timeout_s: float,
+    reporter: Reporter,
+) -> None:
     deadline = time.monotonic() + timeout_s
     started = time.monotonic()
     while not _healthy(url, timeout=2.0):
@@ -226,8 +250,12 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
     with open(log, "ab") as fh:
         # Own session: stopping the server kills its engine processes with it.
         proc = subprocess.Popen(
-            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=server_env(gpu=gpu), start_new_session=True,
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=server_env(gpu=gpu),
+            start_new_session=True,
         )
     try:
         _wait_ready(proc, url, model.name, log, timeout_s, reporter)
@@ -238,11 +266,20 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
     now = _now()
     with engine().begin() as conn:
         conn.execute(delete(servers_table).where(servers_table.c.model == model.name))
-        conn.execute(insert(servers_table).values(
-            model=model.name, host=socket.gethostname(), pid=proc.pid, watcher_pid=watcher,
-            port=port, url=url, checkpoint=model.path, log_path=str(log),
-            started_at=now, last_used=now,
-        ))
+        conn.execute(
+            insert(servers_table).values(
+                model=model.name,
+                host=socket.gethostname(),
+                pid=proc.pid,
+                watcher_pid=watcher,
+                port=port,
+                url=url,
+                checkpoint=model.path,
+                log_path=str(log),
+                started_at=now,
+                last_used=now,
+            )
+        )
     return url
 
 
@@ -251,7 +288,9 @@ def _start_watcher(model: str) -> int | None:
         return None
     proc = subprocess.Popen(
         [sys.executable, "-m", "podium.models.idle_watch", model],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     return proc.pid

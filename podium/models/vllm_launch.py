@@ -43,7 +43,10 @@ def _find_vllm_python(configured: str) -> str:
             )
         return configured
     repo = Path(__file__).resolve().parents[2]
-    candidates = [repo / ".venv-vllm" / "bin" / "python", Path.cwd() / ".venv-vllm" / "bin" / "python"]
+    candidates = [
+        repo / ".venv-vllm" / "bin" / "python",
+        Path.cwd() / ".venv-vllm" / "bin" / "python",
+    ]
     found = [str(c) for c in candidates if c.is_file()]
     found += [p for p in (sys.executable, shutil.which("python3"), shutil.which("python")) if p]
     for python in dict.fromkeys(found):
@@ -81,12 +84,19 @@ def server_command(
     python: str, checkpoint: str, served_name: str, port: int, *, gpu: bool, host: str = "127.0.0.1"
 ) -> list[str]:
     cmd = [
-        python, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", checkpoint,
-        "--served-model-name", served_name,
-        "--max-model-len", str(MAX_MODEL_LEN),
-        "--host", host,
-        "--port", str(port),
+        python,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        checkpoint,
+        "--served-model-name",
+        served_name,
+        "--max-model-len",
+        str(MAX_MODEL_LEN),
+        "--host",
+        host,
+        "--port",
+        str(port),
         "--disable-uvicorn-access-log",
     ]
     if gpu:

@@ -46,8 +46,10 @@ def test_two_constraints_are_refused():
 @pytest.mark.vllm
 def test_batch_returns_results_in_order_with_token_counts(vllm_model):
     endpoint = endpoint_for(vllm_model)
-    requests = [ChatRequest(messages=_user(f"Count to {i}."), max_tokens=12, temperature=0)
-                for i in range(1, 6)]
+    requests = [
+        ChatRequest(messages=_user(f"Count to {i}."), max_tokens=12, temperature=0)
+        for i in range(1, 6)
+    ]
     requests.append(ChatRequest(messages=_user("Name two colors."), n=3, max_tokens=8))
     results = generate_batch(endpoint, requests, concurrency=4)
     assert len(results) == 6
@@ -66,8 +68,13 @@ def test_batch_returns_results_in_order_with_token_counts(vllm_model):
 @pytest.mark.vllm
 def test_json_schema_constraint_yields_valid_json(vllm_model):
     endpoint = endpoint_for(vllm_model)
-    req = ChatRequest(messages=_user("Describe a person as JSON."), json_schema=PERSON,
-                      max_tokens=64, temperature=0.8, seed=1)
+    req = ChatRequest(
+        messages=_user("Describe a person as JSON."),
+        json_schema=PERSON,
+        max_tokens=64,
+        temperature=0.8,
+        seed=1,
+    )
     results = generate_batch(endpoint, [req, req.model_copy(update={"seed": 2})])
     for res in results:
         assert res.completions[0].finish_reason == "stop"
@@ -77,10 +84,13 @@ def test_json_schema_constraint_yields_valid_json(vllm_model):
 @pytest.mark.vllm
 def test_choice_and_regex_constraints(vllm_model):
     endpoint = endpoint_for(vllm_model)
-    choice, regex = generate_batch(endpoint, [
-        ChatRequest(messages=_user("Is fire cold?"), choice=["yes", "no"], max_tokens=4),
-        ChatRequest(messages=_user("Give a code."), regex=r"[A-Z]{2}-[0-9]{3}", max_tokens=12),
-    ])
+    choice, regex = generate_batch(
+        endpoint,
+        [
+            ChatRequest(messages=_user("Is fire cold?"), choice=["yes", "no"], max_tokens=4),
+            ChatRequest(messages=_user("Give a code."), regex=r"[A-Z]{2}-[0-9]{3}", max_tokens=12),
+        ],
+    )
     assert choice.completions[0].text in ("yes", "no")
     assert __import__("re").fullmatch(r"[A-Z]{2}-[0-9]{3}", regex.completions[0].text)
 
@@ -88,10 +98,13 @@ def test_choice_and_regex_constraints(vllm_model):
 @pytest.mark.vllm
 def test_rejected_request_is_an_error_row_not_a_failed_batch(vllm_model):
     endpoint = endpoint_for(vllm_model)
-    too_long, ok = generate_batch(endpoint, [
-        ChatRequest(messages=_user("word " * 2100), max_tokens=4),
-        ChatRequest(messages=_user("Hi"), max_tokens=4),
-    ])
+    too_long, ok = generate_batch(
+        endpoint,
+        [
+            ChatRequest(messages=_user("word " * 2100), max_tokens=4),
+            ChatRequest(messages=_user("Hi"), max_tokens=4),
+        ],
+    )
     assert too_long.error and "400" in too_long.error and not too_long.completions
     assert ok.error is None and ok.completions
 

@@ -22,24 +22,31 @@ from podium.store.write import write_table
 
 
 def _prompts_table(name: str, count: int) -> str:
-    rows = [{
-        "id": f"p{i}",
-        "messages": [
-            {"role": "user", "content": f"Name fruit number {i}."},
-            {"role": "assistant", "content": "apple"},
-            {"role": "user", "content": "Another one, in one word."},
-            {"role": "assistant", "content": "pear"},
-        ],
-        "system": "Answer briefly.",
-    } for i in range(count)]
+    rows = [
+        {
+            "id": f"p{i}",
+            "messages": [
+                {"role": "user", "content": f"Name fruit number {i}."},
+                {"role": "assistant", "content": "apple"},
+                {"role": "user", "content": "Another one, in one word."},
+                {"role": "assistant", "content": "pear"},
+            ],
+            "system": "Answer briefly.",
+        }
+        for i in range(count)
+    ]
     rows.append({"id": "only-assistant", "messages": [{"role": "assistant", "content": "x"}]})
     write_table(name, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
     return name
 
 
 def test_prompt_is_conversation_before_last_assistant_turn():
-    msgs = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-            {"role": "user", "content": "c"}, {"role": "assistant", "content": "d"}]
+    msgs = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+        {"role": "assistant", "content": "d"},
+    ]
     assert prompt_messages(msgs) == msgs[:3]
     assert prompt_messages(msgs[:1], "sys") == [{"role": "system", "content": "sys"}, msgs[0]]
 
@@ -48,7 +55,8 @@ def test_prompt_column_and_skipped_rows(podium_home):
     write_table("t.plain", pa.table({"id": ["a", "b", "a"], "question": ["Q1", "", "Q3"]}))
     prompts, snapshot, skipped = load_prompts(TableRef(name="t.plain"), "question")
     assert [(p.prompt_id, p.messages) for p in prompts] == [
-        ("a", [{"role": "user", "content": "Q1"}])]
+        ("a", [{"role": "user", "content": "Q1"}])
+    ]
     assert skipped == 2 and snapshot is not None
     with pytest.raises(InvalidInput, match="no column 'nope'"):
         load_prompts(TableRef(name="t.plain"), "nope")
@@ -74,8 +82,16 @@ class Recorder(Reporter):
 def test_generate_writes_samples_with_lineage_and_token_counts(vllm_model, unique_table):
     src = _prompts_table(unique_table, 5)
     out = unique_table + "_out"
-    cfg = GenerateConfig(input=TableRef(name=src), out=out, model="base", n=2, max_tokens=16,
-                         temperature=0.8, seed=7, batch_size=2)
+    cfg = GenerateConfig(
+        input=TableRef(name=src),
+        out=out,
+        model="base",
+        n=2,
+        max_tokens=16,
+        temperature=0.8,
+        seed=7,
+        batch_size=2,
+    )
     reporter = Recorder({"podium.lineage.job_id": "job-test"})
     result = run_generate(cfg, reporter)
     data, _ = read_arrow(out)
@@ -83,7 +99,8 @@ def test_generate_writes_samples_with_lineage_and_token_counts(vllm_model, uniqu
     assert len(rows) == 10 and result.summary["samples_written"] == 10
     assert result.summary["skipped_rows"] == 1
     assert {(r["prompt_id"], r["sample_index"]) for r in rows} == {
-        (f"p{i}", s) for i in range(5) for s in (0, 1)}
+        (f"p{i}", s) for i in range(5) for s in (0, 1)
+    }
     for r in rows:
         assert r["checkpoint"] == vllm_model
         assert r["messages"][0] == {"role": "system", "content": "Answer briefly."}
@@ -107,12 +124,18 @@ def test_generate_writes_samples_with_lineage_and_token_counts(vllm_model, uniqu
 def test_json_schema_samples_validate(vllm_model, unique_table):
     import jsonschema
 
-    schema = {"type": "object", "properties": {"fruit": {"type": "string", "maxLength": 15}},
-              "required": ["fruit"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"fruit": {"type": "string", "maxLength": 15}},
+        "required": ["fruit"],
+        "additionalProperties": False,
+    }
     src = _prompts_table(unique_table, 3)
     out = unique_table + "_json"
-    run_generate(GenerateConfig(input=TableRef(name=src), out=out, json_schema=schema,
-                                max_tokens=32), Reporter())
+    run_generate(
+        GenerateConfig(input=TableRef(name=src), out=out, json_schema=schema, max_tokens=32),
+        Reporter(),
+    )
     for row in read_arrow(out)[0].to_pylist():
         jsonschema.validate(json.loads(row["completion"]), schema)
 
@@ -138,8 +161,9 @@ def test_killed_server_fails_clearly_keeps_rows_and_resume_has_no_duplicates(
 ):
     src = _prompts_table(unique_table, 6)
     out = unique_table + "_out"
-    cfg = GenerateConfig(input=TableRef(name=src), out=out, max_tokens=8, batch_size=2,
-                         server_restarts=0)
+    cfg = GenerateConfig(
+        input=TableRef(name=src), out=out, max_tokens=8, batch_size=2, server_restarts=0
+    )
 
     def kill_server() -> None:
         os.killpg(_row(vllm_model).pid, signal.SIGKILL)

@@ -30,8 +30,12 @@ def _checkpoint(tmp_path: Path, name: str = "ckpt") -> Path:
 def test_register_checkpoint_records_parent_job_lineage_and_step(podium_home, tmp_path):
     register_model("tiny-base", kind="base", path=str(_checkpoint(tmp_path, "b")), is_default=True)
     info = register_checkpoint(
-        "sft-step10", _checkpoint(tmp_path), parent="base", job_id="job-1",
-        lineage={"dataset": "demo.json_sft@42"}, step=10,
+        "sft-step10",
+        _checkpoint(tmp_path),
+        parent="base",
+        job_id="job-1",
+        lineage={"dataset": "demo.json_sft@42"},
+        step=10,
     )
     again = get_model("sft-step10")
     assert again == info
