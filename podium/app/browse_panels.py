@@ -39,6 +39,8 @@ def stats_panel(name: str, sid: int | None) -> None:
     a.metric("Rows", f"{stats.rows:,}")
     b.metric("Turns", f"{stats.turns:,}")
     c.metric("Turns per sample", stats.mean_turns)
+    if stats.rows == 0:
+        return  # nothing to chart
     left, right = st.columns(2)
     with left:
         st.markdown("**Sample length (characters)**")

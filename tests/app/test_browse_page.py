@@ -251,3 +251,19 @@ def test_malformed_only_needs_a_report_then_shows_just_those_rows(browse_home: P
     at.selectbox(key="browse.snapshot").set_value(first_snapshot()).run()
     assert not at.toggle
     assert f"Rows 1–{CHAT_ROWS} of {CHAT_ROWS}" in captions(at)
+
+
+def test_a_table_without_snapshots_shows_no_rows(podium_home: Path) -> None:
+    from podium.store.catalog import ensure_namespace, open_catalog
+    from podium.store.schema import SFT_SCHEMA
+
+    ensure_namespace("lab")
+    open_catalog().create_table(("lab", "empty"), schema=SFT_SCHEMA)
+    at = open_browse(table="lab.empty")
+    assert "No rows of 0" in captions(at)
+    [snapshot] = [s for s in at.sidebar.selectbox if s.label == "Snapshot"]
+    assert snapshot.value == "no snapshots (empty table)"
+    assert any("has no rows" in i.value for i in at.info)
+    at.segmented_control(key="browse.mode").set_value("Statistics").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Rows"] == "0"

@@ -197,8 +197,10 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
                 on_select=_grid_selected,
                 selection_mode="single-row",
             )
-        elif result.total == 0:
+        elif view.search or view.where or view.filters or view.malformed_only:
             st.info("No rows match. Clear the search or filters to see more.")
+        else:
+            st.info("This snapshot has no rows.")
     with sample_col:
         labels = {
             k: bm.sample_choice_label(r, k, result.columns)
