@@ -99,8 +99,10 @@ def main() -> int:
         print(f"{opts.calls} calls, {opts.workers} workers, CPUs: {os.cpu_count()}")
         print(f"{'backend':8} {'calls/s':>9} {'seconds':>8} {'x bare':>7}  statuses")
         for f in figures:
-            print(f"{f['backend']:8} {f['per_s']:>9} {f['seconds']:>8} {f['ratio_to_bare']:>7}  "
-                  f"{','.join(f['statuses'])}")  # type: ignore[arg-type]
+            print(
+                f"{f['backend']:8} {f['per_s']:>9} {f['seconds']:>8} {f['ratio_to_bare']:>7}  "
+                f"{','.join(f['statuses'])}"
+            )  # type: ignore[arg-type]
         for name, ok in targets.items():
             print(f"target {name}: {'met' if ok else 'NOT met'}")
     return 0 if all(targets.values()) else 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -34,7 +35,7 @@ from generators.code_exec.harness import (
 )
 from generators.code_exec.inputs import Proposal, propose_inputs
 from generators.code_exec.source import done_ids, load_functions, output_properties
-from generators.sandbox import Job, Limits, Sandbox
+from generators.sandbox import Job, Limits, Result, Sandbox
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
@@ -83,7 +84,9 @@ def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
-def rejected_row(fn: dict[str, Any], raw: str, error: str, model: str, backend: str) -> dict[str, Any]:
+def rejected_row(
+    fn: dict[str, Any], raw: str, error: str, model: str, backend: str
+) -> dict[str, Any]:
     return {
         "id": tables.row_id(fn["id"], "\x00rejected\x00" + raw),
         "function_id": fn["id"],
@@ -134,34 +137,52 @@ def execute_calls(
     box: Sandbox, calls: list[dict[str, Any]], limits: Limits, model: str, reporter: Reporter
 ) -> list[dict[str, Any]]:
     jobs = [
-        Job(program(c["fn"]["code"], c["fn"]["entry_point"], c["args"]), limits=limits, meta={"i": i})
+        Job(
+            program(c["fn"]["code"], c["fn"]["entry_point"], c["args"]),
+            limits=limits,
+            meta={"i": i},
+        )
         for i, c in enumerate(calls)
     ]
     rows: list[dict[str, Any] | None] = [None] * len(calls)
-    for job, result in box.imap(jobs):
-        call = calls[job.meta["i"]]
-        fn = call["fn"]
-        rows[job.meta["i"]] = {
-            "id": tables.row_id(fn["id"], call["input"]),
-            "function_id": fn["id"],
-            "entry_point": fn["entry_point"],
-            "code": fn["code"],
-            "input": call["input"],
-            "raw_input": call["raw"],
-            "output": result.stdout if result.status == "ok" else None,
-            "status": result.status,
-            "error": error_line(result) or None,
-            "wall_s": result.wall_s,
-            "cpu_s": result.cpu_s,
-            "model": model,
-            "backend": box.backend,
-            "created_at": tables.now(),
-        }
-        reporter.check_cancelled()
+    with closing(box.imap(jobs)) as stream:
+        for job, result in stream:
+            _record(rows, calls, job, result, model, box.backend)
+            reporter.check_cancelled()
     return [r for r in rows if r is not None]
 
 
-def write_batch(name: str, rows: list[dict[str, Any]], schema: Any, properties: dict[str, str]) -> None:
+def _record(
+    rows: list[dict[str, Any] | None],
+    calls: list[dict[str, Any]],
+    job: Job,
+    result: Result,
+    model: str,
+    backend: str,
+) -> None:
+    call = calls[job.meta["i"]]
+    fn = call["fn"]
+    rows[job.meta["i"]] = {
+        "id": tables.row_id(fn["id"], call["input"]),
+        "function_id": fn["id"],
+        "entry_point": fn["entry_point"],
+        "code": fn["code"],
+        "input": call["input"],
+        "raw_input": call["raw"],
+        "output": result.stdout if result.status == "ok" else None,
+        "status": result.status,
+        "error": error_line(result) or None,
+        "wall_s": result.wall_s,
+        "cpu_s": result.cpu_s,
+        "model": model,
+        "backend": backend,
+        "created_at": tables.now(),
+    }
+
+
+def write_batch(
+    name: str, rows: list[dict[str, Any]], schema: Any, properties: dict[str, str]
+) -> None:
     first = not table_exists(name)
     write_table(
         name,
@@ -214,15 +235,21 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
             for batch in chunks(todo, cfg.batch_size):
                 reporter.check_cancelled()
                 proposals = propose_inputs(
-                    endpoint, [(f["code"], f["entry_point"]) for f in batch],
-                    cfg.inputs_per_function, temperature=cfg.temperature,
-                    max_tokens=cfg.max_tokens, seed=cfg.seed, concurrency=cfg.concurrency,
+                    endpoint,
+                    [(f["code"], f["entry_point"]) for f in batch],
+                    cfg.inputs_per_function,
+                    temperature=cfg.temperature,
+                    max_tokens=cfg.max_tokens,
+                    seed=cfg.seed,
+                    concurrency=cfg.concurrency,
                     reporter=reporter,
                 )
                 rows: list[dict[str, Any]] = []
                 calls: list[dict[str, Any]] = []
                 for fn, proposal in zip(batch, proposals, strict=True):
-                    rejected, planned = plan_calls(fn, proposal, cfg.inputs_per_function, model, backend)
+                    rejected, planned = plan_calls(
+                        fn, proposal, cfg.inputs_per_function, model, backend
+                    )
                     rows += rejected
                     calls += planned
                 rows += execute_calls(box, calls, limits, model, reporter)
@@ -230,11 +257,18 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
                 write_batch(out, rows, tables.ROWS_ARROW_SCHEMA, properties)
                 statuses.update(r["status"] for r in rows)
                 finished += len(batch)
-                reporter.progress(finished, len(functions), f"functions ({sum(statuses.values())} rows)")
-                reporter.metric(finished, {"ok_rate": statuses["ok"] / max(1, sum(statuses.values()))})
+                reporter.progress(
+                    finished, len(functions), f"functions ({sum(statuses.values())} rows)"
+                )
+                reporter.metric(
+                    finished, {"ok_rate": statuses["ok"] / max(1, sum(statuses.values()))}
+                )
                 failing = next((r for r in rows if r["status"] not in ("ok",)), None)
                 if failing is not None:
-                    reporter.sample(finished, {k: failing[k] for k in ("function_id", "raw_input", "status", "error")})
+                    reporter.sample(
+                        finished,
+                        {k: failing[k] for k in ("function_id", "raw_input", "status", "error")},
+                    )
     if not table_exists(out):
         raise InvalidInput(f"No rows were produced for {out}: the functions table is empty.")
     sft_rows = write_sft(cfg, out, properties)

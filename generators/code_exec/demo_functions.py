@@ -50,11 +50,11 @@ TEMPLATES: dict[str, Template] = {
     ),
     "running_sum": lambda r: (
         f"def f(nums):\n    out = []\n    acc = {r.randint(0, 3)}\n    for n in nums:\n"
-        f"        acc = acc {r.choice(['+', '*', '-'])} n\n        out.append(acc)\n    return out\n"
+        f"        acc = acc {r.choice(['+', '*', '-'])} n\n        out.append(acc)\n    return out\n"  # noqa: E501
     ),
     "rotate": lambda r: (
         f"def f(items, k):\n    if not items:\n        return items\n"
-        f"    k = (k + {r.randint(0, 3)}) % len(items)\n    return items[{r.choice(['k:] + items[:k', '-k:] + items[:-k'])}]\n"
+        f"    k = (k + {r.randint(0, 3)}) % len(items)\n    return items[{r.choice(['k:] + items[:k', '-k:] + items[:-k'])}]\n"  # noqa: E501
     ),
     "reverse_words": lambda r: (
         f"def f(text):\n    words = text.split({r.choice(['None', repr(' '), repr(',')])})\n"
@@ -112,21 +112,21 @@ TEMPLATES: dict[str, Template] = {
     ),
     "dedupe": lambda r: (
         "def f(items):\n    seen = set()\n    out = []\n    for x in items:\n"
-        f"        key = {r.choice(['x', 'str(x).lower()', 'abs(x) if isinstance(x, int) else x'])}\n"
+        f"        key = {r.choice(['x', 'str(x).lower()', 'abs(x) if isinstance(x, int) else x'])}\n"  # noqa: E501
         "        if key not in seen:\n            seen.add(key)\n            out.append(x)\n"
         f"    return out{r.choice(['', '[::-1]'])}\n"
     ),
     "sort_by_key": lambda r: (
-        f"def f(words):\n    return sorted(words, key=lambda w: ({r.choice(['len(w)', '-len(w)', 'w[-1:]'])}, w)"
+        f"def f(words):\n    return sorted(words, key=lambda w: ({r.choice(['len(w)', '-len(w)', 'w[-1:]'])}, w)"  # noqa: E501
         f"{r.choice(['', ', reverse=True'])})\n"
     ),
     "replace_chars": lambda r: (
         f"def f(text):\n    return text.replace({_letters(r)!r}, {_letters(r, 2)!r})"
-        f".replace({_letters(r)!r}, {r.choice(['', '*', '_'])!r}){r.choice(['', '.title()', '.swapcase()'])}\n"
+        f".replace({_letters(r)!r}, {r.choice(['', '*', '_'])!r}){r.choice(['', '.title()', '.swapcase()'])}\n"  # noqa: E501
     ),
     "matrix": lambda r: (
         "def f(rows):\n"
-        f"    return {r.choice(['[list(col) for col in zip(*rows)]', '[sum(row) for row in rows]', 'sum(sum(row) for row in rows)'])}\n"
+        f"    return {r.choice(['[list(col) for col in zip(*rows)]', '[sum(row) for row in rows]', 'sum(sum(row) for row in rows)'])}\n"  # noqa: E501
     ),
     "bits": lambda r: (
         "def f(n):\n    return "
@@ -136,7 +136,7 @@ TEMPLATES: dict[str, Template] = {
     "string_stats": lambda r: (
         "def f(text):\n    words = text.split()\n"
         f"    return ({r.choice(['len(words)', 'max((len(w) for w in words), default=0)'])}, "
-        f"{r.choice(['text.count(' + repr(_letters(r)) + ')', 'sum(c.isdigit() for c in text)'])})\n"
+        f"{r.choice(['text.count(' + repr(_letters(r)) + ')', 'sum(c.isdigit() for c in text)'])})\n"  # noqa: E501
     ),
     "clamp_scale": lambda r: (
         f"def f(values, lo, hi):\n    return [min(max(v, lo), hi) {r.choice(['*', '+', '//'])} "
@@ -158,21 +158,39 @@ TEMPLATES: dict[str, Template] = {
 # One plausible call per family: for docs, tests and the sandbox benchmark (in a build
 # the model proposes the inputs).
 EXAMPLE_ARGS: dict[str, tuple[Any, ...]] = {
-    "affine": (7,), "digit_sum": (1234,), "filter_list": ([1, 2, 3, 4, 5, 6],),
-    "running_sum": ([1, 2, 3],), "rotate": ([1, 2, 3, 4], 1), "reverse_words": ("ab cd,ef",),
-    "count_chars": ("Abracadabra",), "caesar": ("Hello, World",), "palindrome": ("A man a plan",),
-    "invert_dict": ({"a": 1, "b": 1, "c": 2},), "merge_dicts": ({"a": 1}, {"a": 2, "b": 3}),
-    "collatz": (27,), "gcd_lcm": (12, 18), "primes": (5,), "fib_mod": (20,),
-    "chunk": ([1, 2, 3, 4, 5], 2), "dedupe": ([3, -3, 1, 3],), "sort_by_key": (["bb", "a", "ccc"],),
-    "replace_chars": ("the quick brown fox",), "matrix": ([[1, 2], [3, 4]],), "bits": (12,),
-    "string_stats": ("a1 bb2 ccc",), "clamp_scale": ([-5, 0, 5, 50], 0, 10),
-    "nested_loops": (6,), "try_except": ([1, 2, 3], 5),
+    "affine": (7,),
+    "digit_sum": (1234,),
+    "filter_list": ([1, 2, 3, 4, 5, 6],),
+    "running_sum": ([1, 2, 3],),
+    "rotate": ([1, 2, 3, 4], 1),
+    "reverse_words": ("ab cd,ef",),
+    "count_chars": ("Abracadabra",),
+    "caesar": ("Hello, World",),
+    "palindrome": ("A man a plan",),
+    "invert_dict": ({"a": 1, "b": 1, "c": 2},),
+    "merge_dicts": ({"a": 1}, {"a": 2, "b": 3}),
+    "collatz": (27,),
+    "gcd_lcm": (12, 18),
+    "primes": (5,),
+    "fib_mod": (20,),
+    "chunk": ([1, 2, 3, 4, 5], 2),
+    "dedupe": ([3, -3, 1, 3],),
+    "sort_by_key": (["bb", "a", "ccc"],),
+    "replace_chars": ("the quick brown fox",),
+    "matrix": ([[1, 2], [3, 4]],),
+    "bits": (12,),
+    "string_stats": ("a1 bb2 ccc",),
+    "clamp_scale": ([-5, 0, 5, 50], 0, 10),
+    "nested_loops": (6,),
+    "try_except": ([1, 2, 3], 5),
 }
 
 FUNCTIONS_PER_FAMILY = 16
 
 
-def demo_function_rows(per_family: int = FUNCTIONS_PER_FAMILY, seed: int = 0) -> list[dict[str, Any]]:
+def demo_function_rows(
+    per_family: int = FUNCTIONS_PER_FAMILY, seed: int = 0
+) -> list[dict[str, Any]]:
     """The demo functions: `per_family` distinct functions of each template family."""
     rows: list[dict[str, Any]] = []
     for family, template in TEMPLATES.items():
@@ -212,5 +230,7 @@ def load_demo_functions(name: str = DEMO_TABLE) -> bool:
     if table_exists(name):
         return False
     data = pa.Table.from_pylist(demo_function_rows(), schema=FUNCTIONS_ARROW_SCHEMA)
-    write_table(name, data, properties={PROP_KIND: "functions", "podium.demo": "code-exec functions"})
+    write_table(
+        name, data, properties={PROP_KIND: "functions", "podium.demo": "code-exec functions"}
+    )
     return True

@@ -43,7 +43,9 @@ def entry_arity(code: str, entry_point: str) -> Arity:
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        raise ValueError(f"the function's code does not parse: {exc.msg} (line {exc.lineno})")
+        raise ValueError(
+            f"the function's code does not parse: {exc.msg} (line {exc.lineno})"
+        ) from None
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
             args = node.args
@@ -74,9 +76,7 @@ def parse_input(text: str, arity: Arity) -> tuple[Any, ...]:
             except (ValueError, SyntaxError):
                 raise InputRejected("a value has no literal spelling (inf or nan)") from None
             return args
-        raise InputRejected(
-            f"{len(args)} arguments given; the function takes {arity.describe()}"
-        )
+        raise InputRejected(f"{len(args)} arguments given; the function takes {arity.describe()}")
     raise InputRejected("not a list of Python literals (parsed with ast.literal_eval)")
 
 

@@ -74,8 +74,7 @@ def problems(rows: list[dict[str, Any]], statuses: set[str] | None = None) -> li
     """Rows that did not succeed (or are in `statuses`), worst kinds first."""
     order = {"mismatch": 0, "timeout": 1, "oom": 2, "error": 3, "killed": 4, "output_limit": 5}
     chosen = [
-        r for r in rows
-        if (r["status"] != "ok" if statuses is None else r["status"] in statuses)
+        r for r in rows if (r["status"] != "ok" if statuses is None else r["status"] in statuses)
     ]
     return sorted(chosen, key=lambda r: (order.get(r["status"], 9), str(r.get("function_id"))))
 

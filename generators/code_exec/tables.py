@@ -78,7 +78,10 @@ def sft_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
             {
                 "id": row["id"],
                 "messages": [
-                    {"role": "user", "content": question(row["entry_point"], row["code"], row["input"])},
+                    {
+                        "role": "user",
+                        "content": question(row["entry_point"], row["code"], row["input"]),
+                    },
                     {"role": "assistant", "content": row["output"]},
                 ],
                 "system": None,
@@ -86,7 +89,11 @@ def sft_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
                 "split": "train",
                 "tags": ["code-exec"],
                 "metadata": json.dumps(
-                    {"function_id": row["function_id"], "input": row["input"], "cpu_s": row["cpu_s"]}
+                    {
+                        "function_id": row["function_id"],
+                        "input": row["input"],
+                        "cpu_s": row["cpu_s"],
+                    }
                 ),
                 "created_at": row["created_at"],
             }

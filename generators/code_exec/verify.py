@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 from generators.code_exec import tables
-from generators.code_exec.harness import InputRejected, entry_arity, error_line, parse_input, program
+from generators.code_exec.harness import (
+    InputRejected,
+    entry_arity,
+    error_line,
+    parse_input,
+    program,
+)
 from generators.code_exec.source import done_ids, output_properties, read_input
 from generators.sandbox import Job, Sandbox
 from podium.reporting import JobOutputs, Reporter
@@ -35,8 +42,14 @@ def _checkable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _report_row(row: dict[str, Any], actual: str | None, status: str, error: str | None,
-                wall_s: float, backend: str) -> dict[str, Any]:
+def _report_row(
+    row: dict[str, Any],
+    actual: str | None,
+    status: str,
+    error: str | None,
+    wall_s: float,
+    backend: str,
+) -> dict[str, Any]:
     return {
         "id": row["id"],
         "function_id": row.get("function_id"),
@@ -62,7 +75,9 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     properties = output_properties(cfg, reporter, tables.VERIFY_KIND, input_ref, None)
     done = done_ids(out, tables.VERIFY_KIND, input_ref, "id")
     todo = [r for r in candidates if r["id"] not in done]
-    reporter.log(f"{len(candidates)} rows to verify, {len(candidates) - len(todo)} already in {out}")
+    reporter.log(
+        f"{len(candidates)} rows to verify, {len(candidates) - len(todo)} already in {out}"
+    )
     counts: Counter[str] = Counter()
     finished = len(candidates) - len(todo)
     reporter.progress(finished, len(candidates), "rows")
@@ -78,22 +93,40 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
                     try:
                         args = parse_input(row["input"] or "", entry_arity(row["code"], entry))
                     except (InputRejected, ValueError) as exc:
-                        report.append(_report_row(row, None, tables.REJECTED, str(exc), 0.0, backend))
+                        report.append(
+                            _report_row(row, None, tables.REJECTED, str(exc), 0.0, backend)
+                        )
                         continue
-                    jobs.append(Job(program(row["code"], entry, args), limits=limits, meta={"row": row}))
-                for job, result in box.imap(jobs):
-                    actual = result.stdout if result.status == "ok" else None
-                    report.append(_report_row(job.meta["row"], actual, result.status,
-                                              error_line(result) or None, result.wall_s, backend))
-                    reporter.check_cancelled()
+                    jobs.append(
+                        Job(program(row["code"], entry, args), limits=limits, meta={"row": row})
+                    )
+                with closing(box.imap(jobs)) as stream:
+                    for job, result in stream:
+                        actual = result.stdout if result.status == "ok" else None
+                        report.append(
+                            _report_row(
+                                job.meta["row"],
+                                actual,
+                                result.status,
+                                error_line(result) or None,
+                                result.wall_s,
+                                backend,
+                            )
+                        )
+                        reporter.check_cancelled()
                 report.sort(key=lambda r: r["id"])
                 write_batch(out, report, tables.VERIFY_ARROW_SCHEMA, properties)
                 counts.update("match" if r["match"] else "mismatch" for r in report)
                 finished += len(batch)
-                reporter.progress(finished, len(candidates), f"rows ({counts['mismatch']} mismatches)")
+                reporter.progress(
+                    finished, len(candidates), f"rows ({counts['mismatch']} mismatches)"
+                )
                 for r in report:
                     if not r["match"]:
-                        reporter.sample(finished, {k: r[k] for k in ("id", "input", "expected", "actual", "status")})
+                        reporter.sample(
+                            finished,
+                            {k: r[k] for k in ("id", "input", "expected", "actual", "status")},
+                        )
     if not table_exists(out):  # nothing to check still leaves a (empty) report
         write_batch(out, [], tables.VERIFY_ARROW_SCHEMA, properties)
     summary = {

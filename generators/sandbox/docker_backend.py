@@ -184,7 +184,21 @@ class DockerWorker(Worker):
         return bytes(out)
 
     def alive(self) -> bool:
-        return self.container_id is not None and not self._eof and not self.broken
+        """Idle workers write nothing, so a readable socket here means the stream ended
+        (the container died) or carries stray frames, which are kept for the next read."""
+        if self.container_id is None or self._eof or self.broken or self._sock is None:
+            return False
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+            if readable:
+                chunk = self._sock.recv(1 << 16)
+                if not chunk:
+                    self._eof = True
+                    return False
+                self._frames.extend(chunk)
+        except OSError:
+            return False
+        return True
 
     def close(self) -> None:
         sock, self._sock = self._sock, None

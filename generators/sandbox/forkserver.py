@@ -13,7 +13,6 @@ import argparse
 import atexit
 import builtins
 import ctypes
-import io
 import json
 import linecache
 import os
@@ -30,8 +29,12 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 STDERR_TAIL = 65536
 SCRIPT_NAME = "main.py"
-ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-       "PYTHONHASHSEED": "0"}
+ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -286,8 +289,8 @@ def main():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     os.umask(0o022)
-    inp = io.open(os.dup(0), "rb")
-    out = io.open(os.dup(1), "wb")
+    inp = open(os.dup(0), "rb")
+    out = open(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)

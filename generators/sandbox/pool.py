@@ -15,7 +15,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,13 +172,19 @@ class Sandbox:
         return self.run(job.code, job.stdin, job.args, job.limits)
 
     def imap(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Result]]:
-        """Run jobs on all workers; yields (job, result) in completion order."""
-        with ThreadPoolExecutor(self.size, thread_name_prefix="sandbox-job") as pool:
-            pending = {pool.submit(self.run_job, job): job for job in jobs}
-            from concurrent.futures import as_completed
+        """Run jobs on all workers; yields (job, result) in completion order.
 
+        Closing the iterator early (a cancelled build) drops the jobs not yet started.
+        """
+        pool = ThreadPoolExecutor(self.size, thread_name_prefix="sandbox-job")
+        pending = {pool.submit(self.run_job, job): job for job in jobs}
+        try:
             for future in as_completed(pending):
                 yield pending[future], future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=True)
 
     def run_many(self, jobs: Iterable[Job]) -> list[Result]:
         """Run jobs on all workers; results in the order of `jobs`."""

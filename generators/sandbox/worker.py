@@ -63,7 +63,7 @@ class Worker(ABC):
     def close(self) -> None: ...
 
     # -- limits the transport can enforce outside the server (cgroups) --------------
-    def _before_job(self, limits: Limits) -> None:
+    def _before_job(self, limits: Limits) -> None:  # noqa: B027 - an optional hook
         """Hook: apply per-job limits outside the server."""
 
     def _after_job(self, result: Result) -> Result:
@@ -76,7 +76,8 @@ class Worker(ABC):
         try:
             hello = self._receive(time.monotonic() + START_TIMEOUT_S)
         except (OSError, TimeoutError, WorkerBroken) as exc:
-            raise WorkerBroken(f"{self.backend} worker did not start: {exc} {self.diagnostics()}")
+            detail = f"{exc} {self.diagnostics()}".strip()
+            raise WorkerBroken(f"{self.backend} worker did not start: {detail}") from exc
         if not hello.get("ready"):
             raise WorkerBroken(f"{self.backend} worker did not start: {hello}")
         self.info = hello
@@ -102,7 +103,11 @@ class Worker(ABC):
             self._buffer.extend(chunk)
 
     def run(
-        self, code: str, stdin: str | None = None, args: tuple[str, ...] = (), limits: Limits | None = None
+        self,
+        code: str,
+        stdin: str | None = None,
+        args: tuple[str, ...] = (),
+        limits: Limits | None = None,
     ) -> Result:
         limits = limits or Limits()
         request = {"code": code, "stdin": stdin, "args": list(args), "limits": limits.to_dict()}

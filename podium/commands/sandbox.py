@@ -69,7 +69,8 @@ def run_cmd(
         typer.echo(result.stdout, nl=not result.stdout.endswith("\n") and bool(result.stdout))
         typer.echo("--- stderr ---")
         typer.echo(result.stderr, nl=False)
-    raise typer.Exit(0 if result.ok else 1)
+    # SystemExit, not typer.Exit: with standalone_mode=False click would swallow the code.
+    raise SystemExit(0 if result.ok else 1)
 
 
 @sandbox_app.command("info")
@@ -112,9 +113,14 @@ def code_exec_cmd(
 
     try:
         cfg = CodeExecConfig(
-            functions=TableRef(name=functions, snapshot_id=snapshot), out=out, model=model,
-            inputs_per_function=inputs_per_function, backend=backend, mode=mode,
-            sft_out=sft_out, limit=limit,
+            functions=TableRef(name=functions, snapshot_id=snapshot),
+            out=out,
+            model=model,
+            inputs_per_function=inputs_per_function,
+            backend=backend,
+            mode=mode,
+            sft_out=sft_out,
+            limit=limit,
         )
     except ValueError as exc:
         raise InvalidInput(f"Invalid code-exec settings: {exc}") from None

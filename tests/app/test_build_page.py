@@ -20,9 +20,19 @@ CODE = "def f(xs):\n    return sorted(xs)\n"
 def _rows() -> None:
     def row(i: int, inp: str | None, out: str | None, status: str, error: str | None = None):
         return {
-            "id": f"r{i}", "function_id": f"fn{i}", "entry_point": "f", "code": CODE,
-            "input": inp, "raw_input": inp or "os.system('x')", "output": out, "status": status,
-            "error": error, "wall_s": 0.01, "cpu_s": 0.01, "model": "m", "backend": "local",
+            "id": f"r{i}",
+            "function_id": f"fn{i}",
+            "entry_point": "f",
+            "code": CODE,
+            "input": inp,
+            "raw_input": inp or "os.system('x')",
+            "output": out,
+            "status": status,
+            "error": error,
+            "wall_s": 0.01,
+            "cpu_s": 0.01,
+            "model": "m",
+            "backend": "local",
             "created_at": tables.now(),
         }
 
@@ -33,8 +43,11 @@ def _rows() -> None:
         row(4, "None", None, "error", "TypeError: 'NoneType' object is not iterable"),
         row(5, None, None, "rejected", "not a list of Python literals"),
     ]
-    write_table("cx.built", tables.to_arrow(rows, tables.ROWS_ARROW_SCHEMA),
-                properties={"podium.kind": tables.ROWS_KIND, "podium.lineage.input": "x@1"})
+    write_table(
+        "cx.built",
+        tables.to_arrow(rows, tables.ROWS_ARROW_SCHEMA),
+        properties={"podium.kind": tables.ROWS_KIND, "podium.lineage.input": "x@1"},
+    )
 
 
 @pytest.fixture
@@ -91,5 +104,7 @@ def test_verify_run_from_the_page_flags_the_changed_output(home: Path) -> None:
     assert job["status"] == "succeeded"
     assert at.selectbox(key="build.show").value == "cx.built_verify"
     text = _markdown(at)
-    assert ":red[**mismatch**] · fn2 · `f([2, 2, 1])` · expected `[2, 1, 2]`, got `[1, 2, 2]`" in text
+    assert (
+        ":red[**mismatch**] · fn2 · `f([2, 2, 1])` · expected `[2, 1, 2]`, got `[1, 2, 2]`" in text
+    )
     assert {m.label: m.value for m in at.metric}["Rows"] == "2"  # only ok rows are re-checked

@@ -31,9 +31,16 @@ def host_repr(code: str, entry: str, input_text: str) -> str:
 def test_build_over_demo_functions_writes_rows_and_sft(vllm_model: str, unique_table: str) -> None:
     load_demo_functions()
     cfg = CodeExecConfig(
-        functions=TableRef(name="demo.functions"), out=unique_table, model=vllm_model,
-        inputs_per_function=4, limit=6, backend="local", temperature=0.7, max_tokens=160,
-        seed=0, batch_size=3,
+        functions=TableRef(name="demo.functions"),
+        out=unique_table,
+        model=vllm_model,
+        inputs_per_function=4,
+        limit=6,
+        backend="local",
+        temperature=0.7,
+        max_tokens=160,
+        seed=0,
+        batch_size=3,
     )
     job = run_foreground(Card("code-exec-build", cfg), quiet=True)
     assert job["status"] == "succeeded", job["error"]

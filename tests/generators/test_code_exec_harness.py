@@ -6,6 +6,7 @@ import ast
 
 import pytest
 
+from generators.client import ChatResult, Completion
 from generators.code_exec.build import execute_calls, plan_calls
 from generators.code_exec.demo_functions import demo_function_rows, example_args
 from generators.code_exec.harness import (
@@ -17,7 +18,6 @@ from generators.code_exec.harness import (
     program,
 )
 from generators.code_exec.inputs import Proposal, input_schema, parse_proposal
-from generators.client import ChatResult, Completion
 from generators.sandbox import Job, Limits, Sandbox
 from podium.reporting import Reporter
 
@@ -105,7 +105,11 @@ def test_every_demo_function_runs_in_the_sandbox() -> None:
     jobs = [Job(program(row["code"], row["entry_point"], example_args(row))) for row in rows]
     with Sandbox("local", workers=2) as box:
         results = box.run_many(jobs)
-    failed = [(row["code"], r.status, r.stderr[-200:]) for row, r in zip(rows, results) if not r.ok]
+    failed = [
+        (row["code"], r.status, r.stderr[-200:])
+        for row, r in zip(rows, results, strict=True)
+        if not r.ok
+    ]
     assert failed == []
     for result in results:
         ast.literal_eval(result.stdout)  # every output is a plain value's repr

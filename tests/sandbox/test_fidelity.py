@@ -81,7 +81,9 @@ def test_arguments_reach_sys_argv(box: Sandbox) -> None:
 
 def test_run_many_keeps_order_and_uses_every_worker(box: Sandbox) -> None:
     # Each worker runs jobs as its own uid; a short sleep keeps both workers busy.
-    jobs = [Job(f"import os, time\ntime.sleep(0.05)\nprint({i} * {i}, os.getuid())") for i in range(20)]
+    jobs = [
+        Job(f"import os, time\ntime.sleep(0.05)\nprint({i} * {i}, os.getuid())") for i in range(20)
+    ]
     results = box.run_many(jobs)
     assert [r.stdout.split()[0] for r in results] == [str(i * i) for i in range(20)]
     assert all(r.status == "ok" for r in results)
@@ -95,6 +97,11 @@ def test_string_set_reprs_are_reproducible_across_workers(box: Sandbox, tmp_path
     assert len(outputs) == 1
     script = tmp_path / "main.py"
     script.write_text(code)
-    host = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={"PYTHONHASHSEED": "0"}, timeout=60)
+    host = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONHASHSEED": "0"},
+        timeout=60,
+    )
     assert outputs == {host.stdout}

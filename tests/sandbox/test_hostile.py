@@ -8,8 +8,6 @@ import threading
 import uuid
 from pathlib import Path
 
-import pytest
-
 from generators.sandbox import Limits, Result, Sandbox
 
 

@@ -44,3 +44,21 @@ def test_worker_killed_mid_job_gives_sandbox_error_then_recovers() -> None:
 def test_module_level_run_uses_the_configured_backend() -> None:
     result = run("print('hi')", backend="local")
     assert result.status == "ok" and result.stdout == "hi\n"
+
+
+@pytest.mark.docker
+def test_removed_container_is_replaced_before_the_next_job(docker_host: str) -> None:
+    import docker
+
+    from generators.sandbox.docker_backend import DockerWorker
+
+    with Sandbox("docker", workers=1, base_url=docker_host) as box:
+        worker = box._idle.queue[0]
+        assert isinstance(worker, DockerWorker) and worker.container_id is not None
+        client = docker.DockerClient(base_url=docker_host)
+        client.api.remove_container(worker.container_id, force=True)
+        client.close()
+        result = box.run("print('fresh container')")
+        assert result.status == "ok", result
+        assert result.stdout == "fresh container\n"
+        assert box.replacements == 1

@@ -57,17 +57,28 @@ def _run_here(config: CodeExecConfig) -> None:
 
 
 def _settings() -> None:
-    mode = st.radio("Mode", ["build", "verify"], key=MODE, horizontal=True,
-                    help="build: a model proposes inputs; verify: re-run an earlier build's rows.")
+    mode = st.radio(
+        "Mode",
+        ["build", "verify"],
+        key=MODE,
+        horizontal=True,
+        help="build: a model proposes inputs; verify: re-run an earlier build's rows.",
+    )
     sources = (
-        results.function_tables() if mode == "build"
+        results.function_tables()
+        if mode == "build"
         else results.tables_of_kind(results.tables.ROWS_KIND)
     )
     if not sources:
-        st.info("No functions table yet: run `podium demo` (it loads demo.functions)."
-                if mode == "build" else "No code-exec rows table yet: run a build first.")
+        st.info(
+            "No functions table yet: run `podium demo` (it loads demo.functions)."
+            if mode == "build"
+            else "No code-exec rows table yet: run a build first."
+        )
         return
-    table = widgets.table_picker(sources, key=TABLE, label="Functions" if mode == "build" else "Rows")
+    table = widgets.table_picker(
+        sources, key=TABLE, label="Functions" if mode == "build" else "Rows"
+    )
     assert table is not None
     snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
     model = "base"
@@ -79,8 +90,13 @@ def _settings() -> None:
             return
         model = st.selectbox("Checkpoint", names, key=MODEL)
         inputs = int(st.number_input("Inputs per function", 1, 32, 4, key=INPUTS))
-    backend = st.radio("Sandbox", ["local", "docker"], key=BACKEND, horizontal=True,
-                       help="local: bubblewrap workers; docker: containers via DOCKER_HOST.")
+    backend = st.radio(
+        "Sandbox",
+        ["local", "docker"],
+        key=BACKEND,
+        horizontal=True,
+        help="local: bubblewrap workers; docker: containers via DOCKER_HOST.",
+    )
     suffix = "_verify" if mode == "verify" else ""
     default_out = f"cx.{table.split('.')[-1]}{suffix}"
     out = st.text_input("Output table", key=OUT, placeholder=default_out).strip() or default_out
@@ -91,8 +107,13 @@ def _settings() -> None:
         return
     try:
         config = CodeExecConfig(
-            functions=TableRef(name=table, snapshot_id=snapshot), out=out, model=model,
-            mode=mode, inputs_per_function=inputs, backend=backend, limit=limit or None,
+            functions=TableRef(name=table, snapshot_id=snapshot),
+            out=out,
+            model=model,
+            mode=mode,
+            inputs_per_function=inputs,
+            backend=backend,
+            limit=limit or None,
         )
     except ValueError as exc:
         st.error(f"Invalid settings: {exc}")
@@ -132,10 +153,25 @@ def _results() -> None:
         for row in results.problems(rows, set(chosen))[:LISTED]:
             st.markdown(results.describe(row))
     with st.expander("All rows"):
-        columns = [c for c in ("status", "function_id", "input", "output", "expected", "actual",
-                               "error", "wall_s") if rows and c in rows[0]]
-        st.dataframe(pd.DataFrame(rows[:5000])[columns] if rows else pd.DataFrame(),
-                     hide_index=True, width="stretch")
+        columns = [
+            c
+            for c in (
+                "status",
+                "function_id",
+                "input",
+                "output",
+                "expected",
+                "actual",
+                "error",
+                "wall_s",
+            )
+            if rows and c in rows[0]
+        ]
+        st.dataframe(
+            pd.DataFrame(rows[:5000])[columns] if rows else pd.DataFrame(),
+            hide_index=True,
+            width="stretch",
+        )
 
 
 st.title("Code-exec build")
