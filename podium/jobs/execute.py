@@ -57,15 +57,18 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             config = parse_card(job["card"], source=f"card of job {job['id']}").config
             outputs = kind.runner()(config, reporter)
         except (Cancelled, KeyboardInterrupt) as exc:
+            reporter.flush()
             reporter.log(f"cancelled: {exc or 'interrupted'}")
             transition(job["id"], "cancelled", message=str(exc) or "interrupted")
         except BaseException as exc:
+            reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
             reporter.log(f"failed: {detail}")
             _fail(job, exc, reporter)
             if not isinstance(exc, Exception):
                 raise
         else:
+            reporter.flush()  # metrics and samples are in before the job reads as finished
             recorded = outputs_json(outputs)
             reporter.log(f"succeeded: {json.dumps(recorded)}")
             transition(

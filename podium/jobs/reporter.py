@@ -1,7 +1,8 @@
 """The Reporter a job runs with: progress, metrics, samples and heartbeats in the DB.
 
-Writes are throttled (progress at most a few times a second, cancel checks from the
-heartbeat's cached status), so a tight loop that reports every row stays cheap. A
+Writes are buffered and throttled (progress, metrics and samples go to the database
+together at most twice a second; cancel checks read the heartbeat's cached status), so
+a tight loop that reports every row stays cheap. A
 background thread beats every `heartbeat_seconds`; if the job was launched by a worker
 that has since died, the thread records that and ends the job's process group, so a
 worker's death never leaves a job running unwatched.
@@ -26,7 +27,7 @@ from podium.jobs.tables import job_metrics, job_samples, jobs
 from podium.reporting import Reporter
 from podium.store.state import engine
 
-_PROGRESS_EVERY = 0.5  # seconds between progress writes
+_FLUSH_EVERY = 0.5  # seconds between writes of progress, metrics and samples
 
 
 class JobReporter(Reporter):
@@ -43,6 +44,8 @@ class JobReporter(Reporter):
         self._log = Path(log_path).open("a", encoding="utf-8", buffering=1)
         self._status = "running"
         self._pending: tuple[int, int | None, str] | None = None
+        self._metrics: list[dict[str, Any]] = []
+        self._samples: list[dict[str, Any]] = []
         self._last_write = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -61,28 +64,13 @@ class JobReporter(Reporter):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
-        self._flush_progress()
+        self.flush()
         self._log.close()
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         with self._lock:
             self._pending = (done, total, message)
-        if time.monotonic() - self._last_write >= _PROGRESS_EVERY or done == total:
-            self._flush_progress()
-
-    def _flush_progress(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        done, total, message = pending
-        with self._eng.begin() as conn:
-            conn.execute(
-                update(jobs)
-                .where(jobs.c.id == self.job_id)
-                .values(progress_done=done, progress_total=total, progress_message=message)
-            )
-        self._last_write = time.monotonic()
+        self._maybe_flush(force=done == total)
 
     def metric(self, step: int, values: Mapping[str, float]) -> None:
         at = now()
@@ -91,20 +79,46 @@ class JobReporter(Reporter):
             for k, v in values.items()
             if v is not None
         ]
-        if rows:
-            with self._eng.begin() as conn:
-                conn.execute(insert(job_metrics), rows)
+        with self._lock:
+            self._metrics.extend(rows)
+        self._maybe_flush()
 
     def sample(self, step: int, values: Mapping[str, Any]) -> None:
+        row = {
+            "job_id": self.job_id,
+            "step": step,
+            "values": json.dumps(dict(values), default=str),
+            "at": now(),
+        }
+        with self._lock:
+            self._samples.append(row)
+        self._maybe_flush()
+
+    def _maybe_flush(self, force: bool = False) -> None:
+        if force or time.monotonic() - self._last_write >= _FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write buffered progress, metrics and samples in one transaction."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+            metrics, self._metrics = self._metrics, []
+            samples, self._samples = self._samples, []
+        self._last_write = time.monotonic()
+        if pending is None and not metrics and not samples:
+            return
         with self._eng.begin() as conn:
-            conn.execute(
-                insert(job_samples).values(
-                    job_id=self.job_id,
-                    step=step,
-                    values=json.dumps(dict(values), default=str),
-                    at=now(),
+            if pending is not None:
+                done, total, message = pending
+                conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == self.job_id)
+                    .values(progress_done=done, progress_total=total, progress_message=message)
                 )
-            )
+            if metrics:
+                conn.execute(insert(job_metrics), metrics)
+            if samples:
+                conn.execute(insert(job_samples), samples)
 
     def log(self, message: str) -> None:
         self._log.write(f"{now():%Y-%m-%d %H:%M:%S} {message}\n")
@@ -124,7 +138,7 @@ class JobReporter(Reporter):
             last = time.monotonic()
             try:
                 self._status = heartbeat(self.job_id, self._eng) or "failed"
-                self._flush_progress()
+                self.flush()
             except Exception as exc:  # a busy database must not kill the heartbeat
                 self.log(f"heartbeat failed, will retry: {exc}")
 
