@@ -4,7 +4,6 @@ command, pointing this process at a Podium home, and waiting for a Streamlit rer
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import socket
 import sys
@@ -53,33 +52,8 @@ def free_port() -> int:
 
 
 def server_command(port: int) -> list[str]:
-    if importlib.util.find_spec("podium.commands.serve_app") is not None:
-        return [
-            sys.executable,
-            "-m",
-            "podium.cli",
-            "app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ]
-    # Until `podium app` lands: the same server, started the way it will start it.
-    return [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(REPO / "podium" / "app" / "main.py"),
-        "--server.headless",
-        "true",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    """`podium app` on a loopback port, as a person would start it."""
+    return [sys.executable, "-m", "podium.cli", "app", "--host", "127.0.0.1", "--port", str(port)]
 
 
 def wait_for_app(page: Page, timeout_ms: int = 60_000) -> None:
