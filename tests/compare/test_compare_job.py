@@ -29,18 +29,18 @@ def _key(cfg: CompareConfig, model: str) -> SampleKey:
 
 def test_existing_samples_are_reused_and_no_request_is_sent(compare_config):
     # Both models live on a closed port: any generation would fail the job.
-    before = {t: len(load_table(t).snapshots()) for t in ("gen.good", "gen.bad")}
+    before = {t: len(load_table(t).snapshots()) for t in ("gen.alpha", "gen.omega")}
     result = run_compare(compare_config, Reporter({"podium.lineage.job_id": "job-x"}))
-    assert result.summary["sample_tables"] == {"good": "gen.good", "bad": "gen.bad"}
+    assert result.summary["sample_tables"] == {"alpha": "gen.alpha", "omega": "gen.omega"}
     assert {t: len(load_table(t).snapshots()) for t in before} == before
-    assert not any(table_exists(_key(compare_config, m).own_table()) for m in ("good", "bad"))
+    assert not any(table_exists(_key(compare_config, m).own_table()) for m in ("alpha", "omega"))
     comparison = load_comparison("cmp.colours")
-    assert comparison.models == ["good", "bad"]
-    assert comparison.sample_tables == {"good": "gen.good", "bad": "gen.bad"}
+    assert comparison.models == ["alpha", "omega"]
+    assert comparison.sample_tables == {"alpha": "gen.alpha", "omega": "gen.omega"}
     assert [it.prompt_id for it in comparison.items] == [p[0] for p in PROMPTS]
-    good = load_table("gen.good").scan().to_arrow().to_pylist()
+    good = load_table("gen.alpha").scan().to_arrow().to_pylist()
     ids = {r["prompt_id"]: r["id"] for r in good}
-    assert all(it.answer_of("good").sample_id == ids[it.prompt_id] for it in comparison.items)
+    assert all(it.answer_of("alpha").sample_id == ids[it.prompt_id] for it in comparison.items)
     props = load_table("cmp.colours").properties
     assert props["podium.lineage.job_id"] == "job-x"
     assert props["podium.kind"] == "comparison"
@@ -49,29 +49,29 @@ def test_existing_samples_are_reused_and_no_request_is_sent(compare_config):
 
 def test_every_answer_is_checked_by_rules_and_sandboxed_tests(comparison):
     p0, p2, p3 = (comparison.item(p) for p in ("p0", "p2", "p3"))
-    assert p0.answer_of("good").checks.results["json"]["ok"]
-    assert not p0.answer_of("bad").checks.results["json"]["ok"]
-    assert p0.answer_of("bad").failed_checks == ["json"]
+    assert p0.answer_of("alpha").checks.results["json"]["ok"]
+    assert not p0.answer_of("omega").checks.results["json"]["ok"]
+    assert p0.answer_of("omega").failed_checks == ["json"]
     # The code prompt carries tests: the fenced add() passes them, the wrong one fails.
-    assert p2.answer_of("good").checks.results["tests"]["ok"]
-    assert not p2.answer_of("bad").checks.results["tests"]["ok"]
-    assert "AssertionError" in p2.answer_of("bad").checks.results["tests"]["message"]
-    assert p3.answer_of("bad").checks.words == 3
-    assert p3.answer_of("good").checks.passed and not p3.answer_of("bad").checks.passed
+    assert p2.answer_of("alpha").checks.results["tests"]["ok"]
+    assert not p2.answer_of("omega").checks.results["tests"]["ok"]
+    assert "AssertionError" in p2.answer_of("omega").checks.results["tests"]["message"]
+    assert p3.answer_of("omega").checks.words == 3
+    assert p3.answer_of("alpha").checks.passed and not p3.answer_of("omega").checks.passed
     assert comparison.item("p1").differ() is False and p0.differ()
 
 
 def test_partial_or_differently_sampled_samples_are_not_reused(compare_config):
-    key = _key(compare_config, "good")
+    key = _key(compare_config, "alpha")
     all_ids = [p[0] for p in PROMPTS]
-    assert find_samples(key, all_ids) == "gen.good"
+    assert find_samples(key, all_ids) == "gen.alpha"
     partial = {k: v for k, v in GOOD.items() if k != "p3"}
     other = compare_config.model_copy(update={"max_tokens": 64})
-    write_samples("gen.good_64", "good", compare_config.input.name, other, partial)
-    assert find_samples(_key(other, "good"), all_ids) is None  # p3 missing
-    assert find_samples(_key(other, "good"), all_ids[:3]) == "gen.good_64"
+    write_samples("gen.alpha_64", "alpha", compare_config.input.name, other, partial)
+    assert find_samples(_key(other, "alpha"), all_ids) is None  # p3 missing
+    assert find_samples(_key(other, "alpha"), all_ids[:3]) == "gen.alpha_64"
     hotter = compare_config.model_copy(update={"temperature": 0.9})
-    assert find_samples(_key(hotter, "good"), all_ids) is None
+    assert find_samples(_key(hotter, "alpha"), all_ids) is None
 
 
 def test_rerun_overwrites_its_comparison_but_not_another(compare_config):
@@ -79,7 +79,7 @@ def test_rerun_overwrites_its_comparison_but_not_another(compare_config):
     run_compare(compare_config, Reporter())
     assert len(load_comparison("cmp.colours").items) == len(PROMPTS)
     register_dead("third")
-    other = compare_config.model_copy(update={"models": ["good", "third"]})
+    other = compare_config.model_copy(update={"models": ["alpha", "third"]})
     with pytest.raises(InvalidInput, match="already exists and is not this comparison"):
         run_compare(other, Reporter())
 

@@ -18,8 +18,8 @@ def test_blind_sides_are_stable_per_voter_and_differ_between_voters(comparison):
     assert pairs["ann"] == [blind_pair(comparison, it, "ann") for it in comparison.items]
     voters = [f"voter{i}" for i in range(12)]
     firsts = {blind_pair(comparison, comparison.items[0], v).model_a for v in voters}
-    assert firsts == {"good", "bad"}  # both orders occur: sides really are shuffled
-    assert all({p.model_a, p.model_b} == {"good", "bad"} for p in pairs["ann"])
+    assert firsts == {"alpha", "omega"}  # both orders occur: sides really are shuffled
+    assert all({p.model_a, p.model_b} == {"alpha", "omega"} for p in pairs["ann"])
 
 
 def test_vote_records_exact_samples_and_sides(comparison):
@@ -71,12 +71,12 @@ def test_votes_move_the_ratings(comparison):
     for voter in ("ann", "bob", "cy"):
         for item in comparison.items:
             pair = blind_pair(comparison, item, voter)
-            cast_vote(comparison, pair, "A" if pair.model_a == "good" else "B", voter)
+            cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", voter)
     after = ratings_report(comparison, list_votes("cmp.colours"), bootstrap=20)
-    assert after["votes"] == 12 and after["ratings"][0]["model"] == "good"
+    assert after["votes"] == 12 and after["ratings"][0]["model"] == "alpha"
     assert after["ratings"][0]["rating"] > 1000 > after["ratings"][1]["rating"]
-    assert after["win_rates"]["good"]["bad"] == 1.0
-    assert after["pass_rates"]["good"]["all"] > after["pass_rates"]["bad"]["all"]
+    assert after["win_rates"]["alpha"]["omega"] == 1.0
+    assert after["pass_rates"]["alpha"]["all"] > after["pass_rates"]["omega"]["all"]
 
 
 def test_both_bad_prompt_goes_to_vibe_checks(comparison):

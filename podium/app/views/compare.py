@@ -1,6 +1,176 @@
-"""Compare page (not built yet)."""
+"""Compare page: checkpoints side by side, blind votes, ratings and training trends.
+
+Pick a comparison (`?name=NS.TABLE` opens one; `?models=A,B` from the Train page
+pre-fills a new one). Side by side shows 2-4 answers per prompt with the words that
+differ highlighted and each answer's checks; Blind vote shows two answers as A and B
+and reveals their checkpoints only after the vote. Keys: j / → next, k / ← previous,
+1 A better, 2 B better, 3 tie, 4 both bad. Logic: `podium.app.compare_model`.
+"""
+
+from __future__ import annotations
+
+import getpass
 
 import streamlit as st
 
+from podium.app import compare_model as cm
+from podium.app.widgets import render_conversation
+from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
+from podium.errors import PodiumError
+
+MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
+# Clicks the page's buttons by label; keys typed into a text field are left alone.
+SHORTCUTS = """
+<script>
+if (!window.__podiumCompareKeys) {
+  window.__podiumCompareKeys = true;
+  const labels = {"j": "Next", "ArrowRight": "Next", "k": "Previous", "ArrowLeft": "Previous",
+                  "1": "A is better", "2": "B is better", "3": "Tie", "4": "Both bad"};
+  document.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
+    const label = labels[e.key];
+    if (!label) return;
+    const button = [...document.querySelectorAll("button")].find(
+      (b) => b.innerText.trim() === label && !b.disabled);
+    if (button) { e.preventDefault(); button.click(); }
+  });
+}
+</script>
+"""
+
 st.title("Compare")
-st.info("Not built yet. This page will: Compare checkpoints side by side on the same prompts, vote blind, and see ratings.")
+st.caption("Checkpoints side by side on the same prompts; blind votes become ratings.")
+st.html(SHORTCUTS, unsafe_allow_javascript=True)
+
+
+def _pager(count: int, key: str) -> int:
+    pos = cm.clamp(st.session_state.get(key, 0), count)
+    left, mid, right = st.columns([1, 3, 1])
+    if left.button("Previous", key=f"{key}.prev", disabled=pos == 0):
+        pos -= 1
+    if right.button("Next", key=f"{key}.next", disabled=pos >= count - 1):
+        pos += 1
+    st.session_state[key] = pos
+    mid.caption(f"prompt {pos + 1} of {count}")
+    return pos
+
+
+def _side_by_side(comparison: cm.Comparison) -> None:
+    c1, c2, c3 = st.columns([2, 1, 1])
+    shown = c1.multiselect("Columns", comparison.models, default=comparison.models[:cm.MAX_COLUMNS],
+                           max_selections=cm.MAX_COLUMNS, key="compare.columns")
+    only_differ = c2.checkbox("Only where they differ", key="compare.differ")
+    fails = c3.selectbox("Only where this fails a check", [cm.ANY_CHECK, *comparison.models],
+                         key="compare.fails")
+    items = cm.filter_items(comparison, only_differ, fails)
+    if not items or len(shown) < 1:
+        st.info("No prompt matches these filters.")
+        return
+    item = items[_pager(len(items), "compare.pos")]
+    st.markdown(f"**Prompt** `{item.prompt_id}`")
+    render_conversation(item.prompt)
+    for col, (answer, html) in zip(st.columns(len(shown)), cm.columns(item, shown), strict=False):
+        col.markdown(f"#### {answer.model}")
+        col.html(html)
+        col.caption(cm.badges(answer))
+
+
+def _blind(comparison: cm.Comparison) -> None:
+    voter = st.text_input("Your name", value=st.session_state.get("compare.voter_default")
+                          or getpass.getuser(), key="compare.voter").strip()
+    if not voter:
+        st.info("Enter your name to vote.")
+        return
+    votes = voted_prompts(comparison.name, voter)
+    todo_only = st.checkbox("Only prompts I have not voted on", key="compare.todo")
+    items = cm.unvoted(comparison.items, votes) if todo_only else comparison.items
+    st.caption(f"{len(votes)} of {len(comparison.items)} prompts voted by {voter}")
+    if not items:
+        st.success("You have voted on every prompt. See Ratings.")
+        return
+    item = items[_pager(len(items), "compare.blind_pos")]
+    view = cm.blind_view(comparison, item, voter, votes)
+    render_conversation(item.prompt)
+    left, right = st.columns(2)
+    for col, side, answer, html in ((left, "A", view.a, view.html_a), (right, "B", view.b, view.html_b)):
+        col.markdown(f"#### {side}" + (f" · {answer.model}" if view.revealed else ""))
+        col.html(html)
+        col.caption(cm.badges(answer))
+    if view.revealed:
+        st.success(cm.reveal_text(view))
+        if view.vote and view.vote["verdict"] == "both_bad" and st.button(
+                "Send to vibe checks", key="compare.vibes"):
+            vid = send_to_vibes(comparison, item.prompt_id, voter, view.vote.get("note") or "")
+            st.toast(f"Stored as vibe check {vid}")
+        return
+    note = st.text_input("Note (optional)", key=f"compare.note.{item.prompt_id}")
+    buttons = st.columns(4)
+    for col, (verdict, label) in zip(buttons, VERDICT_LABELS.items(), strict=True):
+        if col.button(label, key=f"compare.vote.{verdict}"):
+            cast_vote(comparison, view.pair, verdict, voter, note)
+            st.rerun()
+
+
+def _ratings(comparison: cm.Comparison) -> None:
+    report = cm.ratings(comparison)
+    st.markdown(f"**{report['votes']} votes** · " + " · ".join(
+        f"{VERDICT_LABELS[k]}: {v}" for k, v in report["verdicts"].items()))
+    for line in cm.ratings_lines(report):
+        st.markdown(line)
+    st.altair_chart(cm.ratings_chart(report), width="stretch")
+    st.markdown("**Win rate** (row against column, ties count half)")
+    st.dataframe(cm.win_frame(report), width="stretch")
+    st.markdown("**Automatic checks passed**")
+    st.dataframe(cm.pass_frame(report), width="stretch")
+    trend = cm.trend_frame(comparison)
+    if len(trend) > 1:
+        st.markdown("**Trend over the training run** (against the base, step 0)")
+        st.altair_chart(cm.trend_chart(trend), width="stretch")
+
+
+def _new(preset: list[str]) -> None:
+    choices = cm.model_choices()
+    with st.form("compare.new"):
+        models = st.multiselect("Checkpoints", choices, default=[m for m in preset if m in choices])
+        table = st.text_input("Prompt set (NAMESPACE.TABLE)", value="demo.chat")
+        out = st.text_input("Comparison name (NAMESPACE.TABLE)", value="cmp.new")
+        c1, c2, c3 = st.columns(3)
+        max_tokens = c1.number_input("Max tokens", 1, 8192, 128)
+        limit = c2.number_input("Prompts (0 = all)", 0, 100_000, 50)
+        checks = c3.text_input("Checks (comma-separated rules)", value="")
+        if st.form_submit_button("Start comparison"):
+            try:
+                job = cm.start_comparison(models, table, out, int(max_tokens), checks.split(","),
+                                          int(limit) or None)
+            except PodiumError as exc:
+                st.error(str(exc))
+            else:
+                st.success(f"Queued job {job}; a worker runs it (`podium worker`). "
+                           f"Then open `?name={out}`.")
+
+
+names = cm.list_comparisons()
+wanted = st.query_params.get("name")
+preset = [m for m in (st.query_params.get("models") or "").split(",") if m]
+mode = st.radio("Mode", MODES, horizontal=True, key="compare.mode",
+                index=3 if preset or not names else 0, label_visibility="collapsed")
+if mode == "New comparison":
+    _new(preset)
+elif not names:
+    st.info("No comparisons yet. Start one under New comparison, or run "
+            "`podium compare --models A,B --table NS.PROMPTS --out NS.NAME`.")
+else:
+    index = names.index(wanted) if wanted in names else 0
+    name = st.selectbox("Comparison", names, index=index, key="compare.name")
+    try:
+        comparison = cm.load_comparison(name)
+    except PodiumError as exc:
+        st.error(str(exc))
+        st.stop()
+    # Blind mode must not name the checkpoints before a vote, not even in the header.
+    who = "checkpoints hidden" if mode == "Blind vote" else ", ".join(comparison.models)
+    st.caption(f"{who} on {comparison.input_ref} · {len(comparison.items)} prompts · "
+               f"sampling {comparison.sampling}")
+    {"Side by side": _side_by_side, "Blind vote": _blind, "Ratings": _ratings}[mode](comparison)

@@ -1,4 +1,4 @@
-"""Tiny prompt sets and samples tables written exactly as the `generate` job writes them.
+"""Compare fixtures: tiny prompt sets and samples tables written as `generate` writes them.
 
 Models are registered as endpoints on a closed port: a comparison over them succeeds
 only if it reuses the samples below, because any request would fail.
@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pytest
 
 from generators.client import ChatResult, Completion
 from generators.generate import PROP_CONFIG, SAMPLES_KIND, sampling_json
 from generators.prompts import load_prompts
 from generators.samples import sample_rows, to_arrow
-from podium.compare.job import CompareConfig
+from podium.compare.job import CompareConfig, run_compare
+from podium.compare.table import Comparison, load_comparison
+from podium.reporting import Reporter
 from podium.models.registry import add_endpoint, get_model
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
@@ -71,3 +74,22 @@ GOOD = {"p0": '{"colour": "blue"}', "p1": '{"colour": "green"}',
         "p2": "```python\ndef add(a, b):\n    return a + b\n```", "p3": '{"colour": "white"}'}
 BAD = {"p0": '{"colour": "blue",}', "p1": '{"colour": "green"}',
        "p2": "def add(a, b):\n    return a - b", "p3": "white, I think"}
+
+
+@pytest.fixture
+def compare_config(podium_home) -> CompareConfig:  # type: ignore[no-untyped-def]
+    """Two checkpoints on a closed port whose samples of `evals.colours` already exist."""
+    table = write_prompts()
+    models = [register_dead("alpha"), register_dead("omega")]
+    cfg = CompareConfig(models=models, input=TableRef(name=table), out="cmp.colours",
+                        max_tokens=32, checks=["json"])
+    write_samples("gen.alpha", "alpha", table, cfg, GOOD)
+    write_samples("gen.omega", "omega", table, cfg, BAD)
+    return cfg
+
+
+@pytest.fixture
+def comparison(compare_config: CompareConfig) -> Comparison:
+    """`cmp.colours`, made by the compare job from the existing samples."""
+    run_compare(compare_config, Reporter())
+    return load_comparison(compare_config.out)

@@ -1,0 +1,175 @@
+"""What the Compare page shows, computed without Streamlit.
+
+Filters and paging over a comparison's prompts, the answer columns with word-level
+highlighting and check badges, the blind pair a voter sees (and what is revealed
+after the vote), the ratings tables and charts, the trend over a training run, and
+queueing a new comparison job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+from podium.compare.diff import side_by_side_html
+from podium.compare.ratings import ratings_report
+from podium.compare.table import Answer, Comparison, Item, list_comparisons, load_comparison
+from podium.compare.trends import trend_points, trend_rows
+from podium.compare.votes import BlindPair, blind_pair, list_votes, voted_prompts
+from podium.jobs.logbook import submit_config
+from podium.models.registry import get_model, list_models
+
+MAX_COLUMNS = 4
+ANY_CHECK = "(none)"
+
+__all__ = ["list_comparisons", "load_comparison", "MAX_COLUMNS", "ANY_CHECK"]
+
+
+def model_choices() -> list[str]:
+    return [m.name for m in list_models()]
+
+
+def filter_items(comparison: Comparison, only_differ: bool = False,
+                 fails: str | None = None) -> list[Item]:
+    """Prompts where the answers differ and/or where model `fails` fails a check."""
+    items = comparison.items
+    if only_differ:
+        items = [it for it in items if it.differ()]
+    if fails and fails != ANY_CHECK:
+        items = [it for it in items
+                 if any(a.model == fails and a.checks.passed is False for a in it.answers)]
+    return items
+
+
+def clamp(pos: int, count: int) -> int:
+    return max(0, min(pos, count - 1)) if count else 0
+
+
+def badges(answer: Answer) -> str:
+    """One line: each check's outcome, then length (and truncation)."""
+    parts = []
+    for name, result in answer.checks.results.items():
+        mark = ":green[✓]" if result["ok"] else ":red[✗]"
+        detail = "" if result["ok"] or not result["message"] else f" ({result['message'][:80]})"
+        parts.append(f"{mark} {name}{detail}")
+    length = f"{answer.checks.words} words · {answer.checks.chars} chars"
+    if answer.checks.truncated:
+        length += " · cut at max tokens"
+    if answer.error:
+        length += f" · error: {answer.error}"
+    return " · ".join([*parts, length])
+
+
+def columns(item: Item, models: Sequence[str]) -> list[tuple[Answer, str]]:
+    """(answer, highlighted HTML) for each chosen model, in the chosen order."""
+    answers = [item.answer_of(m) for m in models if any(a.model == m for a in item.answers)]
+    return list(zip(answers, side_by_side_html([a.text for a in answers]), strict=True))
+
+
+@dataclass(frozen=True)
+class BlindView:
+    pair: BlindPair
+    a: Answer
+    b: Answer
+    html_a: str
+    html_b: str
+    vote: dict[str, Any] | None  # this voter's vote on this prompt: names are revealed
+
+    @property
+    def revealed(self) -> bool:
+        return self.vote is not None
+
+
+def blind_view(comparison: Comparison, item: Item, voter: str,
+               votes: dict[str, dict[str, Any]] | None = None) -> BlindView:
+    pair = blind_pair(comparison, item, voter)
+    a, b = item.answer_of(pair.model_a), item.answer_of(pair.model_b)
+    html_a, html_b = side_by_side_html([a.text, b.text])
+    mine = votes if votes is not None else voted_prompts(comparison.name, voter)
+    return BlindView(pair, a, b, html_a, html_b, mine.get(item.prompt_id))
+
+
+def reveal_text(view: BlindView) -> str:
+    vote = view.vote or {}
+    return (f"A was **{view.pair.model_a}**, B was **{view.pair.model_b}** · "
+            f"your vote: {vote.get('verdict', '')}")
+
+
+def unvoted(items: Sequence[Item], votes: dict[str, dict[str, Any]]) -> list[Item]:
+    return [it for it in items if it.prompt_id not in votes]
+
+
+# Ratings -----------------------------------------------------------------------------
+
+def ratings(comparison: Comparison, bootstrap: int = 200) -> dict[str, Any]:
+    return ratings_report(comparison, list_votes(comparison.name), bootstrap)
+
+
+def ratings_frame(report: dict[str, Any]) -> pd.DataFrame:
+    rows = [{"model": r["model"], "rating": round(r["rating"]), "low": round(r["low"]),
+             "high": round(r["high"]), "votes": r["votes"], "wins": r["wins"],
+             "checks passed": report["pass_rates"][r["model"]]["all"]}
+            for r in report["ratings"]]
+    return pd.DataFrame(rows)
+
+
+def ratings_lines(report: dict[str, Any]) -> list[str]:
+    """The ratings as Markdown lines (what tests and screen readers read)."""
+    lines = []
+    for r in report["ratings"]:
+        rate = report["pass_rates"][r["model"]]["all"]
+        checks = "" if rate is None else f" · checks passed {rate:.0%}"
+        lines.append(f"**{r['model']}**: {r['rating']:.0f} "
+                     f"(95% {r['low']:.0f} to {r['high']:.0f}) · {r['votes']} votes{checks}")
+    return lines
+
+
+def ratings_chart(report: dict[str, Any]) -> alt.LayerChart:
+    frame = ratings_frame(report)
+    base = alt.Chart(frame).encode(y=alt.Y("model:N", sort="-x", title=None))
+    bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="rating (95% interval)",
+                                                        scale=alt.Scale(zero=False)), x2="high:Q")
+    points = base.mark_point(filled=True, size=80).encode(x="rating:Q", tooltip=list(frame.columns))
+    return bars + points
+
+
+def win_frame(report: dict[str, Any]) -> pd.DataFrame:
+    models = report["models"]
+    return pd.DataFrame([[None if a == b else report["win_rates"][a][b] for b in models]
+                         for a in models], index=models, columns=models)
+
+
+def pass_frame(report: dict[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(report["pass_rates"]).T
+
+
+# Trends ------------------------------------------------------------------------------
+
+def trend_frame(comparison: Comparison) -> pd.DataFrame:
+    rows = trend_rows(trend_points(comparison, list_votes(comparison.name)))
+    return pd.DataFrame(rows, columns=["model", "step", "pass_rate", "check_win_rate",
+                                       "vote_win_rate"])
+
+
+def trend_chart(frame: pd.DataFrame) -> alt.Chart:
+    long = frame.melt(id_vars=["model", "step"], var_name="metric", value_name="value").dropna()
+    return alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("step:Q"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
+        color="metric:N", tooltip=["model", "step", "metric", "value"])
+
+
+# New comparison ----------------------------------------------------------------------
+
+def start_comparison(models: Sequence[str], table: str, out: str, max_tokens: int,
+                     checks: Sequence[str], limit: int | None) -> str:
+    """Queue a compare job; returns its job id (InvalidInput names bad fields)."""
+    values = {
+        "models": [get_model(m).name for m in models], "input": {"name": table}, "out": out,
+        "max_tokens": max_tokens, "checks": [c.strip() for c in checks if c.strip()],
+        "limit": limit,
+    }
+    return submit_config("compare", values)

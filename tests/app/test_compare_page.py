@@ -1,0 +1,114 @@
+"""The Compare page with AppTest: side by side with filters, blind votes, ratings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compare_data import compare_config, comparison  # noqa: F401
+from streamlit.testing.v1 import AppTest
+
+from podium.compare.votes import list_votes
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+def _open(mode: str | None = None, **params: str) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=60)
+    at.run()
+    at.switch_page("views/compare.py")
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    if mode:
+        at.radio(key="compare.mode").set_value(mode).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    """Everything the page shows as text: markdown, captions, alerts, HTML blocks."""
+    parts = [e.value for e in [*at.markdown, *at.caption, *at.success, *at.info, *at.title]]
+    parts += [e.proto.body for e in at.get("html")]
+    parts += [b.label for b in at.button]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_side_by_side_highlights_differences_and_filters(comparison):
+    at = _open(name="cmp.colours")
+    assert at.selectbox(key="compare.name").value == "cmp.colours"
+    page = _texts(at)
+    assert "#### alpha" in page and "#### omega" in page
+    assert "prompt 1 of 4" in page
+    assert 'class="podium-diff"' in page  # p0's answers differ by a comma
+    assert ":red[✗] json" in page and ":green[✓] json" in page
+    at.checkbox(key="compare.differ").check().run()
+    assert "prompt 1 of 3" in _texts(at)  # p1's answers are identical
+    at.checkbox(key="compare.differ").uncheck().run()
+    at.selectbox(key="compare.fails").set_value("alpha").run()
+    assert "prompt 1 of 1" in _texts(at)  # alpha fails only the code prompt (not JSON)
+    assert "p2" in _texts(at)
+    at.selectbox(key="compare.fails").set_value("omega").run()
+    assert "prompt 1 of 3" in _texts(at)
+    at.button(key="compare.pos.next").click().run()
+    assert "prompt 2 of 3" in _texts(at)
+
+
+def test_blind_vote_hides_names_until_the_vote_then_reveals(comparison):
+    at = _open("Blind vote", name="cmp.colours")
+    at.text_input(key="compare.voter").set_value("ann").run()
+    before = _texts(at)
+    assert "A is better" in before and "#### A" in before and "#### B" in before
+    for name in ("alpha", "omega"):  # no checkpoint name anywhere before the vote
+        assert name not in before, name
+    at.text_input(key=f"compare.note.{comparison.items[0].prompt_id}").set_value("terse").run()
+    at.button(key="compare.vote.B").click().run()
+    assert not at.exception, at.exception
+    (vote,) = list_votes("cmp.colours")
+    assert vote["voter"] == "ann" and vote["verdict"] == "B" and vote["note"] == "terse"
+    after = _texts(at)
+    assert f"A was **{vote['model_a']}**, B was **{vote['model_b']}**" in after
+    assert f"#### B · {vote['model_b']}" in after
+    at.checkbox(key="compare.todo").check().run()
+    assert "1 of 4 prompts voted by ann" in _texts(at)
+    assert not any(name in _texts(at) for name in ("alpha", "omega"))
+
+
+def test_both_bad_goes_to_vibes_in_one_click(comparison):
+    from generators.vibes import list_vibes
+
+    at = _open("Blind vote", name="cmp.colours")
+    at.text_input(key="compare.voter").set_value("ann").run()
+    at.button(key="compare.vote.both_bad").click().run()
+    at.button(key="compare.vibes").click().run()
+    (vibe,) = list_vibes(tags=["both-bad"])
+    assert vibe["prompt"] == comparison.items[0].prompt_text and vibe["submitter"] == "ann"
+
+
+def test_ratings_change_with_votes(comparison):
+    at = _open("Ratings", name="cmp.colours")
+    assert "**0 votes**" in _texts(at)
+    from podium.compare.votes import blind_pair, cast_vote
+
+    for item in comparison.items:
+        pair = blind_pair(comparison, item, "bob")
+        cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", "bob")
+    at.run()
+    page = _texts(at)
+    assert "**4 votes**" in page
+    first = next(m for m in at.markdown if m.value.startswith("**alpha**"))
+    assert "4 votes" in first.value and "checks passed 75%" in first.value
+    assert page.index("**alpha**:") < page.index("**omega**:")  # best first
+
+
+def test_new_comparison_from_train_page_link_queues_a_job(compare_config):
+    from podium.jobs.queue import list_jobs
+
+    at = _open(models="alpha,omega")
+    assert at.radio(key="compare.mode").value == "New comparison"
+    assert at.multiselect[0].value == ["alpha", "omega"]
+    at.text_input[0].set_value("evals.colours")
+    at.text_input[1].set_value("cmp.from_page")
+    at.button[0].click().run()
+    assert not at.error, [e.value for e in at.error]
+    (job,) = [j for j in list_jobs() if j["kind"] == "compare"]
+    assert job["status"] == "queued" and '"cmp.from_page"' in job["config"]
