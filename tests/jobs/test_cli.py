@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jobs_helpers import podium
 
-from podium.jobs.queue import list_jobs
+from podium.jobs.queue import get_job, list_jobs
 from podium.store.catalog import load_table, table_exists
 
 
@@ -57,7 +57,7 @@ def test_submitted_card_is_run_by_the_worker(jobs_home: Path, tmp_path: Path) ->
     card = tmp_path / "import.md"
     podium("import", str(data), "--table", "ns.queued", "--card", str(card))
     job_id = podium("submit", str(card)).stdout.strip()
-    assert json.loads(podium("jobs", "--json").stdout)[0]["status"] == "queued"
+    assert get_job(job_id)["status"] == "queued"
 
     podium("worker", "--once", "--poll", "0.2")
     job = json.loads(podium("jobs", "show", job_id, "--json").stdout)
@@ -68,7 +68,7 @@ def test_submitted_card_is_run_by_the_worker(jobs_home: Path, tmp_path: Path) ->
     rerun_id = podium("jobs", "rerun", job_id).stdout.strip()
     assert rerun_id != job_id
     podium("worker", "--once", "--poll", "0.2")
-    again = json.loads(podium("jobs", "show", rerun_id, "--json").stdout)
+    again = get_job(rerun_id)
     assert again["status"] == "failed" and "already exists" in again["error"]
 
 
