@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
@@ -12,6 +13,7 @@ from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID, SCORES, ma
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
+from podium.app import browse_model as bm
 from podium.config import reset_settings
 from podium.store.catalog import load_table
 from podium.store.snapshots import list_snapshots
@@ -267,3 +269,26 @@ def test_a_table_without_snapshots_shows_no_rows(podium_home: Path) -> None:
     at.segmented_control(key="browse.mode").set_value("Statistics").run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Rows"] == "0"
+
+
+def test_browse_link_carries_the_view_in_its_query_string() -> None:
+    def script() -> None:
+        import streamlit as st
+
+        from podium.app import widgets
+
+        def links() -> None:
+            widgets.browse_link("demo.chat", snapshot=5, sample="x 1")
+            widgets.browse_link("demo.chat", label="Open it")
+
+        pages = [st.Page(links, title="links", default=True), st.Page(str(widgets.BROWSE_PAGE))]
+        st.navigation(pages).run()
+
+    at = AppTest.from_function(script).run()
+    first, second = (p.proto for p in at.get("page_link"))
+    assert first.page == "browse" and first.label == "demo.chat · x 1"
+    assert bm.parse_query(parse_qs(first.query_string)) == (
+        bm.ViewState(table="demo.chat", snapshot=5, sample="x 1"),
+        [],
+    )
+    assert (second.label, second.query_string) == ("Open it", "table=demo.chat")
