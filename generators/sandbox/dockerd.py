@@ -77,6 +77,7 @@ class PrivateDockerd:
             if self.proc.poll() is not None:
                 raise PodiumError(f"dockerd exited at start; see {self.log}")
             if self._answers():
+                self._prune_leftovers()
                 return
             time.sleep(0.2)
         self.stop()
@@ -95,6 +96,18 @@ class PrivateDockerd:
                 client.close()
         except Exception:  # not up yet: any connection error means "try again"
             return False
+
+    def _prune_leftovers(self) -> None:
+        """Stopped sandbox containers of a crashed run stay in the data-root: remove them."""
+        import docker
+
+        from generators.sandbox.docker_backend import LABEL
+
+        client = docker.DockerClient(base_url=self.host)
+        try:
+            client.containers.prune(filters={"label": LABEL})
+        finally:
+            client.close()
 
     def _stop_leftover(self) -> None:
         try:
