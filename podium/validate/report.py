@@ -116,6 +116,11 @@ def malformed_ids(
 
 
 def report_summary(name: str) -> dict[str, Any]:
-    """The summary stored with a report (counts by rule and kind, rows, turns)."""
-    raw = load_table(name).properties.get(PROP_SUMMARY)
-    return json.loads(raw) if raw else {}
+    """The summary stored with a report (counts by rule and kind, rows, turns) and the
+    settings of the run (rules, extract, roles)."""
+    props = load_table(name).properties
+    summary = json.loads(props.get(PROP_SUMMARY) or "{}")
+    summary["rules"] = json.loads(props.get(PROP_RULES) or "[]")
+    summary["roles"] = json.loads(props.get(PROP_ROLES) or "[]")
+    summary["extract"] = props.get(PROP_EXTRACT, "whole")
+    return summary

@@ -141,7 +141,11 @@ def _results(table: str) -> None:
     cols[1].metric("Turns checked", f"{summary.get('turns', 0):,}")
     cols[2].metric("Failing turns", f"{len(failures):,}")
     cols[3].metric("Malformed rows", f"{len({f['id'] for f in failures}):,}")
-    st.caption(f"Report table `{summary.get('report')}` · snapshot `{snapshot}`")
+    checked = ", ".join(summary.get("rules", [])) or "?"
+    st.caption(
+        f"Report table `{summary.get('report')}` · snapshot `{snapshot}` · rules {checked} · "
+        f"{summary.get('extract', 'whole')} · roles {', '.join(summary.get('roles', []))}"
+    )
     if not failures:
         st.success("Every checked turn passed.")
         return
@@ -160,9 +164,7 @@ def _results(table: str) -> None:
     kinds = ["all"] + [f"{c['rule']} · {c['kind']}" for c in review.kind_counts(failures)]
     chosen = st.selectbox("Show", kinds, key=KIND_FILTER)
     shown = [f for f in failures if chosen == "all" or f"{f['rule']} · {f['kind']}" == chosen]
-    listed = pd.DataFrame(shown[:LISTED])[
-        ["id", "turn", "rule", "kind", "line", "column", "message"]
-    ]
+    listed = pd.DataFrame(shown[:LISTED])[["id", "turn", "rule", "kind", "excerpt", "message"]]
     st.dataframe(listed, hide_index=True, width="stretch")
     labels = {i: f"{f['id']} · turn {f['turn']} · {f['kind']}" for i, f in enumerate(shown)}
     index = st.selectbox("Sample", list(labels), key=SAMPLE, format_func=labels.get)
@@ -185,6 +187,9 @@ tables = list_tables()
 if not tables:
     widgets.no_tables_message()
     st.stop()
+linked = st.query_params.get("table")
+if linked in tables and st.session_state.get("validate.linked") != linked:
+    st.session_state[TABLE] = st.session_state["validate.linked"] = linked  # /validate?table=
 settings, results = st.columns([1, 2], gap="large")
 with settings:
     chosen_table = widgets.table_picker(tables, key=TABLE)
