@@ -2,6 +2,7 @@
 
     podium sandbox run script.py [--backend local|docker] [--stdin TEXT] [--timeout 10] [--json]
     podium sandbox info [--json]               # what confinement this machine gives
+    podium sandbox dockerd [--dir PATH]        # a private Docker engine (root), until Ctrl-C
     podium build code-exec --functions demo.functions --model base --out cx.demo \\
         [--inputs-per-function 4] [--backend local|docker] [--limit N] [--card CARD.md]
     podium build code-exec --mode verify --functions cx.demo --out cx.demo_verify
@@ -84,6 +85,36 @@ def info_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")
     else:
         for key, value in info.items():
             typer.echo(f"{key}: {value}")
+
+
+@sandbox_app.command("dockerd")
+def dockerd_cmd(
+    folder: Annotated[
+        Path | None, typer.Option("--dir", help="Daemon state (default: PODIUM_HOME/dockerd).")
+    ] = None,
+) -> None:
+    """Run a private Docker engine (root) until Ctrl-C, with the sandbox image imported."""
+    import signal
+
+    from generators.sandbox.docker_backend import docker_client, ensure_image
+    from generators.sandbox.dockerd import PrivateDockerd
+    from podium.config import get_settings
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # so that `with engine` stops dockerd on TERM as on Ctrl-C
+
+    signal.signal(signal.SIGTERM, stop)
+    engine = PrivateDockerd(folder or get_settings().ensure_home() / "dockerd")
+    with engine:
+        client = docker_client(engine.host)
+        image = ensure_image(client)
+        client.close()
+        typer.echo(f"private dockerd ready with {image}; in another shell:")
+        typer.echo(f"export DOCKER_HOST={engine.host}")
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            typer.echo("stopping dockerd")
 
 
 @build_app.command("code-exec")

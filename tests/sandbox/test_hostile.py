@@ -237,3 +237,16 @@ def test_kernel_attack_surface_is_closed(box: Sandbox) -> None:
     assert result.status == "ok", result
     assert result.stdout == "-1 -1 -1\n"
     assert_next_job_works(box)
+
+
+def test_memory_limit_is_per_call(box: Sandbox) -> None:
+    """A call may ask for more memory than the pool's default, and gets exactly that."""
+    code = "x = bytearray(400 * 1024 * 1024)\nx[::4096] = b'1' * len(x[::4096])\nprint(len(x))\n"
+    assert box.limits.memory_mb < 400
+    assert run(box, code).status == "oom"
+    roomy = Limits(wall_s=10, cpu_s=10, memory_mb=700, processes=16, output_bytes=200_000)
+    result = run(box, code, limits=roomy)
+    assert result.status == "ok", result
+    assert result.stdout == f"{400 * 1024 * 1024}\n"
+    assert run(box, code).status == "oom"  # and the default applies again afterwards
+    assert_next_job_works(box)
