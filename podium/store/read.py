@@ -11,6 +11,7 @@ import threading
 from collections import OrderedDict
 
 import pyarrow as pa
+from pyiceberg.io.pyarrow import ArrowScan
 from pyiceberg.table import Table
 
 from podium.config import get_settings
@@ -38,12 +39,33 @@ def read_table_arrow(table: Table, snapshot_id: int | None) -> pa.Table:
     if snapshot_id is None:
         data = table.schema().as_arrow().empty_table()
     else:
-        data = table.scan(snapshot_id=snapshot_id).to_arrow()
+        data = _scan_in_write_order(table, snapshot_id)
     with _lock:
         _cache[key] = data
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return data
+
+
+def _scan_in_write_order(table: Table, snapshot_id: int) -> pa.Table:
+    """The snapshot's rows, oldest commit first.
+
+    pyiceberg plans the newest manifest first, so appended rows would come before the
+    rows they were appended to; a person paging a table expects write order.
+    """
+    scan = table.scan(snapshot_id=snapshot_id)
+    entries = table.inspect.entries(snapshot_id).select(["status", "sequence_number", "data_file"])
+    sequence = {
+        entry["data_file"]["file_path"]: entry["sequence_number"]
+        for entry in entries.to_pylist()
+        if entry["status"] != 2  # 2 = deleted
+    }
+    tasks = sorted(
+        enumerate(scan.plan_files()), key=lambda it: (sequence.get(it[1].file.file_path, 0), it[0])
+    )
+    return ArrowScan(
+        table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive
+    ).to_table([task for _, task in tasks])
 
 
 def clear_cache() -> None:

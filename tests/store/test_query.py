@@ -107,3 +107,11 @@ def test_sql_is_read_only_and_sees_catalog_tables(table: str) -> None:
 def test_missing_table_is_named(podium_home: Path) -> None:
     with pytest.raises(NotFound, match="No table named nope.x"):
         page("nope.x")
+
+
+def test_appended_rows_come_after_the_rows_they_were_appended_to(table: str) -> None:
+    write_table(table, rows(3, start=100), mode="append")
+    write_table(table, rows(2, start=200), mode="append")
+    ids = [r["id"] for r in page(table, limit=1000).rows]
+    assert ids[:2] == ["r000", "r001"]
+    assert ids[-5:] == ["r100", "r101", "r102", "r200", "r201"]
