@@ -20,8 +20,14 @@ from podium.reporting import Reporter
 from trainers.checkpoints import CheckpointWriter
 
 # TRL logs these once at the end; they are summaries, not per-step curves.
-_SUMMARY_KEYS = {"train_runtime", "train_samples_per_second", "train_steps_per_second",
-                 "total_flos", "train_loss", "epoch"}
+_SUMMARY_KEYS = {
+    "train_runtime",
+    "train_samples_per_second",
+    "train_steps_per_second",
+    "total_flos",
+    "train_loss",
+    "epoch",
+}
 
 
 class ReporterCallback(TrainerCallback):
@@ -72,7 +78,11 @@ class ReporterCallback(TrainerCallback):
         tokens = values.get("num_tokens")
         now = time.monotonic()
         if tokens is not None:
-            if self._last_tokens is not None and now > self._last_time and tokens > self._last_tokens:
+            if (
+                self._last_tokens is not None
+                and now > self._last_time
+                and tokens > self._last_tokens
+            ):
                 values["tokens_per_s"] = (tokens - self._last_tokens) / (now - self._last_time)
             elif self._last_tokens is None and now > self._t0:
                 values["tokens_per_s"] = tokens / (now - self._t0)

@@ -97,7 +97,9 @@ def _mergeable(model: Any) -> Any:
     return model
 
 
-def run_lineage(kind: str, cfg: Any, base_name: str, snapshot_id: int | None, reporter: Reporter) -> dict[str, Any]:
+def run_lineage(
+    kind: str, cfg: Any, base_name: str, snapshot_id: int | None, reporter: Reporter
+) -> dict[str, Any]:
     """What a checkpoint records about how it was made."""
     card = reporter.lineage.get(f"{PROP_LINEAGE_PREFIX}card")
     return {

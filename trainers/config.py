@@ -115,7 +115,8 @@ class RewardSpec(BaseModel):
             return cls(rule=rule.strip(), weight=float(weight) if star else 1.0)
         except ValueError:
             raise InvalidInput(
-                f"Reward weight in {text!r} is not a number; write RULE*WEIGHT, e.g. exact_match*0.5."
+                f"Reward weight in {text!r} is not a number; write RULE*WEIGHT, "
+                "e.g. exact_match*0.5."
             ) from None
 
 

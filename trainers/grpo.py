@@ -55,7 +55,11 @@ def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
     check_out_name(cfg.out)
     check_root_free(cfg.out)
     data = load_training_data(
-        cfg.table, only_valid=cfg.only_valid, max_rows=cfg.max_rows, eval_fraction=0.0, seed=cfg.seed
+        cfg.table,
+        only_valid=cfg.only_valid,
+        max_rows=cfg.max_rows,
+        eval_fraction=0.0,
+        seed=cfg.seed,
     )
     return base, data
 
@@ -118,7 +122,9 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     from trainers.callbacks import ReporterCallback
 
     prepare_env()
-    cfg = config if isinstance(config, GrpoConfig) else GrpoConfig.model_validate(config.model_dump())
+    cfg = (
+        config if isinstance(config, GrpoConfig) else GrpoConfig.model_validate(config.model_dump())
+    )
     base, data = check_inputs(cfg)
     reporter.log(
         f"grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base {base.name}; "
@@ -144,7 +150,9 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     if callback.cancelled:
         raise Cancelled(
             f"cancelled at step {trainer.state.global_step}; checkpoint "
-            f"{writer.saved[-1].name} registered" if writer.saved else "cancelled"
+            f"{writer.saved[-1].name} registered"
+            if writer.saved
+            else "cancelled"
         )
     final = writer.save(trainer.model, trainer.state.global_step, final=True)
     shutil.rmtree(work_dir, ignore_errors=True)

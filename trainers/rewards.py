@@ -59,7 +59,9 @@ class SampleTap:
     _rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def record(self, name: str, prompts: Sequence[Any], completions: Sequence[Any], scores: list[float]) -> None:
+    def record(
+        self, name: str, prompts: Sequence[Any], completions: Sequence[Any], scores: list[float]
+    ) -> None:
         with self._lock:
             for i in range(min(self.keep, len(completions))):
                 row = self._rows.setdefault(i, {})
@@ -82,7 +84,9 @@ def reward_name(rule: str) -> str:
 
 
 def _exact_match() -> RewardFn:
-    def score(prompts: Any, completions: Sequence[Any], answer: Sequence[str], **_: Any) -> list[float]:
+    def score(
+        prompts: Any, completions: Sequence[Any], answer: Sequence[str], **_: Any
+    ) -> list[float]:
         return [
             1.0 if completion_text(c).strip() == (a or "").strip() else 0.0
             for c, a in zip(completions, answer, strict=True)
@@ -93,9 +97,7 @@ def _exact_match() -> RewardFn:
 
 def _length(limit: int) -> RewardFn:
     def score(prompts: Any, completions: Sequence[Any], **_: Any) -> list[float]:
-        return [
-            -min(1.0, max(0, len(completion_text(c)) - limit) / limit) for c in completions
-        ]
+        return [-min(1.0, max(0, len(completion_text(c)) - limit) / limit) for c in completions]
 
     return score
 
@@ -154,7 +156,9 @@ def make_reward(
         try:
             limit = int(arg)
         except ValueError:
-            raise InvalidInput(f"Reward {rule!r}: write length:N with N a number of characters.") from None
+            raise InvalidInput(
+                f"Reward {rule!r}: write length:N with N a number of characters."
+            ) from None
         if limit < 1:
             raise InvalidInput(f"Reward {rule!r}: N must be at least 1.")
         fn = _length(limit)
@@ -181,7 +185,9 @@ def build_rewards(
         funcs.append(_tapped(fn, tap) if tap else fn)
     names = [f.__name__ for f in funcs]
     if len(set(names)) != len(names):
-        raise InvalidInput(f"The same reward appears twice ({', '.join(names)}); merge their weights.")
+        raise InvalidInput(
+            f"The same reward appears twice ({', '.join(names)}); merge their weights."
+        )
     return funcs, [spec.weight for spec in specs]
 
 

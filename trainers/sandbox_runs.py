@@ -19,6 +19,7 @@ REWARD_LIMITS = Limits(wall_s=5.0, cpu_s=5.0, memory_mb=256, processes=8, output
 
 def _same_output(got: str, expected: str) -> bool:
     """Equal up to trailing whitespace on each line and at the end."""
+
     def norm(text: str) -> list[str]:
         return [line.rstrip() for line in text.strip().splitlines()]
 
@@ -58,7 +59,9 @@ class SandboxScorer:
                 scores[i] = 1.0
         return scores
 
-    def _expected_outputs(self, expected: Sequence[Any], references: Sequence[str]) -> list[str | None]:
+    def _expected_outputs(
+        self, expected: Sequence[Any], references: Sequence[str]
+    ) -> list[str | None]:
         from trainers.rewards import extract_code
 
         missing = sorted(

@@ -85,7 +85,11 @@ def run_sft(config: SftConfig, reporter: Reporter) -> JobOutputs:
     from trainers.callbacks import ReporterCallback
 
     prepare_env()
-    cfg = SftConfig.model_validate(config.model_dump()) if not isinstance(config, SftConfig) else config
+    cfg = (
+        SftConfig.model_validate(config.model_dump())
+        if not isinstance(config, SftConfig)
+        else config
+    )
     base, data = check_inputs(cfg)
     reporter.log(
         f"sft on {data.table}@{data.snapshot_id}: {len(data.train)} train / {len(data.eval)} eval "
@@ -108,7 +112,9 @@ def run_sft(config: SftConfig, reporter: Reporter) -> JobOutputs:
     if callback.cancelled:
         raise Cancelled(
             f"cancelled at step {trainer.state.global_step}; checkpoint "
-            f"{writer.saved[-1].name} registered" if writer.saved else "cancelled"
+            f"{writer.saved[-1].name} registered"
+            if writer.saved
+            else "cancelled"
         )
     final = writer.save(trainer.model, trainer.state.global_step, final=True)
     shutil.rmtree(work_dir, ignore_errors=True)

@@ -60,13 +60,18 @@ def snapshot_choices(table: str) -> list[tuple[str, int]]:
     """(label, snapshot id), newest first."""
     snaps = list(reversed(list_snapshots(load_table(table))))
     return [
-        (f"{s.snapshot_id} · {s.committed_at[:19]} · {s.total_rows} rows"
-         + (" (current)" if s.current else ""), s.snapshot_id)
+        (
+            f"{s.snapshot_id} · {s.committed_at[:19]} · {s.total_rows} rows"
+            + (" (current)" if s.current else ""),
+            s.snapshot_id,
+        )
         for s in snaps
     ]
 
 
-def parse_rewards(lines: list[str], weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
+def parse_rewards(
+    lines: list[str], weights: dict[str, float] | None = None
+) -> list[dict[str, Any]]:
     return [{"rule": r, "weight": float((weights or {}).get(r, 1.0))} for r in lines]
 
 
@@ -157,7 +162,8 @@ def chart_groups(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     out = []
     for title, names in CHART_GROUPS:
         cols = [
-            c for c in frame.columns
+            c
+            for c in frame.columns
             if c in names or any(n.endswith("/") and c.startswith(n) for n in names)
         ]
         if title == "Reward":

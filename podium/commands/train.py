@@ -116,8 +116,15 @@ def sft(
 ) -> None:
     """Supervised fine-tuning on the assistant turns of a chat table."""
     fields = dict(
-        model=model, table={"name": table, "snapshot_id": snapshot}, out=out, preset=preset,
-        method=method, max_steps=steps, learning_rate=lr, seed=seed, only_valid=only_valid,
+        model=model,
+        table={"name": table, "snapshot_id": snapshot},
+        out=out,
+        preset=preset,
+        method=method,
+        max_steps=steps,
+        learning_rate=lr,
+        seed=seed,
+        only_valid=only_valid,
     )
     _launch("sft", build_config("sft", {**fields, **parse_sets(set_)}), card, queue)
 
@@ -146,8 +153,15 @@ def grpo(
     from trainers.config import RewardSpec
 
     fields = dict(
-        model=model, table={"name": table, "snapshot_id": snapshot}, out=out, preset=preset,
-        method=method, max_steps=steps, learning_rate=lr, seed=seed, only_valid=only_valid,
+        model=model,
+        table={"name": table, "snapshot_id": snapshot},
+        out=out,
+        preset=preset,
+        method=method,
+        max_steps=steps,
+        learning_rate=lr,
+        seed=seed,
+        only_valid=only_valid,
         rewards=[RewardSpec.parse(r).model_dump() for r in reward] if reward else None,
     )
     _launch("grpo", build_config("grpo", {**fields, **parse_sets(set_)}), card, queue)

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (fixtures imported from train_fixtures are requested by name)
 """The Train page with AppTest: launch form, live charts of a real run, finish buttons."""
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
     assert job["status"] == "queued"
     cfg = GrpoConfig.model_validate_json(job["config"])
     assert cfg.out == "page-grpo" and cfg.model == tiny_base and cfg.method == "lora"
-    assert [(r.rule, r.weight) for r in cfg.rewards] == [("validate:json", 1.0), ("length:256", 0.2)]
+    assert [(r.rule, r.weight) for r in cfg.rewards] == [
+        ("validate:json", 1.0),
+        ("length:256", 0.2),
+    ]
     assert cfg.table.snapshot_id is not None
     assert at.query_params["job"] == [job["id"]] or at.query_params["job"] == job["id"]
 
@@ -64,8 +68,13 @@ def test_bad_launch_shows_the_error_and_queues_nothing(tiny_base, make_table, me
 def test_finished_run_shows_charts_samples_and_opens_generate(tiny_base, make_table, memo_pairs):
     make_table("t.memo", memo_pairs)
     cfg = GrpoConfig(
-        model=tiny_base, table={"name": "t.memo"}, out="page-done", max_steps=2,
-        batch_size=4, num_generations=4, max_completion_length=8,
+        model=tiny_base,
+        table={"name": "t.memo"},
+        out="page-done",
+        max_steps=2,
+        batch_size=4,
+        num_generations=4,
+        max_completion_length=8,
         rewards=[{"rule": "exact_match"}],
     )
     job = run_foreground(Card("grpo", cfg), quiet=True)

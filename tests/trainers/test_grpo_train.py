@@ -14,9 +14,15 @@ pytestmark = pytest.mark.train
 def test_grpo_logs_per_reward_metrics_and_registers(tiny_base, make_table, memo_pairs, recorder):
     make_table("t.memo", memo_pairs)
     cfg = GrpoConfig(
-        model=tiny_base, table={"name": "t.memo"}, out="memo-grpo", preset="cpu-smoke",
+        model=tiny_base,
+        table={"name": "t.memo"},
+        out="memo-grpo",
+        preset="cpu-smoke",
         rewards=[RewardSpec(rule="exact_match"), RewardSpec(rule="length:8", weight=0.5)],
-        max_steps=2, batch_size=4, num_generations=4, max_completion_length=12,
+        max_steps=2,
+        batch_size=4,
+        num_generations=4,
+        max_completion_length=12,
     )
     outputs = run_grpo(cfg, recorder)
 
@@ -24,8 +30,12 @@ def test_grpo_logs_per_reward_metrics_and_registers(tiny_base, make_table, memo_
     assert {"reward", "reward_std", "rewards/exact_match/mean", "rewards/length_8/mean"} <= logged
     assert "completions/mean_length" in logged
     # Random weights never hit the reference, and 12 tokens exceed 8 characters.
-    assert all(v["rewards/length_8/mean"] < 0 for _, v in recorder.metrics if "rewards/length_8/mean" in v)
-    assert recorder.samples and {"prompt", "completion", "reward/exact_match"} <= set(recorder.samples[0][1])
+    assert all(
+        v["rewards/length_8/mean"] < 0 for _, v in recorder.metrics if "rewards/length_8/mean" in v
+    )
+    assert recorder.samples and {"prompt", "completion", "reward/exact_match"} <= set(
+        recorder.samples[0][1]
+    )
     final = get_model("memo-grpo")
     assert final.lineage["kind"] == "grpo" and final.lineage["rewards"][1]["weight"] == 0.5
     assert outputs.summary["steps"] == 2
@@ -33,14 +43,23 @@ def test_grpo_logs_per_reward_metrics_and_registers(tiny_base, make_table, memo_
 
 @pytest.mark.sandbox
 def test_grpo_with_validator_and_sandbox_rewards(tiny_base, make_table, recorder):
-    make_table("t.code", [
-        ("Print the sum of 2 and 3 as JSON or code.", "```python\nprint(2 + 3)\n```"),
-        ("Print hello.", "```python\nprint('hello')\n```"),
-    ])
+    make_table(
+        "t.code",
+        [
+            ("Print the sum of 2 and 3 as JSON or code.", "```python\nprint(2 + 3)\n```"),
+            ("Print hello.", "```python\nprint('hello')\n```"),
+        ],
+    )
     cfg = GrpoConfig(
-        model=tiny_base, table={"name": "t.code"}, out="code-grpo", preset="cpu-smoke",
+        model=tiny_base,
+        table={"name": "t.code"},
+        out="code-grpo",
+        preset="cpu-smoke",
         rewards=[RewardSpec(rule="validate:json", weight=0.5), RewardSpec(rule="sandbox:output")],
-        max_steps=2, batch_size=4, num_generations=4, max_completion_length=8,
+        max_steps=2,
+        batch_size=4,
+        num_generations=4,
+        max_completion_length=8,
     )
     run_grpo(cfg, recorder)
     steps = [v for _, v in recorder.metrics if "rewards/sandbox_output/mean" in v]

@@ -58,12 +58,14 @@ def test_weights_names_and_sample_tap():
 @pytest.mark.sandbox
 def test_sandbox_output_reward_runs_code_and_compares_output():
     fn = make_reward("sandbox:output")
-    completions = _as_chat([
-        "```python\nprint(sum(range(5)))\n```",  # prints 10: right
-        "print(11)",  # wrong
-        "while True: pass",  # never ends: contained, scores 0
-        "print(3 * 4)",  # matches what the reference code prints
-    ])
+    completions = _as_chat(
+        [
+            "```python\nprint(sum(range(5)))\n```",  # prints 10: right
+            "print(11)",  # wrong
+            "while True: pass",  # never ends: contained, scores 0
+            "print(3 * 4)",  # matches what the reference code prints
+        ]
+    )
     metadata = [json.dumps({"expected_output": "10"})] * 3 + ["{}"]
     answers = ["", "", "", "```python\nprint(12)\n```"]
     assert fn([], completions, answer=answers, metadata=metadata) == [1.0, 0.0, 0.0, 1.0]
@@ -73,9 +75,11 @@ def test_sandbox_output_reward_runs_code_and_compares_output():
 def test_sandbox_tests_reward_runs_the_rows_unit_tests():
     fn = make_reward("sandbox:tests")
     tests = json.dumps({"tests": "assert add(2, 3) == 5\nassert add(-1, 1) == 0"})
-    completions = _as_chat([
-        "def add(a, b):\n    return a + b",
-        "def add(a, b):\n    return a - b",
-        "no code here",
-    ])
+    completions = _as_chat(
+        [
+            "def add(a, b):\n    return a + b",
+            "def add(a, b):\n    return a - b",
+            "no code here",
+        ]
+    )
     assert fn([], completions, answer=[""] * 3, metadata=[tests] * 3) == [1.0, 0.0, 0.0]

@@ -13,11 +13,19 @@ from trainers.sft import run_sft
 pytestmark = pytest.mark.train
 
 
-def test_full_sft_loss_falls_and_checkpoint_is_registered(tiny_base, make_table, memo_pairs, recorder):
+def test_full_sft_loss_falls_and_checkpoint_is_registered(
+    tiny_base, make_table, memo_pairs, recorder
+):
     make_table("t.memo", memo_pairs)
     cfg = SftConfig(
-        model=tiny_base, table={"name": "t.memo"}, out="memo-sft", preset="cpu-smoke",
-        max_steps=30, batch_size=4, learning_rate=3e-3, save_every=10,
+        model=tiny_base,
+        table={"name": "t.memo"},
+        out="memo-sft",
+        preset="cpu-smoke",
+        max_steps=30,
+        batch_size=4,
+        learning_rate=3e-3,
+        save_every=10,
     )
     rep = recorder
     outputs = run_sft(cfg, rep)

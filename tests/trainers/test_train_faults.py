@@ -29,9 +29,14 @@ def _no_checkpoints_written() -> bool:
 def test_table_without_assistant_turns_is_refused(tiny_base):
     rows = [
         {"id": "a", "messages": [{"role": "user", "content": "hello"}]},
-        {"id": "b", "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": " "}]},
+        {
+            "id": "b",
+            "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": " "}],
+        },
     ]
-    write_table("t.users_only", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), schema=SFT_SCHEMA)
+    write_table(
+        "t.users_only", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), schema=SFT_SCHEMA
+    )
     cfg = SftConfig(model=tiny_base, table={"name": "t.users_only"}, out="never")
     with pytest.raises(InvalidInput, match="no row has an assistant turn"):
         run_sft(cfg, Reporter())
@@ -76,7 +81,9 @@ class CancelAfter(Reporter):
         return self.done >= self.steps
 
 
-def test_cancelled_run_keeps_last_checkpoint_registered_as_periodic(tiny_base, make_table, memo_pairs):
+def test_cancelled_run_keeps_last_checkpoint_registered_as_periodic(
+    tiny_base, make_table, memo_pairs
+):
     make_table("t.memo", memo_pairs)
     cfg = SftConfig(
         model=tiny_base, table={"name": "t.memo"}, out="stopped", max_steps=50, save_every=2

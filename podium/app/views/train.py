@@ -49,25 +49,36 @@ def _settings(kind: str, preset: str) -> dict[str, object]:
         "Steps", min_value=1, value=int(d["max_steps"]), key=f"train.steps.{tag}"
     )
     lr = c3.number_input(
-        "Learning rate", min_value=0.0, value=float(d["learning_rate"]), format="%.2e",
+        "Learning rate",
+        min_value=0.0,
+        value=float(d["learning_rate"]),
+        format="%.2e",
         key=f"train.lr.{tag}",
     )
     batch = c1.number_input(
         "Batch size", min_value=1, value=int(d["batch_size"]), key=f"train.batch.{tag}"
     )
     save_every = c2.number_input(
-        "Save every N steps (0 = end only)", min_value=0, value=int(d["save_every"]),
+        "Save every N steps (0 = end only)",
+        min_value=0,
+        value=int(d["save_every"]),
         key=f"train.save.{tag}",
     )
     seed = c3.number_input("Seed", value=0, key=f"train.seed.{tag}")
     values: dict[str, object] = {
-        "method": method, "max_steps": int(steps), "learning_rate": float(lr),
-        "batch_size": int(batch), "save_every": int(save_every), "seed": int(seed),
+        "method": method,
+        "max_steps": int(steps),
+        "learning_rate": float(lr),
+        "batch_size": int(batch),
+        "save_every": int(save_every),
+        "seed": int(seed),
     }
     if kind == "grpo":
         values["num_generations"] = int(
             c1.number_input(
-                "Generations per prompt", min_value=2, value=int(d["num_generations"]),
+                "Generations per prompt",
+                min_value=2,
+                value=int(d["num_generations"]),
                 key=f"train.gens.{tag}",
             )
         )
@@ -76,7 +87,10 @@ def _settings(kind: str, preset: str) -> dict[str, object]:
 
 def _rewards() -> list[dict[str, object]]:
     chosen = st.multiselect(
-        "Rewards", REWARD_CHOICES, default=["exact_match"], key="train.rewards",
+        "Rewards",
+        REWARD_CHOICES,
+        default=["exact_match"],
+        key="train.rewards",
         accept_new_options=True,
         help="validate:RULE (any validation rule), sandbox:output, sandbox:tests, "
         "exact_match, length:N — type your own, e.g. validate:regex:^\\{.*",
@@ -97,18 +111,29 @@ def _launch_form() -> None:
     if not tables:
         st.warning("No tables yet: run `podium demo` or `podium import FILE --table NS.NAME`.")
         return
-    kind = st.radio("Training", KINDS, horizontal=True, key="train.kind",
-                    format_func=lambda k: {"sft": "SFT", "grpo": "GRPO"}[k])
+    kind = st.radio(
+        "Training",
+        KINDS,
+        horizontal=True,
+        key="train.kind",
+        format_func=lambda k: {"sft": "SFT", "grpo": "GRPO"}[k],
+    )
     c1, c2 = st.columns(2)
     model = c1.selectbox("Base checkpoint", bases, key="train.model")
     table = c2.selectbox("Table", tables, key="train.table")
     snaps = snapshot_choices(table) if table else []
     snapshot = c2.selectbox(
-        "Snapshot", [sid for _, sid in snaps], format_func=dict((s, lbl) for lbl, s in snaps).get,
+        "Snapshot",
+        [sid for _, sid in snaps],
+        format_func=dict((s, lbl) for lbl, s in snaps).get,
         key=f"train.snapshot.{table}",
     )
-    preset = c1.selectbox("Preset", PRESET_NAMES, key="train.preset",
-                          help="cpu-smoke: seconds; cpu-small: minutes on 2 cores; gpu: a real run")
+    preset = c1.selectbox(
+        "Preset",
+        PRESET_NAMES,
+        key="train.preset",
+        help="cpu-smoke: seconds; cpu-small: minutes on 2 cores; gpu: a real run",
+    )
     with st.expander("Settings", expanded=False):
         overrides = _settings(kind, preset)
     rewards = _rewards() if kind == "grpo" else None
@@ -116,8 +141,14 @@ def _launch_form() -> None:
     if st.button("Launch", type="primary", key="train.launch"):
         try:
             values = form_values(
-                kind, model=model, table=table, snapshot_id=snapshot, out=out,
-                preset=preset, overrides=overrides, rewards=rewards,
+                kind,
+                model=model,
+                table=table,
+                snapshot_id=snapshot,
+                out=out,
+                preset=preset,
+                overrides=overrides,
+                rewards=rewards,
             )
             job_id = launch(kind, values)
         except PodiumError as exc:
@@ -158,9 +189,7 @@ def _watch(job_id: str) -> None:
         if c1.button(f"Chat with {view.checkpoint}", key="train.chat"):
             st.switch_page(GENERATE_PAGE, query_params={"model": view.checkpoint})
         if view.base and c2.button(f"Compare with {view.base}", key="train.compare"):
-            st.switch_page(
-                COMPARE_PAGE, query_params={"models": f"{view.base},{view.checkpoint}"}
-            )
+            st.switch_page(COMPARE_PAGE, query_params={"models": f"{view.base},{view.checkpoint}"})
 
 
 def _runs() -> None:
@@ -174,11 +203,15 @@ def _runs() -> None:
         return
     labels = {j["id"]: run_label(j) for j in runs}
     job_id = st.selectbox(
-        "Run", ids, index=ids.index(wanted) if wanted in ids else 0,
-        format_func=lambda i: labels.get(i, i), key="train.run",
+        "Run",
+        ids,
+        index=ids.index(wanted) if wanted in ids else 0,
+        format_func=lambda i: labels.get(i, i),
+        key="train.run",
     )
-    active = any(j["id"] == job_id and j["status"] in ("queued", "running", "cancelling")
-                 for j in runs)
+    active = any(
+        j["id"] == job_id and j["status"] in ("queued", "running", "cancelling") for j in runs
+    )
 
     @st.fragment(run_every=2.0 if active else None)
     def live() -> None:

