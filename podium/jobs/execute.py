@@ -31,7 +31,12 @@ from podium.store.schema import PROP_LINEAGE_PREFIX
 
 ReporterFactory = Callable[..., JobReporter]
 
-EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 3}
+EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 3, "queued": 4}
+_LIVE = ("running", "cancelling")
+
+
+class Stopped(Cancelled):
+    """SIGTERM from the worker: a cancel if one was requested, else a shutdown."""
 
 
 def lineage_for(job: Job) -> dict[str, str]:
@@ -56,10 +61,18 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
         try:
             config = parse_card(job["card"], source=f"card of job {job['id']}").config
             outputs = kind.runner()(config, reporter)
+        except Stopped as exc:
+            reporter.flush()
+            if get_job(job["id"])["status"] == "cancelling":
+                reporter.log("cancelled: stopped by the worker")
+                transition(job["id"], "cancelled", when=_LIVE, message="stopped by the worker")
+            else:  # not a cancel: the worker is shutting down
+                outcome = recover(get_job(job["id"]), str(exc), kind.resumable)
+                reporter.log(f"{exc} -> {outcome}")
         except (Cancelled, KeyboardInterrupt) as exc:
             reporter.flush()
             reporter.log(f"cancelled: {exc or 'interrupted'}")
-            transition(job["id"], "cancelled", message=str(exc) or "interrupted")
+            transition(job["id"], "cancelled", when=_LIVE, message=str(exc) or "interrupted")
         except BaseException as exc:
             reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
@@ -74,7 +87,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             transition(
                 job["id"],
                 "succeeded",
-                when=("running", "cancelling"),
+                when=_LIVE,
                 outputs=json.dumps(recorded),
                 message="finished",
             )
@@ -83,7 +96,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
 
 def _fail(job: Job, exc: BaseException, reporter: JobReporter) -> None:
     error = f"{type(exc).__name__}: {exc}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
-    transition(job["id"], "failed", when=("running", "cancelling"), error=error, message=str(exc))
+    transition(job["id"], "failed", when=_LIVE, error=error, message=str(exc))
 
 
 def outputs_json(outputs: JobOutputs | None) -> dict[str, Any]:
@@ -117,7 +130,7 @@ def _orphaned(job_id: str, parent: int) -> Callable[[], None]:
 
 
 def _sigterm(_signum: int, _frame: object) -> None:
-    raise Cancelled("stopped by the worker (SIGTERM)")
+    raise Stopped("stopped by SIGTERM (worker shutting down)")
 
 
 def main(argv: list[str] | None = None) -> int:

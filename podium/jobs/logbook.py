@@ -19,8 +19,7 @@ from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import submit
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, now
-from podium.jobs.tables import job_events, job_metrics, job_samples
-from podium.store.state import engine
+from podium.jobs.tables import db, job_events, job_metrics, job_samples
 
 
 def duration_seconds(job: Job, at: datetime | None = None) -> float | None:
@@ -84,7 +83,7 @@ def table_links(job: Job) -> dict[str, list[tuple[str, int | None]]]:
 
 def metrics_frame(job_id: str) -> pd.DataFrame:
     """Metrics as a wide frame: index step, one column per metric name."""
-    with engine().connect() as conn:
+    with db().connect() as conn:
         rows = conn.execute(
             select(job_metrics.c.step, job_metrics.c.name, job_metrics.c.value)
             .where(job_metrics.c.job_id == job_id)
@@ -97,7 +96,7 @@ def metrics_frame(job_id: str) -> pd.DataFrame:
 
 
 def samples(job_id: str, limit: int = 20) -> list[dict[str, Any]]:
-    with engine().connect() as conn:
+    with db().connect() as conn:
         rows = conn.execute(
             select(job_samples.c.step, job_samples.c["values"])
             .where(job_samples.c.job_id == job_id)
@@ -108,7 +107,7 @@ def samples(job_id: str, limit: int = 20) -> list[dict[str, Any]]:
 
 
 def events(job_id: str) -> list[dict[str, Any]]:
-    with engine().connect() as conn:
+    with db().connect() as conn:
         rows = conn.execute(
             select(job_events.c.at, job_events.c.status, job_events.c.message)
             .where(job_events.c.job_id == job_id)

@@ -19,8 +19,7 @@ from sqlalchemy import Engine, insert, select, update
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
 from podium.jobs.cards import Card, pin_inputs, table_refs
-from podium.jobs.tables import ACTIVE, FINISHED, job_events, jobs
-from podium.store.state import engine
+from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
 
 Job = dict[str, Any]
 
@@ -68,7 +67,7 @@ def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
         values.update(
             started_at=at, heartbeat_at=at, launcher="foreground", host=socket.gethostname()
         )
-    eng = engine()
+    eng = db()
     with eng.begin() as conn:
         conn.execute(insert(jobs).values(**values))
         conn.execute(insert(job_events).values(job_id=job_id, at=at, status=status))
@@ -77,7 +76,7 @@ def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
 
 def get_job(job_id: str, eng: Engine | None = None) -> Job:
     """The job with this id, or with this unique id prefix."""
-    eng = eng or engine()
+    eng = eng or db()
     with eng.connect() as conn:
         row = conn.execute(select(jobs).where(jobs.c.id == job_id)).first()
         if row is None and job_id:
@@ -97,7 +96,7 @@ def list_jobs(limit: int = 200, status: str | None = None) -> list[Job]:
     query = select(jobs).order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(limit)
     if status:
         query = query.where(jobs.c.status == status)
-    with engine().connect() as conn:
+    with db().connect() as conn:
         return [_as_job(row._mapping) for row in conn.execute(query)]
 
 
@@ -130,7 +129,7 @@ def transition(
     **fields: Any,
 ) -> bool:
     """Set status `to` if the job is in one of `when`; False if someone got there first."""
-    eng = eng or engine()
+    eng = eng or db()
     at = now()
     if to in FINISHED:
         fields.setdefault("finished_at", at)
@@ -151,7 +150,7 @@ def transition(
 
 def claim_next(worker_pid: int, launcher: str) -> Job | None:
     """Take the oldest queued job for this worker, or None if the queue is empty."""
-    eng = engine()
+    eng = db()
     while True:
         with eng.connect() as conn:
             row = conn.execute(
@@ -180,13 +179,13 @@ def claim_next(worker_pid: int, launcher: str) -> Job | None:
 
 
 def set_fields(job_id: str, **fields: Any) -> None:
-    with engine().begin() as conn:
+    with db().begin() as conn:
         conn.execute(update(jobs).where(jobs.c.id == job_id).values(**fields))
 
 
 def heartbeat(job_id: str, eng: Engine | None = None) -> str | None:
     """Mark the job alive; returns its status (None if it vanished)."""
-    eng = eng or engine()
+    eng = eng or db()
     with eng.begin() as conn:
         conn.execute(
             update(jobs)
@@ -213,7 +212,7 @@ def stale_jobs(stale_after: float | None = None) -> list[Job]:
     """Running jobs whose heartbeat is older than the stale threshold."""
     stale_after = get_settings().stale_after_seconds if stale_after is None else stale_after
     cutoff = now() - timedelta(seconds=stale_after)
-    with engine().connect() as conn:
+    with db().connect() as conn:
         rows = conn.execute(
             select(jobs).where(
                 jobs.c.status.in_(("running", "cancelling")), jobs.c.heartbeat_at < cutoff

@@ -23,9 +23,8 @@ from sqlalchemy import insert, update
 
 from podium.config import get_settings
 from podium.jobs.queue import heartbeat, now
-from podium.jobs.tables import job_metrics, job_samples, jobs
+from podium.jobs.tables import db, job_metrics, job_samples, jobs
 from podium.reporting import Reporter
-from podium.store.state import engine
 
 _FLUSH_EVERY = 0.5  # seconds between writes of progress, metrics and samples
 
@@ -40,7 +39,7 @@ class JobReporter(Reporter):
     ) -> None:
         super().__init__(lineage)
         self.job_id = job_id
-        self._eng = engine()
+        self._eng = db()
         self._log = Path(log_path).open("a", encoding="utf-8", buffering=1)
         self._status = "running"
         self._pending: tuple[int, int | None, str] | None = None

@@ -138,13 +138,17 @@ class Worker:
         return True
 
     def shutdown(self) -> None:
-        """Stop this worker's jobs; they are failed, or requeued if they can resume."""
+        """Stop this worker's jobs; they are failed, or requeued if they can resume.
+
+        A job's process records that itself on SIGTERM; if it died without doing so,
+        the worker records it.
+        """
         for job_id, proc in list(self.running.items()):
             proc.stop(CANCEL_GRACE_SECONDS)
             job = get_job(job_id)
             if job["status"] in ("running", "cancelling"):
-                outcome = recover(job, f"worker {os.getpid()} stopped", _resumable(job))
-                self.say(f"job {job_id}: worker stopping -> {outcome}")
+                recover(job, f"worker {os.getpid()} stopped", _resumable(job))
+            self.say(f"job {job_id}: worker stopping -> {get_job(job_id)['status']}")
             del self.running[job_id]
 
     def install_signal_handlers(self) -> None:

@@ -119,3 +119,22 @@ def test_resumable_job_is_requeued_and_finishes_after_a_crash(
     job = wait_for(lambda: (j := get_job(job_id))["status"] == "succeeded" and j, timeout=90)
     assert job["attempt"] == 2
     assert load_table("ns.resumed").properties["podium.lineage.job_id"] == job_id
+
+
+def test_worker_stopped_with_sigterm_fails_or_requeues_its_job(
+    jobs_home: Path, start_worker: Callable[..., object]
+) -> None:
+    for front, expected in (
+        ("kind: test-steps\nsteps: 500\nsleep: 0.1", "failed"),
+        ("kind: test-steps-resumable\nsteps: 500\nsleep: 0.1", "queued"),
+    ):
+        worker = start_worker()
+        job_id = _submit(front)
+        started = wait_for(lambda i=job_id: (j := get_job(i))["progress_done"] and j["pgid"] and j)
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+        job = get_job(job_id)
+        assert job["status"] == expected, job
+        assert not group_alive(started["pgid"])
+        if expected == "failed":
+            assert "worker shutting down" in job["error"]
