@@ -27,6 +27,8 @@ from podium.validate.result import Result, failed, kebab, passed
 # orjson message fragment -> short error kind, first match wins.
 _JSON_KINDS = (
     ("trailing comma", "trailing-comma"),
+    ("depth", "too-deep"),
+    ("recursion", "too-deep"),
     ("end of data", "unexpected-eof"),
     ("empty document", "empty"),
     ("zero-length", "empty"),
@@ -106,7 +108,10 @@ class CompiledSchema:
                 return None
         except (ValueError, OverflowError):
             pass  # e.g. integers past 64 bits: let the reference validator decide
-        errors = list(self.reference.iter_errors(value))
+        try:
+            errors = list(self.reference.iter_errors(value))
+        except RecursionError:  # very deep values: the Rust validator reports instead
+            errors = []
         if errors:
             err = best_match(errors)
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -171,6 +176,8 @@ def schema_failure(
     if offset is None:
         offset = value_offset(text, (*prefix, *path))
     where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    if len(where) > 120:  # a deeply nested value: keep the start and the end of its path
+        where = where[:60] + "…" + where[-50:]
     return failed(rule, kind, f"{message} at {where}", text, offset)
 
 

@@ -74,7 +74,7 @@ def value_offset(text: str, path: Iterable[str | int]) -> int | None:
                 return None
             pos = _step(text, pos, part)
         return pos
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return None
 
 
@@ -87,7 +87,7 @@ def key_offset(text: str, path: Iterable[str | int], key: str) -> int | None:
         for name, key_at, _ in _members(text, start):
             if name == key:
                 return key_at
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return None
     return None
 

@@ -127,3 +127,15 @@ def test_schema_draft_is_2020_12_unless_declared() -> None:
     assert not _rule(schema).check('["x"]').ok
     draft7 = {**schema, "$schema": "http://json-schema.org/draft-07/schema#"}
     assert _rule(draft7).check('["x"]').ok
+
+
+def test_very_deep_documents_are_reported_not_crashed_on() -> None:
+    deep_list = "[" * 5000 + "]" * 5000
+    assert JsonRule().check(deep_list).kind == "too-deep"
+    recursive = {"type": "object", "properties": {"a": {"$ref": "#"}}}
+    text = '{"a":' * 900 + "1" + "}" * 900
+    result = _rule(recursive).check(text)
+    # The reference validator recurses too deep here; the Rust validator's error is used.
+    assert result.kind == "type"
+    assert text[result.offset :].startswith("1}")
+    assert len(result.message) < 250

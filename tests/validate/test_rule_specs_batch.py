@@ -104,3 +104,25 @@ def test_rules_survive_pickling_for_worker_processes(schema_file: Path, tmp_path
     assert copies[1].check('{"n": []}').kind == "type"
     assert copies[2].check("<a>x</a>").kind == "datatype-valid"
     assert copies[3].check("aab").kind == "no-match"
+
+
+def test_page_inputs_become_specs_with_stored_files(podium_home: Path) -> None:
+    from podium.validate.review import build_specs
+
+    specs = build_specs(
+        ["json", "json-schema", "regex", "xsd"],
+        schema_text=json.dumps(SCHEMA),
+        pattern="a+",
+        xsd_text='<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"/>',
+    )
+    assert specs[0] == "json" and specs[2] == "regex:a+"
+    schema_path = Path(specs[1].removeprefix("json-schema:"))
+    assert schema_path.parent == podium_home / "schemas"
+    assert json.loads(schema_path.read_text()) == SCHEMA
+    assert parse_rules(specs)[1].check('{"n": "x"}').kind == "type"
+    # Without a pasted schema, json-schema means the table's stored one.
+    assert build_specs(["json-schema"]) == ["json-schema"]
+    with pytest.raises(InvalidInput, match="needs an XML Schema"):
+        build_specs(["xsd"])
+    with pytest.raises(InvalidInput, match="Choose at least one rule"):
+        build_specs([])

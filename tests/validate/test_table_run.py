@@ -184,3 +184,50 @@ def test_a_new_snapshot_has_no_report_until_validated(podium_home: Path) -> None
     write_table("ns.grow", pa.Table.from_pylist(more), mode="append")
     assert malformed_ids("ns.grow") is None  # the current snapshot was never validated
     assert malformed_ids("ns.grow", first) == {"x"}
+
+
+def test_clean_table_gets_an_empty_report(podium_home: Path) -> None:
+    rows = [{"id": "ok", "messages": [{"role": "assistant", "content": '{"a": 1}'}]}]
+    write_table("ns.clean", pa.Table.from_pylist(rows))
+    summary = validate_table(ValidateConfig(table=TableRef(name="ns.clean"), rules=["json"]))
+    assert summary.failures == 0
+    assert malformed_ids("ns.clean") == set()  # a report exists: nothing is malformed
+    assert read_report(summary.report).num_rows == 0
+
+
+def test_tool_calls_use_each_rows_tools(podium_home: Path) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}},
+                    "required": ["a"],
+                },
+            },
+        }
+    ]
+    calls = {
+        "good": '{"tool_calls": [{"type": "function", "function": {"name": "add", '
+        '"arguments": "{\\"a\\": 1}"}}]}',
+        "bad": '[{"type": "function", "function": {"name": "add", '
+        '"arguments": "{\\"a\\": \\"x\\"}"}}]',
+        "notools": '[{"type": "function", "function": {"name": "add", "arguments": "{}"}}]',
+    }
+    rows = [
+        {
+            "id": rid,
+            "messages": [{"role": "user", "content": "1+1"}, {"role": "assistant", "content": c}],
+            "metadata": None if rid == "notools" else json.dumps({"tools": tools}),
+        }
+        for rid, c in calls.items()
+    ]
+    write_table("ns.calls", pa.Table.from_pylist(rows))
+    summary = validate_table(ValidateConfig(table=TableRef(name="ns.calls"), rules=["tool-call"]))
+    found = {r["id"]: r for r in read_report(summary.report).to_pylist()}
+    assert set(found) == {"bad", "notools"}
+    assert (found["bad"]["kind"], found["bad"]["turn"]) == ("type", 1)
+    assert calls["bad"][found["bad"]["offset"] :].startswith('\\"x\\"')
+    assert found["notools"]["kind"] == "no-tools"
