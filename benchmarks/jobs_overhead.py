@@ -62,8 +62,10 @@ def bench_reporting(units: int) -> None:
         for step in range(n):
             reporter.metric(step, {"loss": 1.0, "lr": 0.1})
         metrics = n / (time.perf_counter() - start)
-    print(f"reporting: bare Reporter {bare:,.0f} units/s, JobReporter {db:,.0f} units/s "
-          f"({db / bare:.2f}x of bare); metric() {metrics:,.0f} calls/s (2 values each)")
+    print(
+        f"reporting: bare Reporter {bare:,.0f} units/s, JobReporter {db:,.0f} units/s "
+        f"({db / bare:.2f}x of bare); metric() {metrics:,.0f} calls/s (2 values each)"
+    )
 
 
 def timed_subprocess(code: str) -> float:
@@ -97,9 +99,11 @@ def bench_launch(jobs: int) -> None:
     finally:
         worker.terminate()
         worker.wait()
-    print(f"launch: python -c pass {bare:.3f}s, import podium.jobs.execute {imports:.3f}s, "
-          f"submit->succeeded via worker {job:.3f}s ({job / bare:.1f}x bare python, "
-          f"{job / imports:.1f}x the imports)")
+    print(
+        f"launch: python -c pass {bare:.3f}s, import podium.jobs.execute {imports:.3f}s, "
+        f"submit->succeeded via worker {job:.3f}s ({job / bare:.1f}x bare python, "
+        f"{job / imports:.1f}x the imports)"
+    )
 
 
 def main() -> None:
@@ -111,8 +115,9 @@ def main() -> None:
     os.environ.update(
         PODIUM_HOME=home,
         PODIUM_JOB_PLUGINS=Path(__file__).stem,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parent),
-                                                  os.environ.get("PYTHONPATH")])),
+        PYTHONPATH=os.pathsep.join(
+            filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])
+        ),
     )
     sys.modules.setdefault(Path(__file__).stem, sys.modules[__name__])
     bench_reporting(args.units)

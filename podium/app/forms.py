@@ -121,8 +121,10 @@ def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:
         index = choices.index(ref.name) if ref and ref.name in choices else 0
         name = st.selectbox(label, choices, index=index, format_func=_blank_none, **kw)
         snap = st.text_input(
-            f"{spec.name} snapshot", value=str(ref.snapshot_id or "") if ref else "",
-            key=f"{key}.snapshot", help="Snapshot id to read; blank = current when queued.",
+            f"{spec.name} snapshot",
+            value=str(ref.snapshot_id or "") if ref else "",
+            key=f"{key}.snapshot",
+            help="Snapshot id to read; blank = current when queued.",
         )
         return {"name": name, "snapshot_id": snap}
     if spec.widget == "lines":

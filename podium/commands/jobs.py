@@ -1,14 +1,14 @@
 """Job commands: run and queue run cards, the worker, and the logbook in a terminal.
 
-    podium run CARD.md                  # run a card here, with a progress bar
-    podium submit CARD.md               # queue it; `podium worker` runs it
-    podium worker [--once] [--poll S]   # execute queued jobs (--once: until the queue is empty)
-    podium jobs [--json]                # every job, newest first
-    podium jobs show ID [--json]        # status, card, inputs, outputs, error
-    podium jobs logs ID [--follow]
-    podium jobs cancel ID
-    podium jobs rerun ID                # queue the job's stored card again
-    podium jobs kinds [--json]          # the job kinds and their card fields
+podium run CARD.md                  # run a card here, with a progress bar
+podium submit CARD.md               # queue it; `podium worker` runs it
+podium worker [--once] [--poll S]   # execute queued jobs (--once: until the queue is empty)
+podium jobs [--json]                # every job, newest first
+podium jobs show ID [--json]        # status, card, inputs, outputs, error
+podium jobs logs ID [--follow]
+podium jobs cancel ID
+podium jobs rerun ID                # queue the job's stored card again
+podium jobs kinds [--json]          # the job kinds and their card fields
 """
 
 from __future__ import annotations
@@ -141,8 +141,12 @@ def kinds(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] =
     """The job kinds and their card fields."""
     load_plugins()
     data = [
-        {"name": k.name, "description": k.description, "resumable": k.resumable,
-         "fields": kind_fields(k.name)}
+        {
+            "name": k.name,
+            "description": k.description,
+            "resumable": k.resumable,
+            "fields": kind_fields(k.name),
+        }
         for k in sorted(KINDS.values(), key=lambda k: k.name)
     ]
     if as_json:

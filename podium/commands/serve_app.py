@@ -1,7 +1,7 @@
 """Serving the UI: `podium app` (the web UI) and `podium up` (UI + worker together).
 
-    podium app [--host 127.0.0.1 --port 8501]   # streamlit, headless, no usage stats
-    podium up  [--host 127.0.0.1 --port 8501]   # the app and a job worker; Ctrl-C stops both
+podium app [--host 127.0.0.1 --port 8501]   # streamlit, headless, no usage stats
+podium up  [--host 127.0.0.1 --port 8501]   # the app and a job worker; Ctrl-C stops both
 """
 
 from __future__ import annotations

@@ -141,13 +141,15 @@ def kind_fields(kind: str) -> list[dict[str, Any]]:
     fields = []
     for name, field in model.model_fields.items():
         default = None if field.is_required() else field.get_default(call_default_factory=True)
-        fields.append({
-            "name": name,
-            "type": _type_name(field.annotation),
-            "default": default.model_dump() if isinstance(default, BaseModel) else default,
-            "required": field.is_required(),
-            "help": field.description or "",
-        })
+        fields.append(
+            {
+                "name": name,
+                "type": _type_name(field.annotation),
+                "default": default.model_dump() if isinstance(default, BaseModel) else default,
+                "required": field.is_required(),
+                "help": field.description or "",
+            }
+        )
     return fields
 
 

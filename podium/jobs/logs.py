@@ -17,9 +17,7 @@ def log_tail(path: str | Path, lines: int = 40) -> str:
         return "".join(deque(fh, maxlen=lines))
 
 
-def follow(
-    path: str | Path, done: Callable[[], bool], poll: float = 0.5
-) -> Iterator[str]:
+def follow(path: str | Path, done: Callable[[], bool], poll: float = 0.5) -> Iterator[str]:
     """Yield a log's text as it grows until `done()` is true and the file is drained."""
     path = Path(path)
     offset = 0

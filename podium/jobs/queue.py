@@ -229,8 +229,12 @@ def recover(job: Job, reason: str, resumable: bool) -> str:
         return "cancelled"
     if resumable:
         transition(
-            job["id"], "queued", when=("running",), message=f"{reason}; requeued to resume",
-            heartbeat_at=None, **fields,
+            job["id"],
+            "queued",
+            when=("running",),
+            message=f"{reason}; requeued to resume",
+            heartbeat_at=None,
+            **fields,
         )
         return "queued"
     transition(job["id"], "failed", when=("running",), message=reason, error=reason, **fields)

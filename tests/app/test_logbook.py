@@ -148,4 +148,3 @@ def test_collect_turns_widget_values_into_a_valid_config() -> None:
     )  # fmt: skip
     blank = collect(field_specs(_FormModel), {**raw, "table": "", "source": {"name": None}})
     assert "table" not in blank and blank["source"] is None
-
