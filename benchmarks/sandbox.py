@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from contextlib import ExitStack
@@ -61,9 +62,13 @@ def docker_options(stack: ExitStack) -> dict[str, object] | None:
         return {}
     if os.geteuid() != 0:
         return None
-    from generators.sandbox.dockerd import PrivateDockerd
+    from generators.sandbox.dockerd import PrivateDockerd, sweep_dead_engines
 
-    engine = stack.enter_context(PrivateDockerd(REPO / ".cache" / "dockerd"))
+    base = REPO / ".cache" / "dockerd"
+    sweep_dead_engines(base)
+    engine = PrivateDockerd(base / f"bench{os.getpid()}")
+    stack.callback(shutil.rmtree, engine.root, ignore_errors=True)
+    stack.enter_context(engine)
     return {"base_url": engine.host}
 
 

@@ -134,6 +134,23 @@ class PrivateDockerd:
                 proc.wait(timeout=10)
 
 
+def sweep_dead_engines(base: Path) -> None:
+    """Delete engine folders under `base` whose daemon is gone (left by crashed runs)."""
+    if not base.is_dir():
+        return
+    for folder in base.iterdir():
+        pidfile = folder / "dockerd.pid"
+        try:
+            pid = int(pidfile.read_text().strip())
+            alive = Path(f"/proc/{pid}").exists()
+        except (OSError, ValueError):
+            alive = False
+        # A folder this young may belong to an engine that has not written its pidfile.
+        young = folder.is_dir() and time.time() - folder.stat().st_mtime < START_TIMEOUT_S * 2
+        if not alive and not young and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def _terminate(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGTERM)

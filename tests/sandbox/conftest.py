@@ -8,13 +8,14 @@ DOCKER_HOST is used instead when set) and the cached rootfs image is imported in
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from generators.sandbox import Limits, Sandbox
-from generators.sandbox.dockerd import PrivateDockerd
+from generators.sandbox.dockerd import PrivateDockerd, sweep_dead_engines
 
 REPO = Path(__file__).resolve().parents[2]
 # Small limits keep the hostile tests quick; the pool's defaults are larger.
@@ -29,12 +30,16 @@ def docker_host() -> Iterator[str]:
         return
     if os.geteuid() != 0:
         pytest.skip("a private dockerd needs root (or set DOCKER_HOST to a running engine)")
-    engine = PrivateDockerd(REPO / ".cache" / "dockerd")
+    # One engine per test session (parallel sessions must not share a data-root).
+    base = REPO / ".cache" / "dockerd"
+    sweep_dead_engines(base)
+    engine = PrivateDockerd(base / f"s{os.getpid()}")
     engine.start()
     try:
         yield engine.host
     finally:
         engine.stop()
+        shutil.rmtree(engine.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
