@@ -54,7 +54,11 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
     job = get_job(job_id)
     if job["status"] != "running":
         return job
-    kind = get_kind(job["kind"])
+    try:
+        kind = get_kind(job["kind"])
+    except PodiumError as exc:  # e.g. a plugin kind this process cannot see
+        transition(job["id"], "failed", when=_LIVE, error=str(exc), message=str(exc))
+        return get_job(job["id"])
     reporter = reporter_factory(job["id"], job["log_path"], lineage_for(job))
     with reporter:
         reporter.log(f"job {job['id']} ({kind.name}) attempt {job['attempt']} pid {os.getpid()}")
@@ -77,7 +81,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
             reporter.log(f"failed: {detail}")
-            _fail(job, exc, reporter)
+            _fail(job, exc)
             if not isinstance(exc, Exception):
                 raise
         else:
@@ -94,7 +98,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
     return get_job(job["id"])
 
 
-def _fail(job: Job, exc: BaseException, reporter: JobReporter) -> None:
+def _fail(job: Job, exc: BaseException) -> None:
     error = f"{type(exc).__name__}: {exc}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
     transition(job["id"], "failed", when=_LIVE, error=error, message=str(exc))
 

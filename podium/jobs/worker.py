@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from sqlalchemy.exc import OperationalError
+
 from podium.config import get_settings
 from podium.jobs.kinds import get_kind
 from podium.jobs.launchers import Launched, Launcher, get_launcher
@@ -62,11 +64,16 @@ class Worker:
         self.say(f"worker {os.getpid()} started (launcher {self.launcher.name})")
         try:
             while not self.stop_event.is_set():
-                self.recover_stale()
-                self.watch()
-                claimed = self.claim()
-                if once and not claimed and not self.running:
-                    break
+                try:
+                    self.recover_stale()
+                    self.watch()
+                    claimed = self.claim()
+                except OperationalError as exc:  # a busy or restarting database: retry
+                    self.say(f"worker: database error, retrying: {exc}")
+                    claimed = False
+                else:
+                    if once and not claimed and not self.running:
+                        break
                 self.stop_event.wait(0 if claimed else self.poll)
         finally:
             self.shutdown()
@@ -131,7 +138,12 @@ class Worker:
         job = claim_next(os.getpid(), self.launcher.name)
         if job is None:
             return False
-        proc = self.launcher.launch(job)
+        try:
+            proc = self.launcher.launch(job)
+        except OSError as exc:
+            transition(job["id"], "failed", error=f"could not launch: {exc}", message=str(exc))
+            self.say(f"job {job['id']}: could not launch: {exc}")
+            return True
         set_fields(job["id"], pgid=proc.pgid)
         self.running[job["id"]] = proc
         self.say(f"job {job['id']} ({job['kind']}): started, process group {proc.pgid}")
