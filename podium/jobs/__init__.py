@@ -25,6 +25,10 @@ Inside `run`, use the reporter: `reporter.progress(done, total, msg)`,
 `properties=reporter.lineage` (job id, card, input snapshots, kind) in one commit at the
 end (or resumable batches; then register the kind with `resumable=True`).
 
+To run a job inside a page or command that shows progress its own way:
+`launch.run_in_process(Card(kind, config), MyReporter)` (MyReporter subclasses
+`reporter.JobReporter`) records it like any job and returns the finished record.
+
 Other entry points: `cards.write_card / read_card / parse_card`, `launch.submit(card)`,
 `queue.get_job / list_jobs / request_cancel`, `worker.Worker`, `logbook` (what the
 Logbook page shows). Extra kinds outside Podium: `PODIUM_JOB_PLUGINS=module,...`.

@@ -16,8 +16,9 @@ from rich.console import Console
 from podium.errors import PodiumError
 from podium.jobs.cards import Card, pin_inputs, write_card
 from podium.jobs.console import ConsoleReporter
-from podium.jobs.execute import execute_job
+from podium.jobs.execute import ReporterFactory, execute_job
 from podium.jobs.queue import Job, create_job, set_fields
+from podium.jobs.reporter import JobReporter
 
 
 class JobFailed(PodiumError):
@@ -31,14 +32,24 @@ def submit(card: Card) -> str:
     return create_job(card, status="queued")
 
 
-def run_foreground(card: Card, quiet: bool = False) -> Job:
-    """Run `card` in this process (recorded like any job); raises JobFailed unless it succeeds."""
+def run_in_process(card: Card, reporter_factory: ReporterFactory = JobReporter) -> Job:
+    """Run `card` in this process, recorded like any job, and return its final record.
+
+    For pages and commands that show progress their own way: pass a JobReporter
+    subclass (e.g. one that also moves an st.progress bar). Never raises for a job
+    that fails; read `job["status"]` and `job["error"]`.
+    """
     job_id = create_job(card, status="running")
     set_fields(job_id, worker_pid=os.getpid(), pgid=os.getpgrp())
-    job = execute_job(job_id, ConsoleReporter if not quiet else _quiet_reporter)
+    return execute_job(job_id, reporter_factory)
+
+
+def run_foreground(card: Card, quiet: bool = False) -> Job:
+    """Run `card` here with a progress bar; raises JobFailed unless it succeeds."""
+    job = run_in_process(card, ConsoleReporter if not quiet else _quiet_reporter)
     if job["status"] != "succeeded":
         reason = (job["error"] or job["status"]).splitlines()[0]
-        raise JobFailed(f"job {job_id} {job['status']}: {reason}\nlog: {job['log_path']}")
+        raise JobFailed(f"job {job['id']} {job['status']}: {reason}\nlog: {job['log_path']}")
     return job
 
 
