@@ -7,6 +7,7 @@ against, so that their overhead is a ratio measured in the same run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -22,7 +23,10 @@ class BareWorker(ProcessWorker):
         self._dir = tempfile.mkdtemp(prefix=f"podium-bare-{index}-")
 
     def command(self) -> list[str]:
-        return [sys.executable, "-s", str(SERVER_SCRIPT), "--tmp", self._dir]
+        # The same base interpreter the local sandbox runs (not a venv shim), so that the
+        # baseline differs from it only by the confinement.
+        python = os.path.realpath(sys.executable)
+        return [python, "-s", str(SERVER_SCRIPT), "--tmp", self._dir]
 
     def close(self) -> None:
         super().close()
