@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -58,15 +58,20 @@ def validate(
     ] = None,
 ) -> None:
     """Validate every sample of a table snapshot and write a report table."""
+    from podium.jobs.cards import validate_config
     from podium.jobs.launch import run_or_write_card
 
-    config = ValidateConfig(
-        table=TableRef(name=full_name(table), snapshot_id=snapshot),
-        rules=[_absolute(spec) for spec in rule],
-        extract=extract,  # type: ignore[arg-type]
-        roles=[r.strip() for r in roles.split(",") if r.strip()],
-        report=report,
-        workers=workers,
+    options = {
+        "table": TableRef(name=full_name(table), snapshot_id=snapshot),
+        "rules": [_absolute(spec) for spec in rule],
+        "extract": extract,
+        "roles": [r.strip() for r in roles.split(",") if r.strip()],
+        "report": report,
+        "workers": workers,
+    }
+    # The same checks as a run card, reported as one clear error.
+    config = cast(
+        ValidateConfig, validate_config("validate", options, source="podium validate options")
     )
     # Unknown rules, missing or invalid schema files fail here, before a job exists.
     parse_rules(config.rules, load_table(config.table.name).properties, config.table.name)

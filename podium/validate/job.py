@@ -109,7 +109,9 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
             "validation needs chat messages. Map its columns (podium.mapping) or import it as SFT."
         )
     wanted = [c for c in (columns.id, columns.messages, columns.metadata) if c in stored]
-    total = int(table.snapshot_by_id(sid).summary["total-records"]) if sid is not None else 0
+    snapshot = table.snapshot_by_id(sid) if sid is not None else None
+    extra = snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
+    total = int(extra.get("total-records", 0))
     heavy = any(rule.name in HEAVY_RULES for rule in rules)
     workers = config.workers or (available_cores() if heavy and total >= PARALLEL_MIN_ROWS else 1)
     summary = Summary(name, sid, full_name(config.report or report_name(name)))
