@@ -49,7 +49,9 @@ def validate(
     report: Annotated[
         str | None, typer.Option(help="Report table (default NS.TABLE__validation).")
     ] = None,
-    workers: Annotated[int, typer.Option(help="Processes; 0 = one per core if large.")] = 0,
+    workers: Annotated[
+        int, typer.Option(help="Processes; 0 = automatic (see the card field).")
+    ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary and failures as JSON.")
     ] = False,

@@ -63,7 +63,10 @@ class ValidateConfig(BaseModel):
         None, description="Report table (default NS.TABLE__validation); replaced on each run."
     )
     workers: int = Field(
-        0, ge=0, description="Processes to use; 0 = one per core for large tables."
+        0,
+        ge=0,
+        description="Processes to use; 0 = one per core for tables of 100k+ rows with a "
+        "costly rule (xml, xsd, python, tool-call), else one.",
     )
     batch_rows: int = Field(4096, ge=1, description="Rows per batch handed to a process.")
 
