@@ -106,6 +106,18 @@ def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
     return set(pc.unique(data.column("prompt_id")).to_pylist()) if data.num_rows else set()
 
 
+class _CancelOnly(Reporter):
+    """Lets a batch stop between requests when the job is cancelled; progress is
+    reported per committed batch by the job itself."""
+
+    def __init__(self, job: Reporter) -> None:
+        super().__init__()
+        self.job = job
+
+    def is_cancelled(self) -> bool:
+        return self.job.is_cancelled()
+
+
 async def _generate(
     cfg: GenerateConfig,
     endpoint: Endpoint,
@@ -126,7 +138,9 @@ async def _generate(
         while True:
             began = time.perf_counter()
             try:
-                results = await agenerate_batch(endpoint, reqs, concurrency=cfg.concurrency)
+                results = await agenerate_batch(
+                    endpoint, reqs, concurrency=cfg.concurrency, reporter=_CancelOnly(reporter)
+                )
                 break
             except ServerUnavailable as exc:
                 saved = already + start

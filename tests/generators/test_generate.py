@@ -180,3 +180,28 @@ def test_killed_server_fails_clearly_keeps_rows_and_resume_has_no_duplicates(
     prompt_ids = read_arrow(out)[0].column("prompt_id").to_pylist()
     assert len(ids) == len(set(ids)) == 6
     assert sorted(prompt_ids) == [f"p{i}" for i in range(6)]
+
+
+@pytest.mark.vllm
+def test_cancel_mid_batch_stops_and_keeps_committed_batches(vllm_model, unique_table):
+    from podium.errors import Cancelled
+
+    src = _prompts_table(unique_table, 4)
+    out = unique_table + "_out"
+    cfg = GenerateConfig(
+        input=TableRef(name=src), out=out, max_tokens=8, batch_size=2, concurrency=1
+    )
+
+    class CancelMidSecondBatch(Recorder):
+        asked_after_first_batch = 0
+
+        def is_cancelled(self) -> bool:
+            # Asked before batch 2 starts (no), then after its first request (yes).
+            if self.metrics:
+                self.asked_after_first_batch += 1
+            return self.asked_after_first_batch >= 2
+
+    with pytest.raises(Cancelled):
+        run_generate(cfg, CancelMidSecondBatch())
+    # The interrupted batch wrote nothing; the first one is intact.
+    assert sorted(read_arrow(out)[0].column("prompt_id").to_pylist()) == ["p0", "p1"]
