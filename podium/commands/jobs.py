@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from podium.jobs.cards import read_card
+from podium.jobs.cards import card_template, read_card
 from podium.jobs.kinds import KINDS
 from podium.jobs.launch import run_foreground, submit
 from podium.jobs.logbook import duration_text, kind_fields, progress_text, rerun
@@ -134,6 +134,21 @@ def cancel(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefi
 def rerun_cmd(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")]) -> None:
     """Queue a past job's stored card again, exactly as it ran."""
     out.print(rerun(get_job(job_id)["id"]))
+
+
+@jobs_app.command("template")
+def template(
+    kind: Annotated[str, typer.Argument(help="Job kind (see `podium jobs kinds`).")],
+    out_path: Annotated[Path | None, typer.Option("--out", help="Write it here.")] = None,
+) -> None:
+    """A run card for KIND with every field, its default and its help; edit, then run."""
+    text = card_template(kind)
+    if out_path is None:
+        out.out(text, end="")
+        return
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(text, encoding="utf-8")
+    out.print(f"wrote {out_path}; fill it in, then `podium run {out_path}`")
 
 
 @jobs_app.command("kinds")

@@ -51,6 +51,23 @@ def render_card(kind: str, config: BaseModel, notes: str = "") -> str:
     return f"---\n{body}---\n" + (f"{notes}\n" if notes else "")
 
 
+def card_template(kind: str) -> str:
+    """A card for `kind` with every field at its default and its help as a comment."""
+    load_plugins()
+    model = get_kind(kind).config_model()
+    lines = ["---", f"kind: {kind}"]
+    for name, field in model.model_fields.items():
+        required = field.is_required()
+        help_text = (field.description or "").strip().replace("\n", "\n# ")
+        lines.append(f"# {help_text}{' (required)' if required else ''}".rstrip())
+        value = None if required else field.get_default(call_default_factory=True)
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        dumped = yaml.safe_dump({name: value}, sort_keys=False, default_flow_style=True)
+        lines.append(f"{name}:" if required else dumped.strip()[1:-1])
+    return "\n".join(lines) + "\n---\nNotes: why this run exists.\n"
+
+
 def write_card(kind: str, config: BaseModel, path: str | Path, notes: str = "") -> Path:
     """Write `config` as a run card at `path` (parents created) and return the path."""
     path = Path(path)
@@ -118,6 +135,10 @@ def _describe(model: type[BaseModel], err: Any) -> str:
         field = model.model_fields.get(str(err["loc"][0]))
         help_text = f" ({field.description})" if field and field.description else ""
         return f"  {loc}: required field is missing{help_text}"
+    field = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
+    if err.get("input") is None and field is not None and field.is_required():
+        help_text = f" ({field.description})" if field.description else ""
+        return f"  {loc}: required field is empty{help_text}"
     given = repr(err.get("input"))
     if len(given) > 60:
         given = given[:57] + "..."

@@ -6,9 +6,18 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from typer.testing import CliRunner
 
+from podium.cli import app
 from podium.errors import InvalidInput, NotFound
-from podium.jobs.cards import parse_card, pin_inputs, read_card, render_card, write_card
+from podium.jobs.cards import (
+    card_template,
+    parse_card,
+    pin_inputs,
+    read_card,
+    render_card,
+    write_card,
+)
 from podium.store.catalog import load_table
 from podium.store.refs import TableRef
 from podium.store.write import write_table
@@ -80,3 +89,22 @@ def test_pin_inputs_uses_current_snapshot_and_checks_given_ones(jobs_home: Path)
         pin_inputs(config.model_copy(update={"source": TableRef(name="ns.src", snapshot_id=42)}))
     with pytest.raises(NotFound, match="No table named ns.absent"):
         pin_inputs(config.model_copy(update={"source": TableRef(name="ns.absent")}))
+
+
+def test_template_lists_every_field_with_help_and_defaults(jobs_home: Path) -> None:
+    text = card_template("test-steps")
+    assert "# Seconds per unit.\nsleep: 0.0\n" in text
+    assert parse_card(text).config == parse_card("---\nkind: test-steps\n---\n").config
+
+    with pytest.raises(InvalidInput) as err:
+        parse_card(card_template("import"))
+    assert "path: required field is empty (JSONL, Parquet file" in str(err.value)
+    assert "table: required field is empty (Target table" in str(err.value)
+
+
+def test_template_command_writes_a_card(jobs_home: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["jobs", "template", "test-steps", "--out", str(tmp_path / "c.md")]
+    )
+    assert result.exit_code == 0, result.output
+    assert read_card(tmp_path / "c.md").config.steps == 3
