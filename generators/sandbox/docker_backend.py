@@ -122,6 +122,7 @@ class DockerWorker(Worker):
         self.client = docker_client(self.base_url)
         ensure_image(self.client, self.image)
         command = ["python3", "-s", "-c", SERVER_SCRIPT.read_text(), "--tmp", "/tmp"]
+        command += ["--wipe", "/dev/shm", "--wipe", "/dev/mqueue"]
         created = self.client.api.create_container(
             self.image,
             command=command,

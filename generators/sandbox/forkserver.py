@@ -3,10 +3,10 @@
 A standalone script (stdlib only, any Python >= 3.9): the host starts it once per worker
 and sends jobs on stdin as length-prefixed JSON; for each job it forks a child that
 drops privileges, sets rlimits and runs the code as `__main__`, then kills everything
-the job left behind, wipes /tmp and answers on stdout. Forking a warm interpreter costs
-a few milliseconds where starting Python costs tens.
+the job left behind, wipes /tmp (and /dev/shm, System V IPC) and answers on stdout.
+Forking a warm interpreter costs a few milliseconds where starting Python costs tens.
 
-    python3 -s forkserver.py --tmp /tmp [--uid 61000]
+    python3 -s forkserver.py --tmp /tmp [--wipe /dev/shm] [--uid 61000]
 """
 
 import argparse
@@ -27,6 +27,7 @@ import types
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
+IPC_RMID = 0
 STDERR_TAIL = 65536
 SCRIPT_NAME = "main.py"
 ENV = {
@@ -197,6 +198,40 @@ def wipe(path):
                 fix_and_retry(os.unlink, entry.path, None)
 
 
+def clear_sysv_ipc(uid):
+    """Remove System V shared memory, semaphores and queues a job left in our namespace.
+
+    Removal needs the owner's uid (or CAP_SYS_ADMIN, which the server must not hold),
+    so a short-lived child becomes the job's uid to do it; usually there is nothing.
+    """
+    found = []
+    for kind in ("shm", "sem", "msg"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                found += [(kind, int(line.split()[1])) for line in fh.read().splitlines()[1:]]
+        except OSError:
+            continue
+    if not found:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if os.getuid() == 0 and uid:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            for kind, ident in found:
+                if kind == "shm":
+                    _libc.shmctl(ident, IPC_RMID, None)
+                elif kind == "sem":
+                    _libc.semctl(ident, 0, IPC_RMID)
+                else:
+                    _libc.msgctl(ident, IPC_RMID, None)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
 def read_capped(fd, limit, tail=False):
     size = os.fstat(fd).st_size
     start = max(0, size - limit) if tail else 0
@@ -265,7 +300,10 @@ def run_job(req, opts, as_base):
     stderr, err_size = read_capped(files["stderr"], min(cap, STDERR_TAIL), tail=True)
     for name in ("stdin", "stdout", "stderr"):
         os.close(files[name])
-    wipe(opts.tmp)
+    for path in [opts.tmp, *opts.wipe]:
+        if os.path.isdir(path):
+            wipe(path)
+    clear_sysv_ipc(opts.uid)
     state, rc, sig = classify(timed_out, status, cpu, limits, out_size, err_size, stderr)
     return {
         "status": state,
@@ -283,6 +321,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tmp", default="/tmp")
     parser.add_argument("--uid", type=int, default=0)
+    parser.add_argument("--wipe", action="append", default=[], help="Also emptied after jobs.")
     opts = parser.parse_args()
     # Jobs must not signal or ptrace the server (they may share its uid in containers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -24,6 +24,7 @@ from generators.sandbox.worker import SERVER_SCRIPT, ProcessWorker
 # Jobs of worker i run as uid BASE_UID + i, so process counts never mix across workers.
 BASE_UID = 61000
 TMP_BYTES = 256 * 1024 * 1024
+SHM_BYTES = 64 * 1024 * 1024
 SERVER_PATH = "/opt/podium/forkserver.py"
 SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
@@ -64,6 +65,8 @@ def filesystem_args(prefix: str) -> list[str]:
         args += ["--ro-bind", prefix, prefix]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    # multiprocessing needs /dev/shm; it is emptied after every job like /tmp.
+    args += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     args += ["--ro-bind", str(SERVER_SCRIPT), SERVER_PATH]
     return args
 
@@ -99,7 +102,7 @@ class LocalWorker(ProcessWorker):
         if self.seccomp:
             self._seccomp_fd = bpf_fd()
             cmd += ["--seccomp", str(self._seccomp_fd)]
-        cmd += [python, "-s", SERVER_PATH, "--tmp", "/tmp"]
+        cmd += [python, "-s", SERVER_PATH, "--tmp", "/tmp", "--wipe", "/dev/shm"]
         cmd += ["--uid", str(self.uid)]
         if self.cgroup is not None:
             cmd = self.cgroup.join_prefix() + cmd

@@ -250,3 +250,35 @@ def test_memory_limit_is_per_call(box: Sandbox) -> None:
     assert result.stdout == f"{400 * 1024 * 1024}\n"
     assert run(box, code).status == "oom"  # and the default applies again afterwards
     assert_next_job_works(box)
+
+
+def test_no_state_survives_in_shm_or_sysv_ipc(box: Sandbox) -> None:
+    leave = """
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    IPC_CREAT = 0o1000
+    print(libc.shmget(0, 4096, IPC_CREAT | 0o666) >= 0, libc.msgget(0, IPC_CREAT | 0o666) >= 0)
+    open("/dev/shm/left-behind", "w").write("state")
+    """
+    assert run(box, leave).stdout == "True True\n"
+    for _ in range(3):  # whichever worker ran it
+        look = """
+        import os
+        ipc = [len(open(f"/proc/sysvipc/{k}").read().splitlines()) - 1 for k in ("shm", "msg")]
+        print(ipc, os.listdir("/dev/shm"))
+        """
+        result = run(box, look)
+        assert result.stdout == "[0, 0] []\n", result
+
+
+def test_multiprocessing_works_inside(box: Sandbox) -> None:
+    code = """
+    from multiprocessing import Pool
+    if __name__ == "__main__":
+        with Pool(2) as pool:
+            print(pool.map(abs, [-1, -2, 3]))
+    """
+    result = run(box, code)
+    assert result.status == "ok", result
+    assert result.stdout == "[1, 2, 3]\n"
+    assert_next_job_works(box)
