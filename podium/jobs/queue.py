@@ -8,6 +8,7 @@ the row first wins, the others see zero rows updated.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import socket
 from datetime import UTC, datetime, timedelta
@@ -40,7 +41,8 @@ def job_dir(job_id: str) -> Path:
 
 
 def new_job_id(kind: str) -> str:
-    return f"{now():%Y%m%d-%H%M%S}-{kind[:16]}-{secrets.token_hex(2)}"
+    slug = re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")[:16] or "job"
+    return f"{now():%Y%m%d-%H%M%S}-{slug}-{secrets.token_hex(2)}"  # also a directory name
 
 
 def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
