@@ -41,7 +41,7 @@ def job_dir(job_id: str) -> Path:
 
 
 def new_job_id(kind: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")[:16] or "job"
+    slug = re.sub(r"[^a-z0-9]+", "-", kind.lower())[:16].strip("-") or "job"
     return f"{now():%Y%m%d-%H%M%S}-{slug}-{secrets.token_hex(2)}"  # also a directory name
 
 
