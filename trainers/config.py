@@ -49,8 +49,13 @@ class TrainConfig(BaseModel):
     max_length: int = Field(256, ge=16, description="Longest tokenized sequence (truncated).")
     seed: int = Field(0, description="Seed for data order, initialisation and sampling.")
     eval_fraction: float = Field(
-        0.0, ge=0, lt=0.5, description="Share of rows held out for evaluation (0 = none)."
+        0.0,
+        ge=0,
+        lt=0.5,
+        description="Share of rows held out for evaluation (0 = none); a table with its own "
+        "eval/validation/test split uses that instead.",
     )
+    max_eval_rows: int = Field(64, ge=1, description="Evaluate on at most this many rows.")
     save_every: int = Field(
         0, ge=0, description="Save and register a checkpoint every N steps (0 = only at the end)."
     )

@@ -79,6 +79,7 @@ def load_training_data(
     max_rows: int | None = None,
     eval_fraction: float = 0.0,
     seed: int = 0,
+    max_eval_rows: int = 64,
 ) -> TrainingData:
     """Read `ref` and split it; raises InvalidInput when nothing is trainable."""
     arrow, snapshot_id = read_arrow(ref.name, ref.snapshot_id)
@@ -110,7 +111,7 @@ def load_training_data(
             f"Table {ref.name} at snapshot {snapshot_id} has nothing to train on: {reason}. "
             "Training needs conversations with at least one non-empty assistant message."
         )
-    train, evals = _split(rows, eval_fraction, seed)
+    train, evals = _split(rows, eval_fraction, seed, max_eval_rows)
     if max_rows is not None:
         train = train[:max_rows]
     return TrainingData(ref.name, snapshot_id, train, evals, no_assistant, invalid)
@@ -122,22 +123,26 @@ def _rows(arrow: pa.Table) -> list[dict[str, Any]]:
 
 
 def _split(
-    rows: list[Conversation], eval_fraction: float, seed: int
+    rows: list[Conversation], eval_fraction: float, seed: int, max_eval: int
 ) -> tuple[list[Conversation], list[Conversation]]:
-    """The table's own eval split if it has one, else a seeded random share."""
+    """No eval set at fraction 0; else the table's own eval split if it has one (rows
+    marked eval/validation/test never train), else a seeded random share; at most
+    `max_eval` rows are evaluated, since every evaluation pass costs compute."""
     import random
 
     marked = [(r.split or "").lower() in EVAL_SPLITS for r in rows]
-    if any(marked):
-        return [r for r, m in zip(rows, marked, strict=True) if not m], [
-            r for r, m in zip(rows, marked, strict=True) if m
-        ]
-    order = list(rows)
-    random.Random(seed).shuffle(order)
-    n_eval = int(len(order) * eval_fraction)
-    if eval_fraction > 0 and len(order) >= 4:
-        n_eval = max(n_eval, 1)
-    return order[n_eval:], order[:n_eval]
+    train = [r for r, m in zip(rows, marked, strict=True) if not m]
+    held = [r for r, m in zip(rows, marked, strict=True) if m]
+    if eval_fraction <= 0 or not held:
+        order = list(train)
+        random.Random(seed).shuffle(order)
+        n_eval = int(len(order) * eval_fraction)
+        if eval_fraction > 0 and len(order) >= 4:
+            n_eval = max(n_eval, 1)
+        train, held = order[n_eval:], (order[:n_eval] if eval_fraction > 0 else [])
+    else:
+        random.Random(seed).shuffle(train)
+    return train, held[:max_eval]
 
 
 def sft_dataset(convs: list[Conversation]) -> Any:

@@ -45,6 +45,7 @@ def check_inputs(cfg: SftConfig) -> tuple[BaseModelRef, TrainingData]:
         max_rows=cfg.max_rows,
         eval_fraction=cfg.eval_fraction,
         seed=cfg.seed,
+        max_eval_rows=cfg.max_eval_rows,
     )
     return base, data
 
