@@ -233,7 +233,8 @@ def test_kernel_attack_surface_is_closed(box: Sandbox) -> None:
     print(libc.unshare(CLONE_NEWUSER), libc.ptrace(16, 1, 0, 0),
           libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))
     status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines())
-    print(status["Seccomp"], status["NoNewPrivs"], status["CapEff"], status["Uid"].split()[0] != "0")
+    uid = status["Uid"].split()[0]
+    print(status["Seccomp"], status["NoNewPrivs"], status["CapEff"], uid != "0")
     """
     result = run(box, code)
     assert result.status == "ok", result
