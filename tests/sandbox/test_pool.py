@@ -62,3 +62,38 @@ def test_removed_container_is_replaced_before_the_next_job(docker_host: str) -> 
         assert result.status == "ok", result
         assert result.stdout == "fresh container\n"
         assert box.replacements == 1
+
+
+@pytest.mark.docker
+def test_containers_of_a_killed_process_go_away(docker_host: str) -> None:
+    """A job process killed with SIGKILL cannot close its pool: the containers still end."""
+    import subprocess
+    import sys
+
+    import docker
+
+    script = (
+        "import os, sys\n"
+        "from generators.sandbox import Sandbox\n"
+        "box = Sandbox('docker', workers=2, base_url=sys.argv[1]).start()\n"
+        "assert box.run('print(1)').ok\n"
+        "print(' '.join(w.container_id for w in list(box._idle.queue)), flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, docker_host], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == -9, done.stderr
+    ids = done.stdout.split()
+    assert len(ids) == 2
+    client = docker.DockerClient(base_url=docker_host)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            remaining = [c for c in client.containers.list(all=True) if c.id in ids]
+            if not remaining:
+                break
+            time.sleep(0.5)
+    finally:
+        client.close()
+    assert remaining == []
