@@ -53,7 +53,12 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
         ("length:256", 0.2),
     ]
     assert cfg.table.snapshot_id is not None
-    assert at.query_params["job"] == [job["id"]] or at.query_params["job"] == job["id"]
+    assert at.query_params["job"] in ([job["id"]], job["id"])
+    # The Runs tab follows the queued run and can cancel it.
+    at.run()
+    assert at.selectbox(key="train.run").value == job["id"]
+    at.button(key="train.cancel").click().run()
+    assert get_job(job["id"])["status"] in ("cancelled", "cancelling")
 
 
 def test_bad_launch_shows_the_error_and_queues_nothing(tiny_base, make_table, memo_pairs):

@@ -158,7 +158,8 @@ def _launch_form() -> None:
         st.success(f"Queued {kind} run {job_id}; a worker picks it up (`podium worker`).")
 
 
-def _watch(job_id: str) -> None:
+def _watch(job_id: str) -> bool:
+    """Draw the run; returns whether it has finished."""
     view = run_view(job_id)
     st.progress(view.progress or 0.0, text=f"{view.status} · {view.message}")
     if view.status in ("queued", "running"):
@@ -190,6 +191,7 @@ def _watch(job_id: str) -> None:
             st.switch_page(GENERATE_PAGE, query_params={"model": view.checkpoint})
         if view.base and c2.button(f"Compare with {view.base}", key="train.compare"):
             st.switch_page(COMPARE_PAGE, query_params={"models": f"{view.base},{view.checkpoint}"})
+    return view.finished
 
 
 def _runs() -> None:
@@ -216,9 +218,12 @@ def _runs() -> None:
     @st.fragment(run_every=2.0 if active else None)
     def live() -> None:
         try:
-            _watch(job_id)
+            finished = _watch(job_id)
         except PodiumError as exc:
             st.error(str(exc))
+            return
+        if active and finished:
+            st.rerun()  # a full rerun stops the polling and shows the finished run
 
     live()
 
