@@ -21,12 +21,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from generators.sandbox.limits import Limits
+from generators.sandbox.limits import Limits, job_uid
 from generators.sandbox.worker import SERVER_ENV, SERVER_SCRIPT, Worker
 from podium.errors import PodiumError
 
 DEFAULT_IMAGE = "podium-sandbox:bookworm"
-BASE_UID = 62000
 OVERHEAD_MB = 96
 LABEL = "podium.sandbox"
 
@@ -91,7 +90,7 @@ class DockerWorker(Worker):
         super().__init__(index)
         self.image = image or default_image()
         self.base_url = base_url
-        self.uid = BASE_UID + index
+        self.uid = job_uid()
         self.limits = limits or Limits()
         self.client: Any = None
         self.container_id: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -59,6 +60,17 @@ class Result:
     def from_wire(cls, data: dict[str, Any]) -> Result:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data and k != "extra"}
         return cls(**known)
+
+
+# Jobs run as a uid drawn from a range no account uses, one per worker: RLIMIT_NPROC
+# counts processes per uid across the whole host, so two pools (this process's and
+# another's on the same machine or engine) must never share one.
+JOB_UID_BASE = 1_500_000_000
+JOB_UID_SPAN = 500_000_000
+
+
+def job_uid() -> int:
+    return JOB_UID_BASE + secrets.randbelow(JOB_UID_SPAN)
 
 
 def sandbox_error(detail: str, wall_s: float = 0.0) -> Result:

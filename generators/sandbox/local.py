@@ -17,12 +17,10 @@ import sys
 from pathlib import Path
 
 from generators.sandbox.cgroups import CgroupLimits
-from generators.sandbox.limits import Limits, Result
+from generators.sandbox.limits import Limits, Result, job_uid
 from generators.sandbox.seccomp import bpf_fd
 from generators.sandbox.worker import SERVER_SCRIPT, ProcessWorker
 
-# Jobs of worker i run as uid BASE_UID + i, so process counts never mix across workers.
-BASE_UID = 61000
 TMP_BYTES = 256 * 1024 * 1024
 SHM_BYTES = 64 * 1024 * 1024
 SERVER_PATH = "/opt/podium/forkserver.py"
@@ -77,7 +75,7 @@ class LocalWorker(ProcessWorker):
     def __init__(self, index: int, seccomp: bool = True) -> None:
         super().__init__(index)
         self.root = os.geteuid() == 0
-        self.uid = BASE_UID + index
+        self.uid = job_uid()
         self.seccomp = seccomp
         self.cgroup = CgroupLimits.create(f"w{index}")
         self._seccomp_fd: int | None = None
