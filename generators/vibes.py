@@ -61,18 +61,20 @@ _create_lock = threading.Lock()
 
 
 def ensure_vibes_table() -> None:
-    if table_exists(VIBES_TABLE):
-        return
-    # The first submissions may race to create the table: threads and processes take turns.
-    with _create_lock, file_lock(get_settings().ensure_home() / ".vibes-table.lock"):
+    # The first submissions may race to create the table (and, in a fresh home, the
+    # catalog's own SQL tables): threads and processes take turns.
+    with _create_lock:
         if table_exists(VIBES_TABLE):
             return
-        catalog = open_catalog()
-        ns, name = parse_name(VIBES_TABLE)
-        ensure_namespace(ns, catalog)
-        catalog.create_table_if_not_exists(
-            (ns, name), schema=VIBES_SCHEMA, properties=_TABLE_PROPERTIES
-        )
+        with file_lock(get_settings().ensure_home() / ".vibes-table.lock"):
+            if table_exists(VIBES_TABLE):
+                return
+            catalog = open_catalog()
+            ns, name = parse_name(VIBES_TABLE)
+            ensure_namespace(ns, catalog)
+            catalog.create_table_if_not_exists(
+                (ns, name), schema=VIBES_SCHEMA, properties=_TABLE_PROPERTIES
+            )
 
 
 def clean_tags(tags: Sequence[str] | str | None) -> list[str]:

@@ -155,6 +155,10 @@ def _kill_group(pid: int, grace_s: float = 30.0) -> None:
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         try:
+            os.waitpid(pid, os.WNOHANG)  # reap our own child, or its zombie keeps the group
+        except ChildProcessError:
+            pass
+        try:
             os.killpg(pid, 0)
         except ProcessLookupError:
             return
