@@ -21,8 +21,14 @@ from podium.config import get_settings
 @dataclass(frozen=True)
 class VllmServer:
     model: str  # registry name of the served base model
-    base_url: str
     home: Path
+
+    @property
+    def base_url(self) -> str:
+        """The live server's URL (a test that kills the server gets a new one)."""
+        from podium.models.serving import ensure_server
+
+        return ensure_server(self.model)[0]
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +51,8 @@ def vllm_server(_session_home: Path, base_checkpoint: Path) -> Iterator[VllmServ
     except Exception as exc:  # a missing .venv-vllm must read as a setup problem
         pytest.fail(f"could not start vLLM (run `make vllm`): {exc}")
     try:
-        yield VllmServer(model=served, base_url=url, home=get_settings().home)
+        assert url
+        yield VllmServer(model=served, home=get_settings().home)
     finally:
         stop_server(info.name)
 
