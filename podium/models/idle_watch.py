@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from datetime import UTC, datetime
+from typing import Literal
 
 import httpx
 from sqlalchemy import delete
@@ -19,14 +20,17 @@ from podium.config import get_settings
 from podium.models import serving
 from podium.store.state import engine
 
+Verdict = Literal["gone", "dead", "busy", "idle", "wait"]
+
 
 def busy(url: str) -> bool:
+    """True while vLLM has requests running or queued."""
     try:
         text = httpx.get(url.removesuffix("/v1") + "/metrics", timeout=5.0).text
     except httpx.HTTPError:
         return False
     for line in text.splitlines():
-        if line.startswith(("vllm:num_requests_running", "vllm:num_requests_waiting{")):
+        if line.startswith(("vllm:num_requests_running{", "vllm:num_requests_waiting{")):
             try:
                 if float(line.rsplit(" ", 1)[1]) > 0:
                     return True
@@ -35,30 +39,55 @@ def busy(url: str) -> bool:
     return False
 
 
+def verdict(
+    row_exists: bool,
+    alive: bool,
+    is_busy: bool,
+    last_used: datetime,
+    idle_s: float,
+    now: datetime,
+) -> Verdict:
+    """What the watcher does next: gone/dead/idle end it, busy postpones, wait waits."""
+    if not row_exists:
+        return "gone"
+    if not alive:
+        return "dead"
+    if is_busy:
+        return "busy"
+    last = last_used if last_used.tzinfo else last_used.replace(tzinfo=UTC)
+    return "idle" if (now - last).total_seconds() > idle_s else "wait"
+
+
+def _forget(model: str) -> None:
+    with engine().begin() as conn:
+        conn.execute(delete(serving.servers_table).where(serving.servers_table.c.model == model))
+
+
 def watch(model: str) -> None:
     idle_s = get_settings().server_idle_seconds
     interval = max(1.0, min(30.0, idle_s / 4))
     while True:
         time.sleep(interval)
         row = serving._row(model)
-        if row is None:
-            return
-        if not serving._pid_is_vllm(row.pid):
-            with engine().begin() as conn:
-                conn.execute(
-                    delete(serving.servers_table).where(serving.servers_table.c.model == model)
-                )
-            return
-        if busy(row.url):
+        alive = row is not None and serving._pid_is_vllm(row.pid)
+        action = verdict(
+            row is not None,
+            alive,
+            alive and busy(row.url),
+            row.last_used if row else datetime.now(UTC),
+            idle_s,
+            datetime.now(UTC),
+        )
+        if action == "busy":
             serving.touch(model)
-            continue
-        last = row.last_used if row.last_used.tzinfo else row.last_used.replace(tzinfo=UTC)
-        if (datetime.now(UTC) - last).total_seconds() > idle_s:
+        elif action == "dead":
+            _forget(model)
+            return
+        elif action == "idle":
             serving._kill_group(row.pid)
-            with engine().begin() as conn:
-                conn.execute(
-                    delete(serving.servers_table).where(serving.servers_table.c.model == model)
-                )
+            _forget(model)
+            return
+        elif action == "gone":
             return
 
 

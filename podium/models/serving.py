@@ -84,13 +84,16 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _pid_is_vllm(pid: int) -> bool:
+def _cmdline_has(pid: int, marker: bytes) -> bool:
     # Checking the command line guards against a recycled pid.
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return marker in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return b"vllm" in cmdline
+
+
+def _pid_is_vllm(pid: int) -> bool:
+    return _cmdline_has(pid, b"vllm.entrypoints")
 
 
 def log_tail(path: str | Path, chars: int = LOG_TAIL_CHARS) -> str:
@@ -175,7 +178,7 @@ def stop_server(model: str) -> bool:
     if row is None:
         return False
     if row.host == socket.gethostname():
-        if row.watcher_pid:
+        if row.watcher_pid and _cmdline_has(row.watcher_pid, b"podium.models.idle_watch"):
             _kill_group(row.watcher_pid, grace_s=5)
         if _pid_is_vllm(row.pid):
             _kill_group(row.pid)

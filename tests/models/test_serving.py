@@ -50,3 +50,75 @@ def test_failed_start_raises_with_log_tail(podium_home, tmp_path):
     assert "exited with code" in message and "Log " in message
     assert "no-such-architecture" in message or "Error" in message  # vLLM's own words
     assert _row("broken") is None  # nothing recorded for a server that never came up
+
+
+def test_idle_verdicts():
+    from datetime import UTC, datetime, timedelta
+
+    from podium.models.idle_watch import verdict
+
+    now = datetime.now(UTC)
+    old, recent = now - timedelta(seconds=100), (now - timedelta(seconds=5)).replace(tzinfo=None)
+    assert verdict(False, False, False, now, 60, now) == "gone"
+    assert verdict(True, False, False, now, 60, now) == "dead"
+    assert verdict(True, True, True, old, 60, now) == "busy"  # in use: never stopped
+    assert verdict(True, True, False, old, 60, now) == "idle"
+    assert verdict(True, True, False, recent, 60, now) == "wait"  # naive times are UTC
+
+
+def test_dead_servers_are_forgotten(podium_home):
+    import socket
+    import subprocess
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert
+
+    from podium.models.serving import cleanup_dead, servers_table
+    from podium.store.state import engine
+
+    proc = subprocess.Popen(["sleep", "60"])  # a live pid that is not a vLLM server
+    try:
+        now = datetime.now(UTC)
+        with engine().begin() as conn:
+            conn.execute(
+                insert(servers_table).values(
+                    model="ghost",
+                    host=socket.gethostname(),
+                    pid=proc.pid,
+                    port=1,
+                    url="http://127.0.0.1:1/v1",
+                    checkpoint="/x",
+                    log_path="/x.log",
+                    started_at=now,
+                    last_used=now,
+                )
+            )
+        assert [s.alive for s in list_servers()] == [False]
+        assert cleanup_dead() == ["ghost"]
+        assert list_servers() == []
+        assert proc.poll() is None  # a stranger's process is never signalled
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.vllm
+def test_busy_while_a_request_is_in_flight(vllm_model):
+    import threading
+
+    from generators.client import ChatRequest, endpoint_for, generate_batch
+    from podium.models.idle_watch import busy
+
+    url = ensure_server(vllm_model)[0]
+    assert not busy(url)
+    req = ChatRequest(
+        messages=[{"role": "user", "content": "Tell a long story."}], max_tokens=200, temperature=0
+    )
+    worker = threading.Thread(target=generate_batch, args=(endpoint_for(vllm_model), [req]))
+    worker.start()
+    seen_busy = False
+    while worker.is_alive() and not seen_busy:
+        seen_busy = busy(url)
+    worker.join()
+    assert seen_busy
+    assert not busy(url)
