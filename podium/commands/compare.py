@@ -90,6 +90,8 @@ def compare(
     if ctx.invoked_subcommand is not None:
         return
     if not models:
+        if table or out:
+            raise InvalidInput("Name the checkpoints to compare: --models A,B[,C,D].")
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
     names = [m.strip() for m in models.split(",") if m.strip()]
