@@ -33,12 +33,13 @@ class Rating:
     wins: float
 
 
-def _counts(votes: Sequence[tuple[int, int, float]], k: int) -> np.ndarray:
-    """wins[i, j]: how often i beat j (ties as 0.5)."""
+def _counts(votes: Sequence[tuple[int, int, float]] | np.ndarray, k: int) -> np.ndarray:
+    """wins[i, j]: how often i beat j (ties as 0.5); votes are (a, b, score of a)."""
+    arr = np.asarray(votes, dtype=float).reshape(-1, 3)
+    a, b, score = arr[:, 0].astype(int), arr[:, 1].astype(int), arr[:, 2]
     wins = np.zeros((k, k))
-    for a, b, score in votes:  # score 1: a won, 0: b won, 0.5: tie
-        wins[a, b] += score
-        wins[b, a] += 1.0 - score
+    np.add.at(wins, (a, b), score)
+    np.add.at(wins, (b, a), 1.0 - score)
     return wins
 
 
@@ -73,8 +74,7 @@ def bradley_terry(
     arr = np.array(votes, dtype=float).reshape(-1, 3)
     samples = []
     for _ in range(bootstrap if len(arr) else 0):
-        pick = arr[rng.integers(0, len(arr), len(arr))]
-        samples.append(fit_bradley_terry(_counts([(int(a), int(b), s) for a, b, s in pick], k)))
+        samples.append(fit_bradley_terry(_counts(arr[rng.integers(0, len(arr), len(arr))], k)))
     lows, highs = (np.percentile(samples, [2.5, 97.5], axis=0) if samples
                    else (point, point))
     games = wins + wins.T
