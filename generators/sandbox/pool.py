@@ -92,8 +92,12 @@ class Sandbox:
         self.close()
 
     def start(self) -> Sandbox:
-        for index in range(self.size):
-            self._idle.put(self._new_worker(index))
+        try:
+            for index in range(self.size):
+                self._idle.put(self._new_worker(index))
+        except BaseException:
+            self.close()  # workers already started must not outlive a failed start
+            raise
         self._watchdog = threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True)
         self._watchdog.start()
         return self
@@ -128,7 +132,8 @@ class Sandbox:
             if worker in self._all:
                 self._all.remove(worker)
         worker.close()
-        self.replacements += 1
+        with self._lock:
+            self.replacements += 1
         return self._new_worker(worker.index)
 
     def _watch(self) -> None:
@@ -141,6 +146,8 @@ class Sandbox:
                 try:
                     if not worker.alive():
                         worker = self._replace(worker)
+                except Exception:  # e.g. the engine is down: the next job reports it
+                    worker.broken = True
                 finally:
                     self._idle.put(worker)
 
