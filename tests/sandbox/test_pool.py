@@ -97,3 +97,14 @@ def test_containers_of_a_killed_process_go_away(docker_host: str) -> None:
     finally:
         client.close()
     assert remaining == []
+
+
+@pytest.mark.docker
+def test_missing_image_says_how_to_build_it(
+    docker_host: str, tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.errors import PodiumError
+
+    monkeypatch.setenv("PODIUM_SANDBOX_ROOTFS", str(tmp_path) + "/missing.tar")
+    with pytest.raises(PodiumError, match="scripts/setup_sandbox.sh"):
+        Sandbox("docker", workers=1, image="podium-sandbox:absent", base_url=docker_host).start()
