@@ -23,6 +23,7 @@ from rich.table import Table
 from podium.errors import InvalidInput
 
 console = Console(highlight=False, soft_wrap=True)
+notes = Console(stderr=True, highlight=False, soft_wrap=True)  # keeps stdout for results
 compare_app = typer.Typer(
     help="Compare checkpoints side by side on one prompt set; ratings from blind votes.",
     invoke_without_command=True,
@@ -57,7 +58,7 @@ def _launch(fields: dict[str, Any], card: Path | None, queue: bool) -> None:
                           "the command line")
     run_or_write_card("compare", cfg, card, foreground=not queue)
     if card is None and not queue:
-        console.print(f"comparison in {fields['out']}; vote on the Compare page (`podium app`), "
+        notes.print(f"comparison in {fields['out']}; vote on the Compare page (`podium app`), "
                       f"then `podium compare ratings {fields['out']}`")
 
 

@@ -56,3 +56,23 @@ def test_trend_points_pass_rate_and_win_rates_by_step(training_run):
     voted = trend_points(comparison, list_votes("cmp.trend"))
     assert all(p.vote_win_rate in (None, 1.0) for p in voted[1:])
     assert any(p.vote_win_rate == 1.0 for p in voted[1:])
+
+
+def test_trend_command_compares_the_run_and_prints_points_by_step(training_run):
+    import json
+    import subprocess
+    import sys
+
+    table = write_prompts()
+    cfg = CompareConfig(models=["tb", "run-step-2", "run"], input=TableRef(name=table),
+                        out="cmp.x", max_tokens=16, checks=["json"])
+    for model, answers in zip(cfg.models, (BAD, {**BAD, "p0": GOOD["p0"]}, GOOD), strict=True):
+        write_samples(f"gen.{model.replace('-', '_')}", model, table, cfg, answers)
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "compare", "trend", "--run", "run", "--table", table,
+         "--out", "cmp.run_trend", "--max-tokens", "16", "--check", "json", "--json"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    points = json.loads(proc.stdout)
+    assert [(p["model"], p["step"]) for p in points] == [("tb", 0), ("run-step-2", 2), ("run", 4)]
+    assert points[0]["pass_rate"] < points[1]["pass_rate"] < points[2]["pass_rate"]
