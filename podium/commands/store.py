@@ -12,15 +12,11 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from podium.errors import InvalidInput
-from podium.store.catalog import list_tables, load_table
-from podium.store.export import ExportConfig
-from podium.store.ingest import ChatFormat, ImportConfig
-from podium.store.query import page, run_sql
+from podium.store.modes import ChatFormat, WriteMode
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_MAPPING
-from podium.store.snapshots import list_snapshots
-from podium.store.stats import table_stats
-from podium.store.write import WriteMode, set_properties
+
+# pyiceberg and pyarrow are imported inside the commands: every `podium` call (and the
+# worker's job processes) would otherwise pay a second for them at start-up.
 
 console = Console()
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -73,6 +69,8 @@ def _cell(value: Any) -> str:
 
 def tables(as_json: JsonFlag = False) -> None:
     """List the tables in the catalog."""
+    from podium.store.catalog import list_tables
+
     names = list_tables()
     if as_json:
         print_json(names)
@@ -96,6 +94,7 @@ def import_(
 ) -> None:
     """Import chat data into an SFT table (one atomic commit; a bad line changes nothing)."""
     from podium.jobs.launch import run_or_write_card
+    from podium.store.ingest import ImportConfig
 
     cfg = ImportConfig(
         path=str(path.expanduser().resolve()),
@@ -120,6 +119,8 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show rows of a table: a page at any offset, with search and filters."""
+    from podium.store.query import page
+
     result = page(
         name, offset=offset, limit=limit, search=search, where=where, snapshot_id=snapshot
     )
@@ -139,6 +140,9 @@ def snapshots(
     name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")], as_json: JsonFlag = False
 ) -> None:
     """List a table's snapshots, oldest first; read any with `show --snapshot ID`."""
+    from podium.store.catalog import load_table
+    from podium.store.snapshots import list_snapshots
+
     snaps = [s.to_dict() for s in list_snapshots(load_table(name))]
     if as_json:
         print_json(snaps)
@@ -154,6 +158,7 @@ def export(
 ) -> None:
     """Export a table snapshot to JSONL or Parquet (re-importing gives identical rows)."""
     from podium.jobs.launch import run_or_write_card
+    from podium.store.export import ExportConfig
 
     cfg = ExportConfig(
         input=TableRef(name=name, snapshot_id=snapshot), path=str(path.expanduser().resolve())
@@ -163,30 +168,16 @@ def export(
 
 def demo(as_json: JsonFlag = False) -> None:
     """Load the demo tables (made locally, no downloads); existing ones are kept."""
+    from generators.code_exec.demo_functions import DEMO_TABLE, load_demo_functions
     from podium.store.demo import load_demo
 
     created = load_demo()
-    for loader in _extra_demo_loaders():
-        created.update(loader())
+    created[DEMO_TABLE] = load_demo_functions()
     if as_json:
         print_json(created)
         return
     for name, made in created.items():
         typer.echo(f"{name}: {'created' if made else 'already there'}")
-
-
-def _extra_demo_loaders() -> list[Any]:
-    """Demo tables owned by other packages (e.g. the code-exec functions table)."""
-    import importlib
-
-    loaders = []
-    for path in ("generators.code_exec.demo_functions:load_demo_functions",):
-        module, _, attr = path.partition(":")
-        try:
-            loaders.append(getattr(importlib.import_module(module), attr))
-        except (ModuleNotFoundError, AttributeError):
-            continue
-    return loaders
 
 
 def sql(
@@ -195,6 +186,8 @@ def sql(
     as_json: JsonFlag = False,
 ) -> None:
     """Run a read-only SQL query (DuckDB dialect); anything but SELECT is refused."""
+    from podium.store.query import run_sql
+
     rows = run_sql(query, max_rows=max_rows).to_pylist()
     if as_json:
         print_json(rows)
@@ -208,6 +201,8 @@ def stats(
     as_json: JsonFlag = False,
 ) -> None:
     """Rows, turns and characters per role of an SFT table."""
+    from podium.store.stats import table_stats
+
     result = table_stats(name, snapshot).to_dict()
     if as_json:
         print_json(result)
@@ -226,6 +221,10 @@ def map_columns(
     id: Annotated[str | None, typer.Option("--id", help="Column holding the row id.")] = None,
 ) -> None:
     """Map a foreign table's columns onto the SFT names (stored in table properties)."""
+    from podium.store.catalog import load_table
+    from podium.store.schema import PROP_MAPPING
+    from podium.store.write import set_properties
+
     mapping = {
         k: v
         for k, v in {"messages": messages, "role": role, "content": content, "id": id}.items()

@@ -7,12 +7,8 @@ running job reports. Logs are plain files under `$PODIUM_HOME/jobs/<id>/log.txt`
 
 from __future__ import annotations
 
-import threading
-
 from sqlalchemy import Column, DateTime, Engine, Float, Integer, String, Table, Text
-from sqlalchemy.exc import OperationalError, ProgrammingError
 
-from podium.config import get_settings
 from podium.store.state import METADATA, engine
 
 # queued -> running -> succeeded | failed | cancelled; running -> cancelling -> cancelled.
@@ -78,26 +74,6 @@ job_samples = Table(
 )
 
 
-_ready: dict[str, Engine] = {}
-_lock = threading.Lock()
-
-
 def db() -> Engine:
-    """The state database, with the job tables created once per process.
-
-    `engine()` creates missing tables on every call; doing that once (under a lock)
-    keeps hot paths cheap and stops threads racing to create the same table. Another
-    process may win that race: its "already exists" is then harmless.
-    """
-    uri = get_settings().catalog_uri
-    eng = _ready.get(uri)
-    if eng is None:
-        with _lock:
-            try:
-                eng = engine()
-            except (OperationalError, ProgrammingError) as exc:
-                if "already exists" not in str(exc):
-                    raise
-                eng = engine()
-            _ready[uri] = eng
-    return eng
+    """The state database with the job tables in it."""
+    return engine()

@@ -26,10 +26,10 @@ from pydantic import BaseModel, Field
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name
+from podium.store.modes import ChatFormat, WriteMode
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import WriteMode, write_table
+from podium.store.write import write_table
 
-ChatFormat = Literal["openai", "sharegpt", "prompt-response"]
 FileFormat = Literal["jsonl", "parquet", "hf"]
 
 PROMPT_KEYS = ("prompt", "instruction", "question", "query")

@@ -8,8 +8,10 @@ tables on `METADATA`; `engine()` creates whatever is missing.
 from __future__ import annotations
 
 import functools
+import threading
 
 from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from podium.config import Settings, get_settings
 
@@ -33,9 +35,31 @@ def _engine_for(uri: str) -> Engine:
     return create_engine(uri, pool_pre_ping=True)
 
 
+_created: dict[str, frozenset[str]] = {}
+_create_lock = threading.Lock()
+
+
 def engine(settings: Settings | None = None) -> Engine:
+    """The state database's engine, with every table declared so far created.
+
+    Tables are created once per URI (again only when a newly imported module declared
+    more), under a lock so threads never race; another process may still win the race,
+    and its "already exists" is harmless.
+    """
     settings = settings or get_settings()
-    settings.ensure_home()
-    eng = _engine_for(settings.catalog_uri)
-    METADATA.create_all(eng)
+    uri = settings.catalog_uri
+    eng = _engine_for(uri)
+    declared = frozenset(METADATA.tables)
+    if _created.get(uri) == declared:
+        return eng
+    with _create_lock:
+        if _created.get(uri) != declared:
+            settings.ensure_home()
+            try:
+                METADATA.create_all(eng)
+            except (OperationalError, ProgrammingError) as exc:
+                if "already exists" not in str(exc):
+                    raise
+                METADATA.create_all(eng)
+            _created[uri] = declared
     return eng

@@ -8,7 +8,6 @@ at all. Properties (kind, lineage) are set in the same commit as the data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
@@ -17,9 +16,7 @@ from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
-
-WriteMode = Literal["create", "append", "overwrite"]
-WRITE_MODES: tuple[str, ...] = ("create", "append", "overwrite")
+from podium.store.modes import WRITE_MODES, WriteMode
 
 
 def write_table(
