@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
-from urllib.parse import urlencode
 
 from podium.errors import InvalidInput
 from podium.store.catalog import load_table
@@ -65,14 +64,6 @@ def marked_failure(failure: dict[str, Any], messages: list[Any]) -> tuple[str, s
     line, column = line_column(text, min(offset, len(text)))
     where = f"line {line}, column {column}" if failure.get("column") is not None else f"line {line}"
     return where, render_caret(text, offset, note)
-
-
-def browse_link(table: str, snapshot_id: int | None, sample_id: str) -> str:
-    """Relative URL of the Browse page opened on one sample of one snapshot."""
-    query = {"table": table, "sample": sample_id}
-    if snapshot_id is not None:
-        query = {"table": table, "snapshot": str(snapshot_id), "sample": sample_id}
-    return "/browse?" + urlencode(query)
 
 
 def build_specs(
