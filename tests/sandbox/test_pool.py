@@ -108,3 +108,20 @@ def test_missing_image_says_how_to_build_it(
     monkeypatch.setenv("PODIUM_SANDBOX_ROOTFS", str(tmp_path) + "/missing.tar")
     with pytest.raises(PodiumError, match="scripts/setup_sandbox.sh"):
         Sandbox("docker", workers=1, image="podium-sandbox:absent", base_url=docker_host).start()
+
+
+def test_bare_baseline_leaves_host_ipc_and_processes_alone() -> None:
+    """The unconfined benchmark baseline must never clean up the *host* after a job."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    segment = libc.shmget(0, 4096, 0o1000 | 0o600)
+    assert segment >= 0
+    try:
+        with Sandbox("bare", workers=1) as box:
+            assert box.run("print('ran')").stdout == "ran\n"
+        with open("/proc/sysvipc/shm") as fh:
+            ids = [int(line.split()[1]) for line in fh.read().splitlines()[1:]]
+        assert segment in ids
+    finally:
+        libc.shmctl(segment, 0, None)
