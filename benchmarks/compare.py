@@ -39,9 +39,9 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["PODIUM_HOME"] = tempfile.mkdtemp(prefix="podium-bench-compare-")
 
+    import compare_data
     import pyarrow as pa
 
-    import compare_data
     from podium.compare.job import CompareConfig, run_compare
     from podium.compare.ratings import _counts, bradley_terry, fit_bradley_terry
     from podium.reporting import Reporter

@@ -17,8 +17,8 @@ from generators.prompts import load_prompts
 from generators.samples import sample_rows, to_arrow
 from podium.compare.job import CompareConfig, run_compare
 from podium.compare.table import Comparison, load_comparison
-from podium.reporting import Reporter
 from podium.models.registry import add_endpoint, get_model
+from podium.reporting import Reporter
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
 from podium.store.write import write_table

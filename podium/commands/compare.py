@@ -68,7 +68,9 @@ def _fields(models: list[str], table: str | None, out: str | None, snapshot: int
     from podium.models import get_model
 
     if not table or not out:
-        raise InvalidInput("Give the prompt set and the comparison's name: --table NS.NAME --out NS.NAME.")
+        raise InvalidInput(
+            "Give the prompt set and the comparison's name: --table NS.NAME --out NS.NAME."
+        )
     return {
         # The card names checkpoints, not an alias that can move.
         "models": [get_model(m).name for m in models],
@@ -114,7 +116,8 @@ def list_cmd(as_json: JsonOpt = False) -> None:
         _print_json(rows)
         return
     for r in rows:
-        console.print(f"{r['name']}  {', '.join(r['models'])}  on {r['input']}  ({r['prompts']} prompts)")
+        console.print(f"{r['name']}  {', '.join(r['models'])}  on {r['input']}  "
+                      f"({r['prompts']} prompts)")
 
 
 @compare_app.command("ratings")

@@ -74,7 +74,8 @@ def _run_tests(codes: list[str], tests: list[str]) -> list[tuple[bool, str]]:
     from generators.sandbox import Job, Limits, shared_sandbox
 
     limits = Limits(**SANDBOX_LIMITS)
-    jobs = [Job(f"{code}\n\n{test}\n", limits=limits) for code, test in zip(codes, tests, strict=True)]
+    jobs = [Job(f"{code}\n\n{test}\n", limits=limits)
+            for code, test in zip(codes, tests, strict=True)]
     results = shared_sandbox().run_many(jobs)
     out = []
     for res in results:

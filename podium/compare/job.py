@@ -52,7 +52,8 @@ class CompareConfig(BaseModel):
 
     models: list[str] = Field(description="Registered models, 2 to 16 ('base' = default base); "
                               "the page shows up to four side by side.")
-    input: TableRef = Field(description="Prompt set: an SFT table or eval set, pinned to a snapshot.")
+    input: TableRef = Field(
+        description="Prompt set: an SFT table or eval set, pinned to a snapshot.")
     out: str = Field(description="Comparison table to write (NAMESPACE.TABLE).")
     max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per answer.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy (fair and repeatable).")
@@ -97,7 +98,8 @@ def _check_out(out: str, models: list[str], input_ref: str) -> None:
     if not table_exists(out):
         return
     props = load_table(out).properties
-    same = (props.get(PROP_KIND) == COMPARISON_KIND and json.loads(props.get(PROP_MODELS, "[]")) == models
+    same = (props.get(PROP_KIND) == COMPARISON_KIND
+            and json.loads(props.get(PROP_MODELS, "[]")) == models
             and props.get(PROP_LINEAGE_PREFIX + "input") == input_ref)
     if not same:
         raise InvalidInput(
@@ -155,7 +157,8 @@ def _prompt_metadata(ref: TableRef) -> dict[str, str | None]:
     data, _ = read_arrow(ref.name, ref.snapshot_id)
     if "metadata" not in data.column_names or "id" not in data.column_names:
         return {}
-    return dict(zip(data.column("id").to_pylist(), data.column("metadata").to_pylist(), strict=True))
+    ids, metadata = data.column("id").to_pylist(), data.column("metadata").to_pylist()
+    return dict(zip(ids, metadata, strict=True))
 
 
 def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
@@ -188,7 +191,8 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
         PROP_CHECKS: json.dumps(cfg.checks),
     }
     data = pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA)
-    write_table(out, data, mode="overwrite" if table_exists(out) else "create", properties=properties)
+    write_table(out, data, mode="overwrite" if table_exists(out) else "create",
+                properties=properties)
     reporter.progress(len(models) + 1, len(models) + 1, "done")
     passed = {m: [r["passed"] for r in rows if r["model"] == m and r["passed"] is not None]
               for m in models}

@@ -86,7 +86,9 @@ def bradley_terry(
     return sorted(out, key=lambda r: -r.rating)
 
 
-def win_matrix(models: Sequence[str], votes: Sequence[tuple[int, int, float]]) -> dict[str, dict[str, float | None]]:
+def win_matrix(
+    models: Sequence[str], votes: Sequence[tuple[int, int, float]]
+) -> dict[str, dict[str, float | None]]:
     """Row model's win rate against the column model (ties half), None if never met."""
     wins = _counts(votes, len(models))
     games = wins + wins.T
@@ -97,7 +99,9 @@ def win_matrix(models: Sequence[str], votes: Sequence[tuple[int, int, float]]) -
     }
 
 
-def vote_tuples(models: Sequence[str], votes: Sequence[dict[str, Any]]) -> list[tuple[int, int, float]]:
+def vote_tuples(
+    models: Sequence[str], votes: Sequence[dict[str, Any]]
+) -> list[tuple[int, int, float]]:
     index = {m: i for i, m in enumerate(models)}
     score = {"A": 1.0, "B": 0.0, "tie": 0.5}
     return [(index[v["model_a"]], index[v["model_b"]], score[v["verdict"]]) for v in votes
@@ -124,7 +128,8 @@ def ratings_report(comparison: Comparison, votes: Sequence[dict[str, Any]],
                    bootstrap: int = 200) -> dict[str, Any]:
     """Everything `podium compare ratings --json` prints and the page plots."""
     tuples = vote_tuples(comparison.models, votes)
-    verdicts = {v: sum(1 for x in votes if x["verdict"] == v) for v in ("A", "B", "tie", "both_bad")}
+    verdicts = {v: sum(1 for x in votes if x["verdict"] == v)
+                for v in ("A", "B", "tie", "both_bad")}
     return {
         "comparison": comparison.name,
         "models": comparison.models,

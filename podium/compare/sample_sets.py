@@ -91,6 +91,7 @@ def find_samples(key: SampleKey, prompt_ids: Collection[str]) -> str | None:
         ident = parse_name(name)
         if not catalog.table_exists(ident):
             continue
-        if _matches(dict(catalog.load_table(ident).properties), key) and wanted <= prompt_ids_in(name):
+        properties = dict(catalog.load_table(ident).properties)
+        if _matches(properties, key) and wanted <= prompt_ids_in(name):
             return name
     return None

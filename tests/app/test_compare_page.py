@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compare_data import compare_config, comparison  # noqa: F401
+import compare_data
 from streamlit.testing.v1 import AppTest
 
 from podium.compare.votes import list_votes
 
+compare_config = compare_data.compare_config  # fixtures
+comparison = compare_data.comparison
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 
 

@@ -1,8 +1,12 @@
-"""Blind voting in a real Chromium: names hidden, a key press votes, names revealed, ratings move."""
+"""Blind voting in a real Chromium: names hidden, a key votes, names revealed, ratings move."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +79,12 @@ def test_blind_vote_with_keyboard_changes_ratings(
     assert report["votes"] == 2
     winners = [v["winner"] for v in votes]
     assert report["ratings"][0]["wins"] == max(winners.count(m) for m in set(winners))
+    cli = subprocess.run(  # what a person sees after voting in the UI
+        [sys.executable, "-m", "podium.cli", "compare", "ratings", browser_comparison, "--json"],
+        capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PODIUM_HOME=str(app_home)))
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["votes"] == 2
 
     page.get_by_text("Ratings", exact=True).click()
     wait_for_app(page)

@@ -53,7 +53,8 @@ def test_compare_runs_a_job_reusing_samples_then_ratings_follow_votes(compare_co
 
 
 def test_bad_input_names_the_problem(compare_config):
-    one = podium("compare", "--models", "alpha", "--table", "evals.colours", "--out", "c.x", ok=False)
+    one = podium("compare", "--models", "alpha", "--table", "evals.colours", "--out", "c.x",
+                 ok=False)
     assert one.returncode == 2 and "2 to 16 models" in one.stderr
     nope = podium("compare", "ratings", "evals.colours", ok=False)
     assert nope.returncode == 2 and "is not a comparison" in nope.stderr

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from compare_data import GOOD, PROMPTS, register_dead, write_samples
 from pydantic import ValidationError
 
-from compare_data import GOOD, PROMPTS, register_dead, write_samples
 from generators.prompts import load_prompts
 from podium.compare.job import CompareConfig, run_compare
 from podium.compare.sample_sets import SampleKey, find_samples
@@ -92,4 +92,5 @@ def test_config_rejects_bad_model_lists_and_rules():
         CompareConfig(models=["a", "a"], input=ref, out="c.d")
     with pytest.raises(InvalidInput, match="Unknown rule"):
         CompareConfig(models=["a", "b"], input=ref, out="c.d", checks=["jsn"])
-    assert json.loads(CompareConfig(models=["a", "b"], input=ref, out="c.d").model_dump_json())["temperature"] == 0.0
+    card = json.loads(CompareConfig(models=["a", "b"], input=ref, out="c.d").model_dump_json())
+    assert card["temperature"] == 0.0 and card["seed"] == 0  # greedy and repeatable by default

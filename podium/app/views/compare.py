@@ -94,7 +94,8 @@ def _blind(comparison: cm.Comparison) -> None:
     view = cm.blind_view(comparison, item, voter, votes)
     render_conversation(item.prompt)
     left, right = st.columns(2)
-    for col, side, answer, html in ((left, "A", view.a, view.html_a), (right, "B", view.b, view.html_b)):
+    sides = ((left, "A", view.a, view.html_a), (right, "B", view.b, view.html_b))
+    for col, side, answer, html in sides:
         col.markdown(f"#### {side}" + (f" · {answer.model}" if view.revealed else ""))
         col.html(html)
         col.caption(cm.badges(answer))
