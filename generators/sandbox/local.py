@@ -120,12 +120,14 @@ class LocalWorker(ProcessWorker):
     def _before_job(self, limits: Limits) -> None:
         if self.cgroup is not None:
             self.cgroup.apply(limits.memory_mb * 1024 * 1024, limits.processes)
-            self._oom_before = self.cgroup.oom_kills()
 
     def _after_job(self, result: Result) -> Result:
-        if self.cgroup is not None and self.cgroup.oom_kills() > self._oom_before:
-            if result.status in ("killed", "error"):
+        # One read per job: the count after this job is the baseline for the next.
+        if self.cgroup is not None:
+            kills = self.cgroup.oom_kills()
+            if kills > self._oom_before and result.status in ("killed", "error"):
                 result.status = "oom"
+            self._oom_before = kills
         return result
 
     def close(self) -> None:

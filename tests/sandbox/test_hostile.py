@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import socket
 import textwrap
 import threading
@@ -284,4 +285,30 @@ def test_multiprocessing_works_inside(box: Sandbox) -> None:
     result = run(box, code)
     assert result.status == "ok", result
     assert result.stdout == "[1, 2, 3]\n"
+    assert_next_job_works(box)
+
+
+def test_memory_of_the_whole_process_tree_is_bounded(box: Sandbox) -> None:
+    """Four children of 150 MB each fit under a per-process limit of 256 MB, but not
+    under the tree's: the cgroup (local) or the container (docker) stops some of them."""
+    code = """
+    import os, time
+    pids = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                x = bytearray(150 * 1024 * 1024)
+                x[::4096] = b"1" * len(x[::4096])
+                time.sleep(1)
+                os._exit(0)
+            except MemoryError:
+                os._exit(3)
+        pids.append(pid)
+    print(sorted(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids))
+    """
+    result = run(box, code, limits=Limits(wall_s=20, cpu_s=10, memory_mb=256, processes=16))
+    assert result.status == "ok", result
+    codes = ast.literal_eval(result.stdout)
+    assert codes.count(0) < 4 and set(codes) <= {0, 3, -9}, codes
     assert_next_job_works(box)
