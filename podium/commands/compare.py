@@ -1,7 +1,7 @@
 """Comparison commands: checkpoints side by side, ratings from votes, training trends.
 
     podium compare --models base,json-sft --table demo.json_sft --out cmp.json_sft \
-        [--max-tokens 64] [--check json] [--limit 50] [--card CARD.md] [--queue]
+        [--max-tokens 64] [--check json] [--extract fenced] [--limit 50] [--card CARD.md]
     podium compare list [--json]                     # comparisons in the catalog
     podium compare ratings cmp.json_sft [--json]     # Bradley-Terry, win rates, pass rates
     podium compare trend --run json-sft --table evals.json --out cmp.json_trend --check json
@@ -37,6 +37,9 @@ TempOpt = Annotated[float, typer.Option("--temperature", help="0 = greedy.")]
 CheckOpt = Annotated[
     list[str] | None, typer.Option("--check", help="Validation rule for every answer (repeatable).")
 ]
+ExtractOpt = Annotated[
+    str, typer.Option("--extract", help="Check the whole answer or its first fenced block.")
+]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Only the first N prompts.")]
 ColumnOpt = Annotated[str | None, typer.Option("--prompt-column", help="Plain-text prompt column.")]
 CardOpt = Annotated[
@@ -64,7 +67,7 @@ def _launch(fields: dict[str, Any], card: Path | None, queue: bool) -> None:
 
 def _fields(models: list[str], table: str | None, out: str | None, snapshot: int | None,
             max_tokens: int, temperature: float, check: list[str] | None, limit: int | None,
-            prompt_column: str | None) -> dict[str, Any]:
+            prompt_column: str | None, extract: str = "whole") -> dict[str, Any]:
     from podium.models import get_model
 
     if not table or not out:
@@ -76,7 +79,7 @@ def _fields(models: list[str], table: str | None, out: str | None, snapshot: int
         "models": [get_model(m).name for m in models],
         "input": {"name": table, "snapshot_id": snapshot}, "out": out,
         "max_tokens": max_tokens, "temperature": temperature, "checks": check or [],
-        "limit": limit, "prompt_column": prompt_column,
+        "limit": limit, "prompt_column": prompt_column, "extract": extract,
     }
 
 
@@ -86,8 +89,8 @@ def compare(
     models: Annotated[str | None, typer.Option("--models", help="Checkpoints, A,B[,C,D].")] = None,
     table: TableOpt = None, out: OutOpt = None, snapshot: SnapshotOpt = None,
     max_tokens: MaxTokensOpt = 256, temperature: TempOpt = 0.0, check: CheckOpt = None,
-    limit: LimitOpt = None, prompt_column: ColumnOpt = None, card: CardOpt = None,
-    queue: QueueOpt = False,
+    extract: ExtractOpt = "whole", limit: LimitOpt = None, prompt_column: ColumnOpt = None,
+    card: CardOpt = None, queue: QueueOpt = False,
 ) -> None:
     """Answer one prompt set with each checkpoint and write a comparison table."""
     if ctx.invoked_subcommand is not None:
@@ -99,7 +102,7 @@ def compare(
         raise typer.Exit(0)
     names = [m.strip() for m in models.split(",") if m.strip()]
     _launch(_fields(names, table, out, snapshot, max_tokens, temperature, check, limit,
-                    prompt_column), card, queue)
+                    prompt_column, extract), card, queue)
 
 
 @compare_app.command("list")
@@ -150,8 +153,8 @@ def ratings(
 def trend(
     run: Annotated[str, typer.Option("--run", help="A checkpoint or job id of the training run.")],
     table: TableOpt = None, out: OutOpt = None, snapshot: SnapshotOpt = None,
-    max_tokens: MaxTokensOpt = 256, check: CheckOpt = None, limit: LimitOpt = None,
-    card: CardOpt = None, as_json: JsonOpt = False,
+    max_tokens: MaxTokensOpt = 256, check: CheckOpt = None, extract: ExtractOpt = "whole",
+    limit: LimitOpt = None, card: CardOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Compare every checkpoint of a training run with its base on one eval set, by step."""
     from podium.compare.table import load_comparison
@@ -160,7 +163,7 @@ def trend(
 
     base, checkpoints = run_checkpoints(run)
     names = [base, *(c.name for c in checkpoints)]
-    fields = _fields(names, table, out, snapshot, max_tokens, 0.0, check, limit, None)
+    fields = _fields(names, table, out, snapshot, max_tokens, 0.0, check, limit, None, extract)
     _launch(fields, card, False)
     if card is not None:
         return

@@ -2,10 +2,11 @@
 
 Three kinds, all stored with the answer so filters and pass rates never re-run them:
 - validation rules (`json`, `json-schema:PATH`, `regex:...`, any spec of
-  `podium.validate.rules`), run on the whole answer;
-- `tests`: for a code prompt (its row's metadata JSON has `"tests"`, Python asserts),
-  the answer's code (its first fenced block, else the whole answer) followed by the
-  tests runs in the sandbox and passes when it exits 0;
+  `podium.validate.rules`), run on the whole answer or its first fenced block;
+- `tests` / `output`: for a code prompt (its row's metadata JSON has `"tests"`, Python
+  asserts, or `"expected_output"`, as the trainers' sandbox rewards read them), the
+  answer's code (its first fenced block, else the whole answer), followed by the tests,
+  runs in the sandbox; it passes when it exits 0 (and prints the expected output);
 - length in characters and words, and whether generation stopped at `max_tokens`
   (reported, not pass/fail: a short preset truncates everything).
 """
@@ -13,15 +14,16 @@ Three kinds, all stored with the answer so filters and pass rates never re-run t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from podium.validate.batch import check_texts
-from podium.validate.extract import first_fenced
+from podium.validate.extract import Extract, first_fenced
 from podium.validate.rules import Rule, parse_rules
 
 TESTS_CHECK = "tests"
+OUTPUT_CHECK = "output"
 SANDBOX_LIMITS = {"wall_s": 5.0, "cpu_s": 5.0, "memory_mb": 256, "processes": 8,
                   "output_bytes": 65_536}
 
@@ -60,47 +62,75 @@ def code_of(answer: str) -> str:
     return block[0] if block else answer
 
 
-def prompt_tests(metadata: str | None) -> str | None:
-    """The Python tests a code prompt carries in its metadata JSON, if any."""
+@dataclass(frozen=True)
+class CodeTask:
+    """What a code prompt's answer must do in the sandbox."""
+
+    tests: str = ""  # appended to the answer's code; must exit 0
+    expected_output: str | None = None  # what the code must print
+
+    @property
+    def check_name(self) -> str:
+        return TESTS_CHECK if self.tests else OUTPUT_CHECK
+
+
+def code_task(metadata: str | None) -> CodeTask | None:
+    """The sandbox task a code prompt carries in its metadata JSON, if any."""
     try:
         value = json.loads(metadata or "{}")
     except json.JSONDecodeError:
         return None
-    tests = value.get("tests") if isinstance(value, dict) else None
-    return tests if isinstance(tests, str) and tests.strip() else None
+    if not isinstance(value, dict):
+        return None
+    tests, expected = value.get("tests"), value.get("expected_output")
+    if isinstance(tests, str) and tests.strip():
+        return CodeTask(tests=tests)
+    if expected is not None:
+        return CodeTask(expected_output=str(expected))
+    return None
 
 
-def _run_tests(codes: list[str], tests: list[str]) -> list[tuple[bool, str]]:
+def _same_output(got: str, expected: str) -> bool:
+    """Equal up to trailing whitespace on each line and at the end."""
+    def norm(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip().splitlines()]
+
+    return norm(got) == norm(expected)
+
+
+def _run_code(codes: list[str], tasks: list[CodeTask]) -> list[tuple[bool, str]]:
     from generators.sandbox import Job, Limits, shared_sandbox
 
     limits = Limits(**SANDBOX_LIMITS)
-    jobs = [Job(f"{code}\n\n{test}\n", limits=limits)
-            for code, test in zip(codes, tests, strict=True)]
-    results = shared_sandbox().run_many(jobs)
+    jobs = [Job(f"{code}\n\n{task.tests}\n", limits=limits)
+            for code, task in zip(codes, tasks, strict=True)]
     out = []
-    for res in results:
+    for res, task in zip(shared_sandbox().run_many(jobs), tasks, strict=True):
         ok = res.ok and res.exit_code == 0
         detail = "" if ok else (res.stderr.strip().splitlines() or [res.status])[-1][:300]
+        if ok and task.expected_output is not None and not _same_output(
+                res.stdout, task.expected_output):
+            ok, detail = False, f"printed {res.stdout.strip()[:120]!r}"
         out.append((ok, detail))
     return out
 
 
 def check_answers(
     answers: Sequence[str], finish_reasons: Sequence[str | None], rules: Sequence[Rule],
-    tests: Sequence[str | None], properties: Mapping[str, str] | None = None,
+    tasks: Sequence[CodeTask | None], extract: Extract = "whole",
 ) -> list[AnswerChecks]:
-    """Checks for each answer; `tests[i]` are answer i's prompt tests (None: not code)."""
+    """Checks for each answer; `tasks[i]` is answer i's code task (None: not code)."""
     results: list[dict[str, dict[str, Any]]] = [
         {r.spec: {"ok": True, "message": ""} for r in rules} for _ in answers]
     if rules:
-        for i, failure in check_texts(rules, list(answers)):
+        for i, failure in check_texts(rules, list(answers), mode=extract):
             spec = next((r.spec for r in rules if r.name == failure.rule), failure.rule)
             results[i][spec] = {"ok": False, "message": failure.message}
-    coded = [i for i, t in enumerate(tests) if t]
+    coded = [(i, t) for i, t in enumerate(tasks) if t is not None]
     if coded:
-        outcomes = _run_tests([code_of(answers[i]) for i in coded], [tests[i] or "" for i in coded])
-        for i, (ok, detail) in zip(coded, outcomes, strict=True):
-            results[i][TESTS_CHECK] = {"ok": ok, "message": detail}
+        outcomes = _run_code([code_of(answers[i]) for i, _ in coded], [t for _, t in coded])
+        for (i, task), (ok, detail) in zip(coded, outcomes, strict=True):
+            results[i][task.check_name] = {"ok": ok, "message": detail}
     return [
         AnswerChecks(results[i], len(text), len(text.split()), finish_reasons[i] == "length")
         for i, text in enumerate(answers)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from generators.generate import GenerateConfig, run_generate
 from generators.prompts import load_prompts
-from podium.compare.checks import check_answers, compile_rules, prompt_tests
+from podium.compare.checks import check_answers, code_task, compile_rules
 from podium.compare.sample_sets import SampleKey, find_samples
 from podium.compare.table import (
     COMPARISON_KIND,
@@ -42,6 +42,7 @@ from podium.store.read import read_arrow
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.write import write_table
+from podium.validate.extract import Extract
 from podium.validate.rules import check_spec
 
 MAX_MODELS = 16  # a training run's checkpoints plus its base, for trends
@@ -62,6 +63,8 @@ class CompareConfig(BaseModel):
     stop: list[str] = Field(default_factory=list, description="Stop strings.")
     checks: list[str] = Field(default_factory=list,
                               description="Validation rules run on every answer (json, regex:...).")
+    extract: Extract = Field("whole", description="Check the whole answer or its first "
+                             "fenced block (whole when it has none).")
     prompt_column: str | None = Field(None, description="Plain-text prompt column.")
     limit: int | None = Field(None, ge=1, description="Use only the first N prompts.")
     concurrency: int = Field(16, ge=1, le=512, description="Requests in flight at once.")
@@ -139,7 +142,8 @@ def _rows(cfg: CompareConfig, models: list[str], tables: dict[str, str], prompts
         picked = [by_prompt.get(p.prompt_id) for p in prompts]
         answers = [(s or {}).get("completion") or "" for s in picked]
         checks = check_answers(answers, [(s or {}).get("finish_reason") for s in picked], rules,
-                               [prompt_tests(metadata.get(p.prompt_id)) for p in prompts])
+                               [code_task(metadata.get(p.prompt_id)) for p in prompts],
+                               cfg.extract)
         for prompt, sample, answer, check in zip(prompts, picked, answers, checks, strict=True):
             rows.append({
                 "prompt_id": prompt.prompt_id, "prompt": prompt.messages, "model": model,

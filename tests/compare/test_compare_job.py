@@ -94,3 +94,19 @@ def test_config_rejects_bad_model_lists_and_rules():
         CompareConfig(models=["a", "b"], input=ref, out="c.d", checks=["jsn"])
     card = json.loads(CompareConfig(models=["a", "b"], input=ref, out="c.d").model_dump_json())
     assert card["temperature"] == 0.0 and card["seed"] == 0  # greedy and repeatable by default
+
+
+def test_code_prompts_with_expected_output_run_in_the_sandbox():
+    from podium.compare.checks import check_answers, code_task, compile_rules
+
+    task = code_task(json.dumps({"expected_output": "5"}))
+    assert code_task('{"tests": "assert f() == 1"}').tests and code_task("{}") is None
+    answers = ["```python\nprint(2 + 3)\n```", "print(2 * 3)", "while True: pass"]
+    checks = check_answers(answers, ["stop", "stop", "length"], compile_rules(["python"]),
+                           [task, task, task])
+    assert [c.results["output"]["ok"] for c in checks] == [True, False, False]
+    assert "printed '6'" in checks[1].results["output"]["message"]
+    assert [c.results["python"]["ok"] for c in checks] == [False, True, True]  # fences
+    assert checks[2].truncated and not checks[0].truncated
+    fenced = check_answers(answers[:1], ["stop"], compile_rules(["python"]), [None], "fenced")
+    assert fenced[0].results == {"python": {"ok": True, "message": ""}}
