@@ -10,6 +10,14 @@
     podium sql "SELECT count(*) FROM ns.name"
     podium app                           # the web UI on http://127.0.0.1:8501
     podium up                            # the web UI and the job worker together
+    podium run CARD.md | submit CARD.md  # run a job card now, or queue it (podium worker)
+    podium jobs [show|logs|cancel] ID    # the logbook from a shell
+    podium validate ns.name --rule json-schema:schema.json
+    podium models bootstrap | serve NAME # the base model; an OpenAI-compatible server
+    podium generate --model base --table ns.name --out ns.samples
+    podium sandbox run snippet.py        # untrusted code in the sandbox
+    podium train sft --model base --table ns.name --out my-ckpt --preset cpu-smoke
+    podium compare --models base,my-ckpt --table ns.prompts --out cmp
 """
 
 # Each group of commands lives in `podium/commands/<area>.py` and registers itself here.
@@ -59,7 +67,8 @@ for _module in COMMAND_MODULES:
 def main() -> None:
     err = Console(stderr=True)
     try:
-        app(standalone_mode=False)
+        # Without standalone mode, typer returns a command's exit code instead of exiting.
+        code = app(standalone_mode=False)
     except PodiumError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
@@ -75,6 +84,7 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

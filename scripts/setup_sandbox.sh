@@ -22,7 +22,10 @@ if [ -z "$mirror" ]; then
   mirror=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
     | awk '{print $2}' | grep -v security | head -n1 || true)
 fi
-mirror=${mirror:-http://deb.debian.org/debian}
+if [ -z "$mirror" ]; then
+  echo "no Debian mirror found in apt's sources; set one in /etc/apt/sources.list" >&2
+  exit 1
+fi
 
 mkdir -p "$cache"
 if [ ! -s "$tar" ]; then

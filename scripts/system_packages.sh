@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the tests need: a real browser, a real sandbox, a real Docker engine.
 set -euo pipefail
-packages=(chromium bubblewrap docker.io mmdebstrap postgresql)
+packages=(chromium bubblewrap docker.io mmdebstrap postgresql libseccomp2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
