@@ -2,7 +2,7 @@
 
 Started by `podium.models.serving` beside each server, in its own session:
 `python -m podium.models.idle_watch MODEL`. "Used" means a client asked for the server
-(`serving.touch`) or vLLM reports running or waiting requests in `/metrics`, so a long
+(`server_records.touch`) or vLLM reports running or waiting requests in `/metrics`, so a long
 generation job never loses its server mid-run.
 """
 
@@ -14,11 +14,9 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import httpx
-from sqlalchemy import delete
 
 from podium.config import get_settings
-from podium.models import serving
-from podium.store.state import engine
+from podium.models import server_records as records
 
 Verdict = Literal["gone", "dead", "busy", "idle", "wait"]
 
@@ -58,18 +56,13 @@ def verdict(
     return "idle" if (now - last).total_seconds() > idle_s else "wait"
 
 
-def _forget(model: str) -> None:
-    with engine().begin() as conn:
-        conn.execute(delete(serving.servers_table).where(serving.servers_table.c.model == model))
-
-
 def watch(model: str) -> None:
     idle_s = get_settings().server_idle_seconds
     interval = max(1.0, min(30.0, idle_s / 4))
     while True:
         time.sleep(interval)
-        row = serving._row(model)
-        alive = row is not None and serving._pid_is_vllm(row.pid)
+        row = records._row(model)
+        alive = row is not None and records._pid_is_vllm(row.pid)
         action = verdict(
             row is not None,
             alive,
@@ -79,13 +72,13 @@ def watch(model: str) -> None:
             datetime.now(UTC),
         )
         if action == "busy":
-            serving.touch(model)
+            records.touch(model)
         elif action == "dead":
-            _forget(model)
+            records._forget(model)
             return
         elif action == "idle":
-            serving._kill_group(row.pid)
-            _forget(model)
+            records._kill_group(row.pid)
+            records._forget(model)
             return
         elif action == "gone":
             return

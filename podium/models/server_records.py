@@ -1,0 +1,132 @@
+"""Where Podium's vLLM servers are recorded, and how their processes are checked.
+
+One row per model in the app-state database (`podium_servers`): pid, port, URL, log and
+last use, so the app, the worker and the CLI share one server per checkpoint. A pid is
+trusted only if its command line is still a vLLM server (pids get recycled).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, select, update
+
+from podium.store.state import METADATA, engine
+
+LOG_TAIL_CHARS = 3000
+
+servers_table = Table(
+    "podium_servers",
+    METADATA,
+    Column("model", String(128), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("watcher_pid", Integer),
+    Column("port", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("checkpoint", Text, nullable=False),
+    Column("log_path", Text, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("last_used", DateTime(timezone=True), nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    model: str
+    host: str
+    pid: int
+    port: int
+    url: str
+    checkpoint: str
+    log_path: str
+    started_at: str
+    last_used: str
+    alive: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _cmdline_has(pid: int, marker: bytes) -> bool:
+    # Checking the command line guards against a recycled pid.
+    try:
+        return marker in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _pid_is_vllm(pid: int) -> bool:
+    return _cmdline_has(pid, b"vllm.entrypoints")
+
+
+def log_tail(path: str | Path, chars: int = LOG_TAIL_CHARS) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return "(no log)"
+    return data[-chars:].decode("utf-8", "replace")
+
+
+def _healthy(url: str, timeout: float = 5.0) -> bool:
+    try:
+        return httpx.get(url.removesuffix("/v1") + "/health", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _row(model: str) -> object | None:
+    with engine().connect() as conn:
+        return conn.execute(select(servers_table).where(servers_table.c.model == model)).first()
+
+
+def _alive(row: object) -> bool:
+    if row.host != socket.gethostname():  # type: ignore[attr-defined]
+        return _healthy(row.url)  # type: ignore[attr-defined]
+    return _pid_is_vllm(row.pid)  # type: ignore[attr-defined]
+
+
+def touch(model: str) -> None:
+    """Mark a server as used now (postpones its idle stop)."""
+    with engine().begin() as conn:
+        conn.execute(
+            update(servers_table).where(servers_table.c.model == model).values(last_used=_now())
+        )
+
+
+def _kill_group(pid: int, grace_s: float = 30.0) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # reap our own child, or its zombie keeps the group
+        except ChildProcessError:
+            pass
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _forget(model: str) -> None:
+    with engine().begin() as conn:
+        conn.execute(delete(servers_table).where(servers_table.c.model == model))
