@@ -25,8 +25,9 @@ LOG_TAIL_CHARS = 3000
 servers_table = Table(
     "podium_servers",
     METADATA,
+    # Servers listen on loopback, so a record is only meaningful on its own machine.
     Column("model", String(128), primary_key=True),
-    Column("host", String(255), nullable=False),
+    Column("host", String(255), primary_key=True),
     Column("pid", Integer, nullable=False),
     Column("watcher_pid", Integer),
     Column("port", Integer, nullable=False),
@@ -86,14 +87,26 @@ def _healthy(url: str, timeout: float = 5.0) -> bool:
         return False
 
 
+def _here():  # type: ignore[no-untyped-def]
+    return servers_table.c.host == socket.gethostname()
+
+
 def _row(model: str) -> object | None:
+    """This machine's record of `model`'s server."""
     with engine().connect() as conn:
-        return conn.execute(select(servers_table).where(servers_table.c.model == model)).first()
+        return conn.execute(
+            select(servers_table).where(servers_table.c.model == model, _here())
+        ).first()
+
+
+def _rows() -> list[object]:
+    with engine().connect() as conn:
+        return list(
+            conn.execute(select(servers_table).where(_here()).order_by(servers_table.c.model))
+        )
 
 
 def _alive(row: object) -> bool:
-    if row.host != socket.gethostname():  # type: ignore[attr-defined]
-        return _healthy(row.url)  # type: ignore[attr-defined]
     return _pid_is_vllm(row.pid)  # type: ignore[attr-defined]
 
 
@@ -101,7 +114,9 @@ def touch(model: str) -> None:
     """Mark a server as used now (postpones its idle stop)."""
     with engine().begin() as conn:
         conn.execute(
-            update(servers_table).where(servers_table.c.model == model).values(last_used=_now())
+            update(servers_table)
+            .where(servers_table.c.model == model, _here())
+            .values(last_used=_now())
         )
 
 
@@ -129,4 +144,4 @@ def _kill_group(pid: int, grace_s: float = 30.0) -> None:
 
 def _forget(model: str) -> None:
     with engine().begin() as conn:
-        conn.execute(delete(servers_table).where(servers_table.c.model == model))
+        conn.execute(delete(servers_table).where(servers_table.c.model == model, _here()))

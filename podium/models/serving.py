@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import httpx
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 
 from podium.config import get_settings
 from podium.errors import PodiumError
@@ -36,6 +36,7 @@ from podium.models.server_records import (  # noqa: F401 - re-exported for calle
     _now,
     _pid_is_vllm,
     _row,
+    _rows,
     log_tail,
     servers_table,
     touch,
@@ -48,8 +49,7 @@ START_TIMEOUT_S = 900.0
 
 
 def list_servers() -> list[ServerInfo]:
-    with engine().connect() as conn:
-        rows = conn.execute(select(servers_table).order_by(servers_table.c.model)).all()
+    """The servers Podium started on this machine."""
     return [
         ServerInfo(
             model=r.model,
@@ -63,7 +63,7 @@ def list_servers() -> list[ServerInfo]:
             last_used=r.last_used.isoformat(),
             alive=_alive(r),
         )
-        for r in rows
+        for r in _rows()
     ]
 
 
@@ -72,11 +72,10 @@ def stop_server(model: str) -> bool:
     row = _row(model)
     if row is None:
         return False
-    if row.host == socket.gethostname():
-        if row.watcher_pid and _cmdline_has(row.watcher_pid, b"podium.models.idle_watch"):
-            _kill_group(row.watcher_pid, grace_s=5)
-        if _pid_is_vllm(row.pid):
-            _kill_group(row.pid)
+    if row.watcher_pid and _cmdline_has(row.watcher_pid, b"podium.models.idle_watch"):
+        _kill_group(row.watcher_pid, grace_s=5)
+    if _pid_is_vllm(row.pid):
+        _kill_group(row.pid)
     _forget(model)
     return True
 
@@ -84,9 +83,7 @@ def stop_server(model: str) -> bool:
 def cleanup_dead() -> list[str]:
     """Forget servers whose process is gone; returns their model names."""
     gone = []
-    with engine().connect() as conn:
-        rows = conn.execute(select(servers_table)).all()
-    for row in rows:
+    for row in _rows():
         if not _alive(row):
             gone.append(row.model)
             stop_server(row.model)
@@ -165,8 +162,8 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
         raise
     watcher = _start_watcher(model.name)
     now = _now()
+    _forget(model.name)
     with engine().begin() as conn:
-        conn.execute(servers_table.delete().where(servers_table.c.model == model.name))
         conn.execute(
             insert(servers_table).values(
                 model=model.name,
