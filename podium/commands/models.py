@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from podium.errors import PodiumError
 
@@ -45,7 +45,8 @@ def list_cmd(as_json: JsonFlag = False) -> None:
     if not models:
         console.print("No models yet. Run `podium models bootstrap` for the default base.")
         return
-    table = Table("name", "kind", "location", "parent", "job", "step")
+    table = Table("kind", "location", "parent", "job", "step")
+    table.columns.insert(0, Column("name", no_wrap=True))
     for m in models:
         table.add_row(
             m.name + (" *" if m.is_default else ""),
