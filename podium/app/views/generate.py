@@ -111,8 +111,9 @@ def _form(models: list[str], model_index: int) -> None:
         regex = st.text_input("…or a regular expression", key=P + "regex")
     if uploaded is not None:
         schema_text = uploaded.getvalue().decode("utf-8")
-    run = st.button("Generate", type="primary", key=P + "run")
-    queue = st.button("Queue for the worker", key=P + "queue")
+    c1, c2, _ = st.columns([1, 2, 5])
+    run = c1.button("Generate", type="primary", key=P + "run")
+    queue = c2.button("Queue for the worker", key=P + "queue")
     if not (run or queue):
         return
     try:

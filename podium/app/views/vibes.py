@@ -81,21 +81,17 @@ def _submissions() -> None:
         use_container_width=True,
     )
     selected = [rows[i]["id"] for i in picked.selection.rows] if picked else []
-    for row in rows[:5]:
-        st.markdown(f"**{row['prompt'][:200]}** · _{row['checkpoint']}_ · {', '.join(row['tags'])}")
     _eval_set(tags, selected)
 
 
 def _eval_set(tags: list[str], selected: list[str]) -> None:
     st.subheader("Eval set")
-    what = (
-        f"the {len(selected)} selected submissions"
-        if selected
-        else f"submissions tagged {', '.join(tags)}"
-        if tags
-        else "nothing yet: filter by tag or select rows"
-    )
-    st.caption(f"Builds a prompts table from {what}.")
+    if selected:
+        st.caption(f"From the {len(selected)} selected submissions.")
+    elif tags:
+        st.caption(f"From the submissions tagged {', '.join(tags)}.")
+    else:
+        st.caption("Filter by tag or select rows above to choose its prompts.")
     default = "evals.vibes_" + ("_".join(tags) if tags else "selection")
     out = st.text_input("Eval-set table", value=default, key=P + "evalset_out")
     if st.button("Build eval set", key=P + "build", disabled=not (tags or selected)):
