@@ -117,3 +117,24 @@ def test_stream_yields_pieces_of_the_answer(vllm_model):
     assert len(pieces) > 1
     (whole,) = generate_batch(endpoint, [req])
     assert "".join(pieces) == whole.completions[0].text
+
+
+@pytest.mark.vllm
+def test_registered_endpoint_is_used_as_is(vllm_model, vllm_server, unique_table, monkeypatch):
+    from podium.models import add_endpoint, remove_model
+    from podium.models.serving import list_servers
+
+    name = "ep-" + unique_table.split(".")[1]
+    monkeypatch.setenv("EP_TEST_KEY", "not-checked-by-vllm")
+    add_endpoint(vllm_server.base_url, name, api_key_env="EP_TEST_KEY")  # no model id given
+    try:
+        servers_before = [(s.model, s.pid) for s in list_servers()]
+        endpoint = endpoint_for(name)
+        assert endpoint.model == vllm_model  # discovered from the endpoint's /v1/models
+        assert endpoint.api_key == "not-checked-by-vllm"
+        (res,) = generate_batch(endpoint, [ChatRequest(messages=_user("Hi"), max_tokens=4)])
+        assert res.completions and res.error is None
+        # Nothing was started for an endpoint.
+        assert [(s.model, s.pid) for s in list_servers()] == servers_before
+    finally:
+        remove_model(name)
