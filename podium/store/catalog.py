@@ -8,6 +8,7 @@ named with `catalog_uri = "rest+http://..."` and goes through pyiceberg's own lo
 from __future__ import annotations
 
 import functools
+import threading
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
@@ -29,11 +30,16 @@ def _catalog_for(
     return SqlCatalog(name, uri=uri, warehouse=warehouse, **dict(extra))
 
 
+_open_lock = threading.Lock()
+
+
 def open_catalog(settings: Settings | None = None) -> Catalog:
     settings = settings or get_settings()
     settings.ensure_home()
     extra = tuple(sorted(settings.catalog_properties.items()))
-    return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse, extra)
+    # SqlCatalog creates its tables on first open: threads must not race to do it.
+    with _open_lock:
+        return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse, extra)
 
 
 def parse_name(name: str, settings: Settings | None = None) -> tuple[str, str]:
