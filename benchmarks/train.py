@@ -6,7 +6,7 @@
 
 Both sides train the same base on the same conversations (the demo JSON table) with the
 same TRL settings (batch, length, LR, seed, assistant-only loss, CPU flags), in this one
-process, alternating plain/Podium so drift on a shared machine hits both. Figures
+process, alternating which side goes first so drift on a shared machine hits both. Figures
 (medians over rounds), each per wall second and per CPU second of this process:
 
 - loop: trained tokens (TRL's `num_tokens`) over the training loop; Podium's overhead
@@ -22,6 +22,7 @@ time.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -224,8 +225,14 @@ def main() -> None:
     rows = [c.messages for c in data.train]
     runs: dict[str, list[dict[str, float]]] = {"plain": [], "podium": []}
     for i in range(opts.rounds):
-        runs["plain"].append(plain_trl(base, rows, config(f"p{i}"), home / f"plain{i}"))
-        runs["podium"].append(podium_sft(config(f"bench{i}")))
+        # Who goes first alternates, so warm-up and allocator state favour neither side.
+        order = ("plain", "podium") if i % 2 == 0 else ("podium", "plain")
+        for side in order:
+            if side == "plain":
+                runs["plain"].append(plain_trl(base, rows, config(f"p{i}"), home / f"plain{i}"))
+            else:
+                runs["podium"].append(podium_sft(config(f"bench{i}")))
+        gc.collect()
 
     def rate(side: str, key: str) -> float:
         return statistics.median(r["tokens"] / r[key] for r in runs[side])

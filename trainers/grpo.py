@@ -38,6 +38,7 @@ from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import (
     BaseModelRef,
     check_out_name,
+    check_vllm_available,
     load_model,
     load_tokenizer,
     peft_config,
@@ -51,6 +52,14 @@ from trainers.runtime import (
 def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
     """Everything that can be wrong with a card, found before any compute."""
     check_rewards(cfg.rewards, *_table_context(cfg))
+    device = resolve_device(cfg.device)
+    if cfg.use_vllm:
+        if device != "cuda":
+            raise InvalidInput(
+                "use_vllm needs a GPU (TRL colocates vLLM on the training GPU); on CPU set "
+                "use_vllm: false and completions are generated with transformers."
+            )
+        check_vllm_available()
     base = resolve_base(cfg.model)
     check_out_name(cfg.out)
     check_root_free(cfg.out)
@@ -82,11 +91,6 @@ def build_grpo_trainer(
     from trl import GRPOConfig, GRPOTrainer
 
     device = resolve_device(cfg.device)
-    if cfg.use_vllm and device != "cuda":
-        raise InvalidInput(
-            "use_vllm needs a GPU (TRL colocates vLLM on the training GPU); on CPU set "
-            "use_vllm: false and completions are generated with transformers."
-        )
     tokenizer = load_tokenizer(base.path)
     funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
     vllm_args: dict[str, Any] = {}

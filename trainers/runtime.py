@@ -130,8 +130,19 @@ def load_tokenizer(path: Path) -> Any:
 
 
 def load_model(path: Path, device: str) -> Any:
+    """Weights in float32 everywhere: on a GPU the Trainer's bf16 autocast does the mixed
+    precision and the optimizer keeps float32 master weights."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    dtype = torch.bfloat16 if device == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
-    return AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
+    return AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32)
+
+
+def check_vllm_available() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise InvalidInput(
+            "use_vllm needs the `vllm` package (a CUDA build) in the training environment; "
+            "install it there (`pip install vllm`) or set use_vllm: false."
+        )

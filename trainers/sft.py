@@ -36,6 +36,7 @@ from trainers.runtime import (
 
 def check_inputs(cfg: SftConfig) -> tuple[BaseModelRef, TrainingData]:
     """Everything that can be wrong with a card, found before any compute."""
+    resolve_device(cfg.device)  # a card asking for cuda on a CPU machine fails here
     base = resolve_base(cfg.model)
     check_out_name(cfg.out)
     check_root_free(cfg.out)

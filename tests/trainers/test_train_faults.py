@@ -111,3 +111,20 @@ def test_only_valid_skips_rows_the_validation_report_marks(tiny_base, make_table
     validate_table(ValidateConfig(table=ref, rules=["json"]))
     data = load_training_data(ref, only_valid=True)
     assert sorted(c.id for c in data.train) == ["r0", "r2"] and data.skipped_invalid == 1
+
+
+def test_gpu_settings_on_a_cpu_machine_are_refused(tiny_base, make_table, memo_pairs):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    make_table("t.memo", memo_pairs)
+    sft = SftConfig(model=tiny_base, table={"name": "t.memo"}, out="never", preset="gpu")
+    with pytest.raises(InvalidInput, match="no GPU is visible"):
+        run_sft(sft, Reporter())
+    grpo = GrpoConfig(
+        model=tiny_base, table={"name": "t.memo"}, out="never", device="cpu", use_vllm=True
+    )
+    with pytest.raises(InvalidInput, match="use_vllm needs a GPU"):
+        run_grpo(grpo, Reporter())
+    assert _no_checkpoints_written()
