@@ -68,3 +68,26 @@ def test_grpo_with_validator_and_sandbox_rewards(tiny_base, make_table, recorder
     # Both rewards scored every sampled completion (random weights: 0 each, but scored).
     assert {"reward/validate_json", "reward/sandbox_output"} <= set(recorder.samples[-1][1])
     assert get_model("code-grpo").lineage["rewards"][1]["rule"] == "sandbox:output"
+
+
+def test_grpo_with_lora_saves_a_merged_checkpoint(tiny_base, make_table, memo_pairs, recorder):
+    from pathlib import Path
+
+    make_table("t.memo", memo_pairs)
+    cfg = GrpoConfig(
+        model=tiny_base,
+        table={"name": "t.memo"},
+        out="memo-grpo-lora",
+        preset="cpu-small",
+        rewards=[RewardSpec(rule="length:4")],
+        max_steps=1,
+        batch_size=4,
+        num_generations=4,
+        max_completion_length=8,
+        lora_r=4,
+        save_every=0,
+    )
+    assert cfg.method == "lora"
+    run_grpo(cfg, recorder)
+    path = Path(get_model("memo-grpo-lora").path)
+    assert (path / "model.safetensors").is_file() and not (path / "adapter_config.json").exists()
