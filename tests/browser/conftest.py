@@ -88,8 +88,10 @@ def app_url(app_home: Path, artifacts_dir: Path) -> Iterator[str]:
                 proc.wait()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    # Module scope: Playwright's sync API keeps an asyncio loop running in this thread
+    # while it is open, and code under test elsewhere calls asyncio.run().
     executable = shutil.which("chromium")
     if executable is None:
         pytest.fail("Debian's chromium is not installed: apt-get install -y chromium")
