@@ -90,7 +90,9 @@ def test_containers_of_a_killed_process_go_away(docker_host: str) -> None:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            remaining = [c for c in client.containers.list(all=True) if c.id in ids]
+            # The low-level listing: the high-level one inspects each container and
+            # races with the very removal this test waits for.
+            remaining = [c["Id"] for c in client.api.containers(all=True) if c["Id"] in ids]
             if not remaining:
                 break
             time.sleep(0.5)
