@@ -29,6 +29,7 @@ def streamlit_command(host: str, port: int) -> list[str]:
         sys.executable, "-m", "streamlit", "run", str(APP_MAIN),
         "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
+        "--client.toolbarMode", "minimal",
         "--server.address", host,
         "--server.port", str(port),
     ]  # fmt: skip
