@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.config import get_settings
-from podium.errors import InvalidInput
+from podium.errors import Cancelled, InvalidInput
 from podium.models.registry import ModelInfo, register_checkpoint
 from podium.reporting import Reporter
 from podium.store.schema import PROP_LINEAGE_PREFIX
@@ -113,3 +113,20 @@ def run_lineage(
         "job_id": reporter.lineage.get(f"{PROP_LINEAGE_PREFIX}job_id"),
         "card": card if card is not None else cfg.model_dump_json(),
     }
+
+
+def finish_training(
+    trainer: Any, cancelled: bool, writer: CheckpointWriter, work_dir: Path
+) -> ModelInfo:
+    """After `trainer.train()`: register the final checkpoint, or end a cancelled run.
+
+    A cancelled run raises `Cancelled`; the periodic checkpoint its callback saved on the
+    way out stays registered as such, and nothing is registered as final.
+    """
+    step = trainer.state.global_step
+    if cancelled:
+        kept = f"; checkpoint {writer.saved[-1].name} registered" if writer.saved else ""
+        raise Cancelled(f"cancelled at step {step}{kept}")
+    final = writer.save(trainer.model, step, final=True)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    return final

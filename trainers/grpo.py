@@ -25,13 +25,18 @@ How generation works, and how new weights reach the generator:
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from podium.errors import Cancelled, InvalidInput
+from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
-from trainers.checkpoints import CheckpointWriter, check_root_free, checkpoint_root, run_lineage
+from trainers.checkpoints import (
+    CheckpointWriter,
+    check_root_free,
+    checkpoint_root,
+    finish_training,
+    run_lineage,
+)
 from trainers.config import GrpoConfig
 from trainers.data import TrainingData, grpo_dataset, load_training_data
 from trainers.rewards import SampleTap, build_rewards, check_rewards
@@ -151,15 +156,7 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     trainer, tokenizer = build_grpo_trainer(cfg, base, data, work_dir, [callback], tap)
     writer.tokenizer = tokenizer
     trainer.train()
-    if callback.cancelled:
-        raise Cancelled(
-            f"cancelled at step {trainer.state.global_step}; checkpoint "
-            f"{writer.saved[-1].name} registered"
-            if writer.saved
-            else "cancelled"
-        )
-    final = writer.save(trainer.model, trainer.state.global_step, final=True)
-    shutil.rmtree(work_dir, ignore_errors=True)
+    final = finish_training(trainer, callback.cancelled, writer, work_dir)
     rewards = [h["reward"] for h in callback.history if "reward" in h]
     return JobOutputs(
         checkpoints=[info.name for info in writer.saved],

@@ -12,13 +12,17 @@ loads.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from podium.errors import Cancelled
 from podium.reporting import JobOutputs, Reporter
-from trainers.checkpoints import CheckpointWriter, check_root_free, checkpoint_root, run_lineage
+from trainers.checkpoints import (
+    CheckpointWriter,
+    check_root_free,
+    checkpoint_root,
+    finish_training,
+    run_lineage,
+)
 from trainers.config import SftConfig
 from trainers.data import TrainingData, load_training_data, sft_dataset
 from trainers.runtime import (
@@ -111,15 +115,7 @@ def run_sft(config: SftConfig, reporter: Reporter) -> JobOutputs:
     trainer, tokenizer = build_sft_trainer(cfg, base, data, work_dir, [callback])
     writer.tokenizer = tokenizer
     result = trainer.train()
-    if callback.cancelled:
-        raise Cancelled(
-            f"cancelled at step {trainer.state.global_step}; checkpoint "
-            f"{writer.saved[-1].name} registered"
-            if writer.saved
-            else "cancelled"
-        )
-    final = writer.save(trainer.model, trainer.state.global_step, final=True)
-    shutil.rmtree(work_dir, ignore_errors=True)
+    final = finish_training(trainer, callback.cancelled, writer, work_dir)
     losses = [h["loss"] for h in callback.history if "loss" in h]
     return JobOutputs(
         checkpoints=[info.name for info in writer.saved],
