@@ -50,12 +50,15 @@ def main() -> None:
     from podium.store.schema import SFT_ARROW_SCHEMA
     from podium.store.write import write_table
 
-    rows = [{"id": f"p{i}", "messages": [{"role": "user", "content": f"Colour {i} as JSON."}]}
-            for i in range(args.prompts)]
+    rows = [
+        {"id": f"p{i}", "messages": [{"role": "user", "content": f"Colour {i} as JSON."}]}
+        for i in range(args.prompts)
+    ]
     write_table("evals.bench", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
     models = [compare_data.register_dead("alpha"), compare_data.register_dead("omega")]
-    cfg = CompareConfig(models=models, input=TableRef(name="evals.bench"), out="cmp.bench",
-                        checks=["json"])
+    cfg = CompareConfig(
+        models=models, input=TableRef(name="evals.bench"), out="cmp.bench", checks=["json"]
+    )
     answers = {f"p{i}": json.dumps({"colour": f"c{i}"}) for i in range(args.prompts)}
     for m in models:
         compare_data.write_samples(f"gen.{m}", m, "evals.bench", cfg, answers)
@@ -69,17 +72,23 @@ def main() -> None:
         write_table("cmp.floor", data)
 
     floor_s, _ = _timed(floor)
-    print(f"compare with existing samples ({args.prompts} prompts x 2): {compare_s:.2f} s; "
-          f"read + write floor {floor_s:.2f} s; ratio {compare_s / floor_s:.1f}x")
+    print(
+        f"compare with existing samples ({args.prompts} prompts x 2): {compare_s:.2f} s; "
+        f"read + write floor {floor_s:.2f} s; ratio {compare_s / floor_s:.1f}x"
+    )
 
     rng = random.Random(0)
-    votes = [(a, b, float(rng.random() < 0.6)) for a, b in
-             (rng.sample(range(4), 2) for _ in range(args.votes))]
+    votes = [
+        (a, b, float(rng.random() < 0.6))
+        for a, b in (rng.sample(range(4), 2) for _ in range(args.votes))
+    ]
     names = ["a", "b", "c", "d"]
     one_s, _ = _timed(lambda: fit_bradley_terry(_counts(votes, 4)))
     full_s, _ = _timed(lambda: bradley_terry(names, votes, bootstrap=args.bootstrap))
-    print(f"ratings from {args.votes} votes with {args.bootstrap} bootstraps: {full_s:.2f} s; "
-          f"one fit {one_s * 1000:.1f} ms; ratio {full_s / one_s:.0f}x")
+    print(
+        f"ratings from {args.votes} votes with {args.bootstrap} bootstraps: {full_s:.2f} s; "
+        f"one fit {one_s * 1000:.1f} ms; ratio {full_s / one_s:.0f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -34,11 +34,19 @@ PROMPTS = [
 
 
 def write_prompts(name: str = "evals.colours") -> str:
-    rows = [{
-        "id": pid, "messages": [{"role": "user", "content": text}], "system": None,
-        "source": "test", "split": "eval", "tags": [],
-        "metadata": json.dumps({"tests": tests} if tests else {}), "created_at": None,
-    } for pid, text, tests in PROMPTS]
+    rows = [
+        {
+            "id": pid,
+            "messages": [{"role": "user", "content": text}],
+            "system": None,
+            "source": "test",
+            "split": "eval",
+            "tags": [],
+            "metadata": json.dumps({"tests": tests} if tests else {}),
+            "created_at": None,
+        }
+        for pid, text, tests in PROMPTS
+    ]
     write_table(name, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
     return name
 
@@ -47,8 +55,9 @@ def register_dead(name: str) -> str:
     return add_endpoint(DEAD_URL, name, remote_model=name).name
 
 
-def write_samples(out: str, model: str, prompts_table: str, cfg: CompareConfig,
-                  answers: dict[str, str]) -> str:
+def write_samples(
+    out: str, model: str, prompts_table: str, cfg: CompareConfig, answers: dict[str, str]
+) -> str:
     """A samples table for `model` with `answers` by prompt id, keyed like `generate`'s."""
     info = get_model(model)
     prompts, snapshot, _ = load_prompts(TableRef(name=prompts_table))
@@ -70,10 +79,18 @@ def write_samples(out: str, model: str, prompts_table: str, cfg: CompareConfig,
     return out
 
 
-GOOD = {"p0": '{"colour": "blue"}', "p1": '{"colour": "green"}',
-        "p2": "```python\ndef add(a, b):\n    return a + b\n```", "p3": '{"colour": "white"}'}
-BAD = {"p0": '{"colour": "blue",}', "p1": '{"colour": "green"}',
-       "p2": "def add(a, b):\n    return a - b", "p3": "white, I think"}
+GOOD = {
+    "p0": '{"colour": "blue"}',
+    "p1": '{"colour": "green"}',
+    "p2": "```python\ndef add(a, b):\n    return a + b\n```",
+    "p3": '{"colour": "white"}',
+}
+BAD = {
+    "p0": '{"colour": "blue",}',
+    "p1": '{"colour": "green"}',
+    "p2": "def add(a, b):\n    return a - b",
+    "p3": "white, I think",
+}
 
 
 @pytest.fixture
@@ -81,8 +98,9 @@ def compare_config(podium_home) -> CompareConfig:  # type: ignore[no-untyped-def
     """Two checkpoints on a closed port whose samples of `evals.colours` already exist."""
     table = write_prompts()
     models = [register_dead("alpha"), register_dead("omega")]
-    cfg = CompareConfig(models=models, input=TableRef(name=table), out="cmp.colours",
-                        max_tokens=32, checks=["json"])
+    cfg = CompareConfig(
+        models=models, input=TableRef(name=table), out="cmp.colours", max_tokens=32, checks=["json"]
+    )
     write_samples("gen.alpha", "alpha", table, cfg, GOOD)
     write_samples("gen.omega", "omega", table, cfg, BAD)
     return cfg

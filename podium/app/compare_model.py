@@ -33,15 +33,19 @@ def model_choices() -> list[str]:
     return [m.name for m in list_models()]
 
 
-def filter_items(comparison: Comparison, only_differ: bool = False,
-                 fails: str | None = None) -> list[Item]:
+def filter_items(
+    comparison: Comparison, only_differ: bool = False, fails: str | None = None
+) -> list[Item]:
     """Prompts where the answers differ and/or where model `fails` fails a check."""
     items = comparison.items
     if only_differ:
         items = [it for it in items if it.differ()]
     if fails and fails != ANY_CHECK:
-        items = [it for it in items
-                 if any(a.model == fails and a.checks.passed is False for a in it.answers)]
+        items = [
+            it
+            for it in items
+            if any(a.model == fails and a.checks.passed is False for a in it.answers)
+        ]
     return items
 
 
@@ -84,8 +88,9 @@ class BlindView:
         return self.vote is not None
 
 
-def blind_view(comparison: Comparison, item: Item, voter: str,
-               votes: dict[str, dict[str, Any]] | None = None) -> BlindView:
+def blind_view(
+    comparison: Comparison, item: Item, voter: str, votes: dict[str, dict[str, Any]] | None = None
+) -> BlindView:
     pair = blind_pair(comparison, item, voter)
     a, b = item.answer_of(pair.model_a), item.answer_of(pair.model_b)
     html_a, html_b = side_by_side_html([a.text, b.text])
@@ -95,8 +100,10 @@ def blind_view(comparison: Comparison, item: Item, voter: str,
 
 def reveal_text(view: BlindView) -> str:
     vote = view.vote or {}
-    return (f"A was **{view.pair.model_a}**, B was **{view.pair.model_b}** · "
-            f"your vote: {vote.get('verdict', '')}")
+    return (
+        f"A was **{view.pair.model_a}**, B was **{view.pair.model_b}** · "
+        f"your vote: {vote.get('verdict', '')}"
+    )
 
 
 def unvoted(items: Sequence[Item], votes: dict[str, dict[str, Any]]) -> list[Item]:
@@ -105,15 +112,24 @@ def unvoted(items: Sequence[Item], votes: dict[str, dict[str, Any]]) -> list[Ite
 
 # Ratings -----------------------------------------------------------------------------
 
+
 def ratings(comparison: Comparison, bootstrap: int = 200) -> dict[str, Any]:
     return ratings_report(comparison, list_votes(comparison.name), bootstrap)
 
 
 def ratings_frame(report: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"model": r["model"], "rating": round(r["rating"]), "low": round(r["low"]),
-             "high": round(r["high"]), "votes": r["votes"], "wins": r["wins"],
-             "checks passed": report["pass_rates"][r["model"]]["all"]}
-            for r in report["ratings"]]
+    rows = [
+        {
+            "model": r["model"],
+            "rating": round(r["rating"]),
+            "low": round(r["low"]),
+            "high": round(r["high"]),
+            "votes": r["votes"],
+            "wins": r["wins"],
+            "checks passed": report["pass_rates"][r["model"]]["all"],
+        }
+        for r in report["ratings"]
+    ]
     return pd.DataFrame(rows)
 
 
@@ -123,24 +139,30 @@ def ratings_lines(report: dict[str, Any]) -> list[str]:
     for r in report["ratings"]:
         rate = report["pass_rates"][r["model"]]["all"]
         checks = "" if rate is None else f" · checks passed {rate:.0%}"
-        lines.append(f"**{r['model']}**: {r['rating']:.0f} "
-                     f"(95% {r['low']:.0f} to {r['high']:.0f}) · {r['votes']} votes{checks}")
+        lines.append(
+            f"**{r['model']}**: {r['rating']:.0f} "
+            f"(95% {r['low']:.0f} to {r['high']:.0f}) · {r['votes']} votes{checks}"
+        )
     return lines
 
 
 def ratings_chart(report: dict[str, Any]) -> alt.LayerChart:
     frame = ratings_frame(report)
     base = alt.Chart(frame).encode(y=alt.Y("model:N", sort="-x", title=None))
-    bars = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="rating (95% interval)",
-                                                        scale=alt.Scale(zero=False)), x2="high:Q")
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="rating (95% interval)", scale=alt.Scale(zero=False)), x2="high:Q"
+    )
     points = base.mark_point(filled=True, size=80).encode(x="rating:Q", tooltip=list(frame.columns))
     return bars + points
 
 
 def win_frame(report: dict[str, Any]) -> pd.DataFrame:
     models = report["models"]
-    return pd.DataFrame([[None if a == b else report["win_rates"][a][b] for b in models]
-                         for a in models], index=models, columns=models)
+    return pd.DataFrame(
+        [[None if a == b else report["win_rates"][a][b] for b in models] for a in models],
+        index=models,
+        columns=models,
+    )
 
 
 def pass_frame(report: dict[str, Any]) -> pd.DataFrame:
@@ -149,27 +171,46 @@ def pass_frame(report: dict[str, Any]) -> pd.DataFrame:
 
 # Trends ------------------------------------------------------------------------------
 
+
 def trend_frame(comparison: Comparison) -> pd.DataFrame:
     rows = trend_rows(trend_points(comparison, list_votes(comparison.name)))
-    return pd.DataFrame(rows, columns=["model", "step", "pass_rate", "check_win_rate",
-                                       "vote_win_rate"])
+    return pd.DataFrame(
+        rows, columns=["model", "step", "pass_rate", "check_win_rate", "vote_win_rate"]
+    )
 
 
 def trend_chart(frame: pd.DataFrame) -> alt.Chart:
     long = frame.melt(id_vars=["model", "step"], var_name="metric", value_name="value").dropna()
-    return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("step:Q"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
-        color="metric:N", tooltip=["model", "step", "metric", "value"])
+    return (
+        alt.Chart(long)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("step:Q"),
+            y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
+            color="metric:N",
+            tooltip=["model", "step", "metric", "value"],
+        )
+    )
 
 
 # New comparison ----------------------------------------------------------------------
 
-def start_comparison(models: Sequence[str], table: str, out: str, max_tokens: int,
-                     checks: Sequence[str], limit: int | None) -> str:
+
+def start_comparison(
+    models: Sequence[str],
+    table: str,
+    out: str,
+    max_tokens: int,
+    checks: Sequence[str],
+    limit: int | None,
+) -> str:
     """Queue a compare job; returns its job id (InvalidInput names bad fields)."""
     values = {
-        "models": [get_model(m).name for m in models], "input": {"name": table}, "out": out,
-        "max_tokens": max_tokens, "checks": [c.strip() for c in checks if c.strip()],
+        "models": [get_model(m).name for m in models],
+        "input": {"name": table},
+        "out": out,
+        "max_tokens": max_tokens,
+        "checks": [c.strip() for c in checks if c.strip()],
         "limit": limit,
     }
     return submit_config("compare", values)

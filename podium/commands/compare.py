@@ -57,17 +57,29 @@ def _launch(fields: dict[str, Any], card: Path | None, queue: bool) -> None:
     from podium.jobs.cards import validate_config
     from podium.jobs.launch import run_or_write_card
 
-    cfg = validate_config("compare", {k: v for k, v in fields.items() if v is not None},
-                          "the command line")
+    cfg = validate_config(
+        "compare", {k: v for k, v in fields.items() if v is not None}, "the command line"
+    )
     run_or_write_card("compare", cfg, card, foreground=not queue)
     if card is None and not queue:
-        notes.print(f"comparison in {fields['out']}; vote on the Compare page (`podium app`), "
-                      f"then `podium compare ratings {fields['out']}`")
+        notes.print(
+            f"comparison in {fields['out']}; vote on the Compare page (`podium app`), "
+            f"then `podium compare ratings {fields['out']}`"
+        )
 
 
-def _fields(models: list[str], table: str | None, out: str | None, snapshot: int | None,
-            max_tokens: int, temperature: float, check: list[str] | None, limit: int | None,
-            prompt_column: str | None, extract: str = "whole") -> dict[str, Any]:
+def _fields(
+    models: list[str],
+    table: str | None,
+    out: str | None,
+    snapshot: int | None,
+    max_tokens: int,
+    temperature: float,
+    check: list[str] | None,
+    limit: int | None,
+    prompt_column: str | None,
+    extract: str = "whole",
+) -> dict[str, Any]:
     from podium.models import get_model
 
     if not table or not out:
@@ -77,9 +89,14 @@ def _fields(models: list[str], table: str | None, out: str | None, snapshot: int
     return {
         # The card names checkpoints, not an alias that can move.
         "models": [get_model(m).name for m in models],
-        "input": {"name": table, "snapshot_id": snapshot}, "out": out,
-        "max_tokens": max_tokens, "temperature": temperature, "checks": check or [],
-        "limit": limit, "prompt_column": prompt_column, "extract": extract,
+        "input": {"name": table, "snapshot_id": snapshot},
+        "out": out,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "checks": check or [],
+        "limit": limit,
+        "prompt_column": prompt_column,
+        "extract": extract,
     }
 
 
@@ -87,10 +104,17 @@ def _fields(models: list[str], table: str | None, out: str | None, snapshot: int
 def compare(
     ctx: typer.Context,
     models: Annotated[str | None, typer.Option("--models", help="Checkpoints, A,B[,C,D].")] = None,
-    table: TableOpt = None, out: OutOpt = None, snapshot: SnapshotOpt = None,
-    max_tokens: MaxTokensOpt = 256, temperature: TempOpt = 0.0, check: CheckOpt = None,
-    extract: ExtractOpt = "whole", limit: LimitOpt = None, prompt_column: ColumnOpt = None,
-    card: CardOpt = None, queue: QueueOpt = False,
+    table: TableOpt = None,
+    out: OutOpt = None,
+    snapshot: SnapshotOpt = None,
+    max_tokens: MaxTokensOpt = 256,
+    temperature: TempOpt = 0.0,
+    check: CheckOpt = None,
+    extract: ExtractOpt = "whole",
+    limit: LimitOpt = None,
+    prompt_column: ColumnOpt = None,
+    card: CardOpt = None,
+    queue: QueueOpt = False,
 ) -> None:
     """Answer one prompt set with each checkpoint and write a comparison table."""
     if ctx.invoked_subcommand is not None:
@@ -101,8 +125,22 @@ def compare(
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
     names = [m.strip() for m in models.split(",") if m.strip()]
-    _launch(_fields(names, table, out, snapshot, max_tokens, temperature, check, limit,
-                    prompt_column, extract), card, queue)
+    _launch(
+        _fields(
+            names,
+            table,
+            out,
+            snapshot,
+            max_tokens,
+            temperature,
+            check,
+            limit,
+            prompt_column,
+            extract,
+        ),
+        card,
+        queue,
+    )
 
 
 @compare_app.command("list")
@@ -113,14 +151,16 @@ def list_cmd(as_json: JsonOpt = False) -> None:
     rows = []
     for name in list_comparisons():
         c = load_comparison(name)
-        rows.append({"name": c.name, "models": c.models, "input": c.input_ref,
-                     "prompts": len(c.items)})
+        rows.append(
+            {"name": c.name, "models": c.models, "input": c.input_ref, "prompts": len(c.items)}
+        )
     if as_json:
         _print_json(rows)
         return
     for r in rows:
-        console.print(f"{r['name']}  {', '.join(r['models'])}  on {r['input']}  "
-                      f"({r['prompts']} prompts)")
+        console.print(
+            f"{r['name']}  {', '.join(r['models'])}  on {r['input']}  ({r['prompts']} prompts)"
+        )
 
 
 @compare_app.command("ratings")
@@ -144,17 +184,29 @@ def ratings(
         out.add_column(col)
     for r in report["ratings"]:
         rate = report["pass_rates"][r["model"]]["all"]
-        out.add_row(r["model"], f"{r['rating']:.0f}", f"{r['low']:.0f} to {r['high']:.0f}",
-                    str(r["votes"]), f"{r['wins']:g}", "-" if rate is None else f"{rate:.0%}")
+        out.add_row(
+            r["model"],
+            f"{r['rating']:.0f}",
+            f"{r['low']:.0f} to {r['high']:.0f}",
+            str(r["votes"]),
+            f"{r['wins']:g}",
+            "-" if rate is None else f"{rate:.0%}",
+        )
     console.print(out)
 
 
 @compare_app.command("trend")
 def trend(
     run: Annotated[str, typer.Option("--run", help="A checkpoint or job id of the training run.")],
-    table: TableOpt = None, out: OutOpt = None, snapshot: SnapshotOpt = None,
-    max_tokens: MaxTokensOpt = 256, check: CheckOpt = None, extract: ExtractOpt = "whole",
-    limit: LimitOpt = None, card: CardOpt = None, as_json: JsonOpt = False,
+    table: TableOpt = None,
+    out: OutOpt = None,
+    snapshot: SnapshotOpt = None,
+    max_tokens: MaxTokensOpt = 256,
+    check: CheckOpt = None,
+    extract: ExtractOpt = "whole",
+    limit: LimitOpt = None,
+    card: CardOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Compare every checkpoint of a training run with its base on one eval set, by step."""
     from podium.compare.table import load_comparison
@@ -173,8 +225,10 @@ def trend(
         _print_json(rows)
         return
     for r in rows:
-        console.print(f"step {r['step']:>6}  {r['model']}  pass {r['pass_rate']}  "
-                      f"check-win vs base {r['check_win_rate']}  vote-win {r['vote_win_rate']}")
+        console.print(
+            f"step {r['step']:>6}  {r['model']}  pass {r['pass_rate']}  "
+            f"check-win vs base {r['check_win_rate']}  vote-win {r['vote_win_rate']}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -24,8 +24,13 @@ from podium.validate.rules import Rule, parse_rules
 
 TESTS_CHECK = "tests"
 OUTPUT_CHECK = "output"
-SANDBOX_LIMITS = {"wall_s": 5.0, "cpu_s": 5.0, "memory_mb": 256, "processes": 8,
-                  "output_bytes": 65_536}
+SANDBOX_LIMITS = {
+    "wall_s": 5.0,
+    "cpu_s": 5.0,
+    "memory_mb": 256,
+    "processes": 8,
+    "output_bytes": 65_536,
+}
 
 
 @dataclass(frozen=True)
@@ -43,14 +48,25 @@ class AnswerChecks:
         return all(r["ok"] for r in self.results.values())
 
     def to_json(self) -> str:
-        return json.dumps({"results": self.results, "chars": self.chars, "words": self.words,
-                           "truncated": self.truncated}, sort_keys=True)
+        return json.dumps(
+            {
+                "results": self.results,
+                "chars": self.chars,
+                "words": self.words,
+                "truncated": self.truncated,
+            },
+            sort_keys=True,
+        )
 
 
 def load_checks(text: str | None) -> AnswerChecks:
     data = json.loads(text or "{}")
-    return AnswerChecks(data.get("results", {}), data.get("chars", 0), data.get("words", 0),
-                        data.get("truncated", False))
+    return AnswerChecks(
+        data.get("results", {}),
+        data.get("chars", 0),
+        data.get("words", 0),
+        data.get("truncated", False),
+    )
 
 
 def compile_rules(specs: Sequence[str]) -> list[Rule]:
@@ -92,6 +108,7 @@ def code_task(metadata: str | None) -> CodeTask | None:
 
 def _same_output(got: str, expected: str) -> bool:
     """Equal up to trailing whitespace on each line and at the end."""
+
     def norm(text: str) -> list[str]:
         return [line.rstrip() for line in text.strip().splitlines()]
 
@@ -102,26 +119,35 @@ def _run_code(codes: list[str], tasks: list[CodeTask]) -> list[tuple[bool, str]]
     from generators.sandbox import Job, Limits, shared_sandbox
 
     limits = Limits(**SANDBOX_LIMITS)
-    jobs = [Job(f"{code}\n\n{task.tests}\n", limits=limits)
-            for code, task in zip(codes, tasks, strict=True)]
+    jobs = [
+        Job(f"{code}\n\n{task.tests}\n", limits=limits)
+        for code, task in zip(codes, tasks, strict=True)
+    ]
     out = []
     for res, task in zip(shared_sandbox().run_many(jobs), tasks, strict=True):
         ok = res.ok and res.exit_code == 0
         detail = "" if ok else (res.stderr.strip().splitlines() or [res.status])[-1][:300]
-        if ok and task.expected_output is not None and not _same_output(
-                res.stdout, task.expected_output):
+        if (
+            ok
+            and task.expected_output is not None
+            and not _same_output(res.stdout, task.expected_output)
+        ):
             ok, detail = False, f"printed {res.stdout.strip()[:120]!r}"
         out.append((ok, detail))
     return out
 
 
 def check_answers(
-    answers: Sequence[str], finish_reasons: Sequence[str | None], rules: Sequence[Rule],
-    tasks: Sequence[CodeTask | None], extract: Extract = "whole",
+    answers: Sequence[str],
+    finish_reasons: Sequence[str | None],
+    rules: Sequence[Rule],
+    tasks: Sequence[CodeTask | None],
+    extract: Extract = "whole",
 ) -> list[AnswerChecks]:
     """Checks for each answer; `tasks[i]` is answer i's code task (None: not code)."""
     results: list[dict[str, dict[str, Any]]] = [
-        {r.spec: {"ok": True, "message": ""} for r in rules} for _ in answers]
+        {r.spec: {"ok": True, "message": ""} for r in rules} for _ in answers
+    ]
     if rules:
         for i, failure in check_texts(rules, list(answers), mode=extract):
             spec = next((r.spec for r in rules if r.name == failure.rule), failure.rule)

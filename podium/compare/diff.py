@@ -39,8 +39,11 @@ def diff_html(text: str, reference: str | None) -> str:
     out = []
     for piece, changed in changed_words(text, reference):
         escaped = html.escape(piece)
-        out.append(f'<span class="podium-diff" style="{CHANGED_STYLE}">{escaped}</span>'
-                   if changed else escaped)
+        out.append(
+            f'<span class="podium-diff" style="{CHANGED_STYLE}">{escaped}</span>'
+            if changed
+            else escaped
+        )
     return _block("".join(out))
 
 
@@ -52,5 +55,7 @@ def side_by_side_html(texts: Sequence[str]) -> list[str]:
 
 
 def _block(inner: str) -> str:
-    return ('<div class="podium-answer" style="white-space:pre-wrap;font-family:monospace;'
-            f'font-size:0.9em">{inner}</div>')
+    return (
+        '<div class="podium-answer" style="white-space:pre-wrap;font-family:monospace;'
+        f'font-size:0.9em">{inner}</div>'
+    )

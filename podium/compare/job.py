@@ -51,20 +51,26 @@ MAX_MODELS = 16  # a training run's checkpoints plus its base, for trends
 class CompareConfig(BaseModel):
     """Run-card front matter of `kind: compare`."""
 
-    models: list[str] = Field(description="Registered models, 2 to 16 ('base' = default base); "
-                              "the page shows up to four side by side.")
+    models: list[str] = Field(
+        description="Registered models, 2 to 16 ('base' = default base); "
+        "the page shows up to four side by side."
+    )
     input: TableRef = Field(
-        description="Prompt set: an SFT table or eval set, pinned to a snapshot.")
+        description="Prompt set: an SFT table or eval set, pinned to a snapshot."
+    )
     out: str = Field(description="Comparison table to write (NAMESPACE.TABLE).")
     max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per answer.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy (fair and repeatable).")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     seed: int | None = Field(0, description="Sampling seed.")
     stop: list[str] = Field(default_factory=list, description="Stop strings.")
-    checks: list[str] = Field(default_factory=list,
-                              description="Validation rules run on every answer (json, regex:...).")
-    extract: Extract = Field("whole", description="Check the whole answer or its first "
-                             "fenced block (whole when it has none).")
+    checks: list[str] = Field(
+        default_factory=list, description="Validation rules run on every answer (json, regex:...)."
+    )
+    extract: Extract = Field(
+        "whole",
+        description="Check the whole answer or its first fenced block (whole when it has none).",
+    )
     prompt_column: str | None = Field(None, description="Plain-text prompt column.")
     limit: int | None = Field(None, ge=1, description="Use only the first N prompts.")
     concurrency: int = Field(16, ge=1, le=512, description="Requests in flight at once.")
@@ -87,9 +93,18 @@ class CompareConfig(BaseModel):
 
     def generate_config(self, model: str, out: str) -> GenerateConfig:
         return GenerateConfig(
-            input=self.input, out=out, model=model, n=1, max_tokens=self.max_tokens,
-            temperature=self.temperature, top_p=self.top_p, seed=self.seed, stop=self.stop,
-            prompt_column=self.prompt_column, limit=self.limit, concurrency=self.concurrency,
+            input=self.input,
+            out=out,
+            model=model,
+            n=1,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=self.seed,
+            stop=self.stop,
+            prompt_column=self.prompt_column,
+            limit=self.limit,
+            concurrency=self.concurrency,
         )
 
 
@@ -101,9 +116,11 @@ def _check_out(out: str, models: list[str], input_ref: str) -> None:
     if not table_exists(out):
         return
     props = load_table(out).properties
-    same = (props.get(PROP_KIND) == COMPARISON_KIND
-            and json.loads(props.get(PROP_MODELS, "[]")) == models
-            and props.get(PROP_LINEAGE_PREFIX + "input") == input_ref)
+    same = (
+        props.get(PROP_KIND) == COMPARISON_KIND
+        and json.loads(props.get(PROP_MODELS, "[]")) == models
+        and props.get(PROP_LINEAGE_PREFIX + "input") == input_ref
+    )
     if not same:
         raise InvalidInput(
             f"Table {out} already exists and is not this comparison ({', '.join(models)} on "
@@ -111,8 +128,9 @@ def _check_out(out: str, models: list[str], input_ref: str) -> None:
         )
 
 
-def _samples_for(cfg: CompareConfig, model: str, input_ref: str, prompt_ids: list[str],
-                 reporter: Reporter) -> str:
+def _samples_for(
+    cfg: CompareConfig, model: str, input_ref: str, prompt_ids: list[str], reporter: Reporter
+) -> str:
     info = get_model(model)
     gen = cfg.generate_config(info.name, "")
     key = SampleKey.of(info, input_ref, gen)
@@ -131,8 +149,13 @@ def _samples_for(cfg: CompareConfig, model: str, input_ref: str, prompt_ids: lis
     return table
 
 
-def _rows(cfg: CompareConfig, models: list[str], tables: dict[str, str], prompts: list[Any],
-          metadata: dict[str, str | None]) -> list[dict[str, Any]]:
+def _rows(
+    cfg: CompareConfig,
+    models: list[str],
+    tables: dict[str, str],
+    prompts: list[Any],
+    metadata: dict[str, str | None],
+) -> list[dict[str, Any]]:
     rules = compile_rules(cfg.checks)
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
@@ -141,19 +164,31 @@ def _rows(cfg: CompareConfig, models: list[str], tables: dict[str, str], prompts
         by_prompt = {r["prompt_id"]: r for r in data.to_pylist() if r["sample_index"] == 0}
         picked = [by_prompt.get(p.prompt_id) for p in prompts]
         answers = [(s or {}).get("completion") or "" for s in picked]
-        checks = check_answers(answers, [(s or {}).get("finish_reason") for s in picked], rules,
-                               [code_task(metadata.get(p.prompt_id)) for p in prompts],
-                               cfg.extract)
+        checks = check_answers(
+            answers,
+            [(s or {}).get("finish_reason") for s in picked],
+            rules,
+            [code_task(metadata.get(p.prompt_id)) for p in prompts],
+            cfg.extract,
+        )
         for prompt, sample, answer, check in zip(prompts, picked, answers, checks, strict=True):
-            rows.append({
-                "prompt_id": prompt.prompt_id, "prompt": prompt.messages, "model": model,
-                "side": side, "sample_table": tables[model],
-                "sample_id": sample["id"] if sample else None, "completion": answer,
-                "finish_reason": sample["finish_reason"] if sample else "missing",
-                "error": sample["error"] if sample else "no sample",
-                "completion_tokens": sample["completion_tokens"] if sample else 0,
-                "checks": check.to_json(), "passed": check.passed, "created_at": now,
-            })
+            rows.append(
+                {
+                    "prompt_id": prompt.prompt_id,
+                    "prompt": prompt.messages,
+                    "model": model,
+                    "side": side,
+                    "sample_table": tables[model],
+                    "sample_id": sample["id"] if sample else None,
+                    "completion": answer,
+                    "finish_reason": sample["finish_reason"] if sample else "missing",
+                    "error": sample["error"] if sample else "no sample",
+                    "completion_tokens": sample["completion_tokens"] if sample else 0,
+                    "checks": check.to_json(),
+                    "passed": check.passed,
+                    "created_at": now,
+                }
+            )
     return rows
 
 
@@ -180,8 +215,9 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
     for i, model in enumerate(models):
         reporter.check_cancelled()
         reporter.progress(i, len(models) + 1, f"checkpoints ({model})")
-        tables[model] = _samples_for(pinned, model, input_ref, [p.prompt_id for p in prompts],
-                                     reporter)
+        tables[model] = _samples_for(
+            pinned, model, input_ref, [p.prompt_id for p in prompts], reporter
+        )
     reporter.progress(len(models), len(models) + 1, "checking answers")
     rows = _rows(cfg, models, tables, prompts, _prompt_metadata(ref))
     properties = {
@@ -190,20 +226,27 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
         PROP_LINEAGE_PREFIX + "input": input_ref,
         PROP_MODELS: json.dumps(models),
         PROP_SAMPLE_TABLES: json.dumps(tables),
-        PROP_SAMPLING: json.dumps({k: getattr(cfg, k) for k in
-                                   ("max_tokens", "temperature", "top_p", "seed", "stop")}),
+        PROP_SAMPLING: json.dumps(
+            {k: getattr(cfg, k) for k in ("max_tokens", "temperature", "top_p", "seed", "stop")}
+        ),
         PROP_CHECKS: json.dumps(cfg.checks),
     }
     data = pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA)
-    write_table(out, data, mode="overwrite" if table_exists(out) else "create",
-                properties=properties)
+    write_table(
+        out, data, mode="overwrite" if table_exists(out) else "create", properties=properties
+    )
     reporter.progress(len(models) + 1, len(models) + 1, "done")
-    passed = {m: [r["passed"] for r in rows if r["model"] == m and r["passed"] is not None]
-              for m in models}
+    passed = {
+        m: [r["passed"] for r in rows if r["model"] == m and r["passed"] is not None]
+        for m in models
+    }
     summary = {
-        "comparison": out, "prompts": len(prompts), "skipped_rows": skipped,
+        "comparison": out,
+        "prompts": len(prompts),
+        "skipped_rows": skipped,
         "sample_tables": tables,
         "pass_rate": {m: round(sum(v) / len(v), 4) if v else None for m, v in passed.items()},
     }
-    return JobOutputs(tables=[out, *dict.fromkeys(tables.values())], checkpoints=models,
-                      summary=summary)
+    return JobOutputs(
+        tables=[out, *dict.fromkeys(tables.values())], checkpoints=models, summary=summary
+    )

@@ -63,7 +63,9 @@ def fit_bradley_terry(wins: np.ndarray, iters: int = 500, tol: float = 1e-10) ->
 
 
 def bradley_terry(
-    models: Sequence[str], votes: Sequence[tuple[int, int, float]], bootstrap: int = 200,
+    models: Sequence[str],
+    votes: Sequence[tuple[int, int, float]],
+    bootstrap: int = 200,
     seed: int = 0,
 ) -> list[Rating]:
     """Ratings with 95% bootstrap intervals; `votes` are (index a, index b, score of a)."""
@@ -75,12 +77,17 @@ def bradley_terry(
     samples = []
     for _ in range(bootstrap if len(arr) else 0):
         samples.append(fit_bradley_terry(_counts(arr[rng.integers(0, len(arr), len(arr))], k)))
-    lows, highs = (np.percentile(samples, [2.5, 97.5], axis=0) if samples
-                   else (point, point))
+    lows, highs = np.percentile(samples, [2.5, 97.5], axis=0) if samples else (point, point)
     games = wins + wins.T
     out = [
-        Rating(m, 1000 + ELO_SCALE * point[i], 1000 + ELO_SCALE * lows[i],
-               1000 + ELO_SCALE * highs[i], int(round(games[i].sum())), float(wins[i].sum()))
+        Rating(
+            m,
+            1000 + ELO_SCALE * point[i],
+            1000 + ELO_SCALE * lows[i],
+            1000 + ELO_SCALE * highs[i],
+            int(round(games[i].sum())),
+            float(wins[i].sum()),
+        )
         for i, m in enumerate(models)
     ]
     return sorted(out, key=lambda r: -r.rating)
@@ -93,8 +100,11 @@ def win_matrix(
     wins = _counts(votes, len(models))
     games = wins + wins.T
     return {
-        a: {b: (float(wins[i, j] / games[i, j]) if games[i, j] else None)
-            for j, b in enumerate(models) if j != i}
+        a: {
+            b: (float(wins[i, j] / games[i, j]) if games[i, j] else None)
+            for j, b in enumerate(models)
+            if j != i
+        }
         for i, a in enumerate(models)
     }
 
@@ -104,16 +114,22 @@ def vote_tuples(
 ) -> list[tuple[int, int, float]]:
     index = {m: i for i, m in enumerate(models)}
     score = {"A": 1.0, "B": 0.0, "tie": 0.5}
-    return [(index[v["model_a"]], index[v["model_b"]], score[v["verdict"]]) for v in votes
-            if v["verdict"] in score and v["model_a"] in index and v["model_b"] in index]
+    return [
+        (index[v["model_a"]], index[v["model_b"]], score[v["verdict"]])
+        for v in votes
+        if v["verdict"] in score and v["model_a"] in index and v["model_b"] in index
+    ]
 
 
 def pass_rates(comparison: Comparison) -> dict[str, dict[str, float | None]]:
     """Per model: share of answers passing all checks, and per check."""
     out: dict[str, dict[str, float | None]] = {}
     for model in comparison.models:
-        answers = [it.answer_of(model) for it in comparison.items
-                   if any(a.model == model for a in it.answers)]
+        answers = [
+            it.answer_of(model)
+            for it in comparison.items
+            if any(a.model == model for a in it.answers)
+        ]
         overall = [a.checks.passed for a in answers if a.checks.passed is not None]
         rates: dict[str, float | None] = {"all": sum(overall) / len(overall) if overall else None}
         names = sorted({n for a in answers for n in a.checks.results})
@@ -124,12 +140,14 @@ def pass_rates(comparison: Comparison) -> dict[str, dict[str, float | None]]:
     return out
 
 
-def ratings_report(comparison: Comparison, votes: Sequence[dict[str, Any]],
-                   bootstrap: int = 200) -> dict[str, Any]:
+def ratings_report(
+    comparison: Comparison, votes: Sequence[dict[str, Any]], bootstrap: int = 200
+) -> dict[str, Any]:
     """Everything `podium compare ratings --json` prints and the page plots."""
     tuples = vote_tuples(comparison.models, votes)
-    verdicts = {v: sum(1 for x in votes if x["verdict"] == v)
-                for v in ("A", "B", "tie", "both_bad")}
+    verdicts = {
+        v: sum(1 for x in votes if x["verdict"] == v) for v in ("A", "B", "tie", "both_bad")
+    }
     return {
         "comparison": comparison.name,
         "models": comparison.models,

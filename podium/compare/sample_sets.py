@@ -39,12 +39,18 @@ class SampleKey:
 
     @classmethod
     def of(cls, model: ModelInfo, input_ref: str, cfg: GenerateConfig) -> SampleKey:
-        return cls(model.name, model.location, input_ref, cfg.prompt_column,
-                   json.dumps(sampling_json(cfg), sort_keys=True))
+        return cls(
+            model.name,
+            model.location,
+            input_ref,
+            cfg.prompt_column,
+            json.dumps(sampling_json(cfg), sort_keys=True),
+        )
 
     def digest(self) -> str:
-        text = json.dumps([self.checkpoint, self.location, self.input_ref, self.prompt_column,
-                           self.sampling])
+        text = json.dumps(
+            [self.checkpoint, self.location, self.input_ref, self.prompt_column, self.sampling]
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def own_table(self) -> str:
@@ -54,9 +60,11 @@ class SampleKey:
 def _matches(properties: dict[str, str], key: SampleKey) -> bool:
     if properties.get(PROP_KIND) != SAMPLES_KIND:
         return False
-    lineage = (properties.get(PROP_LINEAGE_PREFIX + "input"),
-               properties.get(PROP_LINEAGE_PREFIX + "checkpoint"),
-               properties.get(PROP_LINEAGE_PREFIX + "checkpoint_location"))
+    lineage = (
+        properties.get(PROP_LINEAGE_PREFIX + "input"),
+        properties.get(PROP_LINEAGE_PREFIX + "checkpoint"),
+        properties.get(PROP_LINEAGE_PREFIX + "checkpoint_location"),
+    )
     if lineage != (key.input_ref, key.checkpoint, key.location):
         return False
     try:

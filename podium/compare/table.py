@@ -26,21 +26,23 @@ PROP_SAMPLING = "podium.compare.sampling"
 PROP_CHECKS = "podium.compare.checks"
 
 _MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
-COMPARISON_SCHEMA = pa.schema([
-    pa.field("prompt_id", pa.string()),
-    pa.field("prompt", pa.list_(pa.field("element", _MESSAGE))),
-    pa.field("model", pa.string()),
-    pa.field("side", pa.int32()),
-    pa.field("sample_table", pa.string()),
-    pa.field("sample_id", pa.string()),
-    pa.field("completion", pa.string()),
-    pa.field("finish_reason", pa.string()),
-    pa.field("error", pa.string()),
-    pa.field("completion_tokens", pa.int32()),
-    pa.field("checks", pa.string()),  # JSON, see podium.compare.checks.AnswerChecks
-    pa.field("passed", pa.bool_()),
-    pa.field("created_at", pa.timestamp("us", tz="UTC")),
-])
+COMPARISON_SCHEMA = pa.schema(
+    [
+        pa.field("prompt_id", pa.string()),
+        pa.field("prompt", pa.list_(pa.field("element", _MESSAGE))),
+        pa.field("model", pa.string()),
+        pa.field("side", pa.int32()),
+        pa.field("sample_table", pa.string()),
+        pa.field("sample_id", pa.string()),
+        pa.field("completion", pa.string()),
+        pa.field("finish_reason", pa.string()),
+        pa.field("error", pa.string()),
+        pa.field("completion_tokens", pa.int32()),
+        pa.field("checks", pa.string()),  # JSON, see podium.compare.checks.AnswerChecks
+        pa.field("passed", pa.bool_()),
+        pa.field("created_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,11 @@ def is_comparison(properties: dict[str, str]) -> bool:
 
 def list_comparisons() -> list[str]:
     catalog = open_catalog()
-    return [n for n in list_tables(catalog)
-            if is_comparison(dict(catalog.load_table(parse_name(n)).properties))]
+    return [
+        n
+        for n in list_tables(catalog)
+        if is_comparison(dict(catalog.load_table(parse_name(n)).properties))
+    ]
 
 
 def load_comparison(name: str) -> Comparison:
@@ -121,13 +126,25 @@ def load_comparison(name: str) -> Comparison:
     for row in data.to_pylist():
         prompts.setdefault(row["prompt_id"], row["prompt"])
         grouped.setdefault(row["prompt_id"], {})[row["model"]] = Answer(
-            row["model"], row["sample_id"], row["sample_table"], row["completion"] or "",
-            row["finish_reason"], row["error"], load_checks(row["checks"]))
-    items = [Item(pid, prompts[pid], [answers[m] for m in models if m in answers])
-             for pid, answers in grouped.items()]
+            row["model"],
+            row["sample_id"],
+            row["sample_table"],
+            row["completion"] or "",
+            row["finish_reason"],
+            row["error"],
+            load_checks(row["checks"]),
+        )
+    items = [
+        Item(pid, prompts[pid], [answers[m] for m in models if m in answers])
+        for pid, answers in grouped.items()
+    ]
     return Comparison(
-        name=full_name(name), models=models, input_ref=props.get(PROP_LINEAGE_PREFIX + "input", ""),
+        name=full_name(name),
+        models=models,
+        input_ref=props.get(PROP_LINEAGE_PREFIX + "input", ""),
         sample_tables=json.loads(props.get(PROP_SAMPLE_TABLES, "{}")),
         sampling=json.loads(props.get(PROP_SAMPLING, "{}")),
-        checks=json.loads(props.get(PROP_CHECKS, "[]")), snapshot_id=sid, items=items,
+        checks=json.loads(props.get(PROP_CHECKS, "[]")),
+        snapshot_id=sid,
+        items=items,
     )

@@ -37,8 +37,11 @@ def run_checkpoints(run: str) -> tuple[str, list[ModelInfo]]:
     models = list_models()
     named = get_model_or_none(run)
     job_id = named.job_id if named is not None else run
-    found = [m for m in models if m.kind == "trained" and m.job_id and m.job_id == job_id
-             and m.step is not None]
+    found = [
+        m
+        for m in models
+        if m.kind == "trained" and m.job_id and m.job_id == job_id and m.step is not None
+    ]
     if not found:
         raise NotFound(
             f"No registered checkpoints of a training run {run!r}: give a checkpoint name "
@@ -64,12 +67,14 @@ def _check_win_rate(comparison: Comparison, model: str, base: str) -> float | No
     return sum(scores) / len(scores) if scores else None
 
 
-def trend_points(comparison: Comparison, votes: Sequence[dict[str, Any]],
-                 base: str | None = None) -> list[TrendPoint]:
+def trend_points(
+    comparison: Comparison, votes: Sequence[dict[str, Any]], base: str | None = None
+) -> list[TrendPoint]:
     """One point per checkpoint with a step; the base is step 0."""
     infos = {m: get_model_or_none(m) for m in comparison.models}
-    base = base or next((m for m, i in infos.items() if i is not None and i.kind == "base"),
-                        comparison.models[0])
+    base = base or next(
+        (m for m, i in infos.items() if i is not None and i.kind == "base"), comparison.models[0]
+    )
     rates = pass_rates(comparison)
     wins = win_matrix(comparison.models, vote_tuples(comparison.models, votes))
     points = []
@@ -77,11 +82,15 @@ def trend_points(comparison: Comparison, votes: Sequence[dict[str, Any]],
         step = 0 if model == base else (info.step if info is not None else None)
         if step is None:
             continue
-        points.append(TrendPoint(
-            model, step, rates[model]["all"],
-            0.5 if model == base else _check_win_rate(comparison, model, base),
-            None if model == base else wins[model].get(base),
-        ))
+        points.append(
+            TrendPoint(
+                model,
+                step,
+                rates[model]["all"],
+                0.5 if model == base else _check_win_rate(comparison, model, base),
+                None if model == base else wins[model].get(base),
+            )
+        )
     return sorted(points, key=lambda p: p.step)
 
 

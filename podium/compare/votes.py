@@ -36,20 +36,22 @@ VOTES_KIND = "compare-votes"
 Verdict = Literal["A", "B", "tie", "both_bad"]
 VERDICTS: tuple[str, ...] = ("A", "B", "tie", "both_bad")
 VERDICT_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both bad"}
-VOTES_SCHEMA = pa.schema([
-    pa.field("id", pa.string()),
-    pa.field("comparison", pa.string()),
-    pa.field("prompt_id", pa.string()),
-    pa.field("voter", pa.string()),
-    pa.field("verdict", pa.string()),
-    pa.field("model_a", pa.string()),
-    pa.field("model_b", pa.string()),
-    pa.field("sample_a", pa.string()),
-    pa.field("sample_b", pa.string()),
-    pa.field("winner", pa.string()),  # None for tie and both_bad
-    pa.field("note", pa.string()),
-    pa.field("created_at", pa.timestamp("us", tz="UTC")),
-])
+VOTES_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),
+        pa.field("comparison", pa.string()),
+        pa.field("prompt_id", pa.string()),
+        pa.field("voter", pa.string()),
+        pa.field("verdict", pa.string()),
+        pa.field("model_a", pa.string()),
+        pa.field("model_b", pa.string()),
+        pa.field("sample_a", pa.string()),
+        pa.field("sample_b", pa.string()),
+        pa.field("winner", pa.string()),  # None for tie and both_bad
+        pa.field("note", pa.string()),
+        pa.field("created_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
 _TABLE_PROPERTIES = {
     PROP_KIND: VOTES_KIND,
     "commit.retry.num-retries": "20",
@@ -89,12 +91,14 @@ def ensure_votes_table() -> None:
         catalog = open_catalog()
         ns, name = parse_name(VOTES_TABLE)
         ensure_namespace(ns, catalog)
-        catalog.create_table_if_not_exists((ns, name), schema=VOTES_SCHEMA,
-                                           properties=_TABLE_PROPERTIES)
+        catalog.create_table_if_not_exists(
+            (ns, name), schema=VOTES_SCHEMA, properties=_TABLE_PROPERTIES
+        )
 
 
-def cast_vote(comparison: Comparison, pair: BlindPair, verdict: str, voter: str,
-              note: str = "") -> dict[str, Any]:
+def cast_vote(
+    comparison: Comparison, pair: BlindPair, verdict: str, voter: str, note: str = ""
+) -> dict[str, Any]:
     """Store one vote (one atomic append) and return its row."""
     if verdict not in VERDICTS:
         raise InvalidInput(f"Unknown verdict {verdict!r}; use one of {', '.join(VERDICTS)}.")
@@ -104,10 +108,18 @@ def cast_vote(comparison: Comparison, pair: BlindPair, verdict: str, voter: str,
     a, b = item.answer_of(pair.model_a), item.answer_of(pair.model_b)
     winner = {"A": pair.model_a, "B": pair.model_b}.get(verdict)
     row = {
-        "id": str(uuid.uuid4()), "comparison": comparison.name, "prompt_id": pair.prompt_id,
-        "voter": voter.strip(), "verdict": verdict, "model_a": pair.model_a,
-        "model_b": pair.model_b, "sample_a": a.sample_id, "sample_b": b.sample_id,
-        "winner": winner, "note": note, "created_at": datetime.now(UTC),
+        "id": str(uuid.uuid4()),
+        "comparison": comparison.name,
+        "prompt_id": pair.prompt_id,
+        "voter": voter.strip(),
+        "verdict": verdict,
+        "model_a": pair.model_a,
+        "model_b": pair.model_b,
+        "sample_a": a.sample_id,
+        "sample_b": b.sample_id,
+        "winner": winner,
+        "note": note,
+        "created_at": datetime.now(UTC),
     }
     ensure_votes_table()
     data = pa.Table.from_pylist([row], schema=VOTES_SCHEMA)
@@ -138,13 +150,17 @@ def voted_prompts(comparison: str, voter: str) -> dict[str, dict[str, Any]]:
     return {r["prompt_id"]: r for r in list_votes(comparison) if r["voter"] == voter}
 
 
-def send_to_vibes(comparison: Comparison, prompt_id: str, submitter: str,
-                  note: str = "") -> str:
+def send_to_vibes(comparison: Comparison, prompt_id: str, submitter: str, note: str = "") -> str:
     """Store a prompt both answers failed as a vibe-check submission; returns its id."""
     from generators.vibes import submit_vibe
 
     item = comparison.item(prompt_id)
     answers = "\n\n".join(f"[{a.model}] {a.text}" for a in item.answers)
-    return submit_vibe(item.prompt_text, ideal=note, tags=["compare", "both-bad"],
-                       checkpoint=",".join(a.model for a in item.answers), answer=answers,
-                       submitter=submitter)
+    return submit_vibe(
+        item.prompt_text,
+        ideal=note,
+        tags=["compare", "both-bad"],
+        checkpoint=",".join(a.model for a in item.answers),
+        answer=answers,
+        submitter=submitter,
+    )

@@ -5,9 +5,10 @@ A job kind is two things that live in the package that owns the work:
   form all come from it, so a setting's name, default and help text exist once;
   input tables are `podium.store.refs.TableRef` fields (pinned to a snapshot when the
   card is written);
-- a function `run(config, reporter) -> JobOutputs` (from podium.reporting) that does the work, reports progress
-  through `podium.reporting.Reporter`, calls `reporter.check_cancelled()` between units
-  and writes its tables with `reporter.lineage` as properties.
+- a function `run(config, reporter) -> JobOutputs` (from podium.reporting) that does the
+  work, reports progress through `podium.reporting.Reporter`, calls
+  `reporter.check_cancelled()` between units and writes its tables with
+  `reporter.lineage` as properties.
 
 Kinds are named by import path so that listing kinds never imports torch or vLLM.
 """

@@ -27,8 +27,13 @@ def browser_comparison(app_home: Path) -> str:
     with using_home(app_home):
         table = write_prompts("evals.vote_colours")
         models = [register_dead("vote-alpha"), register_dead("vote-omega")]
-        cfg = CompareConfig(models=models, input=TableRef(name=table), out="cmp.vote_browser",
-                            max_tokens=32, checks=["json"])
+        cfg = CompareConfig(
+            models=models,
+            input=TableRef(name=table),
+            out="cmp.vote_browser",
+            max_tokens=32,
+            checks=["json"],
+        )
         write_samples("gen.vote_alpha", models[0], table, cfg, GOOD)
         write_samples("gen.vote_omega", models[1], table, cfg, BAD)
         run_compare(cfg, Reporter())
@@ -74,15 +79,20 @@ def test_blind_vote_with_keyboard_changes_ratings(
     with using_home(app_home):
         votes = list_votes(browser_comparison)
         assert [(v["voter"], v["verdict"]) for v in votes] == [
-            ("browser-voter", "B"), ("browser-voter", "A")]
+            ("browser-voter", "B"),
+            ("browser-voter", "A"),
+        ]
         report = ratings_report(load_comparison(browser_comparison), votes, bootstrap=20)
     assert report["votes"] == 2
     winners = [v["winner"] for v in votes]
     assert report["ratings"][0]["wins"] == max(winners.count(m) for m in set(winners))
     cli = subprocess.run(  # what a person sees after voting in the UI
         [sys.executable, "-m", "podium.cli", "compare", "ratings", browser_comparison, "--json"],
-        capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, PODIUM_HOME=str(app_home)))
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PODIUM_HOME=str(app_home)),
+    )
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout)["votes"] == 2
 

@@ -23,12 +23,24 @@ def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
 
 def test_compare_runs_a_job_reusing_samples_then_ratings_follow_votes(compare_config, tmp_path):
     before = len(load_table("gen.alpha").snapshots())
-    podium("compare", "--models", "alpha,omega", "--table", "evals.colours", "--out",
-           "cmp.cli", "--max-tokens", "32", "--check", "json")
+    podium(
+        "compare",
+        "--models",
+        "alpha,omega",
+        "--table",
+        "evals.colours",
+        "--out",
+        "cmp.cli",
+        "--max-tokens",
+        "32",
+        "--check",
+        "json",
+    )
     assert len(load_table("gen.alpha").snapshots()) == before  # reused, nothing generated
     listed = json.loads(podium("compare", "list", "--json").stdout)
-    assert listed == [{"name": "cmp.cli", "models": ["alpha", "omega"],
-                       "input": listed[0]["input"], "prompts": 4}]
+    assert listed == [
+        {"name": "cmp.cli", "models": ["alpha", "omega"], "input": listed[0]["input"], "prompts": 4}
+    ]
     assert listed[0]["input"].startswith("evals.colours@")
     empty = json.loads(podium("compare", "ratings", "cmp.cli", "--json").stdout)
     assert empty["votes"] == 0 and empty["pass_rates"]["alpha"]["json"] == 0.75
@@ -45,16 +57,26 @@ def test_compare_runs_a_job_reusing_samples_then_ratings_follow_votes(compare_co
     assert "omega" in podium("compare", "ratings", "cmp.cli").stdout
 
     card = tmp_path / "cmp.md"
-    podium("compare", "--models", "alpha,omega", "--table", "evals.colours", "--out", "cmp.c2",
-           "--card", str(card))
+    podium(
+        "compare",
+        "--models",
+        "alpha,omega",
+        "--table",
+        "evals.colours",
+        "--out",
+        "cmp.c2",
+        "--card",
+        str(card),
+    )
     front = yaml.safe_load(card.read_text().split("---")[1])
     assert front["kind"] == "compare" and front["models"] == ["alpha", "omega"]
     assert front["input"]["snapshot_id"] is not None
 
 
 def test_bad_input_names_the_problem(compare_config):
-    one = podium("compare", "--models", "alpha", "--table", "evals.colours", "--out", "c.x",
-                 ok=False)
+    one = podium(
+        "compare", "--models", "alpha", "--table", "evals.colours", "--out", "c.x", ok=False
+    )
     assert one.returncode == 2 and "2 to 16 models" in one.stderr
     nope = podium("compare", "ratings", "evals.colours", ok=False)
     assert nope.returncode == 2 and "is not a comparison" in nope.stderr

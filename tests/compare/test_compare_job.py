@@ -23,8 +23,11 @@ def _key(cfg: CompareConfig, model: str) -> SampleKey:
     _, snapshot, _ = load_prompts(cfg.input)
     ref = f"{cfg.input.name}@{snapshot}"
     gen = cfg.generate_config(model, "")
-    return SampleKey.of(get_model(model), ref, gen.model_copy(
-        update={"input": TableRef(name=cfg.input.name, snapshot_id=snapshot)}))
+    return SampleKey.of(
+        get_model(model),
+        ref,
+        gen.model_copy(update={"input": TableRef(name=cfg.input.name, snapshot_id=snapshot)}),
+    )
 
 
 def test_existing_samples_are_reused_and_no_request_is_sent(compare_config):
@@ -102,8 +105,9 @@ def test_code_prompts_with_expected_output_run_in_the_sandbox():
     task = code_task(json.dumps({"expected_output": "5"}))
     assert code_task('{"tests": "assert f() == 1"}').tests and code_task("{}") is None
     answers = ["```python\nprint(2 + 3)\n```", "print(2 * 3)", "while True: pass"]
-    checks = check_answers(answers, ["stop", "stop", "length"], compile_rules(["python"]),
-                           [task, task, task])
+    checks = check_answers(
+        answers, ["stop", "stop", "length"], compile_rules(["python"]), [task, task, task]
+    )
     assert [c.results["output"]["ok"] for c in checks] == [True, False, False]
     assert "printed '6'" in checks[1].results["output"]["message"]
     assert [c.results["python"]["ok"] for c in checks] == [False, True, True]  # fences

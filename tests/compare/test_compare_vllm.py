@@ -40,8 +40,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 def _requests_served(base_url: str) -> float:
     """Finished requests as the server counts them (vLLM's Prometheus metrics)."""
     text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=10).text
-    return sum(float(m) for m in re.findall(r"^vllm:request_success_total\{[^}]*\} (\S+)$",
-                                            text, re.M))
+    return sum(
+        float(m) for m in re.findall(r"^vllm:request_success_total\{[^}]*\} (\S+)$", text, re.M)
+    )
 
 
 @pytest.fixture
@@ -53,13 +54,24 @@ def trained(vllm_model: str) -> str:
     name = f"cmp-smoke-{uuid.uuid4().hex[:6]}"
     table = f"t.{name.replace('-', '_')}"
     pairs = [(f"Give colour number {i} as JSON.", f'{{"colour": "c{i}"}}') for i in range(8)]
-    rows = [{"id": f"r{i}", "messages": [{"role": "user", "content": q},
-                                         {"role": "assistant", "content": a}]}
-            for i, (q, a) in enumerate(pairs)]
+    rows = [
+        {
+            "id": f"r{i}",
+            "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}],
+        }
+        for i, (q, a) in enumerate(pairs)
+    ]
     write_table(table, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
     # No split column and no held-out share: nothing to evaluate, only two steps.
-    cfg = SftConfig(model=vllm_model, table={"name": table}, out=name, preset="cpu-smoke",
-                    max_steps=2, batch_size=2, eval_fraction=0.0)
+    cfg = SftConfig(
+        model=vllm_model,
+        table={"name": table},
+        out=name,
+        preset="cpu-smoke",
+        max_steps=2,
+        batch_size=2,
+        eval_fraction=0.0,
+    )
     run_sft(cfg, Reporter({"podium.lineage.job_id": f"job-{name}"}))
     return name
 
@@ -71,9 +83,26 @@ def test_base_vs_trained_end_to_end_with_reuse(vllm_server, vllm_model, trained,
     load_demo()
     # The done-when path: the CLI over the demo prompts.
     proc = subprocess.run(
-        [*PODIUM, "compare", "--models", f"base,{trained}", "--table", "demo.chat", "--out", out,
-         "--limit", "3", "--max-tokens", "8", "--check", "json"],
-        capture_output=True, text=True, timeout=1200)
+        [
+            *PODIUM,
+            "compare",
+            "--models",
+            f"base,{trained}",
+            "--table",
+            "demo.chat",
+            "--out",
+            out,
+            "--limit",
+            "3",
+            "--max-tokens",
+            "8",
+            "--check",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     comparison = load_comparison(out)
     assert comparison.models == [base, trained] and len(comparison.items) == 3
@@ -82,14 +111,21 @@ def test_base_vs_trained_end_to_end_with_reuse(vllm_server, vllm_model, trained,
         rows = load_table(tables[model]).scan().to_arrow().to_pylist()
         assert len(rows) == 3 and {r["checkpoint"] for r in rows} == {model}
         assert all(r["error"] is None and 0 < r["completion_tokens"] <= 8 for r in rows)
-        assert all(it.answer_of(model).sample_id in {r["id"] for r in rows}
-                   for it in comparison.items)
+        assert all(
+            it.answer_of(model).sample_id in {r["id"] for r in rows} for it in comparison.items
+        )
     assert not any(s.model == trained and s.alive for s in list_servers())  # stopped after
 
     snapshots = {t: len(load_table(t).snapshots()) for t in tables.values()}
     served = _requests_served(vllm_server.base_url)
-    cfg = CompareConfig(models=[base, trained], input=TableRef(name="demo.chat"),
-                        out=out + "_again", limit=3, max_tokens=8, checks=["json"])
+    cfg = CompareConfig(
+        models=[base, trained],
+        input=TableRef(name="demo.chat"),
+        out=out + "_again",
+        limit=3,
+        max_tokens=8,
+        checks=["json"],
+    )
     result = run_compare(cfg, Reporter())
     assert result.summary["sample_tables"] == tables
     assert _requests_served(vllm_server.base_url) == served  # no request for an existing key

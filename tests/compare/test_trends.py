@@ -20,8 +20,15 @@ def training_run(podium_home):
     register_model("tb", kind="base", path="/models/tb")
     register_model("other-step-1", kind="trained", path="/m/o1", parent="tb", job_id="j0", step=1)
     for name, step, final in (("run-step-2", 2, False), ("run-step-4", 4, False), ("run", 4, True)):
-        register_model(name, kind="trained", path=f"/m/{name}", parent="tb", job_id="j1",
-                       step=step, lineage={"final": final})
+        register_model(
+            name,
+            kind="trained",
+            path=f"/m/{name}",
+            parent="tb",
+            job_id="j1",
+            step=step,
+            lineage={"final": final},
+        )
     return "run"
 
 
@@ -65,14 +72,38 @@ def test_trend_command_compares_the_run_and_prints_points_by_step(training_run):
     import sys
 
     table = write_prompts()
-    cfg = CompareConfig(models=["tb", "run-step-2", "run"], input=TableRef(name=table),
-                        out="cmp.x", max_tokens=16, checks=["json"])
+    cfg = CompareConfig(
+        models=["tb", "run-step-2", "run"],
+        input=TableRef(name=table),
+        out="cmp.x",
+        max_tokens=16,
+        checks=["json"],
+    )
     for model, answers in zip(cfg.models, (BAD, {**BAD, "p0": GOOD["p0"]}, GOOD), strict=True):
         write_samples(f"gen.{model.replace('-', '_')}", model, table, cfg, answers)
     proc = subprocess.run(
-        [sys.executable, "-m", "podium.cli", "compare", "trend", "--run", "run", "--table", table,
-         "--out", "cmp.run_trend", "--max-tokens", "16", "--check", "json", "--json"],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "podium.cli",
+            "compare",
+            "trend",
+            "--run",
+            "run",
+            "--table",
+            table,
+            "--out",
+            "cmp.run_trend",
+            "--max-tokens",
+            "16",
+            "--check",
+            "json",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     points = json.loads(proc.stdout)
     assert [(p["model"], p["step"]) for p in points] == [("tb", 0), ("run-step-2", 2), ("run", 4)]

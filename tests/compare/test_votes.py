@@ -60,7 +60,8 @@ def test_concurrent_voters_lose_nothing(comparison):
     votes = list_votes("cmp.colours")
     assert len(votes) == len(voters) * len(comparison.items)
     assert {(v["voter"], v["prompt_id"]) for v in votes} == {
-        (voter, it.prompt_id) for voter in voters for it in comparison.items}
+        (voter, it.prompt_id) for voter in voters for it in comparison.items
+    }
     assert len(load_table("compare.votes").snapshots()) == len(votes)
 
 

@@ -59,11 +59,17 @@ def _pager(count: int, key: str) -> int:
 
 def _side_by_side(comparison: cm.Comparison) -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
-    shown = c1.multiselect("Columns", comparison.models, default=comparison.models[:cm.MAX_COLUMNS],
-                           max_selections=cm.MAX_COLUMNS, key="compare.columns")
+    shown = c1.multiselect(
+        "Columns",
+        comparison.models,
+        default=comparison.models[: cm.MAX_COLUMNS],
+        max_selections=cm.MAX_COLUMNS,
+        key="compare.columns",
+    )
     only_differ = c2.checkbox("Only where they differ", key="compare.differ")
-    fails = c3.selectbox("Only where this fails a check", [cm.ANY_CHECK, *comparison.models],
-                         key="compare.fails")
+    fails = c3.selectbox(
+        "Only where this fails a check", [cm.ANY_CHECK, *comparison.models], key="compare.fails"
+    )
     items = cm.filter_items(comparison, only_differ, fails)
     if not items or len(shown) < 1:
         st.info("No prompt matches these filters.")
@@ -78,8 +84,11 @@ def _side_by_side(comparison: cm.Comparison) -> None:
 
 
 def _blind(comparison: cm.Comparison) -> None:
-    voter = st.text_input("Your name", value=st.session_state.get("compare.voter_default")
-                          or getpass.getuser(), key="compare.voter").strip()
+    voter = st.text_input(
+        "Your name",
+        value=st.session_state.get("compare.voter_default") or getpass.getuser(),
+        key="compare.voter",
+    ).strip()
     if not voter:
         st.info("Enter your name to vote.")
         return
@@ -101,8 +110,11 @@ def _blind(comparison: cm.Comparison) -> None:
         col.caption(cm.badges(answer))
     if view.revealed:
         st.success(cm.reveal_text(view))
-        if view.vote and view.vote["verdict"] == "both_bad" and st.button(
-                "Send to vibe checks", key="compare.vibes"):
+        if (
+            view.vote
+            and view.vote["verdict"] == "both_bad"
+            and st.button("Send to vibe checks", key="compare.vibes")
+        ):
             vid = send_to_vibes(comparison, item.prompt_id, voter, view.vote.get("note") or "")
             st.toast(f"Stored as vibe check {vid}")
         return
@@ -116,8 +128,10 @@ def _blind(comparison: cm.Comparison) -> None:
 
 def _ratings(comparison: cm.Comparison) -> None:
     report = cm.ratings(comparison)
-    st.markdown(f"**{report['votes']} votes** · " + " · ".join(
-        f"{VERDICT_LABELS[k]}: {v}" for k, v in report["verdicts"].items()))
+    st.markdown(
+        f"**{report['votes']} votes** · "
+        + " · ".join(f"{VERDICT_LABELS[k]}: {v}" for k, v in report["verdicts"].items())
+    )
     for line in cm.ratings_lines(report):
         st.markdown(line)
     st.altair_chart(cm.ratings_chart(report), width="stretch")
@@ -143,25 +157,36 @@ def _new(preset: list[str]) -> None:
         checks = c3.text_input("Checks (comma-separated rules)", value="")
         if st.form_submit_button("Start comparison"):
             try:
-                job = cm.start_comparison(models, table, out, int(max_tokens), checks.split(","),
-                                          int(limit) or None)
+                job = cm.start_comparison(
+                    models, table, out, int(max_tokens), checks.split(","), int(limit) or None
+                )
             except PodiumError as exc:
                 st.error(str(exc))
             else:
-                st.success(f"Queued job {job}; a worker runs it (`podium worker`). "
-                           f"Then open `?name={out}`.")
+                st.success(
+                    f"Queued job {job}; a worker runs it (`podium worker`). "
+                    f"Then open `?name={out}`."
+                )
 
 
 names = cm.list_comparisons()
 wanted = st.query_params.get("name")
 preset = [m for m in (st.query_params.get("models") or "").split(",") if m]
-mode = st.radio("Mode", MODES, horizontal=True, key="compare.mode",
-                index=3 if preset or not names else 0, label_visibility="collapsed")
+mode = st.radio(
+    "Mode",
+    MODES,
+    horizontal=True,
+    key="compare.mode",
+    index=3 if preset or not names else 0,
+    label_visibility="collapsed",
+)
 if mode == "New comparison":
     _new(preset)
 elif not names:
-    st.info("No comparisons yet. Start one under New comparison, or run "
-            "`podium compare --models A,B --table NS.PROMPTS --out NS.NAME`.")
+    st.info(
+        "No comparisons yet. Start one under New comparison, or run "
+        "`podium compare --models A,B --table NS.PROMPTS --out NS.NAME`."
+    )
 else:
     index = names.index(wanted) if wanted in names else 0
     name = st.selectbox("Comparison", names, index=index, key="compare.name")
@@ -172,6 +197,8 @@ else:
         st.stop()
     # Blind mode must not name the checkpoints before a vote, not even in the header.
     who = "checkpoints hidden" if mode == "Blind vote" else ", ".join(comparison.models)
-    st.caption(f"{who} on {comparison.input_ref} · {len(comparison.items)} prompts · "
-               f"sampling {comparison.sampling}")
+    st.caption(
+        f"{who} on {comparison.input_ref} · {len(comparison.items)} prompts · "
+        f"sampling {comparison.sampling}"
+    )
     {"Side by side": _side_by_side, "Blind vote": _blind, "Ratings": _ratings}[mode](comparison)
