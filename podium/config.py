@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     server_idle_seconds: float = Field(
         900.0, description="A vLLM server Podium started stops after this long unused (0 = never)."
     )
+    target_file_bytes: int = Field(
+        256 * 2**20,
+        gt=0,
+        description="Size on disk at which a write starts its next Parquet data file.",
+    )
     heartbeat_seconds: float = Field(2.0, description="How often a running job reports life.")
     stale_after_seconds: float = Field(
         30.0, description="A running job silent this long is taken as dead."

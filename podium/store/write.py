@@ -1,22 +1,59 @@
-"""Writing Arrow data into Iceberg tables, atomically.
+"""Writing Arrow data into Iceberg tables: streamed into many files, one atomic commit.
 
 Every write is one Iceberg commit: a table being created appears only with its first
 rows (`create_table_transaction`), and appends and overwrites either land whole or not
 at all. Properties (kind, lineage) are set in the same commit as the data.
+
+`write_batches` takes a stream of record batches of any length and holds one batch at
+a time: each batch becomes a Parquet row group, files roll over at
+`Settings.target_file_bytes` on disk, and the data files are committed together in a
+single snapshot at the end. If the stream or the commit fails, the files already
+written are deleted (best effort) and the table is left exactly as it was.
+
+pyiceberg's own `append(RecordBatchReader)` is not used: it hands every file's batches
+to a thread pool up front (memory grows with the input) and sizes files by in-memory
+Arrow bytes rather than bytes on disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any, cast
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import TableAlreadyExistsError
+from pyiceberg.io import FileIO
+from pyiceberg.io.pyarrow import (
+    ParquetFormatModel,
+    _check_pyarrow_schema_compatible,
+    _get_parquet_writer_kwargs,
+    _to_requested_schema,
+    compute_statistics_plan,
+    data_file_statistics_from_parquet_metadata,
+    parquet_path_to_id_mapping,
+    pyarrow_to_schema,
+    schema_to_pyarrow,
+)
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.schema import Schema
-from pyiceberg.table import Table
+from pyiceberg.table import Table, Transaction
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.typedef import Record
 
+from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
 from podium.store.modes import WRITE_MODES, WriteMode
+
+log = logging.getLogger("podium")
+
+RowsWritten = Callable[[int], None]
 
 
 def write_table(
@@ -34,35 +71,226 @@ def write_table(
     (so a typo never silently creates a second table). `schema` fixes field ids and
     docs for new tables; by default the Arrow schema is used.
     """
+    return write_batches(
+        name,
+        data.to_batches(),
+        mode=mode,
+        schema=schema if schema is not None else data.schema,
+        properties=properties,
+        catalog=catalog,
+    )
+
+
+def write_batches(
+    name: str,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    mode: WriteMode = "create",
+    schema: Schema | pa.Schema | None = None,
+    properties: Mapping[str, str] | None = None,
+    catalog: Catalog | None = None,
+    target_file_bytes: int | None = None,
+    on_rows: RowsWritten | None = None,
+) -> Table:
+    """Stream `batches` into table `name` as several data files and one snapshot.
+
+    Same modes as `write_table`. `schema` is required to create a table from a stream
+    that may be empty; otherwise the first batch's schema is used. `on_rows` is called
+    with the running row count after each batch (for progress). An exception raised
+    by the `batches` iterator (a bad line at 90%) propagates after the written files
+    are removed; nothing is committed.
+    """
     if mode not in WRITE_MODES:
         raise InvalidInput(f"Unknown write mode {mode!r}; use one of {', '.join(WRITE_MODES)}.")
     catalog = catalog or open_catalog()
     ident = parse_name(name)
+    label = ".".join(ident)
     exists = catalog.table_exists(ident)
     props = {k: str(v) for k, v in (properties or {}).items()}
+    if mode == "create" and exists:
+        raise InvalidInput(f"Table {label} already exists; use --mode append or --mode overwrite.")
+    if mode != "create" and not exists:
+        raise InvalidInput(f"Table {label} does not exist; use --mode create.")
+
+    stream = iter(batches)
+    if schema is None:
+        first = next(stream, None)
+        if first is None:
+            raise InvalidInput(f"Nothing to write to {label}: no rows and no schema.")
+        schema = first.schema
+        stream = itertools.chain([first], stream)
+
+    new_namespace = False
     if mode == "create":
-        if exists:
-            raise InvalidInput(
-                f"Table {'.'.join(ident)} already exists; use --mode append or --mode overwrite."
-            )
+        new_namespace = not catalog.namespace_exists(ident[0])
         ensure_namespace(ident[0], catalog)
-        txn = catalog.create_table_transaction(
-            ident, schema=schema if schema is not None else data.schema, properties=props
-        )
-        txn.append(data)
-        txn.commit_transaction()
-        return catalog.load_table(ident)
-    if not exists:
-        raise InvalidInput(f"Table {'.'.join(ident)} does not exist; use --mode create.")
-    table = catalog.load_table(ident)
-    with table.transaction() as txn:
+        txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
+    else:
+        txn = catalog.load_table(ident).transaction()
         if props:
             txn.set_properties(props)
-        if mode == "append":
-            txn.append(data)
-        else:
-            txn.overwrite(data)
+
+    writer = _FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
+    try:
+        if txn.table_metadata.spec().is_unpartitioned():
+            files = writer.write(stream, on_rows)
+            _commit_files(txn, files, overwrite=mode == "overwrite")
+        else:  # Podium writes no partitioned tables; keep pyiceberg's in-memory path for them
+            whole = pa.Table.from_batches(list(stream))
+            (txn.overwrite if mode == "overwrite" else txn.append)(whole)
+        txn.commit_transaction()
+    except TableAlreadyExistsError:
+        writer.discard()
+        raise InvalidInput(
+            f"Table {label} was created by someone else meanwhile; nothing was written. "
+            "Use --mode append or --mode overwrite."
+        ) from None
+    except BaseException:
+        writer.discard()
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+        raise
     return catalog.load_table(ident)
+
+
+class _FileWriter:
+    """Parquet data files for one transaction, rolled over at a target size on disk."""
+
+    def __init__(self, txn: Transaction, target_bytes: int) -> None:
+        self.meta: TableMetadata = txn.table_metadata
+        self.io: FileIO = txn._table.io
+        self.target_bytes = max(1, target_bytes)
+        self.paths: list[str] = []
+        self._uuid = uuid.uuid4()
+        self._file_schema = self.meta.schema()
+        self._arrow_schema = schema_to_pyarrow(self._file_schema, include_field_ids=True)
+        self._locations = load_location_provider(self.meta.location, self.meta.properties)
+        self._kwargs = _get_parquet_writer_kwargs(self.meta.properties)
+        self._stats_plan = compute_statistics_plan(self._file_schema, self.meta.properties)
+        self._id_mapping = parquet_path_to_id_mapping(self._file_schema)
+
+    def write(
+        self, batches: Iterator[pa.RecordBatch], on_rows: RowsWritten | None
+    ) -> list[DataFile]:
+        files: list[DataFile] = []
+        task_schema: Schema | None = None
+        writer: pq.ParquetWriter | None = None
+        out: Any = None
+        rows = 0
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if task_schema is None:
+                task_schema = self._task_schema(batch.schema)
+            if writer is None:
+                writer, out = self._open()
+            writer.write_batch(
+                self._to_file_schema(batch, task_schema), row_group_size=batch.num_rows
+            )
+            rows += batch.num_rows
+            if on_rows is not None:
+                on_rows(rows)
+            if out.tell() >= self.target_bytes:
+                files.append(self._close(writer, out))
+                writer = out = None
+        if writer is not None:
+            files.append(self._close(writer, out))
+        return files
+
+    def discard(self) -> None:
+        """Delete the files this writer made; they belong to no snapshot."""
+        for path in self.paths:
+            try:
+                self.io.delete(path)
+            except Exception as exc:  # an orphan file is harmless: readers follow manifests
+                log.warning("could not delete orphan data file %s: %s", path, exc)
+
+    def _task_schema(self, schema: pa.Schema) -> Schema:
+        try:
+            _check_pyarrow_schema_compatible(
+                self._file_schema, schema, format_version=self.meta.format_version
+            )
+        except ValueError as exc:
+            raise InvalidInput(f"The rows do not fit the table's columns: {exc}") from None
+        return pyarrow_to_schema(
+            schema,
+            name_mapping=self._file_schema.name_mapping,
+            format_version=self.meta.format_version,
+        )
+
+    def _to_file_schema(self, batch: pa.RecordBatch, task_schema: Schema) -> pa.RecordBatch:
+        return _to_requested_schema(
+            requested_schema=self._file_schema,
+            file_schema=task_schema,
+            batch=batch,
+            include_field_ids=True,
+            format_model=ParquetFormatModel(),
+        )
+
+    def _open(self) -> tuple[pq.ParquetWriter, Any]:
+        name = f"00000-{len(self.paths)}-{self._uuid}.parquet"
+        path = self._locations.new_data_location(data_file_name=name)
+        self.paths.append(path)
+        out = self.io.new_output(path).create(overwrite=False)
+        try:
+            writer = pq.ParquetWriter(
+                cast(IO[Any], out),
+                schema=self._arrow_schema,
+                store_decimal_as_integer=True,
+                **self._kwargs,
+            )
+        except Exception:
+            out.close()
+            raise
+        return writer, out
+
+    def _close(self, writer: pq.ParquetWriter, out: Any) -> DataFile:
+        with out:
+            writer.close()
+            size = out.tell()
+        stats = data_file_statistics_from_parquet_metadata(
+            parquet_metadata=writer.writer.metadata,
+            stats_columns=self._stats_plan,
+            parquet_column_mapping=self._id_mapping,
+        )
+        return DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=self.paths[-1],
+            file_format=FileFormat.PARQUET,
+            partition=Record(),
+            file_size_in_bytes=size,
+            sort_order_id=None,
+            spec_id=self.meta.default_spec_id,
+            equality_ids=None,
+            key_metadata=None,
+            **stats.to_serialized_dict(),
+        )
+
+
+def _commit_files(txn: Transaction, files: list[DataFile], *, overwrite: bool) -> None:
+    """Stage one snapshot that adds `files` (and, to overwrite, removes every live file)."""
+    if not overwrite:
+        with txn.update_snapshot().fast_append() as append:
+            for data_file in files:
+                append.append_data_file(data_file)
+        return
+    current = txn.table_metadata.current_snapshot()
+    with txn.update_snapshot().overwrite() as producer:
+        if current is not None:
+            for manifest in current.manifests(txn._table.io):
+                for entry in manifest.fetch_manifest_entry(txn._table.io, discard_deleted=True):
+                    if entry.data_file.content == DataFileContent.DATA:
+                        producer.delete_data_file(entry.data_file)
+        for data_file in files:
+            producer.append_data_file(data_file)
+
+
+def _drop_empty_namespace(catalog: Catalog, namespace: str) -> None:
+    try:
+        if not catalog.list_tables(namespace):
+            catalog.drop_namespace(namespace)
+    except Exception as exc:  # leaving an empty namespace behind loses nothing
+        log.warning("could not drop namespace %s: %s", namespace, exc)
 
 
 def set_properties(
