@@ -1,0 +1,158 @@
+"""The process supervisor against real processes: groups, grace periods, pid files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from podium import processes
+from podium.processes import PidFile, Recorded
+
+IGNORES_TERM = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(600)\n"
+)
+EXITS_ON_TERM = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+def _started(code: str) -> subprocess.Popen[bytes]:
+    proc = processes.spawn([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    return proc
+
+
+def _gone(pid: int) -> bool:
+    return processes.find(pid) is None
+
+
+def _wait_gone(pid: int, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    proc = processes.spawn(["sleep", "600"])
+    yield proc
+    processes.kill(proc)
+
+
+def test_spawned_process_leads_its_own_group(sleeper: subprocess.Popen[bytes]) -> None:
+    assert os.getpgid(sleeper.pid) == sleeper.pid != os.getpgrp()
+
+
+def test_graceful_stop_lets_the_process_exit_by_itself() -> None:
+    proc = _started(EXITS_ON_TERM)
+    processes.stop(proc, grace_s=10)
+    assert proc.returncode == 7
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period() -> None:
+    proc = _started(IGNORES_TERM)
+    processes.stop(proc, grace_s=0.5)
+    assert proc.returncode == -9
+
+
+def test_a_grandchild_in_the_group_dies_with_its_parent(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild"
+    proc = processes.spawn(
+        ["bash", "-c", f"trap '' TERM; sleep 600 & echo $! > {pid_file}; wait"],
+    )
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    grandchild = int(pid_file.read_text())
+    assert not _gone(grandchild)
+    processes.stop(proc, grace_s=0.5)
+    assert proc.returncode == -9
+    assert _wait_gone(grandchild)
+
+
+def test_a_group_is_stopped_after_its_leader_has_exited(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild"
+    proc = processes.spawn(["bash", "-c", f"sleep 600 & echo $! > {pid_file}"])
+    proc.wait(timeout=10)
+    grandchild = int(pid_file.read_text())
+    assert processes.group_alive(proc.pid)
+    processes.stop(proc.pid, grace_s=5)
+    assert _wait_gone(grandchild)
+    assert not processes.group_alive(proc.pid)
+
+
+def test_a_process_in_our_own_group_is_signalled_alone() -> None:
+    # Not a group leader: signalling its "group" would have killed this test process.
+    proc = subprocess.Popen(["sleep", "600"])
+    processes.stop(proc, grace_s=5)
+    assert proc.returncode == -15
+
+
+def test_stale_pid_file_is_detected(tmp_path: Path) -> None:
+    pid_file = PidFile(tmp_path / "run" / "thing.pid")
+    assert not pid_file.stale()  # no file: nothing stale
+    proc = processes.spawn(["sleep", "600"])
+    record = pid_file.write(proc.pid)
+    assert pid_file.read() == record and record.started is not None
+    assert pid_file.live() is not None and not pid_file.stale()
+    processes.kill(proc)
+    assert pid_file.stale()
+    assert processes.reap(pid_file.read()) is False
+    pid_file.remove()
+    assert pid_file.read() is None
+
+
+def test_a_reused_pid_with_another_start_time_is_not_killed(
+    tmp_path: Path, sleeper: subprocess.Popen[bytes]
+) -> None:
+    # The file says "pid P, started at T"; P now belongs to a process started later.
+    started = processes.started_at(sleeper.pid)
+    assert started is not None
+    pid_file = tmp_path / "old.pid"
+    pid_file.write_text(f"{sleeper.pid} {started - 3600}\n")
+    record = PidFile(pid_file).read()
+    assert PidFile(pid_file).stale()
+    assert processes.reap(record, grace_s=1) is False
+    assert sleeper.poll() is None
+    assert processes.reap(Recorded(sleeper.pid, started), grace_s=5) is True
+    assert _gone(sleeper.pid)
+
+
+def test_a_pid_whose_command_line_differs_is_not_killed(sleeper: subprocess.Popen[bytes]) -> None:
+    # A bare pid file (as daemons write) is checked by its command line instead.
+    assert processes.reap(sleeper.pid, "vllm.entrypoints") is False
+    assert sleeper.poll() is None
+    assert processes.find(sleeper.pid, "sleep", "600") is not None
+
+
+def test_wait_until_reports_ready_exit_and_timeout(tmp_path: Path) -> None:
+    flag = tmp_path / "flag"
+    proc = processes.spawn(["sleep", "600"])
+    waited: list[float] = []
+
+    def ready() -> bool:
+        if len(waited) == 2:
+            flag.touch()
+        return flag.exists()
+
+    assert processes.wait_until(ready, proc, 30, interval_s=0.01, on_wait=waited.append) == "ready"
+    assert len(waited) == 2
+    assert processes.wait_until(lambda: False, proc, 0.05, interval_s=0.01) == "timeout"
+    processes.kill(proc)
+    assert processes.wait_until(lambda: False, proc, 30, interval_s=0.01) == "exited"
