@@ -21,6 +21,12 @@ import orjson
 from jsonschema.exceptions import best_match
 
 from podium.errors import InvalidInput
+from podium.validate.json_patterns import (
+    PatternError,
+    check_schema,
+    search,
+    with_regex_patterns,
+)
 from podium.validate.locate import key_offset, value_offset
 from podium.validate.result import Result, failed, kebab, passed
 
@@ -110,7 +116,9 @@ class CompiledSchema:
             pass  # e.g. integers past 64 bits: let the reference validator decide
         try:
             errors = list(self.reference.iter_errors(value))
-        except RecursionError:  # very deep values: the Rust validator reports instead
+        # Very deep values, or a pattern only the Rust engine reads (`unevaluatedProperties`
+        # still searches with `re`): the Rust validator reports instead.
+        except (RecursionError, re.error, PatternError):
             errors = []
         if errors:
             err = best_match(errors)
@@ -134,9 +142,15 @@ def compile_schema(schema: Any, source: str) -> CompiledSchema:
         )
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        check_schema(cls, schema)
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        if exc.validator == "format" and exc.validator_value == "regex":
+            raise InvalidInput(
+                f"JSON Schema from {source} has an invalid pattern {exc.instance!r} at {where}: "
+                f"{exc.cause or exc.message}. Fix the regular expression "
+                "(\\p{L}-style classes are allowed)."
+            ) from None
         raise InvalidInput(
             f"JSON Schema from {source} is invalid at {where}: {exc.message}. Fix the schema "
             "(it must be valid Draft 2020-12 unless its $schema names another draft)."
@@ -145,7 +159,7 @@ def compile_schema(schema: Any, source: str) -> CompiledSchema:
         fast = jsonschema_rs.validator_for(schema, retriever=_no_remote)
     except (ValueError, jsonschema_rs.ReferencingError) as exc:  # unresolvable $ref and the like
         raise InvalidInput(f"JSON Schema from {source} cannot be compiled: {exc}") from None
-    return CompiledSchema(schema, source, fast, cls(schema))
+    return CompiledSchema(schema, source, fast, with_regex_patterns(cls)(schema))
 
 
 @functools.lru_cache(maxsize=256)
@@ -167,9 +181,7 @@ def schema_failure(
         declared = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
         patterns = err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
         extra = [
-            k
-            for k in err.instance
-            if k not in declared and not any(re.search(p, k) for p in patterns)
+            k for k in err.instance if k not in declared and not any(search(p, k) for p in patterns)
         ]
         if extra:
             offset = key_offset(text, (*prefix, *path), extra[0])
