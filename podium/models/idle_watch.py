@@ -15,6 +15,7 @@ from typing import Literal
 
 import httpx
 
+from podium import processes
 from podium.config import get_settings
 from podium.models import server_records as records
 
@@ -62,7 +63,7 @@ def watch(model: str) -> None:
     while True:
         time.sleep(interval)
         row = records._row(model)
-        alive = row is not None and records._pid_is_vllm(row.pid)
+        alive = row is not None and records._alive(row)
         action = verdict(
             row is not None,
             alive,
@@ -77,7 +78,7 @@ def watch(model: str) -> None:
             records._forget(model)
             return
         elif action == "idle":
-            records._kill_group(row.pid)
+            processes.reap(row.pid, records.VLLM_MARKER)
             records._forget(model)
             return
         elif action == "gone":

@@ -2,15 +2,13 @@
 
 One row per model in the app-state database (`podium_servers`): pid, port, URL, log and
 last use, so the app, the worker and the CLI share one server per checkpoint. A pid is
-trusted only if its command line is still a vLLM server (pids get recycled).
+trusted only if its command line is still a vLLM server (pids get recycled; see
+`podium.processes`).
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,9 +16,12 @@ from pathlib import Path
 import httpx
 from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, select, update
 
+from podium import processes
 from podium.store.state import METADATA, engine
 
 LOG_TAIL_CHARS = 3000
+VLLM_MARKER = "vllm.entrypoints"
+WATCHER_MARKER = "podium.models.idle_watch"
 
 servers_table = Table(
     "podium_servers",
@@ -60,18 +61,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _cmdline_has(pid: int, marker: bytes) -> bool:
-    # Checking the command line guards against a recycled pid.
-    try:
-        return marker in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _pid_is_vllm(pid: int) -> bool:
-    return _cmdline_has(pid, b"vllm.entrypoints")
-
-
 def log_tail(path: str | Path, chars: int = LOG_TAIL_CHARS) -> str:
     try:
         data = Path(path).read_bytes()
@@ -107,7 +96,7 @@ def _rows() -> list[object]:
 
 
 def _alive(row: object) -> bool:
-    return _pid_is_vllm(row.pid)  # type: ignore[attr-defined]
+    return processes.find(row.pid, VLLM_MARKER) is not None  # type: ignore[attr-defined]
 
 
 def touch(model: str) -> None:
@@ -118,28 +107,6 @@ def touch(model: str) -> None:
             .where(servers_table.c.model == model, _here())
             .values(last_used=_now())
         )
-
-
-def _kill_group(pid: int, grace_s: float = 30.0) -> None:
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            os.waitpid(pid, os.WNOHANG)  # reap our own child, or its zombie keeps the group
-        except ChildProcessError:
-            pass
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.2)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _forget(model: str) -> None:

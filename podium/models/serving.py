@@ -22,19 +22,19 @@ from pathlib import Path
 import httpx
 from sqlalchemy import insert
 
+from podium import processes
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.models.locks import file_lock
 from podium.models.registry import ModelInfo, get_model
 from podium.models.server_records import (  # noqa: F401 - re-exported for callers
+    VLLM_MARKER,
+    WATCHER_MARKER,
     ServerInfo,
     _alive,
-    _cmdline_has,
     _forget,
     _healthy,
-    _kill_group,
     _now,
-    _pid_is_vllm,
     _row,
     _rows,
     log_tail,
@@ -72,10 +72,8 @@ def stop_server(model: str) -> bool:
     row = _row(model)
     if row is None:
         return False
-    if row.watcher_pid and _cmdline_has(row.watcher_pid, b"podium.models.idle_watch"):
-        _kill_group(row.watcher_pid, grace_s=5)
-    if _pid_is_vllm(row.pid):
-        _kill_group(row.pid)
+    processes.reap(row.watcher_pid, WATCHER_MARKER, grace_s=5)
+    processes.reap(row.pid, VLLM_MARKER)
     _forget(model)
     return True
 
@@ -98,23 +96,25 @@ def _wait_ready(
     timeout_s: float,
     reporter: Reporter,
 ) -> None:
-    deadline = time.monotonic() + timeout_s
-    started = time.monotonic()
-    while not _healthy(url, timeout=2.0):
-        if proc.poll() is not None:
-            raise PodiumError(
-                f"vLLM server for {name!r} exited with code {proc.returncode} while starting. "
-                f"Log {log}:\n{log_tail(log)}"
-            )
-        if time.monotonic() > deadline:
-            _kill_group(proc.pid)
-            raise PodiumError(
-                f"vLLM server for {name!r} was not healthy after {timeout_s:.0f} s; stopped it. "
-                f"Log {log}:\n{log_tail(log)}"
-            )
+    def waiting(elapsed_s: float) -> None:
         reporter.check_cancelled()
-        reporter.progress(int(time.monotonic() - started), None, f"starting vLLM for {name}")
-        time.sleep(1.0)
+        reporter.progress(int(elapsed_s), None, f"starting vLLM for {name}")
+
+    deadline = time.monotonic() + timeout_s
+    outcome = processes.wait_until(
+        lambda: _healthy(url, timeout=2.0), proc, timeout_s, on_wait=waiting
+    )
+    if outcome == "exited":
+        raise PodiumError(
+            f"vLLM server for {name!r} exited with code {proc.returncode} while starting. "
+            f"Log {log}:\n{log_tail(log)}"
+        )
+    if outcome == "timeout":
+        processes.stop(proc)
+        raise PodiumError(
+            f"vLLM server for {name!r} was not healthy after {timeout_s:.0f} s; stopped it. "
+            f"Log {log}:\n{log_tail(log)}"
+        )
     # /health turns green before the engine can generate: one real completion proves it.
     try:
         resp = httpx.post(
@@ -124,7 +124,7 @@ def _wait_ready(
         )
         resp.raise_for_status()
     except httpx.HTTPError as exc:
-        _kill_group(proc.pid)
+        processes.stop(proc)
         raise PodiumError(
             f"vLLM server for {name!r} is up but failed its warm-up request ({exc}). "
             f"Log {log}:\n{log_tail(log)}"
@@ -146,19 +146,12 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
     cmd = server_command(vllm_python(), model.path, model.name, port, gpu=gpu)
     reporter.log(f"starting vLLM for {model.name} on {url} (log {log})")
     with open(log, "ab") as fh:
-        # Own session: stopping the server kills its engine processes with it.
-        proc = subprocess.Popen(
-            cmd,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=server_env(gpu=gpu),
-            start_new_session=True,
-        )
+        # Own group: stopping the server stops its engine processes with it.
+        proc = processes.spawn(cmd, stdout=fh, env=server_env(gpu=gpu))
     try:
         _wait_ready(proc, url, model.name, log, timeout_s, reporter)
     except BaseException:
-        _kill_group(proc.pid, grace_s=10)
+        processes.stop(proc, grace_s=10)
         raise
     watcher = _start_watcher(model.name)
     now = _now()
@@ -184,13 +177,7 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
 def _start_watcher(model: str) -> int | None:
     if get_settings().server_idle_seconds <= 0:
         return None
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "podium.models.idle_watch", model],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = processes.spawn([sys.executable, "-m", WATCHER_MARKER, model], stdout=subprocess.DEVNULL)
     return proc.pid
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from podium.errors import PodiumError
 from podium.models import ensure_server, list_servers, register_checkpoint
-from podium.models.serving import _pid_is_vllm, _row
+from podium import processes
+from podium.models.serving import VLLM_MARKER, _row
 from podium.models.vllm_launch import server_command, server_env
 
 
@@ -32,7 +33,7 @@ def test_one_server_per_checkpoint_is_reused(vllm_model):
     second = ensure_server(vllm_model)
     assert first == second
     assert _row(vllm_model).pid == row.pid  # no second process
-    assert _pid_is_vllm(row.pid)
+    assert processes.find(row.pid, VLLM_MARKER) is not None
     (server,) = [s for s in list_servers() if s.model == vllm_model]
     assert server.alive and server.url == first[0]
 
