@@ -5,15 +5,18 @@ Recognised shapes (detected per file, or named with `format`):
 - `sharegpt`: `{"conversations": [{"from": "human"|"gpt"|..., "value": ...}, ...]}`
 - `prompt-response`: one prompt column and one response column (`prompt`/`instruction`/
   `question`/`input` and `response`/`output`/`completion`/`answer`, or named).
-Everything is parsed and checked before the catalog is touched, and the write is one
-Iceberg commit, so a bad line anywhere leaves the catalog exactly as it was.
+The input is streamed: parsed and checked in batches that are written straight into
+Parquet data files, and the files are committed in one Iceberg snapshot at the end. A
+bad line anywhere (even at 90%) deletes the files written so far and leaves the
+catalog exactly as it was; memory stays flat however large the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,14 +26,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
+from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name
 from podium.store.modes import ChatFormat, WriteMode
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write import write_batches
 
 FileFormat = Literal["jsonl", "parquet", "hf"]
+
+# Rows are parsed into record batches of about this much text; each becomes a Parquet
+# row group, which bounds both the import's memory and what a page read must decode.
+BATCH_BYTES = 16 * 2**20
+_READ_ROWS = 1024  # rows per batch read from Parquet and Arrow inputs
+_GENERATED_ID = re.compile(r"[0-9a-f]{16}(-[0-9]+)?")
 
 PROMPT_KEYS = ("prompt", "instruction", "question", "query")
 RESPONSE_KEYS = ("response", "output", "completion", "answer", "chosen")
@@ -96,9 +106,19 @@ def file_format(path: Path) -> FileFormat:
     )
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+class Position:
+    """How far a reader is through its input, for progress: `done` of `total` `unit`."""
+
+    def __init__(self, total: int | None, unit: str) -> None:
+        self.done = 0
+        self.total = total
+        self.unit = unit
+
+
+def _jsonl_records(path: Path, pos: Position) -> Iterator[tuple[str, dict[str, Any]]]:
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
+            pos.done += len(line)
             if not line.strip():
                 continue
             where = f"{path.name} line {lineno}"
@@ -118,22 +138,30 @@ def _jsonl_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             yield where, record
 
 
-def _arrow_records(
-    table: pa.Table, label: str, split: str | None = None
-) -> Iterator[tuple[str, dict]]:
-    for i, record in enumerate(table.to_pylist()):
-        if split is not None and not record.get("split"):
-            record["split"] = split
-        yield f"{label} row {i}", record
+def _batch_records(
+    batches: Iterable[pa.RecordBatch], label: str, pos: Position
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    i = 0
+    for batch in batches:
+        for record in batch.to_pylist():
+            yield f"{label} row {i}", record
+            i += 1
+            pos.done += 1
 
 
-def _hf_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def _parquet_records(path: Path, pos: Position) -> Iterator[tuple[str, dict[str, Any]]]:
+    source = pq.ParquetFile(path)
+    pos.total = (pos.total or 0) + source.metadata.num_rows
+    yield from _batch_records(source.iter_batches(batch_size=_READ_ROWS), path.name, pos)
+
+
+def _hf_records(path: Path, pos: Position) -> Iterator[tuple[str, dict[str, Any]]]:
     # A `save_to_disk` directory holds Arrow IPC stream files listed in state.json; a
     # DatasetDict holds one such directory per split.
     if (path / "dataset_dict.json").exists():
         splits = json.loads((path / "dataset_dict.json").read_text())["splits"]
         for split in splits:
-            for where, rec in _hf_records(path / split):
+            for where, rec in _hf_records(path / split, pos):
                 rec.setdefault("split", split)
                 yield where, rec
         return
@@ -141,20 +169,21 @@ def _hf_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for entry in state["_data_files"]:
         file = path / entry["filename"]
         with pa.memory_map(str(file)) as source:
-            yield from _arrow_records(
-                pa.ipc.open_stream(source).read_all(), f"{path.name}/{file.name}"
-            )
+            reader = pa.ipc.open_stream(source)
+            yield from _batch_records(reader, f"{path.name}/{file.name}", pos)
 
 
-def records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(location, record) pairs; the location names the file and line or row."""
+def records(path: Path, pos: Position | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, record) pairs, streamed; the location names the file and line or row."""
     kind = file_format(path)
     if kind == "jsonl":
-        yield from _jsonl_records(path)
+        pos = pos or Position(None, "bytes")
+        pos.total, pos.unit = path.stat().st_size, "bytes"
+        yield from _jsonl_records(path, pos)
     elif kind == "parquet":
-        yield from _arrow_records(pq.read_table(path), path.name)
+        yield from _parquet_records(path, pos or Position(None, "rows"))
     else:
-        yield from _hf_records(path)
+        yield from _hf_records(path, pos or Position(None, "rows"))
 
 
 def detect_format(record: Mapping[str, Any], cfg: ImportConfig, where: str) -> ChatFormat:
@@ -292,40 +321,82 @@ def to_sft_row(record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: Ch
     }
 
 
-def _fill_ids(rows: list[dict]) -> None:
-    """Rows without an id get a content hash (stable across re-imports), made unique."""
-    seen: set[str] = {r["id"] for r in rows if r["id"] is not None}
-    for row in rows:
+class _IdFiller:
+    """Rows without an id get a content hash (stable across re-imports), made unique.
+
+    Only ids shaped like a generated one are remembered, never the rows, so a long
+    import stays small. The one collision this cannot undo: an explicit id equal to a
+    hash generated earlier in the same file (rows already written keep theirs).
+    """
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def fill(self, row: dict[str, Any]) -> None:
         if row["id"] is not None:
-            continue
+            if _GENERATED_ID.fullmatch(row["id"]):
+                self._seen.add(row["id"])
+            return
         base = hashlib.sha256(canonical_json(row["messages"]).encode()).hexdigest()[:16]
         candidate, n = base, 1
-        while candidate in seen:
+        while candidate in self._seen:
             n += 1
             candidate = f"{base}-{n}"
-        seen.add(candidate)
+        self._seen.add(candidate)
         row["id"] = candidate
 
 
-def parse_file(cfg: ImportConfig, reporter: Reporter | None = None) -> pa.Table:
-    """Parse and check a whole file into SFT rows; raises InvalidInput on the first bad row."""
+def _row_bytes(row: Mapping[str, Any]) -> int:
+    text = sum(len(m["content"] or "") for m in row["messages"])
+    return text + len(row["metadata"] or "") + len(row["system"] or "") + 64
+
+
+def sft_batches(
+    cfg: ImportConfig,
+    reporter: Reporter | None = None,
+    batch_bytes: int = BATCH_BYTES,
+) -> Iterator[pa.RecordBatch]:
+    """Parse and check the input as SFT record batches of about `batch_bytes` of text.
+
+    Streams: one batch of rows is held at a time. Raises InvalidInput naming the line
+    or row of the first bad record, and when the input holds no records at all.
+    """
     reporter = reporter or Reporter()
     path = Path(cfg.path).expanduser()
-    rows: list[dict] = []
+    pos = Position(None, "rows")
+    label = path.name
+    ids = _IdFiller()
+    rows: list[dict[str, Any]] = []
+    size = total = 0
     fmt: ChatFormat | None = None
     now = datetime.now(UTC)
-    for where, record in records(path):
+    for where, record in records(path, pos):
         fmt = fmt or detect_format(record, cfg, where)
         row = to_sft_row(record, cfg, where, fmt)
         row["created_at"] = row["created_at"] or now
+        ids.fill(row)
         rows.append(row)
-        if len(rows) % 10_000 == 0:
-            reporter.progress(len(rows), None, "parsing")
+        size += _row_bytes(row)
+        if size >= batch_bytes:
+            total += len(rows)
+            yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+            rows, size = [], 0
+            _report(reporter, pos, label, total)
             reporter.check_cancelled()
-    if not rows:
+    if rows:
+        total += len(rows)
+        yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+    if not total:
         raise InvalidInput(f"{path} holds no records; nothing was imported.")
-    _fill_ids(rows)
-    return pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+    _report(reporter, pos, label, total)
+
+
+def _report(reporter: Reporter, pos: Position, label: str, rows: int) -> None:
+    if pos.unit == "bytes":  # a bar in MiB read: the row count of a JSONL file is unknown
+        done, total = pos.done // 2**20, None if pos.total is None else pos.total // 2**20
+        reporter.progress(done, total, f"importing {label}: {rows:,} rows (MiB read)")
+    else:
+        reporter.progress(pos.done, pos.total, f"importing {label}: {rows:,} rows")
 
 
 def import_file(
@@ -350,10 +421,27 @@ def import_file(
 
 
 def run_import(cfg: ImportConfig, reporter: Reporter) -> JobOutputs:
+    """Stream the input into `cfg.table`: several data files, one commit, or nothing."""
     name = full_name(cfg.table)
-    data = parse_file(cfg, reporter)
-    reporter.progress(0, data.num_rows, "writing")
+    target = get_settings().target_file_bytes
+    # A row group is never more than a quarter of a data file, so files roll over
+    # near their target and tiny targets (tests) still give several files.
+    batches = sft_batches(cfg, reporter, batch_bytes=min(BATCH_BYTES, max(1, target // 4)))
     props = {PROP_KIND: "sft", **reporter.lineage}
-    write_table(name, data, mode=cfg.mode, schema=SFT_SCHEMA, properties=props)
-    reporter.progress(data.num_rows, data.num_rows, "imported")
-    return JobOutputs(tables=[name], summary={"rows": data.num_rows})
+    rows = 0
+
+    def written(n: int) -> None:
+        nonlocal rows
+        rows = n
+
+    write_batches(
+        name,
+        batches,
+        mode=cfg.mode,
+        schema=SFT_SCHEMA,
+        properties=props,
+        target_file_bytes=target,
+        on_rows=written,
+    )
+    reporter.progress(rows, rows, f"imported {rows:,} rows into {name}")
+    return JobOutputs(tables=[name], summary={"rows": rows})
