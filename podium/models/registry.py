@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 
 from podium.errors import InvalidInput, NotFound
+from podium.models.digest import checkpoint_digest
 from podium.store.state import METADATA, engine
 
 ModelKind = Literal["base", "trained", "endpoint"]
@@ -165,6 +166,8 @@ def register_model(
             conn.execute(update(models_table).where(models_table.c.name == name).values(**values))
         else:
             conn.execute(insert(models_table).values(**values))
+    if path is not None and kind != "endpoint" and Path(path).is_dir():
+        checkpoint_digest(path)  # hashed once now, so cards written later find it cached
     return get_model(name)
 
 
@@ -209,6 +212,19 @@ def add_endpoint(
     return register_model(
         name, kind="endpoint", url=url, api_key_env=api_key_env, remote_model=remote_model
     )
+
+
+def checkpoint_pin(name: str) -> str | None:
+    """What a run card records for model `name`: its checkpoint's content digest, the URL
+    and model id of an endpoint, or None when the name or its directory is gone."""
+    info = get_model_or_none(name)
+    if info is None:
+        return None
+    if info.kind == "endpoint":
+        return f"endpoint:{info.url}#{info.remote_model or ''}"
+    if not info.path or not Path(info.path).is_dir():
+        return None
+    return checkpoint_digest(info.path)
 
 
 def get_model_or_none(name: str) -> ModelInfo | None:

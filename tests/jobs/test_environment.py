@@ -1,0 +1,89 @@
+"""What a card pins about its environment: Podium's version and commit, the lock file,
+the checkpoints' digests; and what a re-run is warned about."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import subprocess
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import podium
+from podium.jobs import environment as env
+from podium.models import register_model
+
+
+class _Config(BaseModel):
+    model: str = "base"
+    models: list[str] = []
+    out: str = "ns.t"
+
+
+def _checkpoint(root: Path, weights: bytes = b"w") -> Path:
+    root.mkdir()
+    (root / "config.json").write_text("{}")
+    (root / "model.safetensors").write_bytes(weights)
+    return root
+
+
+def test_capture_in_this_checkout(podium_home: Path, tmp_path: Path) -> None:
+    register_model("tiny", kind="base", path=str(_checkpoint(tmp_path / "c")), is_default=True)
+    captured = env.capture(_Config(models=["tiny", "gone", "base"]))
+    root = Path(podium.__file__).resolve().parent.parent
+    head = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    lock = "sha256:" + hashlib.sha256((root / "requirements.lock").read_bytes()).hexdigest()
+    assert captured["podium_version"] == podium.__version__
+    assert captured["podium_commit"] == head
+    assert (captured["lock_digest"], captured["lock_source"]) == (lock, "requirements.lock")
+    digests = captured["checkpoints"]
+    assert list(digests) == ["base", "tiny", "gone"]  # `model` first, no repeats
+    assert digests["base"] == digests["tiny"] and digests["base"].startswith("sha256:")
+    assert digests["gone"] is None  # an unknown name is recorded, not an error
+    json.dumps(captured)  # plain values only: it goes into YAML and table properties
+
+
+def test_outside_a_checkout_nothing_fails(tmp_path: Path) -> None:
+    assert env.git_commit(None) is None
+    assert env.git_commit(tmp_path) is None  # not a repository
+    digest, source = env.lock_digest(None)
+    assert source == "installed metadata" and digest and digest.startswith("sha256:")
+
+
+def test_differences_name_what_changed(caplog: pytest.LogCaptureFixture) -> None:
+    recorded = {
+        "podium_version": "0.1.0",
+        "podium_commit": "aaa",
+        "lock_digest": "sha256:1",
+        "lock_source": "requirements.lock",
+        "checkpoints": {"base": "sha256:old", "other": "sha256:same"},
+    }
+    assert env.differences(recorded, recorded) == []
+    current = {
+        **recorded,
+        "podium_commit": "bbb",
+        "lock_digest": "sha256:2",
+        "checkpoints": {"base": "sha256:new", "other": "sha256:same"},
+    }
+    with caplog.at_level(logging.WARNING, logger="podium.jobs.environment"):
+        found = env.warn_differences(recorded, current)
+    assert found == [
+        "Podium commit: card aaa, now bbb",
+        "lock file digest: card sha256:1, now sha256:2",
+        "checkpoint 'base': card sha256:old, now sha256:new",
+    ]
+    assert "differs from the one its card recorded" in caplog.text
+    assert "checkpoint 'base'" in caplog.text
+    # A card without a recorded environment (written before pins existed) warns of nothing.
+    assert env.warn_differences(None, current) == []
+
+
+def test_lineage_property() -> None:
+    assert env.lineage_properties(None) == {}
+    props = env.lineage_properties({"podium_version": "1"})
+    assert json.loads(props["podium.lineage.environment"]) == {"podium_version": "1"}
