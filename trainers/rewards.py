@@ -6,7 +6,9 @@ A reward is named by a rule string (`RewardSpec.rule`):
   `validate:json`, a JSON Schema rule), else 0.
 - `sandbox:output` 1 when the completion's code, run in the sandbox, prints the
   expected output: the row's metadata `expected_output`, else what the reference
-  answer's code prints in the sandbox.
+  answer's code prints in the sandbox. A completion's code is its first fenced block,
+  else the whole text: the policy of `podium.validate.code_answers`, graded by
+  `generators.grading` exactly as Compare grades it.
 - `sandbox:tests`  1 when the completion's code followed by the row's unit tests
   (metadata `tests`) exits cleanly in the sandbox.
 - `exact_match`    1 when the completion equals the reference answer (trimmed).
@@ -33,8 +35,6 @@ from trainers.data import parse_metadata
 RewardFn = Callable[..., list[float]]
 RULES_HELP = "validate:RULE, sandbox:output, sandbox:tests, exact_match, length:N"
 
-_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
-
 
 def completion_text(completion: Any) -> str:
     """TRL passes conversational completions as [{"role": "assistant", "content": ...}]."""
@@ -43,12 +43,6 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, list):
         return "".join(str(m.get("content") or "") for m in completion if isinstance(m, dict))
     return str(completion)
-
-
-def extract_code(text: str) -> str:
-    """The first fenced code block, else the whole text."""
-    match = _FENCE.search(text)
-    return (match.group(1) if match else text).strip()
 
 
 @dataclass
@@ -133,11 +127,11 @@ def _sandbox(mode: str) -> RewardFn:
         metadata: Sequence[str],
         **_: Any,
     ) -> list[float]:
-        codes = [extract_code(completion_text(c)) for c in completions]
+        texts = [completion_text(c) for c in completions]
         metas = [parse_metadata(m) for m in metadata]
         if mode == "tests":
-            return scorer.tests_pass(codes, [str(m.get("tests") or "") for m in metas])
-        return scorer.output_matches(codes, [m.get("expected_output") for m in metas], answer)
+            return scorer.tests_pass(texts, [str(m.get("tests") or "") for m in metas])
+        return scorer.output_matches(texts, [m.get("expected_output") for m in metas], answer)
 
     return score
 

@@ -1,9 +1,9 @@
-"""Scoring completions by running them in Podium's sandbox (`generators.sandbox`).
+"""Scoring completions by running them in Podium's sandbox, through `generators.grading`.
 
-Every completion of a batch runs at once on the shared warm pool (`run_many`), with
-tight limits: a completion that loops, forks or floods output scores 0 and never
-stalls training. The expected output of a row without `expected_output` in its
-metadata is what its reference answer's code prints, run once and remembered.
+Every completion of a batch runs at once on the shared warm pool with the grading
+limits: a completion that loops, forks or floods output scores 0 and never stalls
+training. The expected output of a row without `expected_output` in its metadata is
+what its reference answer's code prints, run once and remembered.
 """
 
 from __future__ import annotations
@@ -12,66 +12,57 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generators.sandbox import Job, Limits, Result, shared_sandbox
-
-REWARD_LIMITS = Limits(wall_s=5.0, cpu_s=5.0, memory_mb=256, processes=8, output_bytes=65_536)
-
-
-def _same_output(got: str, expected: str) -> bool:
-    """Equal up to trailing whitespace on each line and at the end."""
-
-    def norm(text: str) -> list[str]:
-        return [line.rstrip() for line in text.strip().splitlines()]
-
-    return norm(got) == norm(expected)
+from generators.grading import GRADE_LIMITS, grade_answers, run_codes
+from generators.sandbox import Limits
+from podium.validate.code_answers import CodeTask, answer_code
 
 
 @dataclass
 class SandboxScorer:
     backend: str | None = None  # None = the configured `sandbox_backend`
-    limits: Limits = REWARD_LIMITS
+    limits: Limits = GRADE_LIMITS
     _reference_output: dict[str, str | None] = field(default_factory=dict)
 
-    def _run(self, codes: Sequence[str]) -> list[Result]:
-        box = shared_sandbox(self.backend)
-        return box.run_many([Job(code, limits=self.limits) for code in codes])
-
-    def tests_pass(self, codes: Sequence[str], tests: Sequence[str]) -> list[float]:
-        """1 where the code followed by its row's tests exits cleanly (0 without tests)."""
-        runnable = [i for i, t in enumerate(tests) if t.strip() and codes[i].strip()]
-        scores = [0.0] * len(codes)
-        results = self._run([f"{codes[i]}\n\n{tests[i]}\n" for i in runnable])
-        for i, result in zip(runnable, results, strict=True):
-            scores[i] = 1.0 if result.ok and result.exit_code == 0 else 0.0
+    def _scores(self, answers: Sequence[str], tasks: Sequence[CodeTask | None]) -> list[float]:
+        """1 where the answer passes its task; rows without a task score 0 unrun."""
+        graded = [i for i, task in enumerate(tasks) if task is not None]
+        grades = grade_answers(
+            [answers[i] for i in graded],
+            [task for task in tasks if task is not None],
+            self.backend,
+            self.limits,
+        )
+        scores = [0.0] * len(answers)
+        for i, grade in zip(graded, grades, strict=True):
+            scores[i] = 1.0 if grade.ok else 0.0
         return scores
+
+    def tests_pass(self, answers: Sequence[str], tests: Sequence[str]) -> list[float]:
+        """1 where the answer's code followed by its row's tests exits cleanly (0 without
+        tests)."""
+        return self._scores(answers, [CodeTask(tests=t) if t.strip() else None for t in tests])
 
     def output_matches(
-        self, codes: Sequence[str], expected: Sequence[Any], references: Sequence[str]
+        self, answers: Sequence[str], expected: Sequence[Any], references: Sequence[str]
     ) -> list[float]:
-        """1 where the code prints the expected output."""
+        """1 where the answer's code prints the expected output."""
         targets = self._expected_outputs(expected, references)
-        runnable = [i for i, t in enumerate(targets) if t is not None and codes[i].strip()]
-        scores = [0.0] * len(codes)
-        results = self._run([codes[i] for i in runnable])
-        for i, result in zip(runnable, results, strict=True):
-            target = targets[i]
-            if result.ok and target is not None and _same_output(result.stdout, target):
-                scores[i] = 1.0
-        return scores
+        tasks = [None if t is None else CodeTask(expected_output=t) for t in targets]
+        return self._scores(answers, tasks)
 
     def _expected_outputs(
         self, expected: Sequence[Any], references: Sequence[str]
     ) -> list[str | None]:
-        from trainers.rewards import extract_code
-
+        codes = [answer_code(r) for r in references]
         missing = sorted(
-            {extract_code(r) for e, r in zip(expected, references, strict=True) if e is None}
+            {c for e, c in zip(expected, codes, strict=True) if e is None and c.strip()}
             - self._reference_output.keys()
         )
-        missing = [code for code in missing if code]
-        for code, result in zip(missing, self._run(missing), strict=True):
+        for code, result in zip(
+            missing, run_codes(missing, self.backend, self.limits), strict=True
+        ):
             self._reference_output[code] = result.stdout if result.ok else None
         return [
-            str(e) if e is not None else self._reference_output.get(extract_code(r))
-            for e, r in zip(expected, references, strict=True)
+            str(e) if e is not None else self._reference_output.get(c)
+            for e, c in zip(expected, codes, strict=True)
         ]

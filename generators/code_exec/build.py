@@ -29,12 +29,12 @@ from generators.code_exec.harness import (
     InputRejected,
     canonical_input,
     entry_arity,
-    error_line,
     parse_input,
     program,
 )
 from generators.code_exec.inputs import Proposal, propose_inputs
 from generators.code_exec.source import done_ids, load_functions, output_properties
+from generators.grading import GRADE_LIMITS, error_line
 from generators.sandbox import Job, Limits, Result, Sandbox
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
@@ -64,8 +64,12 @@ class CodeExecConfig(BaseModel):
     )
     workers: int | None = Field(None, ge=1, description="Sandbox workers (default: CPU count).")
     limit: int | None = Field(None, ge=1, description="Only the first N functions (or rows).")
-    timeout_s: float = Field(5.0, gt=0, le=600, description="Wall/CPU limit per execution.")
-    memory_mb: int = Field(256, ge=32, le=16384, description="Memory limit per execution.")
+    timeout_s: float = Field(
+        GRADE_LIMITS.wall_s, gt=0, le=600, description="Wall/CPU limit per execution."
+    )
+    memory_mb: int = Field(
+        GRADE_LIMITS.memory_mb, ge=32, le=16384, description="Memory limit per execution."
+    )
     temperature: float = Field(0.8, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(384, ge=16, le=4096, description="Most tokens per proposal.")
     seed: int | None = Field(None, description="Sampling seed.")

@@ -13,8 +13,6 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from generators.sandbox import Result
-
 MAX_INPUT_CHARS = 2000
 
 
@@ -98,13 +96,3 @@ def program(code: str, entry_point: str, args: tuple[Any, ...]) -> str:
         f"    _podium_result = _podium_ns[{entry_point!r}](*{args!r})\n"
         "_podium_sys.stdout.write(repr(_podium_result))\n"
     )
-
-
-def error_line(result: Result) -> str:
-    """The last line of the traceback (`ValueError: ...`), or what the sandbox said."""
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    if result.status == "ok":
-        return ""
-    if result.status == "error" and lines:
-        return lines[-1][:500]
-    return (result.detail or result.status)[:500]

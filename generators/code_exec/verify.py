@@ -17,11 +17,11 @@ from generators.code_exec import tables
 from generators.code_exec.harness import (
     InputRejected,
     entry_arity,
-    error_line,
     parse_input,
     program,
 )
 from generators.code_exec.source import done_ids, output_properties, read_input
+from generators.grading import error_line
 from generators.sandbox import Job, Sandbox
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, table_exists

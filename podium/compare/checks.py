@@ -5,8 +5,8 @@ Three kinds, all stored with the answer so filters and pass rates never re-run t
   `podium.validate.rules`), run on the whole answer or its first fenced block;
 - `tests` / `output`: for a code prompt (its row's metadata JSON has `"tests"`, Python
   asserts, or `"expected_output"`, as the trainers' sandbox rewards read them), the
-  answer's code (its first fenced block, else the whole answer), followed by the tests,
-  runs in the sandbox; it passes when it exits 0 (and prints the expected output);
+  answer's code followed by the tests is graded in the sandbox by `generators.grading`
+  (the same extraction, limits and output comparison as validation and GRPO rewards);
 - length in characters and words, and whether generation stopped at `max_tokens`
   (reported, not pass/fail: a short preset truncates everything).
 """
@@ -19,18 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.validate.batch import check_texts
-from podium.validate.extract import Extract, first_fenced
+from podium.validate.code_answers import CodeTask
+from podium.validate.extract import Extract
 from podium.validate.rules import Rule, parse_rules
-
-TESTS_CHECK = "tests"
-OUTPUT_CHECK = "output"
-SANDBOX_LIMITS = {
-    "wall_s": 5.0,
-    "cpu_s": 5.0,
-    "memory_mb": 256,
-    "processes": 8,
-    "output_bytes": 65_536,
-}
 
 
 @dataclass(frozen=True)
@@ -73,23 +64,6 @@ def compile_rules(specs: Sequence[str]) -> list[Rule]:
     return parse_rules(specs) if specs else []
 
 
-def code_of(answer: str) -> str:
-    block = first_fenced(answer)
-    return block[0] if block else answer
-
-
-@dataclass(frozen=True)
-class CodeTask:
-    """What a code prompt's answer must do in the sandbox."""
-
-    tests: str = ""  # appended to the answer's code; must exit 0
-    expected_output: str | None = None  # what the code must print
-
-    @property
-    def check_name(self) -> str:
-        return TESTS_CHECK if self.tests else OUTPUT_CHECK
-
-
 def code_task(metadata: str | None) -> CodeTask | None:
     """The sandbox task a code prompt carries in its metadata JSON, if any."""
     try:
@@ -104,37 +78,6 @@ def code_task(metadata: str | None) -> CodeTask | None:
     if expected is not None:
         return CodeTask(expected_output=str(expected))
     return None
-
-
-def _same_output(got: str, expected: str) -> bool:
-    """Equal up to trailing whitespace on each line and at the end."""
-
-    def norm(text: str) -> list[str]:
-        return [line.rstrip() for line in text.strip().splitlines()]
-
-    return norm(got) == norm(expected)
-
-
-def _run_code(codes: list[str], tasks: list[CodeTask]) -> list[tuple[bool, str]]:
-    from generators.sandbox import Job, Limits, shared_sandbox
-
-    limits = Limits(**SANDBOX_LIMITS)
-    jobs = [
-        Job(f"{code}\n\n{task.tests}\n", limits=limits)
-        for code, task in zip(codes, tasks, strict=True)
-    ]
-    out = []
-    for res, task in zip(shared_sandbox().run_many(jobs), tasks, strict=True):
-        ok = res.ok and res.exit_code == 0
-        detail = "" if ok else (res.stderr.strip().splitlines() or [res.status])[-1][:300]
-        if (
-            ok
-            and task.expected_output is not None
-            and not _same_output(res.stdout, task.expected_output)
-        ):
-            ok, detail = False, f"printed {res.stdout.strip()[:120]!r}"
-        out.append((ok, detail))
-    return out
 
 
 def check_answers(
@@ -154,9 +97,11 @@ def check_answers(
             results[i][spec] = {"ok": False, "message": failure.message}
     coded = [(i, t) for i, t in enumerate(tasks) if t is not None]
     if coded:
-        outcomes = _run_code([code_of(answers[i]) for i, _ in coded], [t for _, t in coded])
-        for (i, task), (ok, detail) in zip(coded, outcomes, strict=True):
-            results[i][task.check_name] = {"ok": ok, "message": detail}
+        from generators.grading import grade_answers
+
+        grades = grade_answers([answers[i] for i, _ in coded], [t for _, t in coded])
+        for (i, task), grade in zip(coded, grades, strict=True):
+            results[i][task.check_name] = {"ok": grade.ok, "message": grade.detail}
     return [
         AnswerChecks(results[i], len(text), len(text.split()), finish_reasons[i] == "length")
         for i, text in enumerate(answers)

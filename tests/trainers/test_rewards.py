@@ -83,3 +83,17 @@ def test_sandbox_tests_reward_runs_the_rows_unit_tests():
         ]
     )
     assert fn([], completions, answer=[""] * 3, metadata=[tests] * 3) == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("fence", ["python3", "Python", "py", ""])
+def test_sandbox_rewards_read_every_fence_label_as_compare_does(fence):
+    # A ```python3 block used to score 0 here while Compare passed it.
+    answer = f"```{fence}\ndef add(a, b):\n    return a + b\n```\n```\n>>> add(1, 2)\n3\n```"
+    tests = json.dumps({"tests": "assert add(2, 3) == 5"})
+    assert make_reward("sandbox:tests")([], _as_chat([answer]), answer=[""], metadata=[tests]) == [
+        1.0
+    ]
+    printing = f"```{fence}\nprint(2 + 3)\n```"
+    output = make_reward("sandbox:output")
+    assert output([], _as_chat([printing]), answer=[printing], metadata=["{}"]) == [1.0]
