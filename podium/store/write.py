@@ -184,9 +184,7 @@ class _FileWriter:
                 task_schema = self._task_schema(batch.schema)
             if writer is None:
                 writer, out = self._open()
-            writer.write_batch(
-                self._to_file_schema(batch, task_schema), row_group_size=batch.num_rows
-            )
+            writer.write_batch(self._to_file_schema(batch, task_schema))
             rows += batch.num_rows
             if on_rows is not None:
                 on_rows(rows)
@@ -219,13 +217,19 @@ class _FileWriter:
         )
 
     def _to_file_schema(self, batch: pa.RecordBatch, task_schema: Schema) -> pa.RecordBatch:
-        return _to_requested_schema(
+        """`batch` with the table's field ids and the file's exact Arrow types."""
+        projected = _to_requested_schema(
             requested_schema=self._file_schema,
             file_schema=task_schema,
             batch=batch,
             include_field_ids=True,
             format_model=ParquetFormatModel(),
         )
+        # One writer takes one schema: `string` and `large_string` input both become
+        # the file's type, and each batch stays one row group.
+        if projected.schema.equals(self._arrow_schema, check_metadata=False):
+            return projected
+        return projected.cast(self._arrow_schema)
 
     def _open(self) -> tuple[pq.ParquetWriter, Any]:
         name = f"00000-{len(self.paths)}-{self._uuid}.parquet"

@@ -9,10 +9,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from podium.config import reset_settings
 from podium.errors import InvalidInput
+from podium.reporting import Reporter
 from podium.store.catalog import list_tables, load_table, table_exists
 from podium.store.ingest import import_file
-from podium.store.read import read_arrow
+from podium.store.read import read_small
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -36,7 +38,7 @@ OPENAI = [
 def test_openai_jsonl_creates_table_with_all_rows(podium_home: Path, tmp_path: Path) -> None:
     out = import_file(write_jsonl(tmp_path / "d.jsonl", OPENAI), "ns.chat")
     assert out.tables == ["ns.chat"] and out.summary["rows"] == 10
-    data, _ = read_arrow("ns.chat")
+    data, _ = read_small("ns.chat")
     rows = data.to_pylist()
     assert [r["id"] for r in rows] == [f"r{i}" for i in range(10)]
     assert rows[3]["messages"] == [
@@ -56,7 +58,7 @@ def test_sharegpt_maps_speakers_to_roles(podium_home: Path, tmp_path: Path) -> N
         ]
     }
     import_file(write_jsonl(tmp_path / "s.jsonl", [rec]), "ns.sg")
-    (row,) = read_arrow("ns.sg")[0].to_pylist()
+    (row,) = read_small("ns.sg")[0].to_pylist()
     assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
     assert row["id"]  # a content hash when the file has none
 
@@ -64,7 +66,7 @@ def test_sharegpt_maps_speakers_to_roles(podium_home: Path, tmp_path: Path) -> N
 def test_prompt_response_detected_and_named(podium_home: Path, tmp_path: Path) -> None:
     alpaca = [{"instruction": "Add", "input": "2+2", "output": "4", "lang": "en"}]
     import_file(write_jsonl(tmp_path / "a.jsonl", alpaca), "ns.alpaca")
-    (row,) = read_arrow("ns.alpaca")[0].to_pylist()
+    (row,) = read_small("ns.alpaca")[0].to_pylist()
     assert row["messages"] == [
         {"role": "user", "content": "Add\n\n2+2"},
         {"role": "assistant", "content": "4"},
@@ -81,7 +83,7 @@ def test_prompt_response_detected_and_named(podium_home: Path, tmp_path: Path) -
         prompt_column="q",
         response_column="a",
     )
-    assert read_arrow("ns.custom")[0].to_pylist()[0]["messages"][1]["content"] == "because"
+    assert read_small("ns.custom")[0].to_pylist()[0]["messages"][1]["content"] == "because"
 
 
 def test_bad_line_in_the_middle_names_the_line_and_creates_nothing(
@@ -106,7 +108,7 @@ def test_bad_line_on_append_leaves_existing_rows_and_snapshots(
         import_file(bad, "ns.keep", mode="append")
     table = load_table("ns.keep")
     assert table.current_snapshot().snapshot_id == before
-    assert read_arrow("ns.keep")[0].num_rows == 3
+    assert read_small("ns.keep")[0].num_rows == 3
 
 
 def test_file_without_chat_columns_is_rejected(podium_home: Path, tmp_path: Path) -> None:
@@ -121,9 +123,9 @@ def test_modes(podium_home: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="already exists"):
         import_file(path, "ns.m")
     import_file(path, "ns.m", mode="append")
-    assert read_arrow("ns.m")[0].num_rows == 4
+    assert read_small("ns.m")[0].num_rows == 4
     import_file(path, "ns.m", mode="overwrite")
-    assert read_arrow("ns.m")[0].num_rows == 2
+    assert read_small("ns.m")[0].num_rows == 2
     with pytest.raises(InvalidInput, match="does not exist"):
         import_file(path, "ns.other", mode="append")
 
@@ -131,7 +133,7 @@ def test_modes(podium_home: Path, tmp_path: Path) -> None:
 def test_parquet_and_saved_hf_dataset(podium_home: Path, tmp_path: Path) -> None:
     pq.write_table(pa.Table.from_pylist(OPENAI[:4]), tmp_path / "d.parquet")
     import_file(tmp_path / "d.parquet", "ns.pq")
-    assert read_arrow("ns.pq")[0].column("id").to_pylist() == ["r0", "r1", "r2", "r3"]
+    assert read_small("ns.pq")[0].column("id").to_pylist() == ["r0", "r1", "r2", "r3"]
 
     import datasets
 
@@ -143,7 +145,7 @@ def test_parquet_and_saved_hf_dataset(podium_home: Path, tmp_path: Path) -> None
     )
     dd.save_to_disk(str(tmp_path / "hf"))
     import_file(tmp_path / "hf", "ns.hf")
-    rows = read_arrow("ns.hf")[0].to_pylist()
+    rows = read_small("ns.hf")[0].to_pylist()
     assert sorted((r["split"], r["messages"][1]["content"]) for r in rows) == [
         ("test", "r2"),
         ("train", "r1"),
@@ -155,3 +157,136 @@ def test_missing_file_and_bad_table_name(podium_home: Path, tmp_path: Path) -> N
         import_file(tmp_path / "nope.jsonl", "ns.t")
     with pytest.raises(InvalidInput, match="NAMESPACE.TABLE"):
         import_file(write_jsonl(tmp_path / "d.jsonl", OPENAI[:1]), "a.b.c")
+
+
+# Real-size behaviour (issue 12), shown at a tiny target file size so a few hundred rows
+# make several data files: the same code path a 10 GB import takes.
+
+LONG = [
+    {
+        "id": f"L{i:04d}",
+        "messages": [
+            {"role": "user", "content": f"question {i} " + "x" * 300},
+            {"role": "assistant", "content": f"answer {i} " + "y" * 300},
+        ],
+    }
+    for i in range(400)
+]
+
+
+@pytest.fixture
+def tiny_files(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    target = 16 * 1024
+    monkeypatch.setenv("PODIUM_TARGET_FILE_BYTES", str(target))
+    reset_settings()
+    return target
+
+
+def data_files(name: str) -> list[dict]:
+    table = load_table(name)
+    return table.inspect.files().select(["file_path", "record_count"]).to_pylist()
+
+
+def parquet_files_on_disk(home: Path) -> list[Path]:
+    return sorted(home.rglob("*.parquet"))
+
+
+class Recorder(Reporter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[int, int | None, str]] = []
+
+    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        self.calls.append((done, total, message))
+
+
+def test_import_writes_several_files_in_one_snapshot_in_order(
+    tiny_files: int, tmp_path: Path
+) -> None:
+    import_file(write_jsonl(tmp_path / "long.jsonl", LONG), "ns.long")
+    table = load_table("ns.long")
+    assert len(table.snapshots()) == 1
+    files = data_files("ns.long")
+    assert len(files) >= 4
+    assert sum(f["record_count"] for f in files) == 400
+    assert all(f["record_count"] < 400 for f in files)
+    rows = read_small("ns.long")[0].to_pylist()
+    assert [r["id"] for r in rows] == [r["id"] for r in LONG]
+    assert [r["messages"] for r in rows] == [r["messages"] for r in LONG]
+
+
+def test_parquet_input_streams_into_several_files(tiny_files: int, tmp_path: Path) -> None:
+    pq.write_table(pa.Table.from_pylist(LONG), tmp_path / "long.parquet", row_group_size=50)
+    reporter = Recorder()
+    import_file(tmp_path / "long.parquet", "ns.pq", reporter=reporter)
+    assert len(data_files("ns.pq")) >= 4
+    assert read_small("ns.pq")[0].column("id").to_pylist() == [r["id"] for r in LONG]
+    totals = {total for _, total, _ in reporter.calls}
+    assert 400 in totals  # a Parquet input knows its row count: a real bar
+
+
+def test_bad_line_at_90_percent_leaves_nothing_behind(
+    tiny_files: int, podium_home: Path, tmp_path: Path
+) -> None:
+    path = write_jsonl(tmp_path / "late.jsonl", LONG)
+    lines = path.read_text().splitlines()
+    lines[360] = "{not json"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidInput, match=r"late\.jsonl line 361: invalid JSON"):
+        import_file(path, "fresh.late")
+    assert not table_exists("fresh.late")
+    assert parquet_files_on_disk(podium_home) == []
+
+
+def test_failed_append_and_overwrite_keep_the_table_as_it_was(
+    tiny_files: int, podium_home: Path, tmp_path: Path
+) -> None:
+    import_file(write_jsonl(tmp_path / "first.jsonl", LONG[:100]), "ns.keep")
+    before = load_table("ns.keep").current_snapshot().snapshot_id
+    files_before = parquet_files_on_disk(podium_home)
+    bad = write_jsonl(tmp_path / "more.jsonl", LONG[100:] + [{"messages": []}])
+    for mode in ("append", "overwrite"):
+        with pytest.raises(InvalidInput, match="more.jsonl line 301"):
+            import_file(bad, "ns.keep", mode=mode)
+        table = load_table("ns.keep")
+        assert table.current_snapshot().snapshot_id == before
+        assert len(table.snapshots()) == 1
+        assert read_small("ns.keep")[0].column("id").to_pylist() == [r["id"] for r in LONG[:100]]
+        assert parquet_files_on_disk(podium_home) == files_before
+
+
+def test_overwrite_replaces_every_file_in_one_snapshot(tiny_files: int, tmp_path: Path) -> None:
+    import_file(write_jsonl(tmp_path / "a.jsonl", LONG[:200]), "ns.ow")
+    import_file(write_jsonl(tmp_path / "b.jsonl", LONG[200:]), "ns.ow", mode="overwrite")
+    table = load_table("ns.ow")
+    assert len(table.snapshots()) == 2
+    assert table.current_snapshot().summary.operation.value == "overwrite"
+    assert read_small("ns.ow")[0].column("id").to_pylist() == [r["id"] for r in LONG[200:]]
+
+
+def test_import_reports_progress_in_bytes_read(tiny_files: int, tmp_path: Path) -> None:
+    big = [dict(r, id=f"P{i}") for i, r in enumerate(LONG * 8)]  # ~2 MB: several MiB steps
+    for r in big:
+        r["messages"] = [{"role": "user", "content": "z" * 2000}, *r["messages"]]
+    path = write_jsonl(tmp_path / "p.jsonl", big)
+    reporter = Recorder()
+    import_file(path, "ns.p", reporter=reporter)
+    mib = path.stat().st_size // 2**20
+    reading = [c for c in reporter.calls if "MiB read" in c[2]]
+    assert len(reading) > 10 and {total for _, total, _ in reading} == {mib}
+    dones = [done for done, _, _ in reading]
+    assert dones == sorted(dones) and dones[-1] == mib
+    assert reporter.calls[-1][0] == reporter.calls[-1][1] == 3200
+    assert "3,200 rows" in reporter.calls[-1][2]
+
+
+def test_ids_generated_for_duplicates_stay_unique_across_batches(
+    tiny_files: int, tmp_path: Path
+) -> None:
+    same = [{"messages": LONG[0]["messages"]} for _ in range(60)]
+    import_file(write_jsonl(tmp_path / "dup.jsonl", same), "ns.dup")
+    ids = read_small("ns.dup")[0].column("id").to_pylist()
+    assert len(set(ids)) == 60
+    paths = [f["file_path"].removeprefix("file://") for f in data_files("ns.dup")]
+    assert sum(pq.ParquetFile(p).num_row_groups for p in paths) > 1  # several batches
+    assert ids[1] == f"{ids[0]}-2"
