@@ -24,7 +24,8 @@ from podium.jobs.kinds import get_kind
 from podium.jobs.logs import log_tail
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, recover, transition
-from podium.jobs.reporter import JobReporter, kill_own_group
+from podium.jobs.reporter import JobReporter
+from podium.processes import kill_own_group
 from podium.reporting import JobOutputs
 from podium.store.catalog import load_table
 from podium.store.schema import PROP_LINEAGE_PREFIX

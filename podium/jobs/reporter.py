@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -140,8 +139,3 @@ class JobReporter(Reporter):
                 self.flush()
             except Exception as exc:  # a busy database must not kill the heartbeat
                 self.log(f"heartbeat failed, will retry: {exc}")
-
-
-def kill_own_group() -> None:
-    """End this process and everything it started (it leads its own process group)."""
-    os.killpg(os.getpgrp(), signal.SIGKILL)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+
+from podium.processes import group_alive  # noqa: F401 - used by the job tests
 
 
 def podium(
@@ -33,11 +34,3 @@ def wait_for(predicate: Callable[[], object], timeout: float = 60, every: float 
             return value
         time.sleep(every)
     raise AssertionError(f"condition not met within {timeout}s: {predicate}")
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
