@@ -327,3 +327,21 @@ def length_histogram(values: Sequence[int], bins: int = 30) -> list[dict[str, An
 def filter_options(counts: Sequence[tuple[Any, int]]) -> dict[str, int]:
     """{value: rows} for a filter's choices; null values are not offered."""
     return {str(value): n for value, n in counts if value is not None}
+
+
+def stats_filters_key(state: ViewState) -> str:
+    """The view's search and filters as one hashable string, so statistics cached per
+    view follow the active filters."""
+    return json.dumps(
+        {
+            "search": state.search or None,
+            "where": state.where or None,
+            "filters": {c: list(v) for c, v in sorted(state.filters.items())} or None,
+        },
+        sort_keys=True,
+    )
+
+
+def stats_filters(key: str) -> dict[str, Any]:
+    """Keyword arguments for `podium.store.stats.table_stats` from `stats_filters_key`."""
+    return dict(json.loads(key))

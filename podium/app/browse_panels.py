@@ -4,9 +4,6 @@ validation failures. Layout only; the numbers come from `podium.store.stats`,
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -20,18 +17,19 @@ from podium.validate.report import read_report, report_for
 
 @st.cache_data(max_entries=32, show_spinner="Computing statistics…")
 def _cached_stats(
-    catalog_uri: str, table: str, snapshot: int | None
-) -> tuple[TableStats, list[dict[str, Any]]]:
-    """Stats and length histogram of one snapshot. Snapshots never change, so (catalog,
-    table, snapshot) names the result for good; the per-row lengths are binned before
-    caching so a million-row table costs a few hundred bytes here."""
-    stats = table_stats(table, snapshot)
-    return replace(stats, sample_chars=[]), bm.length_histogram(stats.sample_chars)
+    catalog_uri: str, table: str, snapshot: int | None, filters_json: str
+) -> TableStats:
+    """Stats of the rows passing the view's search and filters. A snapshot never
+    changes, so catalog, table, snapshot and filters name the result for good; it is a
+    few hundred bytes (the length distribution comes back binned)."""
+    return table_stats(table, snapshot, **bm.stats_filters(filters_json))
 
 
-def stats_panel(name: str, sid: int | None) -> None:
+def stats_panel(name: str, sid: int | None, view: bm.ViewState | None = None) -> None:
     try:
-        stats, histogram = _cached_stats(get_settings().catalog_uri, name, sid)
+        key = bm.stats_filters_key(view) if view else bm.stats_filters_key(bm.ViewState())
+        stats = _cached_stats(get_settings().catalog_uri, name, sid, key)
+        histogram = stats.length_bins
     except PodiumError as exc:
         st.info(str(exc))
         return

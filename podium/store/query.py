@@ -1,8 +1,15 @@
-"""Queries over a table snapshot through DuckDB: pages, search, filters, counts, SQL.
+"""Queries over a table snapshot: pages, search, filters, counts, and the SQL console.
 
-A snapshot is read once into Arrow (`podium.store.read`) and DuckDB queries it in
-memory. Every connection has external access disabled, so a user's `--where` or
-`podium sql` can read the registered tables and nothing else on the machine.
+Nothing here holds a snapshot. A page without conditions is read from the row groups
+that hold it (`podium.store.scan.read_span`). A search or filter runs one DuckDB scan
+over the snapshot's Parquet files that returns only the matching row positions (a few
+bytes a hit, cached per query, so paging through results does not search again); the
+page's rows are then read by position. Counts and `count_by` are queries that follow
+the same conditions.
+
+Every connection can read the snapshot's own data files and nothing else, so a user's
+`--where` or `podium sql` cannot read other files on the machine. The SQL console also
+runs under a time limit and a memory cap, with `max_rows` pushed into the query.
 """
 
 from __future__ import annotations
@@ -11,29 +18,37 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+from pyiceberg.table import Table
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
+from podium.store import scan
 from podium.store.catalog import list_tables, load_table
-from podium.store.read import read_arrow, read_table_arrow
+from podium.store.plan import FilePlan, plan_snapshot
+from podium.store.scan import POS, connect, mapped_view_sql, quote
 from podium.store.schema import PROP_MAPPING
-from podium.store.search import rows_containing
 from podium.store.snapshots import resolve_snapshot
 
+__all__ = ["Page", "connect", "count_by", "mapped_view_sql", "page", "run_sql"]
+
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
+
+SQL_TIMEOUT_S = 60.0
+SQL_MEMORY_LIMIT = "2GB"
+_POSITIONS_BYTES = 64 * 2**20  # cache budget for search/filter results (int64 positions)
 
 
 @dataclass
 class Page:
     rows: list[dict[str, Any]]
-    total: int  # rows matching the search and filters
+    total: int | None  # rows matching the search and filters; None when not counted
     offset: int
     limit: int
     snapshot_id: int | None
@@ -50,101 +65,64 @@ class Page:
         }
 
 
-def connect() -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(config={"enable_external_access": False})
+@dataclass(frozen=True)
+class SnapshotView:
+    """A snapshot opened for querying: its plan, its column mapping, its columns."""
 
+    table: Table
+    plan: FilePlan
+    mapping: dict[str, str]
+    schema: pa.Schema  # under canonical names (after the mapping)
 
-def _quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.plan.snapshot_id
 
-
-def mapped_view_sql(columns: list[str], mapping: Mapping[str, str]) -> str:
-    """SELECT that exposes a foreign table under canonical SFT names.
-
-    `mapping` maps canonical names to stored ones, e.g. {"messages": "conversations",
-    "role": "from", "content": "value", "id": "uid"}: a ShareGPT-shaped table then reads
-    as an SFT table without being rewritten.
-    """
-    select = []
-    canonical_columns = ("id", "system", "source", "split", "tags", "metadata")
-    renamed = {mapping[c] for c in (*canonical_columns, "messages") if c in mapping}
-    for canonical in canonical_columns:
-        stored = mapping.get(canonical)
-        if stored and stored in columns:
-            select.append(f"{_quote(stored)} AS {_quote(canonical)}")
-    if "messages" in mapping and mapping["messages"] in columns:
-        role, content = mapping.get("role", "role"), mapping.get("content", "content")
-        select.append(
-            f"list_transform({_quote(mapping['messages'])}, lambda m: "
-            f"{{'role': m.{_quote(role)}, 'content': m.{_quote(content)}}}) AS messages"
+    @property
+    def key(self) -> tuple[Any, ...]:
+        uri = get_settings().catalog_uri
+        return (
+            uri,
+            self.plan.table,
+            self.plan.snapshot_id,
+            json.dumps(self.mapping, sort_keys=True),
         )
-    select.extend(_quote(c) for c in columns if c not in renamed)
-    return "SELECT " + ", ".join(select) + " FROM raw"
+
+    def canonical(self, raw: pa.Table) -> pa.Table:
+        """A few raw rows under canonical column names."""
+        if not self.mapping:
+            return raw
+        con = connect()
+        con.register("raw", raw)
+        return arrow_of(con, mapped_view_sql(raw.column_names, self.mapping))
+
+    def connection(self, **settings: Any) -> duckdb.DuckDBPyConnection:
+        """A guarded connection where `t` is the snapshot (canonical names + `__pos`)."""
+        con = scan.connect_plans([self.plan], **settings)
+        scan.register_snapshot(con, "t", self.table, self.plan, self.mapping)
+        return con
 
 
-POS = "__pos"  # row position within the snapshot, added to the cached Arrow data
-
-_views: OrderedDict[tuple[Any, ...], pa.Table] = OrderedDict()
-_positions: OrderedDict[tuple[Any, ...], pa.Array] = OrderedDict()
-_lock = threading.Lock()
-
-
-def _cached(cache: OrderedDict, key: tuple[Any, ...], make: Callable[[], Any], size: int) -> Any:
-    with _lock:
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-    value = make()
-    with _lock:
-        cache[key] = value
-        while len(cache) > size:
-            cache.popitem(last=False)
-    return value
-
-
-def snapshot_view(
-    name: str, snapshot_id: int | str | None = None
-) -> tuple[pa.Table, int | None, tuple]:
-    """The snapshot's rows under canonical column names, plus a row-position column.
-
-    Returns (data, snapshot id, cache key). Cached: a snapshot never changes.
-    """
+def open_view(name: str, snapshot_id: int | str | None = None) -> SnapshotView:
     table = load_table(name)
-    sid = resolve_snapshot(table, snapshot_id)
-    mapping = table_mapping(name)
-    key = (
-        get_settings().catalog_uri,
-        ".".join(table.name()),
-        sid,
-        json.dumps(mapping, sort_keys=True),
-    )
-
-    def make() -> pa.Table:
-        data = read_table_arrow(table, sid)
-        if mapping:
-            con = connect()
-            con.register("raw", data)
-            data = arrow_of(con, mapped_view_sql(data.column_names, mapping))
-        return data.append_column(POS, pa.array(range(data.num_rows), pa.int64()))
-
-    return _cached(_views, key, make, 4), sid, key
-
-
-def connect_view(data: pa.Table) -> duckdb.DuckDBPyConnection:
-    """A connection where `t` is the snapshot (without the position column)."""
-    con = connect()
-    con.register("base", data)
-    con.execute(f"CREATE TEMP VIEW t AS SELECT * EXCLUDE ({POS}) FROM base")
-    return con
+    plan = plan_snapshot(table, resolve_snapshot(table, snapshot_id))
+    raw = table.properties.get(PROP_MAPPING)
+    mapping = json.loads(raw) if raw else {}
+    schema = plan.schema
+    if mapping:
+        schema = SnapshotView(table, plan, mapping, schema).canonical(schema.empty_table()).schema
+    return SnapshotView(table, plan, mapping, schema)
 
 
 def register_view(
-    con: duckdb.DuckDBPyConnection, data: pa.Table, mapping: Mapping[str, str]
+    con: duckdb.DuckDBPyConnection,
+    data: pa.Table | pa.RecordBatchReader,
+    mapping: Mapping[str, str],
 ) -> None:
-    """Register raw `data` as `t` under canonical names (for callers holding raw Arrow)."""
+    """Register raw rows (a table or a stream of batches) as `t` under canonical names."""
     if mapping:
         con.register("raw", data)
-        con.execute("CREATE TEMP VIEW t AS " + mapped_view_sql(data.column_names, mapping))
+        con.execute("CREATE TEMP VIEW t AS " + mapped_view_sql(data.schema.names, mapping))
     else:
         con.register("t", data)
 
@@ -164,34 +142,66 @@ def check_expression(con: duckdb.DuckDBPyConnection, where: str) -> None:
         raise InvalidInput(f"Filter expression {where!r} must be a single SQL condition.")
 
 
-def _conditions(
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def search_condition(schema: pa.Schema, param: str) -> str:
+    """SQL true when any text of a row (any string column, any message's content)
+    contains `$param`, which must be given lower-cased. Plain text, not a pattern."""
+    parts = []
+    for f in schema:
+        if f.name == POS:
+            continue
+        if _is_text(f.type):
+            parts.append(f"coalesce(contains(lower({quote(f.name)}), ${param}), false)")
+        elif (
+            _is_list(f.type)
+            and pa.types.is_struct(f.type.value_type)
+            and f.type.value_type.get_field_index("content") >= 0
+        ):
+            parts.append(
+                f"coalesce(list_bool_or(list_transform({quote(f.name)}, "
+                f"lambda m: contains(lower(m.content), ${param}))), false)"
+            )
+    return "(" + " OR ".join(parts) + ")" if parts else "false"
+
+
+def conditions(
     schema: pa.Schema,
+    *,
+    search: str | None,
     where: str | None,
     filters: Mapping[str, FilterValue] | None,
     params: dict[str, Any],
 ) -> list[str]:
+    """SQL conditions for a search, a `where` expression and equality filters."""
     conds: list[str] = []
+    if search:
+        params["needle"] = search.lower()
+        conds.append(search_condition(schema, "needle"))
     if where:
         conds.append(f"({where})")
     for i, (column, value) in enumerate((filters or {}).items()):
-        if column not in schema.names:
-            raise InvalidInput(
-                f"No column {column!r} to filter on; columns: {', '.join(schema.names)}."
-            )
-        col_type = schema.field(column).type
-        is_list = pa.types.is_list(col_type) or pa.types.is_large_list(col_type)
+        if column not in schema.names or column == POS:
+            names = ", ".join(n for n in schema.names if n != POS)
+            raise InvalidInput(f"No column {column!r} to filter on; columns: {names}.")
         values = (
             [value] if isinstance(value, (str, int, float, bool)) or value is None else list(value)
         )
         if values == [None]:
-            conds.append(f"{_quote(column)} IS NULL")
+            conds.append(f"{quote(column)} IS NULL")
             continue
         key = f"f{i}"
         params[key] = values
-        if is_list:
-            conds.append(f"list_has_any({_quote(column)}, ${key})")
+        if _is_list(schema.field(column).type):
+            conds.append(f"list_has_any({quote(column)}, ${key})")
         else:
-            conds.append(f"list_contains(${key}, {_quote(column)})")
+            conds.append(f"list_contains(${key}, {quote(column)})")
     return conds
 
 
@@ -199,53 +209,82 @@ def arrow_of(
     con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
 ) -> pa.Table:
     try:
-        return con.sql(sql, params=params or None).to_arrow_table()
+        return _arrow(con, sql, params)
     except duckdb.Error as exc:
         raise InvalidInput(f"Query failed: {exc}") from None
 
 
+def _arrow(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> pa.Table:
+    relation = con.sql(sql, params=params or None)
+    return relation.to_arrow_table() if relation is not None else pa.table({})
+
+
+def filtered_source(
+    con: duckdb.DuckDBPyConnection,
+    view: SnapshotView,
+    *,
+    search: str | None,
+    where: str | None,
+    filters: Mapping[str, FilterValue] | None,
+    ids: Collection[str] | None,
+    params: dict[str, Any],
+) -> str:
+    """`FROM ...` clause of the rows passing every condition, on a connection with `t`."""
+    if where:
+        check_expression(con, where)
+    conds = conditions(view.schema, search=search, where=where, filters=filters, params=params)
+    source = "t"
+    if ids is not None:
+        con.register("wanted", pa.table({"id": pa.array(sorted(set(ids)), pa.string())}))
+        source = "t SEMI JOIN wanted USING (id)"
+    return source + ((" WHERE " + " AND ".join(conds)) if conds else "")
+
+
+_positions: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_lock = threading.Lock()
+
+
 def matching_positions(
-    data: pa.Table,
-    key: tuple[Any, ...],
+    view: SnapshotView,
+    *,
     search: str | None = None,
     where: str | None = None,
     filters: Mapping[str, FilterValue] | None = None,
     ids: Collection[str] | None = None,
-) -> pa.Array:
-    """Ascending positions of the rows that pass search, `where`, filters and ids.
-
-    Cached per query, so paging through a search scans the snapshot once.
-    """
-
-    def compute() -> pa.Array:
-        found = rows_containing(data, search) if search else None
-        if where or filters or ids is not None:
-            con = connect_view(data)
-            if where:
-                check_expression(con, where)
-            params: dict[str, Any] = {}
-            conds = _conditions(data.schema, where, filters, params)
-            source = "base"
-            if ids is not None:
-                wanted = pa.table({"id": pa.array(sorted(set(ids)), pa.string())})
-                con.register("wanted", wanted)
-                source = "base SEMI JOIN wanted USING (id)"
-            clause = (" WHERE " + " AND ".join(conds)) if conds else ""
-            sql = f"SELECT {POS} FROM {source}{clause} ORDER BY {POS}"
-            selected = arrow_of(con, sql, params)[POS].to_numpy()
-            found = selected if found is None else np.intersect1d(found, selected, True)
-        if found is None:
-            return pa.array(np.arange(data.num_rows, dtype=np.int64))
-        return pa.array(found, pa.int64())
-
-    query_key = (
-        *key,
+    first: int | None = None,
+) -> np.ndarray:
+    """Ascending positions of the rows passing every condition: all of them (cached),
+    or only the `first` ones, found without scanning past them."""
+    key = (
+        *view.key,
         search,
         where,
         json.dumps(filters, sort_keys=True, default=list),
         None if ids is None else hash(frozenset(ids)),
     )
-    return _cached(_positions, query_key, compute, 32)
+    with _lock:
+        if key in _positions:
+            _positions.move_to_end(key)
+            found = _positions[key]
+            return found if first is None else found[:first]
+    con = view.connection()
+    params: dict[str, Any] = {}
+    source = filtered_source(
+        con, view, search=search, where=where, filters=filters, ids=ids, params=params
+    )
+    # Without ORDER BY, DuckDB keeps the files' order, so LIMIT stops at the first hits.
+    sql = f"SELECT {POS} FROM {source}" + (" LIMIT $first" if first is not None else "")
+    if first is not None:
+        params["first"] = first
+    found = np.sort(arrow_of(con, sql, params)[POS].to_numpy())
+    if first is None:
+        with _lock:
+            _positions[key] = found
+            while sum(v.nbytes for v in _positions.values()) > _POSITIONS_BYTES:
+                _positions.popitem(last=False)
+    return found
 
 
 def page(
@@ -258,27 +297,40 @@ def page(
     filters: Mapping[str, FilterValue] | None = None,
     ids: Collection[str] | None = None,
     snapshot_id: int | str | None = None,
+    count: bool = True,
 ) -> Page:
     """One page of rows in table order, after search (substring in any text), a SQL
-    `where` condition, equality `filters` ({column: value or values}) and an id set."""
+    `where` condition, equality `filters` ({column: value or values}) and an id set.
+
+    With `count=False` a search stops at the page's last hit and `total` is None."""
     if offset < 0 or limit < 0:
         raise InvalidInput("--offset and --limit must not be negative.")
-    data, sid, key = snapshot_view(name, snapshot_id)
-    columns = [c for c in data.column_names if c != POS]
+    view = open_view(name, snapshot_id)
+    columns = list(view.schema.names)
     if not (search or where or filters or ids is not None):
-        rows = data.slice(offset, limit).drop_columns([POS])
-        return Page(rows.to_pylist(), data.num_rows, offset, limit, sid, columns)
-
-    positions = matching_positions(data, key, search, where, filters, ids)
-    rows = data.take(positions.slice(offset, limit)).drop_columns([POS])
-    return Page(rows.to_pylist(), len(positions), offset, limit, sid, columns)
+        raw = scan.read_span(view.table, view.plan, offset, limit)
+        rows = view.canonical(raw).to_pylist()
+        return Page(rows, view.plan.total, offset, limit, view.snapshot_id, columns)
+    found = matching_positions(
+        view,
+        search=search,
+        where=where,
+        filters=filters,
+        ids=ids,
+        first=None if count else offset + limit,
+    )
+    raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
+    total = len(found) if count else None
+    return Page(view.canonical(raw).to_pylist(), total, offset, limit, view.snapshot_id, columns)
 
 
 def clear_query_cache() -> None:
-    """Forget cached views and search results (benchmarks use this to measure cold)."""
+    """Forget cached plans and search results (benchmarks use this to measure cold)."""
+    from podium.store.plan import clear_plans
+
     with _lock:
-        _views.clear()
         _positions.clear()
+    clear_plans()
 
 
 def count_by(
@@ -288,50 +340,96 @@ def count_by(
     snapshot_id: int | str | None = None,
     search: str | None = None,
     where: str | None = None,
+    filters: Mapping[str, FilterValue] | None = None,
     limit: int = 50,
 ) -> list[tuple[Any, int]]:
-    """Row counts per value of `column` (per element for list columns), largest first."""
-    data, _, key = snapshot_view(name, snapshot_id)
-    schema = data.schema
-    if column not in schema.names or column == POS:
-        raise InvalidInput(f"No column {column!r}; columns: {', '.join(schema.names)}.")
-    con = connect_view(data)
-    source = "t"
-    if search or where:
-        con.register("hits", pa.table({POS: matching_positions(data, key, search, where)}))
-        source = f"base SEMI JOIN hits USING ({POS})"
-    col_type = schema.field(column).type
-    expr = _quote(column)
-    if pa.types.is_list(col_type) or pa.types.is_large_list(col_type):
+    """Row counts per value of `column` (per element for list columns), largest first,
+    over the rows passing the search and filters."""
+    view = open_view(name, snapshot_id)
+    if column not in view.schema.names:
+        raise InvalidInput(f"No column {column!r}; columns: {', '.join(view.schema.names)}.")
+    con = view.connection()
+    params: dict[str, Any] = {"lim": limit}
+    source = filtered_source(
+        con, view, search=search, where=where, filters=filters, ids=None, params=params
+    )
+    expr = quote(column)
+    if _is_list(view.schema.field(column).type):
         expr = f"unnest({expr})"
     sql = (
         f"SELECT value, count(*) AS n FROM (SELECT {expr} AS value FROM {source}) "
         "GROUP BY value ORDER BY n DESC, value NULLS LAST LIMIT $lim"
     )
-    out = arrow_of(con, sql, {"lim": limit})
+    out = arrow_of(con, sql, params)
     return list(zip(out["value"].to_pylist(), out["n"].to_pylist(), strict=True))
 
 
 _TABLE_REF = re.compile(r"\b([A-Za-z_][\w]*)\s*\.\s*([A-Za-z_][\w]*)\b")
 
 
-def run_sql(sql: str, *, max_rows: int = 10_000) -> pa.Table:
-    """Run one read-only SELECT over catalog tables named NAMESPACE.TABLE."""
-    con = connect()
+def _single_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
         raise InvalidInput(f"SQL does not parse: {exc}") from None
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise InvalidInput("Only a single SELECT query is allowed; podium sql is read-only.")
+
+
+def run_guarded(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    *,
+    timeout_s: float,
+) -> pa.Table:
+    """Run `sql`, interrupting it after `timeout_s`; limits become clear errors."""
+    timer = threading.Timer(timeout_s, con.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        return _arrow(con, sql, params)
+    except duckdb.InterruptException:
+        raise InvalidInput(
+            f"The query was stopped after {timeout_s:g} s, its time limit. Narrow it "
+            "(a WHERE, fewer columns, a LIMIT) or raise the limit with --timeout."
+        ) from None
+    except duckdb.OutOfMemoryException as exc:
+        raise InvalidInput(
+            f"The query needs more than its memory cap: {exc}. Narrow it or raise the "
+            "cap with --memory."
+        ) from None
+    except duckdb.Error as exc:
+        raise InvalidInput(f"Query failed: {exc}") from None
+    finally:
+        timer.cancel()
+
+
+def run_sql(
+    sql: str,
+    *,
+    max_rows: int = 10_000,
+    timeout_s: float = SQL_TIMEOUT_S,
+    memory_limit: str = SQL_MEMORY_LIMIT,
+) -> pa.Table:
+    """Run one read-only SELECT over catalog tables named NAMESPACE.TABLE.
+
+    At most `max_rows` rows come back (a LIMIT around the query, so DuckDB stops
+    early); the query is stopped after `timeout_s` and capped at `memory_limit`."""
+    if max_rows < 0:
+        raise InvalidInput("--max-rows must not be negative.")
+    body = sql.strip().rstrip(";").strip()
+    _single_select(duckdb.connect(), body)
+    wrapped = f"SELECT * FROM (\n{body}\n) AS __query LIMIT {int(max_rows)}"
+    _single_select(duckdb.connect(), wrapped)  # a comment or quote must not escape the wrap
     known = set(list_tables())
-    for ns, tbl in {m.groups() for m in _TABLE_REF.finditer(sql)}:
-        full = f"{ns}.{tbl}"
-        if full not in known:
-            continue
-        data, _ = read_arrow(full)
-        alias = f"__{ns}__{tbl}"
-        con.register(alias, data)
-        con.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(ns)}")
-        con.execute(f"CREATE VIEW {_quote(ns)}.{_quote(tbl)} AS SELECT * FROM {_quote(alias)}")
-    return arrow_of(con, sql).slice(0, max_rows)
+    refs = sorted({f"{ns}.{tbl}" for ns, tbl in (m.groups() for m in _TABLE_REF.finditer(body))})
+    opened = []
+    for full in (r for r in refs if r in known):
+        table = load_table(full)
+        opened.append((full, table, plan_snapshot(table, resolve_snapshot(table, None))))
+    con = scan.connect_plans([p for *_, p in opened], memory_limit=memory_limit)
+    for full, table, plan in opened:
+        ns, tbl = full.split(".")
+        scan.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)
+    return run_guarded(con, wrapped, timeout_s=timeout_s)

@@ -1,73 +1,119 @@
-"""Reading a table snapshot into Arrow, with a small in-process cache.
+"""Reading a table snapshot without holding it: streams of batches, bounded row reads.
 
-Paging and searching a snapshot run many queries over the same immutable data, so the
-Arrow scan of a snapshot is kept (keyed by catalog, table and snapshot id: a snapshot
-never changes) and DuckDB queries it in memory.
+Everything here starts from the snapshot's file plan (`podium.store.plan`): a stream
+opens one data file at a time, and `read_rows` opens only the Parquet row groups that
+hold the rows asked for. Nothing caches rows; only plans are cached.
+
+    for batch in iter_batches("demo.chat", columns=["id", "messages"]):
+        ...
+    first_page = read_rows("demo.chat", limit=50)
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
-from pyiceberg.io.pyarrow import ArrowScan
 from pyiceberg.table import Table
 
-from podium.config import get_settings
-from podium.store.catalog import full_name, load_table
+from podium.errors import InvalidInput
+from podium.store import scan
+from podium.store.catalog import load_table
+from podium.store.plan import FilePlan, plan_snapshot
 from podium.store.snapshots import resolve_snapshot
 
-_CACHE_SIZE = 4
-_cache: OrderedDict[tuple[str, str, int | None], pa.Table] = OrderedDict()
-_lock = threading.Lock()
+DEFAULT_BATCH = scan.DEFAULT_BATCH
+SMALL_TABLE_ROWS = 200_000  # the most rows `read_small` hands back as one Arrow table
+
+
+def open_snapshot(name: str, snapshot_id: int | str | None = None) -> tuple[Table, FilePlan]:
+    """The table and the file plan of its snapshot (default: current)."""
+    table = load_table(name)
+    return table, plan_snapshot(table, resolve_snapshot(table, snapshot_id))
+
+
+def iter_table_batches(
+    table: Table,
+    snapshot_id: int | None,
+    *,
+    columns: Sequence[str] | None = None,
+    batch_size: int = DEFAULT_BATCH,
+) -> Iterator[pa.RecordBatch]:
+    """Every row of `table` at `snapshot_id`, in write order, `batch_size` at a time."""
+    return scan.iter_batches(table, plan_snapshot(table, snapshot_id), columns, batch_size)
+
+
+def iter_batches(
+    name: str,
+    snapshot_id: int | str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    batch_size: int = DEFAULT_BATCH,
+) -> Iterator[pa.RecordBatch]:
+    """Every row of `name` at `snapshot_id` (default: current), in write order."""
+    table, plan = open_snapshot(name, snapshot_id)
+    return scan.iter_batches(table, plan, columns, batch_size)
+
+
+def read_rows(
+    name: str,
+    snapshot_id: int | str | None = None,
+    *,
+    limit: int,
+    offset: int = 0,
+    columns: Sequence[str] | None = None,
+) -> pa.Table:
+    """Rows [offset, offset + limit) in write order; only their row groups are read."""
+    if offset < 0 or limit < 0:
+        raise InvalidInput("offset and limit must not be negative.")
+    table, plan = open_snapshot(name, snapshot_id)
+    return scan.read_span(table, plan, offset, limit, columns)
+
+
+def read_small_table(
+    table: Table,
+    snapshot_id: int | None,
+    *,
+    columns: Sequence[str] | None = None,
+    max_rows: int = SMALL_TABLE_ROWS,
+) -> pa.Table:
+    """The whole snapshot as one Arrow table, for tables that are small by nature
+    (votes, a prompt set, a verification report). Refuses a big one rather than
+    filling memory: stream it with `iter_batches` instead."""
+    plan = plan_snapshot(table, snapshot_id)
+    if plan.total > max_rows:
+        raise InvalidInput(
+            f"Table {plan.table} has {plan.total:,} rows, more than the {max_rows:,} this "
+            "step reads at once; pick a smaller table or a subset."
+        )
+    return pa.Table.from_batches(
+        list(scan.iter_batches(table, plan, columns)), scan.projected_schema(plan, columns)
+    )
+
+
+def read_small(
+    name: str,
+    snapshot_id: int | str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    max_rows: int = SMALL_TABLE_ROWS,
+) -> tuple[pa.Table, int | None]:
+    """`read_small_table` by name: the rows and the snapshot read."""
+    table = load_table(name)
+    sid = resolve_snapshot(table, snapshot_id)
+    return read_small_table(table, sid, columns=columns, max_rows=max_rows), sid
+
+
+def row_count(name: str, snapshot_id: int | str | None = None) -> int:
+    """Rows in the snapshot, from the manifests (no data file is opened)."""
+    return open_snapshot(name, snapshot_id)[1].total
 
 
 def read_arrow(name: str, snapshot_id: int | str | None = None) -> tuple[pa.Table, int | None]:
-    """The rows of `name` at `snapshot_id` (default: current) and the snapshot read."""
-    table = load_table(name)
-    sid = resolve_snapshot(table, snapshot_id)
-    return read_table_arrow(table, sid), sid
+    """Deprecated: `read_small` under its old name, kept until every caller streams."""
+    return read_small(name, snapshot_id)
 
 
 def read_table_arrow(table: Table, snapshot_id: int | None) -> pa.Table:
-    key = (get_settings().catalog_uri, full_name(".".join(table.name())), snapshot_id)
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    if snapshot_id is None:
-        data = table.schema().as_arrow().empty_table()
-    else:
-        data = _scan_in_write_order(table, snapshot_id)
-    with _lock:
-        _cache[key] = data
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return data
-
-
-def _scan_in_write_order(table: Table, snapshot_id: int) -> pa.Table:
-    """The snapshot's rows, oldest commit first.
-
-    pyiceberg plans the newest manifest first, so appended rows would come before the
-    rows they were appended to; a person paging a table expects write order.
-    """
-    scan = table.scan(snapshot_id=snapshot_id)
-    entries = table.inspect.entries(snapshot_id).select(["status", "sequence_number", "data_file"])
-    sequence = {
-        entry["data_file"]["file_path"]: entry["sequence_number"]
-        for entry in entries.to_pylist()
-        if entry["status"] != 2  # 2 = deleted
-    }
-    tasks = sorted(
-        enumerate(scan.plan_files()), key=lambda it: (sequence.get(it[1].file.file_path, 0), it[0])
-    )
-    return ArrowScan(
-        table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive
-    ).to_table([task for _, task in tasks])
-
-
-def clear_cache() -> None:
-    with _lock:
-        _cache.clear()
+    """Deprecated: `read_small_table` under its old name, kept until every caller streams."""
+    return read_small_table(table, snapshot_id)

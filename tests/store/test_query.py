@@ -80,7 +80,7 @@ def test_count_by_and_stats(table: str) -> None:
     assert stats.rows == 100 and stats.turns == 200
     roles = {r["role"]: r["turns"] for r in stats.by_role}
     assert roles == {"user": 100, "assistant": 100}
-    assert len(stats.sample_chars) == 100
+    assert sum(b["samples"] for b in stats.length_bins) == 100
 
 
 def test_time_travel_reads_rows_as_they_were(table: str) -> None:

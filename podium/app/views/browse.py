@@ -288,7 +288,7 @@ def main() -> None:
     )
     try:
         if mode == "Statistics":
-            browse_panels.stats_panel(name, sid)
+            browse_panels.stats_panel(name, sid, view)
         else:
             _rows_view(name, view, result)
     except PodiumError as exc:

@@ -1,0 +1,186 @@
+"""File plans: which data files make up a snapshot, in write order, and where each row is.
+
+A plan is the small map every read starts from. It lists the snapshot's data files
+oldest commit first (pyiceberg plans the newest manifest first, but a person paging a
+table expects appended rows after the rows they were appended to), each with its record
+count and the position of its first row in the snapshot. A page at offset N is then
+found from the counts and the file's Parquet row-group sizes, and only those row groups
+are read. Plans are cached: a snapshot never changes, and a plan is a few bytes a file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.manifest import DataFileContent, FileFormat, ManifestContent
+from pyiceberg.schema import index_name_by_id
+from pyiceberg.table import Table
+
+from podium.config import get_settings
+
+_PLANS_KEPT = 64
+_FOOTERS_KEPT = 512
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path: str  # as the manifest names it (file://, s3://, or a bare path)
+    records: int
+    start: int  # position of the file's first row in the snapshot
+
+    @property
+    def local_path(self) -> str | None:
+        """A path on this machine's file system, or None for object stores."""
+        parsed = urlparse(self.path)
+        if parsed.scheme == "file":
+            return unquote(parsed.path)
+        if parsed.scheme == "" and self.path.startswith("/"):
+            return self.path
+        return None
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    table: str
+    snapshot_id: int | None
+    files: tuple[PlannedFile, ...]
+    schema: pa.Schema  # the snapshot's columns as Arrow (no field-id metadata needed)
+    # Rows can be read straight from the Parquet files by position: no delete files,
+    # and stored column names equal to the snapshot's (a rename would read as NULLs).
+    simple: bool
+
+    @property
+    def direct(self) -> bool:
+        """DuckDB can read the files itself: simple, and on this machine's disk."""
+        return self.simple and all(f.local_path is not None for f in self.files)
+
+    @property
+    def total(self) -> int:
+        last = self.files[-1] if self.files else None
+        return last.start + last.records if last else 0
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.schema.names)
+
+    def locate(self, offset: int, limit: int) -> Iterator[tuple[int, int, int]]:
+        """(file index, first row in file, rows) for the rows [offset, offset + limit)."""
+        end = min(offset + limit, self.total)
+        starts = [f.start for f in self.files]
+        i = max(0, bisect.bisect_right(starts, offset) - 1)
+        while offset < end and i < len(self.files):
+            f = self.files[i]
+            first = offset - f.start
+            take = min(f.records - first, end - offset)
+            if take > 0:
+                yield i, first, take
+                offset += take
+            i += 1
+
+
+_plans: OrderedDict[tuple[str, str, int | None], FilePlan] = OrderedDict()
+_footers: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
+    """The (cached) plan of `table` at `snapshot_id`; None means a table with no rows."""
+    name = ".".join(table.name())
+    key = (get_settings().catalog_uri, name, snapshot_id)
+    with _lock:
+        if key in _plans:
+            _plans.move_to_end(key)
+            return _plans[key]
+    plan = _make_plan(table, name, snapshot_id)
+    with _lock:
+        _plans[key] = plan
+        while len(_plans) > _PLANS_KEPT:
+            _plans.popitem(last=False)
+    return plan
+
+
+def _snapshot_schema(table: Table, snapshot_id: int | None) -> pa.Schema:
+    snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
+    schemas = table.schemas()
+    schema = table.schema()
+    if snapshot is not None and snapshot.schema_id is not None and snapshot.schema_id in schemas:
+        schema = schemas[snapshot.schema_id]
+    return schema_to_pyarrow(schema, include_field_ids=False)
+
+
+def _names_stable(table: Table) -> bool:
+    """No field was ever renamed: every schema calls each field id by one name."""
+    names: dict[int, str] = {}
+    for schema in table.schemas().values():
+        for field_id, path in index_name_by_id(schema).items():
+            if names.setdefault(field_id, path) != path:
+                return False
+    return True
+
+
+def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
+    schema = _snapshot_schema(table, snapshot_id)
+    snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
+    if snapshot is None:
+        return FilePlan(name, snapshot_id, (), schema, simple=True)
+    io = table.io
+    manifests = sorted(
+        enumerate(snapshot.manifests(io)), key=lambda it: (it[1].sequence_number or 0, -it[0])
+    )
+    found: list[tuple[int, int, int, str, int]] = []
+    simple = _names_stable(table)
+    for order, (_, manifest) in enumerate(manifests):
+        for pos, entry in enumerate(manifest.fetch_manifest_entry(io, discard_deleted=True)):
+            data_file = entry.data_file
+            if manifest.content == ManifestContent.DELETES or (
+                data_file.content != DataFileContent.DATA
+            ):
+                simple = False  # rows of some file are deleted: let pyiceberg apply it
+                continue
+            if data_file.file_format != FileFormat.PARQUET:
+                simple = False
+            found.append(
+                (
+                    entry.sequence_number or 0,
+                    order,
+                    pos,
+                    data_file.file_path,
+                    data_file.record_count,
+                )
+            )
+    files: list[PlannedFile] = []
+    start = 0
+    for *_, path, records in sorted(found):
+        files.append(PlannedFile(path, records, start))
+        start += records
+    return FilePlan(name, snapshot_id, tuple(files), schema, simple)
+
+
+def row_group_sizes(table: Table, path: str) -> tuple[int, ...]:
+    """Rows per Parquet row group of one data file, from its footer (cached)."""
+    with _lock:
+        if path in _footers:
+            return _footers[path]
+    with table.io.new_input(path).open() as stream:
+        meta = pq.ParquetFile(stream).metadata
+        sizes = tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+    with _lock:
+        _footers[path] = sizes
+        while len(_footers) > _FOOTERS_KEPT:
+            _footers.popitem(last=False)
+    return sizes
+
+
+def clear_plans() -> None:
+    """Forget cached plans and footers (benchmarks use this to measure cold)."""
+    with _lock:
+        _plans.clear()
+        _footers.clear()
