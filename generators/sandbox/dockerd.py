@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
 
+from podium import processes
 from podium.errors import PodiumError
+from podium.processes import PidFile
 
 START_TIMEOUT_S = 60.0
 
@@ -69,19 +70,16 @@ class PrivateDockerd:
             str(self.pidfile),
         ]
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            self.proc = processes.spawn(cmd, stdout=log)
+        outcome = processes.wait_until(self._answers, self.proc, START_TIMEOUT_S, interval_s=0.2)
+        if outcome == "exited":
+            raise PodiumError(f"dockerd exited at start; see {self.log}")
+        if outcome == "timeout":
+            self.stop()
+            raise PodiumError(
+                f"dockerd did not answer within {START_TIMEOUT_S:.0f} s; see {self.log}"
             )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise PodiumError(f"dockerd exited at start; see {self.log}")
-            if self._answers():
-                self._prune_leftovers()
-                return
-            time.sleep(0.2)
-        self.stop()
-        raise PodiumError(f"dockerd did not answer within {START_TIMEOUT_S:.0f} s; see {self.log}")
+        self._prune_leftovers()
 
     def _answers(self) -> bool:
         import docker
@@ -110,28 +108,12 @@ class PrivateDockerd:
             client.close()
 
     def _stop_leftover(self) -> None:
-        try:
-            pid = int(self.pidfile.read_text().strip())
-        except (OSError, ValueError):
-            return
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return
-        if b"dockerd" in cmdline and str(self.root).encode() in cmdline:
-            _terminate(pid)
+        processes.reap(PidFile(self.pidfile).read(), "dockerd", str(self.root))
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+        if proc is not None:
+            processes.stop(proc, grace_s=30)
 
 
 def sweep_dead_engines(base: Path) -> None:
@@ -139,28 +121,8 @@ def sweep_dead_engines(base: Path) -> None:
     if not base.is_dir():
         return
     for folder in base.iterdir():
-        pidfile = folder / "dockerd.pid"
-        try:
-            pid = int(pidfile.read_text().strip())
-            alive = Path(f"/proc/{pid}").exists()
-        except (OSError, ValueError):
-            alive = False
+        alive = PidFile(folder / "dockerd.pid").live("dockerd", str(folder.resolve()))
         # A folder this young may belong to an engine that has not written its pidfile.
         young = folder.is_dir() and time.time() - folder.stat().st_mtime < START_TIMEOUT_S * 2
-        if not alive and not young and folder.is_dir():
+        if alive is None and not young and folder.is_dir():
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _terminate(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    for _ in range(150):
-        if not Path(f"/proc/{pid}").exists():
-            return
-        time.sleep(0.2)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.sandbox.limits import Limits, Result, sandbox_error
+from podium import processes
 
 SERVER_SCRIPT = Path(__file__).with_name("forkserver.py")
 # Time the server may take beyond the job's wall limit to kill, reap and answer.
@@ -141,13 +142,12 @@ class ProcessWorker(Worker):
         return ()
 
     def _start(self) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = processes.spawn(
             self.command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._errors,
             pass_fds=self.pass_fds(),
-            start_new_session=True,
             env=SERVER_ENV,
         )
 
@@ -181,10 +181,5 @@ class ProcessWorker(Worker):
                     stream.close()
             except OSError:
                 pass
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-        proc.wait(timeout=30)
+        processes.kill(proc)
         self._errors.close()
