@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from podium.errors import InvalidInput, NotFound
+from podium.jobs.environment import ENV_KEY, capture
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
 from podium.store.catalog import full_name, load_table
@@ -39,13 +40,21 @@ class Card:
     kind: str
     config: BaseModel
     notes: str = ""
+    environment: dict[str, Any] | None = None  # what it ran with: podium/jobs/environment.py
 
     def text(self) -> str:
-        return render_card(self.kind, self.config, self.notes)
+        return render_card(self.kind, self.config, self.notes, self.environment)
 
 
-def render_card(kind: str, config: BaseModel, notes: str = "") -> str:
-    front = {"kind": kind, **config.model_dump(mode="json")}
+def render_card(
+    kind: str, config: BaseModel, notes: str = "", environment: dict[str, Any] | None = None
+) -> str:
+    """The card's text; its `environment:` is the current one unless one is given."""
+    front = {
+        "kind": kind,
+        **config.model_dump(mode="json"),
+        ENV_KEY: capture(config) if environment is None else environment,
+    }
     body = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
     notes = notes.strip()
     return f"---\n{body}---\n" + (f"{notes}\n" if notes else "")
@@ -100,8 +109,25 @@ def parse_card(text: str, source: str = "run card") -> Card:
     kind = front.pop("kind", None)
     if not kind:
         raise InvalidInput(f"{source}: the front matter needs `kind: NAME` ({_known_kinds()}).")
+    environment = front.pop(ENV_KEY, None)
+    if environment is not None and not isinstance(environment, dict):
+        raise InvalidInput(
+            f"{source}: `{ENV_KEY}` must be the mapping a run recorded; delete it to record "
+            "the current environment instead."
+        )
     config = validate_config(str(kind), front, source=source)
-    return Card(str(kind), config, match.group(2).strip())
+    return Card(str(kind), config, match.group(2).strip(), environment)
+
+
+def card_environment(text: str) -> dict[str, Any] | None:
+    """The environment a stored card recorded, without validating the rest of it."""
+    match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
+    try:
+        front = yaml.safe_load(match.group(1)) if match else None
+    except yaml.YAMLError:
+        return None
+    environment = front.get(ENV_KEY) if isinstance(front, dict) else None
+    return environment if isinstance(environment, dict) else None
 
 
 def validate_config(kind: str, data: dict[str, Any], source: str = "run card") -> BaseModel:

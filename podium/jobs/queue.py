@@ -20,6 +20,7 @@ from sqlalchemy import Engine, insert, select, update
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
 from podium.jobs.cards import Card, pin_inputs, table_refs
+from podium.jobs.environment import capture, warn_differences
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
 
 Job = dict[str, Any]
@@ -48,11 +49,14 @@ def new_job_id(kind: str) -> str:
 def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
     """Record a job for `card` (inputs pinned to snapshots first) and return its id."""
     config = pin_inputs(card.config) if pin else card.config
-    pinned = Card(card.kind, config, card.notes)
+    pinned = Card(card.kind, config, card.notes, capture(config))
+    drift = warn_differences(card.environment, pinned.environment or {})
     job_id = new_job_id(card.kind)
     log_path = job_dir(job_id) / "log.txt"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.touch()
+    if drift:  # the job's own log says why its results may differ
+        log_path.write_text("environment differs from the card's: " + "; ".join(drift) + "\n")
     at = now()
     values: dict[str, Any] = {
         "id": job_id,
