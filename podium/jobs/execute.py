@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from podium.errors import Cancelled, PodiumError
-from podium.jobs.cards import parse_card
+from podium.jobs.cards import card_environment, parse_card
+from podium.jobs.environment import lineage_properties
 from podium.jobs.kinds import get_kind
 from podium.jobs.logs import log_tail
 from podium.jobs.plugins import load_plugins
@@ -46,6 +47,7 @@ def lineage_for(job: Job) -> dict[str, str]:
         f"{PROP_LINEAGE_PREFIX}kind": job["kind"],
         f"{PROP_LINEAGE_PREFIX}card": job["card"],
         f"{PROP_LINEAGE_PREFIX}inputs": json.dumps(job["inputs"]),
+        **lineage_properties(card_environment(job["card"])),
     }
 
 

@@ -87,3 +87,51 @@ def test_lineage_property() -> None:
     assert env.lineage_properties(None) == {}
     props = env.lineage_properties({"podium_version": "1"})
     assert json.loads(props["podium.lineage.environment"]) == {"podium_version": "1"}
+
+
+def test_card_shows_digest_version_and_lock_and_reads_back(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    from generators.generate import GenerateConfig
+    from podium.jobs.cards import parse_card, render_card
+    from podium.store.refs import TableRef
+
+    register_model("tiny", kind="base", path=str(_checkpoint(tmp_path / "c")), is_default=True)
+    config = GenerateConfig(input=TableRef(name="ns.p", snapshot_id=1), out="ns.o", model="tiny")
+    text = render_card("generate", config)
+    digest = env.capture(config)["checkpoints"]["tiny"]
+    assert f"\n  checkpoints:\n    tiny: {digest}\n" in text
+    assert f"\n  podium_version: {podium.__version__}\n" in text
+    assert "\n  lock_digest: sha256:" in text and "\n  lock_source: requirements.lock\n" in text
+    card = parse_card(text)
+    assert card.environment == env.capture(config)
+    assert card.text() == text  # a stored card re-renders exactly
+
+
+def test_job_records_environment_in_lineage_and_warns_on_drift(
+    jobs_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from podium.jobs.cards import Card, card_environment, validate_config
+    from podium.jobs.launch import run_in_process
+    from podium.jobs.queue import create_job, get_job
+    from podium.store.catalog import load_table
+
+    config = validate_config("test-steps", {"steps": 1, "table": "ns.steps"})
+    job = run_in_process(Card("test-steps", config))
+    assert job["status"] == "succeeded"
+    recorded = card_environment(job["card"])
+    assert recorded == env.capture(config)
+    props = load_table("ns.steps").properties
+    assert json.loads(props["podium.lineage.environment"]) == recorded
+
+    with caplog.at_level(logging.WARNING, logger="podium.jobs.environment"):
+        same = create_job(Card("test-steps", config, environment=recorded))
+        assert caplog.text == ""
+        assert get_job(same)["card"] == job["card"]
+        old = {**recorded, "podium_version": "0.0.1", "podium_commit": "0" * 40}
+        drifted = create_job(Card("test-steps", config, environment=old))
+    assert "Podium version: card 0.0.1, now" in caplog.text
+    assert "Podium commit: card 0000" in caplog.text
+    again = get_job(drifted)
+    assert card_environment(again["card"]) == recorded  # the job records what it runs with
+    assert "Podium version: card 0.0.1" in Path(again["log_path"]).read_text()
