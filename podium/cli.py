@@ -20,70 +20,137 @@
     podium compare --models base,my-ckpt --table ns.prompts --out cmp
 """
 
-# Each group of commands lives in `podium/commands/<area>.py` and registers itself here.
+# Each group of commands lives in `podium/commands/<area>.py`. The modules are imported
+# only when one of their commands runs (or shows its help), so `podium --help` and quick
+# commands never pay for pyiceberg, pyarrow, torch or streamlit.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
-from rich.console import Console
+import click
+
+if TYPE_CHECKING:
+    import typer
 
 from podium.errors import PodiumError
 
-app = typer.Typer(
+# name -> (module, one-line help shown by `podium --help`). A module defines
+# `register(app: typer.Typer)` and/or `click_commands() -> dict[str, click.Command]`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "tables": ("podium.commands.store", "List the tables in the catalog."),
+    "import": ("podium.commands.store", "Import chat data into an SFT table (one commit)."),
+    "show": ("podium.commands.store", "Show rows of a table: a page at any offset, search."),
+    "snapshots": ("podium.commands.store", "List a table's snapshots, oldest first."),
+    "export": ("podium.commands.store", "Export a table snapshot to JSONL or Parquet."),
+    "demo": ("podium.commands.store", "Load the demo tables (made locally, no downloads)."),
+    "sql": ("podium.commands.store", "Run a read-only SQL query (DuckDB dialect)."),
+    "stats": ("podium.commands.store", "Rows, turns and characters per role of a table."),
+    "map": ("podium.commands.store", "Map a foreign table's columns onto the SFT names."),
+    "app": ("podium.commands.serve_app", "Serve the web UI."),
+    "up": ("podium.commands.serve_app", "Serve the web UI and run a job worker beside it."),
+    "run": ("podium.commands.jobs", "Run a run card in the foreground, recorded in the logbook."),
+    "submit": ("podium.commands.jobs", "Queue a run card for `podium worker`."),
+    "worker": ("podium.commands.jobs", "Execute queued jobs until stopped."),
+    "jobs": ("podium.commands.jobs", "List, inspect, follow and cancel jobs; job kinds."),
+    "start": ("podium.commands.start", "Start a job of any kind from options (all kinds)."),
+    "validate": ("podium.commands.validate", "Validate every sample of a table snapshot."),
+    "models": ("podium.commands.models", "The checkpoint registry and model servers."),
+    "serve": ("podium.commands.models", "Start (or reuse) a model's vLLM server."),
+    "generate": ("podium.commands.generate", "Sample a checkpoint on every prompt of a table."),
+    "vibes": ("podium.commands.generate", "Vibe-check prompts and eval sets."),
+    "sandbox": ("podium.commands.sandbox", "Run code in the sandbox."),
+    "build": ("podium.commands.sandbox", "Build datasets by running code."),
+    "train": ("podium.commands.train", "Train SFT and GRPO checkpoints with TRL."),
+    "compare": ("podium.commands.compare", "Compare checkpoints side by side; ratings."),
+}
+
+
+@functools.cache
+def module_commands(module_name: str) -> dict[str, click.Command]:
+    """The commands a command module defines, as click commands."""
+    module = importlib.import_module(module_name)
+    commands: dict[str, click.Command] = {}
+    if hasattr(module, "register"):
+        import typer
+
+        holder = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False)
+        holder.callback()(lambda: None)  # a callback keeps it a group, even with one command
+        module.register(holder)
+        names = [c.name for c in holder.registered_commands]
+        names += [g.name for g in holder.registered_groups]
+        for name in filter(None, names):
+            commands[name] = TyperCommand(name, holder)
+    if hasattr(module, "click_commands"):
+        commands.update(module.click_commands())
+    return commands
+
+
+class TyperCommand(click.Command):
+    """A command written with typer, which parses with its own copy of click: the
+    arguments after the command's name are handed to typer as they are."""
+
+    def __init__(self, name: str, holder: typer.Typer) -> None:
+        super().__init__(name, add_help_option=False, help=COMMANDS.get(name, ("", ""))[1])
+        self.holder = holder
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.args = list(args)
+        return []
+
+    def invoke(self, ctx: click.Context) -> Any:
+        import typer
+
+        group = typer.main.get_command(self.holder)
+        return group.main(args=[self.name, *ctx.args], prog_name="podium", standalone_mode=False)
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when used, not when listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        return module_commands(COMMANDS[cmd_name][0]).get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, text) in COMMANDS.items()])
+
+
+app = LazyGroup(
     name="podium",
     help=__doc__,
     no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+    context_settings={"help_option_names": ["--help"]},
 )
-
-# Each module defines `register(app: typer.Typer) -> None`.
-COMMAND_MODULES = (
-    "podium.commands.store",
-    "podium.commands.serve_app",
-    "podium.commands.jobs",
-    "podium.commands.validate",
-    "podium.commands.models",
-    "podium.commands.generate",
-    "podium.commands.sandbox",
-    "podium.commands.train",
-    "podium.commands.compare",
-)
-
-for _module in COMMAND_MODULES:
-    try:
-        _mod = importlib.import_module(_module)
-    except ModuleNotFoundError as exc:
-        if exc.name != _module:  # a real import error inside the module must surface
-            raise
-        continue
-    _mod.register(app)
 
 
 def main() -> None:
-    err = Console(stderr=True)
-    try:
-        # Without standalone mode, typer returns a command's exit code instead of exiting.
-        code = app(standalone_mode=False)
-    except PodiumError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        err.print("aborted")
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # click's own usage errors
-        import click
+    import typer  # its exceptions; ~50 ms, and every command but --help needs it anyway
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    try:
+        # Without standalone mode, click returns a command's exit code instead of exiting.
+        code = app.main(standalone_mode=False)
+    except PodiumError as exc:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except (click.exceptions.Abort, typer.Abort):
+        print("aborted", file=sys.stderr)
+        sys.exit(130)
+    except (click.exceptions.Exit, typer.Exit) as exc:
+        sys.exit(exc.exit_code)
+    except (click.ClickException, typer.TyperException) as exc:  # usage errors
+        exc.show() if hasattr(exc, "show") else print(exc.format_message(), file=sys.stderr)
+        sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -13,16 +13,14 @@ page uses it as:
 
 from __future__ import annotations
 
-import enum
-import types
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
 import streamlit as st
 import yaml
 from pydantic import BaseModel
 
+from podium.jobs.fields import ValueKind, unwrap_optional, value_kind
 from podium.store.refs import TableRef
 
 Widget = Literal["checkbox", "int", "float", "select", "table", "text", "lines", "yaml"]
@@ -42,7 +40,7 @@ class FieldSpec:
 def field_specs(model: type[BaseModel]) -> list[FieldSpec]:
     specs = []
     for name, field in model.model_fields.items():
-        base, optional = _unwrap_optional(field.annotation)
+        base, optional = unwrap_optional(field.annotation)
         default = None if field.is_required() else field.get_default(call_default_factory=True)
         widget, options = _widget_for(base)
         specs.append(
@@ -59,32 +57,22 @@ def field_specs(model: type[BaseModel]) -> list[FieldSpec]:
     return specs
 
 
-def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], len(args) < len(get_args(annotation))
-    return annotation, False
+_WIDGETS: dict[ValueKind, Widget] = {
+    "bool": "checkbox",
+    "int": "int",
+    "float": "float",
+    "choice": "select",
+    "str": "text",
+    "list": "lines",
+    "yaml": "yaml",
+}
 
 
 def _widget_for(base: Any) -> tuple[Widget, tuple[Any, ...]]:
-    if base is bool:
-        return "checkbox", ()
-    if base is int:
-        return "int", ()
-    if base is float:
-        return "float", ()
-    if get_origin(base) is Literal:
-        return "select", get_args(base)
-    if isinstance(base, type) and issubclass(base, enum.Enum):
-        return "select", tuple(m.value for m in base)
     if base is TableRef:
         return "table", ()
-    if base in (str, Path):
-        return "text", ()
-    if get_origin(base) in (list, tuple) and get_args(base)[:1] in ((str,), (Path,)):
-        return "lines", ()
-    return "yaml", ()
+    kind, choices = value_kind(base)
+    return _WIDGETS[kind], choices
 
 
 def render_form(

@@ -57,9 +57,7 @@ def _launch(fields: dict[str, Any], card: Path | None, queue: bool) -> None:
     from podium.jobs.cards import validate_config
     from podium.jobs.launch import run_or_write_card
 
-    cfg = validate_config(
-        "compare", {k: v for k, v in fields.items() if v is not None}, "the command line"
-    )
+    cfg = validate_config("compare", {k: v for k, v in fields.items() if v is not None})
     run_or_write_card("compare", cfg, card, foreground=not queue)
     if card is None and not queue:
         notes.print(

@@ -2,6 +2,7 @@
 
     podium generate --model base --table demo.chat --out gen.chat_smol \
         [--n 2] [--max-tokens 64] [--temperature 0.7] [--schema schema.json] [--card CARD.md]
+    podium generate ... --set batch_size=16     # any card setting (`podium generate --help`)
     podium vibes submit "PROMPT" --ideal "what good looks like" --tag json --model base
     podium vibes list [--tag json] [--search TEXT] [--json]
     podium vibes evalset --tag json --out evals.json_fails   # a prompts table for `generate`
@@ -14,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 
@@ -44,51 +46,34 @@ def load_schema(path: Path) -> dict[str, Any]:
     return schema
 
 
-def generate(
-    table: Annotated[str, typer.Option("--table", help="Prompts table NAMESPACE.TABLE.")],
-    out: Annotated[str, typer.Option("--out", help="Samples table to write (resumes if re-run).")],
-    model: Annotated[str, typer.Option("--model", help="Registered model.")] = "base",
-    snapshot: Annotated[int | None, typer.Option(help="Snapshot of --table.")] = None,
-    n: Annotated[int, typer.Option("--n", help="Samples per prompt.")] = 1,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per completion.")] = 256,
-    temperature: Annotated[float, typer.Option(help="0 = greedy.")] = 0.7,
-    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
-    seed: Annotated[int | None, typer.Option(help="Sampling seed.")] = None,
-    schema: Annotated[Path | None, typer.Option(help="JSON Schema file for the output.")] = None,
-    regex: Annotated[str | None, typer.Option(help="Regex the output must match.")] = None,
-    prompt_column: Annotated[str | None, typer.Option(help="Plain-text prompt column.")] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N prompts.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 16,
-    card: Annotated[
-        Path | None, typer.Option("--card", help="Write the run card here and run nothing.")
-    ] = None,
-    queue: Annotated[bool, typer.Option("--queue", help="Queue for `podium worker`.")] = False,
-) -> None:
-    """Sample a checkpoint on every prompt of a table into a new samples table."""
-    from generators.generate import GenerateConfig
-    from podium.jobs.launch import run_or_write_card
-    from podium.models import get_model
-    from podium.store.refs import TableRef
+def _read_schema(values: dict[str, Any], extra: dict[str, Any]) -> None:
+    if extra["schema"] is not None:
+        values["json_schema"] = load_schema(extra["schema"])
 
-    model = get_model(model).name  # the card names the checkpoint, not an alias that can move
-    cfg = GenerateConfig(
-        input=TableRef(name=table, snapshot_id=snapshot),
-        out=out,
-        model=model,
-        n=n,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        top_p=top_p,
-        seed=seed,
-        json_schema=load_schema(schema) if schema else None,
-        regex=regex,
-        prompt_column=prompt_column,
-        limit=limit,
-        concurrency=concurrency,
+
+def _say_where(config: Any, result: Any, deferred: bool) -> None:
+    if not deferred:
+        console.print(f"samples in {config.out}; browse them with `podium show {config.out}`")
+
+
+def generate_command() -> click.Command:
+    """`podium generate`: every GenerateConfig field is an option (see `--help`)."""
+    from podium.commands.options import job_command
+
+    return job_command(
+        "generate",
+        defaults={"model": "base"},
+        extra=[
+            click.Option(
+                ["--schema", "schema"],
+                type=click.Path(path_type=Path, dir_okay=False),
+                help="JSON Schema file for the output (sets json_schema).",
+            )
+        ],
+        hook=_read_schema,
+        done=_say_where,
+        help="Sample a checkpoint on every prompt of a table into a new samples table.",
     )
-    run_or_write_card("generate", cfg, card, foreground=not queue)
-    if card is None and not queue:
-        console.print(f"samples in {out}; browse them with `podium show {out}`")
 
 
 @vibes_app.command("submit")
@@ -154,5 +139,8 @@ def evalset(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("generate")(generate)
     app.add_typer(vibes_app, name="vibes")
+
+
+def click_commands() -> dict[str, click.Command]:
+    return {"generate": generate_command()}

@@ -69,9 +69,9 @@ def _cell(value: Any) -> str:
 
 def tables(as_json: JsonFlag = False) -> None:
     """List the tables in the catalog."""
-    from podium.store.catalog import list_tables
+    from podium.store.names import table_names
 
-    names = list_tables()
+    names = table_names()
     if as_json:
         print_json(names)
         return

@@ -72,9 +72,7 @@ def validate(
         "workers": workers,
     }
     # The same checks as a run card, reported as one clear error.
-    config = cast(
-        ValidateConfig, validate_config("validate", options, source="podium validate options")
-    )
+    config = cast(ValidateConfig, validate_config("validate", options))
     # Unknown rules, missing or invalid schema files fail here, before a job exists.
     parse_rules(config.rules, load_table(config.table.name).properties, config.table.name)
     result = run_or_write_card("validate", config, card)

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from podium.errors import InvalidInput, NotFound
 from podium.jobs.environment import ENV_KEY, capture
+from podium.jobs.fields import settings_error
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
 from podium.store.catalog import full_name, load_table
@@ -115,7 +116,7 @@ def parse_card(text: str, source: str = "run card") -> Card:
             f"{source}: `{ENV_KEY}` must be the mapping a run recorded; delete it to record "
             "the current environment instead."
         )
-    config = validate_config(str(kind), front, source=source)
+    config = validate_config(str(kind), front)
     return Card(str(kind), config, match.group(2).strip(), environment)
 
 
@@ -130,22 +131,24 @@ def card_environment(text: str) -> dict[str, Any] | None:
     return environment if isinstance(environment, dict) else None
 
 
-def validate_config(kind: str, data: dict[str, Any], source: str = "run card") -> BaseModel:
+def validate_config(kind: str, data: dict[str, Any]) -> BaseModel:
+    """`data` as `kind`'s config; every bad or unknown field in one InvalidInput whose
+    text is the same for options, cards and forms (see podium/jobs/fields.py)."""
     load_plugins()
-    model = get_kind(kind).config_model()
-    problems = [
-        f"  {key}: unknown field (fields of {kind!r}: {', '.join(model.model_fields)})"
+    job_kind = get_kind(kind)
+    model = job_kind.config_model()
+    fields = job_kind.fields()
+    unknown = [
+        f"{key}: unknown setting (settings of {kind!r}: {', '.join(model.model_fields)})"
         for key in data
         if key not in _accepted_keys(model)
     ]
-    config = None
     try:
         config = model.model_validate(data)
     except ValidationError as exc:
-        problems.extend(_describe(model, err) for err in exc.errors())
-    if problems:
-        raise InvalidInput(f"{source} is not a valid {kind!r} card:\n" + "\n".join(problems))
-    assert config is not None
+        raise settings_error(kind, exc, fields, unknown) from None
+    if unknown:
+        raise settings_error(kind, None, fields, unknown)
     return config
 
 
@@ -153,22 +156,6 @@ def _accepted_keys(model: type[BaseModel]) -> set[str]:
     keys = set(model.model_fields)
     keys.update(f.alias for f in model.model_fields.values() if f.alias)
     return keys
-
-
-def _describe(model: type[BaseModel], err: Any) -> str:
-    loc = ".".join(str(part) for part in err["loc"]) or "(card)"
-    if err["type"] == "missing":
-        field = model.model_fields.get(str(err["loc"][0]))
-        help_text = f" ({field.description})" if field and field.description else ""
-        return f"  {loc}: required field is missing{help_text}"
-    field = model.model_fields.get(str(err["loc"][0])) if err["loc"] else None
-    if err.get("input") is None and field is not None and field.is_required():
-        help_text = f" ({field.description})" if field.description else ""
-        return f"  {loc}: required field is empty{help_text}"
-    given = repr(err.get("input"))
-    if len(given) > 60:
-        given = given[:57] + "..."
-    return f"  {loc}: {err['msg']} (got {given})"
 
 
 def _known_kinds() -> str:

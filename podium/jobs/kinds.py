@@ -11,17 +11,23 @@ A job kind is two things that live in the package that owns the work:
   `reporter.lineage` as properties.
 
 Kinds are named by import path so that listing kinds never imports torch or vLLM.
+A kind may also name `options` (card path -> the CLI option it has always had, e.g.
+`input` -> `--table`; see podium/jobs/fields.py) and a `preflight` function
+`(config) -> config` for checks that need the world (a model is registered, a rule
+file parses); `podium.jobs.preflight` runs it before any job of the kind is queued.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from podium.errors import InvalidInput
+from podium.jobs.fields import FlatField, flat_fields
 from podium.reporting import JobOutputs
 
 __all__ = ["JobKind", "JobOutputs", "get_kind", "register", "KINDS"]
@@ -34,9 +40,17 @@ class JobKind:
     run_path: str  # "package.module:function"
     description: str
     resumable: bool = False  # True if a re-run skips work already committed
+    options: Mapping[str, str] = field(default_factory=dict, hash=False)
+    preflight_path: str | None = None  # "package.module:function"
 
     def config_model(self) -> type[BaseModel]:
         return _load(self.config_path)
+
+    def fields(self) -> list[FlatField]:
+        return flat_fields(self.config_model(), self.options)
+
+    def preflight(self) -> Callable[[Any], Any] | None:
+        return _load(self.preflight_path) if self.preflight_path else None
 
     def runner(self) -> Any:
         return _load(self.run_path)
@@ -78,6 +92,7 @@ register(
         "podium.store.export:ExportConfig",
         "podium.store.export:run_export",
         "Export a table snapshot to JSONL or Parquet.",
+        options={"input": "--table", "input.snapshot_id": "--snapshot"},
     )
 )
 register(
@@ -87,6 +102,8 @@ register(
         "generators.generate:run_generate",
         "Sample a registered checkpoint on every prompt of a table into a samples table.",
         resumable=True,
+        options={"input": "--table", "input.snapshot_id": "--snapshot"},
+        preflight_path="generators.preflight:generate",
     )
 )
 register(
@@ -95,6 +112,12 @@ register(
         "trainers.config:SftConfig",
         "trainers.sft:run_sft",
         "Supervised fine-tuning (full or LoRA) on a table snapshot; registers checkpoints.",
+        options={
+            "table.snapshot_id": "--snapshot",
+            "max_steps": "--steps",
+            "learning_rate": "--lr",
+        },
+        preflight_path="trainers.preflight:train",
     )
 )
 register(
@@ -103,6 +126,12 @@ register(
         "trainers.config:GrpoConfig",
         "trainers.grpo:run_grpo",
         "GRPO with rewards from validation rules, the sandbox, exact match and length.",
+        options={
+            "table.snapshot_id": "--snapshot",
+            "max_steps": "--steps",
+            "learning_rate": "--lr",
+        },
+        preflight_path="trainers.preflight:train",
     )
 )
 register(
@@ -112,6 +141,8 @@ register(
         "podium.validate.job:run_validate",
         "Validate structured outputs (JSON, JSON Schema, XML, XSD, Python, regex, tool calls) "
         "in every row of a table snapshot; writes a report table of failing turns.",
+        options={"table.snapshot_id": "--snapshot", "rules": "--rule"},
+        preflight_path="podium.validate.preflight:validate",
     )
 )
 register(
@@ -122,6 +153,8 @@ register(
         "A checkpoint proposes inputs for functions, the sandbox runs them: code-execution "
         "rows plus an SFT table (mode verify: re-run recorded rows and flag mismatches).",
         resumable=True,
+        options={"functions.snapshot_id": "--snapshot"},
+        preflight_path="generators.preflight:code_exec_build",
     )
 )
 register(
@@ -132,5 +165,7 @@ register(
         "Answer one prompt set with several checkpoints (reusing existing samples) and "
         "check every answer; writes a comparison table for side-by-side votes and ratings.",
         resumable=True,
+        options={"input": "--table", "input.snapshot_id": "--snapshot", "checks": "--check"},
+        preflight_path="podium.compare.preflight:compare",
     )
 )

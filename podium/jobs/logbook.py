@@ -161,5 +161,5 @@ def _type_name(annotation: Any) -> str:
 
 def submit_config(kind: str, values: dict[str, Any], notes: str = "") -> str:
     """Validate form values as a `kind` card and queue it; InvalidInput lists bad fields."""
-    config = validate_config(kind, values, source="form")
+    config = validate_config(kind, values)
     return submit(Card(kind, config, notes))

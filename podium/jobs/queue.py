@@ -19,8 +19,9 @@ from sqlalchemy import Engine, insert, select, update
 
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
-from podium.jobs.cards import Card, pin_inputs, table_refs
+from podium.jobs.cards import Card, table_refs
 from podium.jobs.environment import capture, warn_differences
+from podium.jobs.preflight import preflight
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
 
 Job = dict[str, Any]
@@ -47,8 +48,8 @@ def new_job_id(kind: str) -> str:
 
 
 def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
-    """Record a job for `card` (inputs pinned to snapshots first) and return its id."""
-    config = pin_inputs(card.config) if pin else card.config
+    """Record a job for `card` (after its preflight: inputs pinned, the kind's checks)."""
+    config = preflight(card.kind, card.config) if pin else card.config
     pinned = Card(card.kind, config, card.notes, capture(config))
     drift = warn_differences(card.environment, pinned.environment or {})
     job_id = new_job_id(card.kind)

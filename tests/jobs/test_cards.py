@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from podium.cli import app
 from podium.errors import InvalidInput, NotFound
@@ -43,16 +43,18 @@ def test_invalid_card_names_every_bad_field(jobs_home: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         parse_card(text, source="card.md")
     message = str(err.value)
-    assert "card.md is not a valid 'test-steps' card" in message
-    assert "colour: unknown field" in message
-    assert "steps: Input should be a valid integer" in message and "'many'" in message
-    assert "sleep: Input should be greater than or equal to 0" in message
+    assert "Invalid 'test-steps' settings:" in message
+    assert "colour: unknown setting" in message
+    assert "steps (--steps): must be a whole number (got 'many')" in message
+    assert "sleep (--sleep): must be >= 0 (got -1)" in message
 
 
 def test_missing_required_field_says_what_it_is(jobs_home: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         parse_card("---\nkind: import\npath: x.jsonl\n---\n")
-    assert "table: required field is missing (Target table as NAMESPACE.TABLE.)" in str(err.value)
+    assert "table (--table): required, not given (Target table as NAMESPACE.TABLE)" in str(
+        err.value
+    )
 
 
 @pytest.mark.parametrize(
@@ -98,8 +100,8 @@ def test_template_lists_every_field_with_help_and_defaults(jobs_home: Path) -> N
 
     with pytest.raises(InvalidInput) as err:
         parse_card(card_template("import"))
-    assert "path: required field is empty (JSONL, Parquet file" in str(err.value)
-    assert "table: required field is empty (Target table" in str(err.value)
+    assert "path (--path): required, left empty (JSONL, Parquet file" in str(err.value)
+    assert "table (--table): required, left empty (Target table" in str(err.value)
 
 
 def test_template_command_writes_a_card(jobs_home: Path, tmp_path: Path) -> None:

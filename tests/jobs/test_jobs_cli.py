@@ -78,8 +78,8 @@ def test_invalid_card_is_rejected_and_nothing_is_queued(jobs_home: Path, tmp_pat
     for command in ("submit", "run"):
         result = podium(command, str(card), check=False)
         assert result.returncode == 2
-        assert "bad.md is not a valid 'import' card" in result.stderr
-        for field in ("table: required field is missing", "mode:", "extra: unknown field"):
+        assert "Invalid 'import' settings" in result.stderr
+        for field in ("table (--table): required, not given", "mode (--mode):", "extra: unknown"):
             assert field in result.stderr
     assert json.loads(podium("jobs", "--json").stdout) == []
 

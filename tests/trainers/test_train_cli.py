@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from podium.cli import app
 from podium.errors import InvalidInput
