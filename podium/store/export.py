@@ -2,7 +2,8 @@
 
 Exports round-trip: importing the file into a new table gives identical rows (ids,
 messages, timestamps, metadata). JSONL writes `metadata` as a JSON object and
-`created_at` as ISO 8601; Parquet keeps the Arrow types as they are.
+`created_at` as ISO 8601; Parquet keeps the Arrow types as they are. Both stream the
+snapshot's data files in write order, a batch at a time, with progress.
 """
 
 from __future__ import annotations
@@ -14,15 +15,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
-from podium.store.read import read_arrow
+from podium.store.read import iter_table_batches, open_snapshot
 from podium.store.refs import TableRef
 
 ExportFormat = Literal["jsonl", "parquet"]
+
+# Rows per batch read from the snapshot: JSONL turns each batch into Python objects.
+JSONL_BATCH = 1024
+PARQUET_BATCH = 8192
 
 
 class ExportConfig(BaseModel):
@@ -58,33 +64,50 @@ def _format_of(path: Path, fmt: ExportFormat | None) -> ExportFormat:
     )
 
 
+def _jsonl_line(row: dict[str, Any]) -> bytes:
+    obj = {k: _json_value(k, v) for k, v in row.items()}
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:  # what orjson refuses (ints past 64 bits) json writes
+        return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
+
+
 def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
+    """Stream the snapshot into the file batch by batch; memory does not grow with it."""
     path = Path(cfg.path).expanduser()
     fmt = _format_of(path, cfg.format)
-    data, sid = read_arrow(cfg.input.name, cfg.input.snapshot_id)
+    table, plan = open_snapshot(cfg.input.name, cfg.input.snapshot_id)
+    total = plan.total
+    batch_rows = PARQUET_BATCH if fmt == "parquet" else JSONL_BATCH
     path.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the target and rename, so a failed export never leaves half a file.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    done = 0
     try:
+        batches = iter_table_batches(table, plan.snapshot_id, batch_size=batch_rows)
         if fmt == "parquet":
-            pq.write_table(data, tmp)
+            with pq.ParquetWriter(tmp, plan.schema) as writer:
+                for batch in batches:
+                    writer.write_batch(batch)
+                    done = _progress(reporter, done + batch.num_rows, total, plan.table)
         else:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                for i, batch in enumerate(data.to_batches(max_chunksize=10_000)):
-                    for row in batch.to_pylist():
-                        obj = {k: _json_value(k, v) for k, v in row.items()}
-                        fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-                    reporter.progress(
-                        min((i + 1) * 10_000, data.num_rows), data.num_rows, "exporting"
-                    )
-                    reporter.check_cancelled()
+            with open(tmp, "wb") as fh:
+                for batch in batches:
+                    fh.writelines(_jsonl_line(row) for row in batch.to_pylist())
+                    done = _progress(reporter, done + batch.num_rows, total, plan.table)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    reporter.progress(data.num_rows, data.num_rows, f"wrote {path}")
-    return JobOutputs(summary={"rows": data.num_rows, "path": str(path), "snapshot_id": sid})
+    reporter.progress(done, done, f"wrote {done:,} rows to {path}")
+    return JobOutputs(summary={"rows": done, "path": str(path), "snapshot_id": plan.snapshot_id})
+
+
+def _progress(reporter: Reporter, done: int, total: int, name: str) -> int:
+    reporter.progress(done, total, f"exporting {name}")
+    reporter.check_cancelled()
+    return done
 
 
 def export_table(

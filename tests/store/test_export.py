@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from podium.config import reset_settings
+from podium.reporting import Reporter
+from podium.store.catalog import load_table
 from podium.store.demo import load_demo
 from podium.store.export import export_table
 from podium.store.ingest import import_file
-from podium.store.read import read_arrow
+from podium.store.read import read_small
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
@@ -18,15 +22,15 @@ def test_round_trip(podium_home: Path, tmp_path: Path, suffix: str) -> None:
     out = tmp_path / f"chat{suffix}"
     export_table("demo.json_sft", out)
     import_file(out, "copy.json_sft")
-    original, _ = read_arrow("demo.json_sft")
-    copy, _ = read_arrow("copy.json_sft")
+    original, _ = read_small("demo.json_sft")
+    copy, _ = read_small("copy.json_sft")
     assert copy.num_rows == original.num_rows == 3000
     assert copy.to_pylist() == original.to_pylist()
 
 
 def test_export_of_old_snapshot(podium_home: Path, tmp_path: Path) -> None:
     load_demo()
-    first = read_arrow("demo.chat")[1]
+    first = read_small("demo.chat")[1]
     import_file(_one(tmp_path), "demo.chat", mode="append")
     export_table("demo.chat", tmp_path / "old.jsonl", snapshot_id=first)
     assert len((tmp_path / "old.jsonl").read_text().splitlines()) == 600
@@ -36,3 +40,35 @@ def _one(tmp_path: Path) -> Path:
     path = tmp_path / "one.jsonl"
     path.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
     return path
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_export_streams_several_data_files_in_order(
+    podium_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    monkeypatch.setenv("PODIUM_TARGET_FILE_BYTES", "8192")
+    reset_settings()
+    rows = [
+        {"id": f"e{i}", "messages": [{"role": "user", "content": f"{i} " + "w" * 400}]}
+        for i in range(300)
+    ]
+    src = tmp_path / "src.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_file(src, "ns.many")
+    assert len(load_table("ns.many").inspect.files()) > 3
+    reporter = Recorder()
+    out = export_table("ns.many", tmp_path / f"out{suffix}", reporter=reporter)
+    assert out.summary["rows"] == 300
+    assert reporter.calls[0][1] == 300 and reporter.calls[0][0] < 300  # a bar, batch by batch
+    import_file(tmp_path / f"out{suffix}", "ns.back")
+    assert read_small("ns.back")[0].to_pylist() == read_small("ns.many")[0].to_pylist()
+    assert read_small("ns.back")[0].column("id").to_pylist() == [r["id"] for r in rows]
+
+
+class Recorder(Reporter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[int, int | None, str]] = []
+
+    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        self.calls.append((done, total, message))
