@@ -11,12 +11,15 @@ The one entry point most callers need:
     ], concurrency=16, reporter=reporter)
     results[0].completions[0].text, results[0].completion_tokens, results[0].latency_s
 
-Requests run concurrently up to `concurrency`; connection errors, timeouts and 5xx
-answers are retried with exponential backoff and then raise `ServerUnavailable`; a
-request the server rejects (4xx, e.g. a prompt longer than the context) comes back
-with `error` set instead of failing the batch. Structured outputs use the shapes vLLM's
-OpenAI server accepts: `response_format={"type": "json_schema", ...}` for a JSON Schema
-and `extra_body={"structured_outputs": {"regex"|"choice": ...}}` for the others.
+Requests run concurrently up to `concurrency`; a 429, a 5xx, a timeout or a dropped
+connection is retried with backoff and jitter within a `RetryPolicy` (see
+`generators.retry`; each retry is logged through the reporter) and then raises
+`ServerUnavailable`; a request the server rejects (another 4xx, e.g. a prompt longer
+than the context) comes back with `error` set instead of failing the batch.
+
+Structured outputs use the shapes vLLM's OpenAI server accepts:
+`response_format={"type": "json_schema", ...}` for a JSON Schema and
+`extra_body={"structured_outputs": {"regex"|"choice": ...}}` for the others.
 """
 
 from __future__ import annotations
@@ -30,12 +33,16 @@ from typing import Any
 
 import openai
 from pydantic import BaseModel, Field, model_validator
+from tenacity import RetryError
 
+from generators.retry import RetryPolicy, describe, retrying
 from podium.errors import InvalidInput, PodiumError
 from podium.reporting import Reporter
 
-DEFAULT_RETRIES = 4
 REQUEST_TIMEOUT_S = 600.0
+# Interactive streams (the vibe page) keep the SDK's own few retries; batches retry
+# through `generators.retry`, so their client must not retry underneath it.
+STREAM_RETRIES = 2
 
 
 class ServerUnavailable(PodiumError):
@@ -61,7 +68,7 @@ class Endpoint:
         return openai.OpenAI(
             base_url=self.base_url,
             api_key=self.api_key or "EMPTY",
-            max_retries=0,
+            max_retries=STREAM_RETRIES,
             timeout=REQUEST_TIMEOUT_S,
         )
 
@@ -148,10 +155,17 @@ class ChatResult:
     error: str | None = None  # set when the server rejected this request (4xx)
 
 
-def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
-        return True
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+def _result(resp: Any, started: float) -> ChatResult:
+    usage = resp.usage
+    return ChatResult(
+        completions=[
+            Completion(c.message.content or "", c.finish_reason or "")
+            for c in sorted(resp.choices, key=lambda c: c.index)
+        ],
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+        latency_s=time.perf_counter() - started,
+    )
 
 
 async def _one(
@@ -159,36 +173,26 @@ async def _one(
     endpoint: Endpoint,
     req: ChatRequest,
     sem: asyncio.Semaphore,
-    retries: int,
+    retry: RetryPolicy,
+    reporter: Reporter,
 ) -> ChatResult:
     async with sem:
-        for attempt in range(retries + 1):
-            start = time.perf_counter()
-            try:
-                resp = await client.chat.completions.create(**req.api_kwargs(endpoint.model))
-            except openai.APIStatusError as exc:
-                if not _retryable(exc):
-                    return ChatResult(error=f"{exc.status_code}: {exc.message}")
-                last: Exception = exc
-            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                last = exc
-            else:
-                usage = resp.usage
-                return ChatResult(
-                    completions=[
-                        Completion(c.message.content or "", c.finish_reason or "")
-                        for c in sorted(resp.choices, key=lambda c: c.index)
-                    ],
-                    prompt_tokens=usage.prompt_tokens if usage else 0,
-                    completion_tokens=usage.completion_tokens if usage else 0,
-                    latency_s=time.perf_counter() - start,
-                )
-            if attempt < retries:
-                await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
-    raise ServerUnavailable(
-        f"The model server at {endpoint.base_url} did not answer after {retries + 1} tries "
-        f"({type(last).__name__}: {last}). Check `podium models servers` or the server log."
-    )
+        try:
+            async for attempt in retrying(retry, reporter, endpoint.base_url):
+                with attempt:
+                    started = time.perf_counter()
+                    resp = await client.chat.completions.create(**req.api_kwargs(endpoint.model))
+                    return _result(resp, started)
+        except openai.APIStatusError as exc:  # not retryable: this request was refused
+            return ChatResult(error=f"{exc.status_code}: {exc.message}")
+        except RetryError as exc:
+            tries = exc.last_attempt.attempt_number
+            raise ServerUnavailable(
+                f"The model server at {endpoint.base_url} did not answer after {tries} tries "
+                f"({describe(exc.last_attempt.exception())}). Check `podium models servers` "
+                "or the server log."
+            ) from exc
+    raise AssertionError("unreachable: tenacity either returns, raises or retries")
 
 
 async def agenerate_batch(
@@ -197,17 +201,26 @@ async def agenerate_batch(
     *,
     concurrency: int = 16,
     reporter: Reporter | None = None,
-    retries: int = DEFAULT_RETRIES,
+    retry: RetryPolicy | None = None,
+    report_progress: bool = True,
 ) -> list[ChatResult]:
-    """Run `requests` concurrently; results come back in request order."""
+    """Run `requests` concurrently; results come back in request order.
+
+    `report_progress=False` leaves progress to a caller that counts its own units;
+    cancels and retries still go through `reporter`.
+    """
     reporter = reporter or Reporter()
+    retry = retry or RetryPolicy()
     sem = asyncio.Semaphore(max(1, concurrency))
     async with endpoint.async_client() as client:
-        tasks = [asyncio.create_task(_one(client, endpoint, r, sem, retries)) for r in requests]
+        tasks = [
+            asyncio.create_task(_one(client, endpoint, r, sem, retry, reporter)) for r in requests
+        ]
         try:
             for done, fut in enumerate(asyncio.as_completed(tasks), start=1):
                 await fut
-                reporter.progress(done, len(tasks), "requests")
+                if report_progress:
+                    reporter.progress(done, len(tasks), "requests")
                 reporter.check_cancelled()
         except BaseException:
             for t in tasks:
@@ -223,12 +236,18 @@ def generate_batch(
     *,
     concurrency: int = 16,
     reporter: Reporter | None = None,
-    retries: int = DEFAULT_RETRIES,
+    retry: RetryPolicy | None = None,
+    report_progress: bool = True,
 ) -> list[ChatResult]:
     """Synchronous `agenerate_batch` (runs its own event loop)."""
     return asyncio.run(
         agenerate_batch(
-            endpoint, requests, concurrency=concurrency, reporter=reporter, retries=retries
+            endpoint,
+            requests,
+            concurrency=concurrency,
+            reporter=reporter,
+            retry=retry,
+            report_progress=report_progress,
         )
     )
 

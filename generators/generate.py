@@ -30,6 +30,7 @@ from generators.client import (
     endpoint_for,
 )
 from generators.prompts import Prompt, load_prompts
+from generators.retry import RetryPolicy
 from generators.samples import sample_rows, to_arrow
 from podium.errors import InvalidInput, PodiumError
 from podium.models import get_model
@@ -45,7 +46,7 @@ SAMPLES_KIND = "samples"
 PROP_CONFIG = "podium.generate.config"
 
 
-class GenerateConfig(SamplingParams):
+class GenerateConfig(SamplingParams, RetryPolicy):
     """Run-card front matter of `kind: generate`."""
 
     input: TableRef = Field(description="Prompts: an SFT table or eval set, pinned to a snapshot.")
@@ -106,18 +107,6 @@ def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
     return set(pc.unique(data.column("prompt_id")).to_pylist()) if data.num_rows else set()
 
 
-class _CancelOnly(Reporter):
-    """Lets a batch stop between requests when the job is cancelled; progress is
-    reported per committed batch by the job itself."""
-
-    def __init__(self, job: Reporter) -> None:
-        super().__init__()
-        self.job = job
-
-    def is_cancelled(self) -> bool:
-        return self.job.is_cancelled()
-
-
 async def _generate(
     cfg: GenerateConfig,
     endpoint: Endpoint,
@@ -138,8 +127,14 @@ async def _generate(
         while True:
             began = time.perf_counter()
             try:
+                # Progress is reported per committed batch, below.
                 results = await agenerate_batch(
-                    endpoint, reqs, concurrency=cfg.concurrency, reporter=_CancelOnly(reporter)
+                    endpoint,
+                    reqs,
+                    concurrency=cfg.concurrency,
+                    reporter=reporter,
+                    retry=cfg,
+                    report_progress=False,
                 )
                 break
             except ServerUnavailable as exc:

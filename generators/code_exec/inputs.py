@@ -94,19 +94,8 @@ def propose_inputs(
         )
         for i, (code, entry) in enumerate(functions)
     ]
+    # Per-request progress would replace the job's per-function progress.
     results = generate_batch(
-        endpoint, requests, concurrency=concurrency, reporter=_CancelOnly(reporter)
+        endpoint, requests, concurrency=concurrency, reporter=reporter, report_progress=False
     )
     return [parse_proposal(r) for r in results]
-
-
-class _CancelOnly(Reporter):
-    """Lets a cancel stop the requests in flight without their per-request progress
-    replacing the job's per-function progress."""
-
-    def __init__(self, outer: Reporter | None) -> None:
-        super().__init__()
-        self.outer = outer
-
-    def is_cancelled(self) -> bool:
-        return self.outer is not None and self.outer.is_cancelled()

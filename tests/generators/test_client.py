@@ -15,6 +15,7 @@ from generators.client import (
     generate_batch,
     stream_chat,
 )
+from generators.retry import RetryPolicy
 from podium.models.vllm_launch import free_port
 
 PERSON = {
@@ -35,7 +36,11 @@ def _user(text: str) -> list[dict[str, str]]:
 def test_unreachable_server_raises_after_retries():
     endpoint = Endpoint(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m")
     with pytest.raises(ServerUnavailable, match="did not answer after 2 tries"):
-        generate_batch(endpoint, [ChatRequest(messages=_user("hi"))], retries=1)
+        generate_batch(
+            endpoint,
+            [ChatRequest(messages=_user("hi"))],
+            retry=RetryPolicy(retry_attempts=2, retry_max_wait_s=30),
+        )
 
 
 def test_two_constraints_are_refused():
