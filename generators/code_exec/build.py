@@ -4,14 +4,16 @@
         --inputs-per-function 4 [--backend docker]
 
 For each batch of functions: one constrained chat request per function proposes inputs
-(`inputs.py`), each is parsed as literals or recorded as rejected (`harness.py`), every
-valid call runs in a warm sandbox pool on all workers, and the batch's rows are appended
-to `out` in one commit. A re-run of the same card skips functions already in `out`.
-At the end the SFT table (`sft_out`, default `OUT_sft`) is (re)written from every
-successful row: "What does f(...) return?" answered with the output's repr.
+(`inputs.py`), each is parsed (literals here, other expressions evaluated in the sandbox)
+or recorded as rejected (`harness.py`), every call runs in a warm sandbox pool on all
+workers, and the batch's rows are appended to `out` in one commit. A re-run of the same
+card skips functions already in `out`. At the end the SFT table (`sft_out`, default
+`OUT_sft`) is (re)written from every successful row: "What does f(...) return?"
+answered with the output's repr.
 
 `mode: verify` reads a rows table instead, re-executes each successful (code, input)
-and writes a report table flagging every output that no longer matches (`verify.py`).
+and writes a report table flagging every output that no longer matches, and every
+input that no longer evaluates, apart (`verify.py`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from pydantic import BaseModel, Field
 from generators.code_exec import tables
 from generators.code_exec.harness import (
     InputRejected,
-    canonical_input,
     entry_arity,
+    input_error,
     parse_input,
     program,
 )
@@ -125,15 +127,14 @@ def plan_calls(
     seen: set[str] = set()
     for raw in proposal.inputs[:n]:
         try:
-            args = parse_input(raw, arity)
+            call = parse_input(raw, arity)
         except InputRejected as exc:
             rejected.append(rejected_row(fn, raw, str(exc), model, backend))
             continue
-        text = canonical_input(args)
-        if text in seen:
+        if call.input in seen:
             continue
-        seen.add(text)
-        calls.append({"fn": fn, "raw": raw, "input": text, "args": args})
+        seen.add(call.input)
+        calls.append({"fn": fn, "raw": raw, "input": call.input, "call": call, "arity": arity})
     return rejected, calls
 
 
@@ -142,7 +143,7 @@ def execute_calls(
 ) -> list[dict[str, Any]]:
     jobs = [
         Job(
-            program(c["fn"]["code"], c["fn"]["entry_point"], c["args"]),
+            program(c["fn"]["code"], c["fn"]["entry_point"], c["call"], c["arity"]),
             limits=limits,
             meta={"i": i},
         )
@@ -166,6 +167,10 @@ def _record(
 ) -> None:
     call = calls[job.meta["i"]]
     fn = call["fn"]
+    rejected = input_error(result)  # an expression input that raised in the sandbox
+    if rejected is not None:
+        rows[job.meta["i"]] = rejected_row(fn, call["raw"], rejected, model, backend)
+        return
     rows[job.meta["i"]] = {
         "id": tables.row_id(fn["id"], call["input"]),
         "function_id": fn["id"],

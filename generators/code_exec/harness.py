@@ -1,10 +1,14 @@
 """Turning (function, proposed input) into a sandbox program, and its result into a row.
 
-An input is the argument list of one call written as Python literals, e.g.
-`[3, 1, 2], 2`. It is parsed with `ast.literal_eval` only (never evaluated), checked
-against the entry point's signature, and stored in one canonical spelling so that the
-same call proposed twice is recognised. The program runs the function's code with its
-prints swallowed and writes only `repr(result)`: what "f(...) returns" means.
+An input is the argument list of one call, e.g. `[3, 1, 2], 2`. Written as Python
+literals it is parsed with `ast.literal_eval` on the host, checked against the entry
+point's signature, and stored in one canonical spelling so that the same call proposed
+twice is recognised. Any other expression (`[i*i for i in range(5)]`, `dict(a=1)`,
+`"ab" * 3`) is only parsed here and stored as written: it is evaluated inside the
+sandbox, never in this process, and an input that raises there (or gives the wrong
+number of arguments) is reported as rejected (`input_error`), not as a failed call.
+The program runs the function's code with its prints swallowed and writes only
+`repr(result)`: what "f(...) returns" means.
 """
 
 from __future__ import annotations
@@ -13,11 +17,26 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from generators.sandbox import Result
+
 MAX_INPUT_CHARS = 2000
+# How a program says "the input, not the function, failed": this exit status together
+# with a marked last stderr line.
+INPUT_EXIT = 86
+INPUT_MARK = "podium-input-rejected: "
 
 
 class InputRejected(ValueError):
-    """A proposed input that is not a literal argument list this function accepts."""
+    """A proposed input that is not an argument list this function accepts."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call's arguments as the sandbox evaluates them."""
+
+    input: str  # as stored: the canonical literal spelling, or the expression as written
+    source: str  # a Python expression for the argument tuple
+    args: tuple[Any, ...] | None = None  # the values, when the input is literals
 
 
 @dataclass(frozen=True)
@@ -53,12 +72,12 @@ def entry_arity(code: str, entry_point: str) -> Arity:
     raise ValueError(f"the code defines no top-level function named {entry_point!r}")
 
 
-def parse_input(text: str, arity: Arity) -> tuple[Any, ...]:
-    """The call's arguments, from literal text like `[1, 2], 'a'`."""
+def parse_input(text: str, arity: Arity) -> Call:
+    """The call for `text`: literals parsed here, any other expression left to the sandbox."""
     text = text.strip()
     if not text:
         if arity.accepts(0):
-            return ()
+            return Call("", "()", ())
         raise InputRejected(f"empty input; the function takes {arity.describe()} arguments")
     if len(text) > MAX_INPUT_CHARS:
         raise InputRejected(f"input longer than {MAX_INPUT_CHARS} characters")
@@ -73,9 +92,21 @@ def parse_input(text: str, arity: Arity) -> tuple[Any, ...]:
                 ast.literal_eval(f"({canonical_input(args)},)")
             except (ValueError, SyntaxError):
                 raise InputRejected("a value has no literal spelling (inf or nan)") from None
-            return args
+            return Call(canonical_input(args), repr(args), args)
         raise InputRejected(f"{len(args)} arguments given; the function takes {arity.describe()}")
-    raise InputRejected("not a list of Python literals (parsed with ast.literal_eval)")
+    return Call(text, _expression_source(text))
+
+
+def _expression_source(text: str) -> str:
+    error: SyntaxError | None = None
+    for candidate in (f"({text},)", f"({text})"):
+        try:
+            ast.parse(candidate, mode="eval")
+        except (SyntaxError, MemoryError, RecursionError, ValueError) as exc:
+            error = error or (exc if isinstance(exc, SyntaxError) else SyntaxError(str(exc)))
+            continue
+        return candidate
+    raise InputRejected(f"not a Python argument list: {error.msg if error else 'no parse'}")
 
 
 def canonical_input(args: tuple[Any, ...]) -> str:
@@ -86,13 +117,45 @@ def call_text(entry_point: str, input_text: str) -> str:
     return f"{entry_point}({input_text})"
 
 
-def program(code: str, entry_point: str, args: tuple[Any, ...]) -> str:
-    """A script that defines the function, calls it once, and prints only the repr."""
+def program(
+    code: str, entry_point: str, call: Call | tuple[Any, ...], arity: Arity | None = None
+) -> str:
+    """A script that evaluates the call's arguments, defines the function, calls it once,
+    and prints only the repr. With `arity`, a wrong argument count rejects the input."""
+    source = call.source if isinstance(call, Call) else repr(call)
+    count_check = ""
+    if arity is not None:
+        too_many = "" if arity.maximum is None else f" or len(_podium_args) > {arity.maximum}"
+        count_check = (
+            f"        if len(_podium_args) < {arity.required}{too_many}:\n"
+            "            raise TypeError(f'{len(_podium_args)} arguments given; "
+            f"the function takes {arity.describe()}')\n"
+        )
     return (
         "import contextlib as _podium_cl, io as _podium_io, sys as _podium_sys\n"
         f"_podium_ns = {{'__name__': '__podium_function__'}}\n"
-        f"with _podium_cl.redirect_stdout(_podium_io.StringIO()):\n"
+        "with _podium_cl.redirect_stdout(_podium_io.StringIO()):\n"
+        "    try:\n"
+        f"        _podium_args = eval(compile({source!r}, 'input', 'eval'), {{}})\n"
+        "        if not isinstance(_podium_args, tuple):\n"
+        "            _podium_args = (_podium_args,)\n"
+        f"{count_check}"
+        "    except BaseException as _podium_exc:\n"
+        "        _podium_sys.stderr.write(\n"
+        f"            f'\\n{INPUT_MARK}{{type(_podium_exc).__name__}}: {{_podium_exc}}\\n'\n"
+        "        )\n"
+        f"        _podium_sys.exit({INPUT_EXIT})\n"
         f"    exec(compile({code!r}, 'function.py', 'exec'), _podium_ns)\n"
-        f"    _podium_result = _podium_ns[{entry_point!r}](*{args!r})\n"
+        f"    _podium_result = _podium_ns[{entry_point!r}](*_podium_args)\n"
         "_podium_sys.stdout.write(repr(_podium_result))\n"
     )
+
+
+def input_error(result: Result) -> str | None:
+    """Why the call's input was rejected inside the sandbox; None when it evaluated."""
+    if result.exit_code != INPUT_EXIT:
+        return None
+    for line in reversed(result.stderr.splitlines()):
+        if line.startswith(INPUT_MARK):
+            return f"the input raised {line[len(INPUT_MARK) :]}"[:500]
+    return None

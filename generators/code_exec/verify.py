@@ -2,8 +2,11 @@
 
 Reads a rows table (as written by a build, or any table with code, entry_point, input
 and output columns), re-executes every row whose recorded status is ok in the sandbox,
-and writes a report table with the recomputed output and `match`. Mismatches mean a
-non-deterministic function, a different Python, or a tampered row.
+and writes a report table with the recomputed output and `match`. Inputs that are
+expressions rather than literals are evaluated inside the sandbox like the call itself.
+Mismatches mean a non-deterministic function, a different Python, or a tampered row;
+rows whose input cannot be evaluated (it raises, or gives the wrong number of
+arguments) are reported `rejected` and counted apart.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ from generators.code_exec import tables
 from generators.code_exec.harness import (
     InputRejected,
     entry_arity,
+    input_error,
     parse_input,
     program,
 )
 from generators.code_exec.source import done_ids, output_properties, read_input
 from generators.grading import error_line
-from generators.sandbox import Job, Sandbox
+from generators.sandbox import Job, Result, Sandbox
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, table_exists
 
@@ -65,6 +69,23 @@ def _report_row(
     }
 
 
+def _checked_row(row: dict[str, Any], result: Result, backend: str) -> dict[str, Any]:
+    rejected = input_error(result)  # the recorded input raised in the sandbox
+    if rejected is not None:
+        return _report_row(row, None, tables.REJECTED, rejected, result.wall_s, backend)
+    actual = result.stdout if result.status == "ok" else None
+    error = error_line(result) or None
+    return _report_row(row, actual, result.status, error, result.wall_s, backend)
+
+
+def _outcome(report_row: dict[str, Any]) -> str:
+    """match, mismatch (the call ran and gave another output or failed), or rejected
+    (the input itself could not be evaluated)."""
+    if report_row["status"] == tables.REJECTED:
+        return "rejected"
+    return "match" if report_row["match"] else "mismatch"
+
+
 def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     from generators.code_exec.build import chunks, write_batch
 
@@ -91,35 +112,27 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
                 for row in batch:
                     entry = row.get("entry_point") or "f"
                     try:
-                        args = parse_input(row["input"] or "", entry_arity(row["code"], entry))
+                        arity = entry_arity(row["code"], entry)
+                        call = parse_input(row["input"] or "", arity)
                     except (InputRejected, ValueError) as exc:
                         report.append(
                             _report_row(row, None, tables.REJECTED, str(exc), 0.0, backend)
                         )
                         continue
-                    jobs.append(
-                        Job(program(row["code"], entry, args), limits=limits, meta={"row": row})
-                    )
+                    script = program(row["code"], entry, call, arity)
+                    jobs.append(Job(script, limits=limits, meta={"row": row}))
                 with closing(box.imap(jobs)) as stream:
                     for job, result in stream:
-                        actual = result.stdout if result.status == "ok" else None
-                        report.append(
-                            _report_row(
-                                job.meta["row"],
-                                actual,
-                                result.status,
-                                error_line(result) or None,
-                                result.wall_s,
-                                backend,
-                            )
-                        )
+                        report.append(_checked_row(job.meta["row"], result, backend))
                         reporter.check_cancelled()
                 report.sort(key=lambda r: r["id"])
                 write_batch(out, report, tables.VERIFY_ARROW_SCHEMA, properties)
-                counts.update("match" if r["match"] else "mismatch" for r in report)
+                counts.update(_outcome(r) for r in report)
                 finished += len(batch)
                 reporter.progress(
-                    finished, len(candidates), f"rows ({counts['mismatch']} mismatches)"
+                    finished,
+                    len(candidates),
+                    f"rows ({counts['mismatch']} mismatches, {counts['rejected']} rejected)",
                 )
                 for r in report:
                     if not r["match"]:
@@ -134,6 +147,7 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
         "resumed_from": len(candidates) - len(todo),
         "matches_this_run": counts["match"],
         "mismatches_this_run": counts["mismatch"],
+        "rejected_this_run": counts["rejected"],
         "backend": backend,
     }
     return JobOutputs(tables=[out], summary=summary)

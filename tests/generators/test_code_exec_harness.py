@@ -37,26 +37,34 @@ def test_arity_comes_from_the_signature() -> None:
         entry_arity("def f(:\n", "f")
 
 
-def test_inputs_are_literals_only() -> None:
+def test_literal_inputs_are_parsed_here() -> None:
     arity = Arity(1, 2)
-    assert parse_input("[3, 1, 2]", arity) == ([3, 1, 2],)
-    assert parse_input("[3, 1], -1", arity) == ([3, 1], -1)
-    assert parse_input("{'a': 1}", arity) == ({"a": 1},)
-    assert parse_input("(1, 2)", arity) == ((1, 2),)  # one argument: a tuple
-    assert parse_input("'x', 2,", arity) == ("x", 2)
-    for hostile in ("__import__('os').system('id')", "f(1)", "[1] * 10**9", "x", "1, 2, 3"):
-        with pytest.raises(InputRejected):
-            parse_input(hostile, arity)
+    assert parse_input("[3, 1, 2]", arity).args == ([3, 1, 2],)
+    assert parse_input("[3, 1], -1", arity).args == ([3, 1], -1)
+    assert parse_input("{'a': 1}", arity).args == ({"a": 1},)
+    assert parse_input("(1, 2)", arity).args == ((1, 2),)  # one argument: a tuple
+    assert parse_input("'x', 2,", arity).args == ("x", 2)
+    assert parse_input(" [3,1] ", arity).input == "[3, 1]"  # one canonical spelling
     with pytest.raises(InputRejected, match="no literal spelling"):
         parse_input("1e999", arity)
     with pytest.raises(InputRejected, match="3 arguments given; the function takes 1 to 2"):
         parse_input("1, 2, 3", arity)
 
 
+def test_other_expressions_are_left_to_the_sandbox_unevaluated() -> None:
+    arity = Arity(1, 2)
+    for text in ("[i*i for i in range(5)]", "dict(a=1)", '"ab" * 3', "x", "[1] * 10**9"):
+        call = parse_input(text, arity)
+        assert call.args is None and call.input == text  # stored as written, not run here
+    for junk in ("os.system('x'", "def f(): pass", "1 +"):
+        with pytest.raises(InputRejected, match="not a Python argument list"):
+            parse_input(junk, arity)
+
+
 def test_canonical_input_round_trips() -> None:
     args = ([1, "a"], {"k": (1, 2)}, {3}, -0.5, None)
     text = canonical_input(args)
-    assert parse_input(text, Arity(5, 5)) == args
+    assert parse_input(text, Arity(5, 5)).args == args
 
 
 def test_proposal_parsing() -> None:
@@ -69,13 +77,30 @@ def test_proposal_parsing() -> None:
 
 
 def test_plan_rejects_bad_inputs_and_dedupes() -> None:
-    proposal = Proposal(["[2, 1, 2]", "[2,1,2]", "os.system('x')", "[1], 2", "1, 2, 3"])
-    rejected, calls = plan_calls(FN, proposal, 5, "m", "local")
-    assert [c["input"] for c in calls] == ["[2, 1, 2]", "[1], 2"]
-    assert {r["raw_input"] for r in rejected} == {"os.system('x')", "1, 2, 3"}
+    proposal = Proposal(["[2, 1, 2]", "[2,1,2]", "os.system('x'", "[1], 2", "1, 2, 3", "[0]*2"])
+    rejected, calls = plan_calls(FN, proposal, 6, "m", "local")
+    assert [c["input"] for c in calls] == ["[2, 1, 2]", "[1], 2", "[0]*2"]
+    assert {r["raw_input"] for r in rejected} == {"os.system('x'", "1, 2, 3"}
     assert all(r["status"] == "rejected" and r["error"] for r in rejected)
     none_rows, none_calls = plan_calls(FN, Proposal([], "the model said nothing"), 5, "m", "local")
     assert none_calls == [] and none_rows[0]["error"] == "the model said nothing"
+
+
+@pytest.mark.sandbox
+def test_expression_inputs_run_in_the_sandbox_and_raising_ones_are_rejected() -> None:
+    inputs = ["[i % 3 for i in range(5)]", "list('cab'), -1", "undefined_name", "*range(3)"]
+    rejected, calls = plan_calls(FN, Proposal(inputs), 4, "m", "local")
+    assert rejected == []  # nothing is evaluated on the host
+    with Sandbox("local", workers=2) as box:
+        rows = execute_calls(box, calls, Limits(wall_s=5, cpu_s=3), "m", Reporter())
+    by_raw = {r["raw_input"]: r for r in rows}
+    assert by_raw["[i % 3 for i in range(5)]"]["output"] == "[0, 1, 2]"
+    assert by_raw["list('cab'), -1"]["output"] == "['c', 'b', 'a']"
+    bad = by_raw["undefined_name"]
+    assert bad["status"] == "rejected" and bad["input"] is None
+    assert bad["error"] == "the input raised NameError: name 'undefined_name' is not defined"
+    arity = by_raw["*range(3)"]
+    assert arity["status"] == "rejected" and "3 arguments given" in arity["error"]
 
 
 @pytest.mark.sandbox
