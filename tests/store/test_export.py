@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from store_helpers import Recorder
 
 from podium.config import reset_settings
-from podium.reporting import Reporter
 from podium.store.catalog import load_table
 from podium.store.demo import load_demo
 from podium.store.export import export_table
@@ -63,12 +63,3 @@ def test_export_streams_several_data_files_in_order(
     import_file(tmp_path / f"out{suffix}", "ns.back")
     assert read_small("ns.back")[0].to_pylist() == read_small("ns.many")[0].to_pylist()
     assert read_small("ns.back")[0].column("id").to_pylist() == [r["id"] for r in rows]
-
-
-class Recorder(Reporter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[int, int | None, str]] = []
-
-    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
-        self.calls.append((done, total, message))

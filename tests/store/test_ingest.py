@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from store_helpers import Recorder
 
 from podium.config import reset_settings
 from podium.errors import InvalidInput
-from podium.reporting import Reporter
 from podium.store.catalog import list_tables, load_table, table_exists
 from podium.store.ingest import import_file
 from podium.store.read import read_small
@@ -189,15 +189,6 @@ def data_files(name: str) -> list[dict]:
 
 def parquet_files_on_disk(home: Path) -> list[Path]:
     return sorted(home.rglob("*.parquet"))
-
-
-class Recorder(Reporter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[int, int | None, str]] = []
-
-    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
-        self.calls.append((done, total, message))
 
 
 def test_import_writes_several_files_in_one_snapshot_in_order(
