@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 import jsonschema_rs
@@ -73,6 +73,24 @@ def json_syntax_error(rule: str, text: str, exc: orjson.JSONDecodeError) -> Resu
     return failed(rule, kind, message, text, pos)
 
 
+class ValueRule(Protocol):
+    name: str
+
+    def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result: ...
+
+
+def check_json_text(rule: ValueRule, text: object, metadata: str | None) -> Result:
+    """Parse `text` as strict JSON, then let `rule` check the value (every JSON rule's
+    `check`: one syntax report, one not-text report)."""
+    if not isinstance(text, str):
+        return not_text(rule.name, text)
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return json_syntax_error(rule.name, text, exc)
+    return rule.check_value(value, text, metadata)
+
+
 @dataclass(eq=False)
 class JsonRule:
     """Strict JSON (RFC 8259: no NaN, no trailing commas, no comments)."""
@@ -82,13 +100,7 @@ class JsonRule:
     parses_json: bool = True
 
     def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            return json_syntax_error(self.name, text, exc)
-        return self.check_value(value, text, metadata)
+        return check_json_text(self, text, metadata)
 
     def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result:
         return passed(self.name)
@@ -203,13 +215,7 @@ class JsonSchemaRule:
     parses_json: bool = True
 
     def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            return json_syntax_error(self.name, text, exc)
-        return self.check_value(value, text, metadata)
+        return check_json_text(self, text, metadata)
 
     def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result:
         failure = schema_failure(self.name, self.compiled, value, text)

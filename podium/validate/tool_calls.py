@@ -19,9 +19,9 @@ import orjson
 from podium.errors import InvalidInput
 from podium.validate.json_rules import (
     CompiledSchema,
+    check_json_text,
     compile_schema_text,
     json_syntax_error,
-    not_text,
     schema_failure,
 )
 from podium.validate.locate import decoded_to_raw, value_offset
@@ -75,13 +75,7 @@ class ToolCallRule:
     _row_tools: dict[str, dict[str, str] | str] = field(default_factory=dict, repr=False)
 
     def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            return json_syntax_error(self.name, text, exc)
-        return self.check_value(value, text, metadata)
+        return check_json_text(self, text, metadata)
 
     def _tools_for(self, metadata: str | None) -> dict[str, str] | str:
         """The row's tools, or an error message; parsed once per distinct metadata."""
