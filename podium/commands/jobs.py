@@ -8,7 +8,8 @@ podium jobs show ID [--json]        # status, card, inputs, outputs, error
 podium jobs logs ID [--follow]
 podium jobs cancel ID
 podium jobs rerun ID                # queue the job's stored card again
-podium jobs kinds [--json]          # the job kinds and their card fields
+podium jobs kinds [KIND] [--json]   # the job kinds and their card fields / options
+podium jobs kinds KIND --schema     # the run card's JSON Schema; --markdown: a docs table
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from rich.console import Console
 from rich.table import Table
 
 from podium.jobs.cards import card_template, read_card
-from podium.jobs.kinds import KINDS
+from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import run_foreground, submit
-from podium.jobs.logbook import duration_text, kind_fields, progress_text, rerun
+from podium.jobs.logbook import duration_text, progress_text, rerun
 from podium.jobs.logs import follow, log_tail
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import get_job, job_json, list_jobs, request_cancel
@@ -152,25 +153,46 @@ def template(
 
 
 @jobs_app.command("kinds")
-def kinds(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """The job kinds and their card fields."""
+def kinds(
+    kind: Annotated[str | None, typer.Argument(help="Only this kind.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the kind's run-card JSON Schema.")
+    ] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print each kind's settings as a Markdown table.")
+    ] = False,
+) -> None:
+    """The job kinds and their card fields (each also a command-line option)."""
+    from podium.jobs.fields import field_json, markdown_table
+
     load_plugins()
+    chosen = [get_kind(kind)] if kind else sorted(KINDS.values(), key=lambda k: k.name)
+    if schema:
+        schemas = {k.name: k.config_model().model_json_schema() for k in chosen}
+        out.print_json(json.dumps(schemas[kind] if kind else schemas))
+        return
+    if markdown:
+        for k in chosen:
+            typer.echo(f"### `{k.name}`\n\n{k.description}\n\n{markdown_table(k.fields())}")
+        return
     data = [
         {
             "name": k.name,
             "description": k.description,
             "resumable": k.resumable,
-            "fields": kind_fields(k.name),
+            "fields": [field_json(f) for f in k.fields()],
         }
-        for k in sorted(KINDS.values(), key=lambda k: k.name)
+        for k in chosen
     ]
     if as_json:
-        out.print_json(json.dumps(data))
+        typer.echo(json.dumps(data, indent=2))
         return
     for k in data:
         out.print(f"{k['name']}: {k['description']}")
         for f in k["fields"]:
-            out.print(f"    {f['name']}: {f['type']} = {f['default']!r}  {f['help']}")
+            default = "required" if f["required"] else f"= {f['default']!r}"
+            out.print(f"    {f['name']} ({f['option']}): {f['type']} {default}  {f['help']}")
 
 
 def register(app: typer.Typer) -> None:

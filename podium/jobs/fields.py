@@ -14,12 +14,14 @@ kinds' heavy dependencies.
 from __future__ import annotations
 
 import enum
+import json
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from podium.errors import InvalidInput
 from podium.store.refs import TableRef
@@ -222,3 +224,29 @@ def _short_message(err: Any) -> str:
         return f"must be one of {ctx.get('expected')}"
     message = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     return message[:1].lower() + message[1:]
+
+
+def field_json(f: FlatField) -> dict[str, Any]:
+    """One field for `podium jobs kinds --json` (defaults made JSON-safe)."""
+    return {
+        "name": f.path,
+        "option": f.option,
+        "type": f.kind,
+        "choices": [to_jsonable_python(c) for c in f.choices],
+        "default": to_jsonable_python(f.default),
+        "required": f.required,
+        "constraints": list(f.constraints),
+        "help": f.help,
+    }
+
+
+def markdown_table(fields: list[FlatField]) -> str:
+    """The docs table of a kind's settings: card path, option, type, default, help."""
+    lines = ["| card field | option | type | default | help |", "|---|---|---|---|---|"]
+    for f in fields:
+        kind = "|".join(map(str, f.choices)) if f.choices else f.kind
+        default = "required" if f.required else json.dumps(to_jsonable_python(f.default))
+        notes = f" ({', '.join(f.constraints)})" if f.constraints else ""
+        cells = [f"`{f.path}`", f"`{f.option}`", kind, f"`{default}`", f.help + notes]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"

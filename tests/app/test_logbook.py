@@ -87,7 +87,7 @@ def test_new_job_form_queues_a_valid_card_and_lists_bad_fields(home: Path) -> No
 
     at.number_input(key="logbook.new.test-steps.sleep").set_value(-1.0)
     _submit_form(at)
-    assert "sleep: Input should be greater than or equal to 0" in _texts(at)
+    assert "sleep (--sleep): must be >= 0 (got -1.0)" in _texts(at)
     assert len(list_jobs()) == 1  # nothing queued
 
 
