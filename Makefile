@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make run   - set up, load the demo data, serve the app on http://127.0.0.1:8501
-#   make test  - set up (including system packages the tests need), run the whole suite
+#   make test  - set up (including system packages the tests need), check the code, run the
+#                whole suite
 # Every step is idempotent: a second run only re-does what changed.
 
 PYTHON ?= python3.11
@@ -12,12 +13,13 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test setup home system-packages vllm sandbox-image lint bench clean
+.PHONY: run test check setup home system-packages vllm sandbox-image lint bench clean
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
 
-test: setup system-packages vllm sandbox-image
+# `check` comes first: a lint or type error fails in a minute, before any slow set-up.
+test: setup check system-packages vllm sandbox-image
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 setup: $(VENV)/.installed
@@ -48,11 +50,20 @@ $(VLLM_VENV)/.installed: scripts/setup_vllm.sh
 sandbox-image:
 	bash scripts/setup_sandbox.sh
 
-lint: setup
-	$(VENV)/bin/ruff check podium generators trainers tests benchmarks
+CODE := podium generators trainers tests benchmarks
+
+# Lint, formatting, types (strict on store, jobs, validate) and the layer contracts of
+# DESIGN.md; the mypy and import-linter settings live in pyproject.toml.
+check: setup
+	$(VENV)/bin/ruff check $(CODE)
+	$(VENV)/bin/ruff format --check $(CODE)
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+lint: check
 
 bench: setup
 	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) test-artifacts .cache
+	rm -rf $(VENV) $(VLLM_VENV) test-artifacts .cache .mypy_cache .import_linter_cache

@@ -108,8 +108,9 @@ def submit_vibe(
     if not prompt.strip():
         raise InvalidInput("A vibe-check prompt cannot be empty.")
     ensure_vibes_table()
+    vibe_id = str(uuid.uuid4())
     row = {
-        "id": str(uuid.uuid4()),
+        "id": vibe_id,
         "prompt": prompt,
         "ideal": ideal,
         "tags": clean_tags(tags),
@@ -127,7 +128,7 @@ def submit_vibe(
             # A failed commit leaves nothing behind; pyiceberg's own retries ran out.
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise
-    return row["id"]
+    return vibe_id
 
 
 def list_vibes(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from podium.reporting import Reporter
 from trainers.checkpoints import CheckpointWriter
@@ -49,12 +49,26 @@ class ReporterCallback(TrainerCallback):
         self._last_time = self._t0
         self._model: Any = None
 
-    def on_train_begin(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: Any = None,
+        **kwargs: Any,
+    ) -> None:
         self._model = model
         self._t0 = self._last_time = time.monotonic()
         self.reporter.progress(0, state.max_steps, "training started")
 
-    def on_step_end(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
+    def on_step_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: Any = None,
+        **kwargs: Any,
+    ) -> TrainerControl:
         self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
         if self.reporter.is_cancelled():
             self.cancelled = True
@@ -69,7 +83,14 @@ class ReporterCallback(TrainerCallback):
             self.writer.save(model or self._model, state.global_step, final=False)
         return control
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> TrainerControl:
         values = {
             k: float(v)
             for k, v in (logs or {}).items()

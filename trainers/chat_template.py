@@ -42,7 +42,7 @@ _PROBE = [
 
 
 def has_generation_markers(template: str | None) -> bool:
-    return bool(template) and _MARKED in template.replace("{%-", "{%").replace("-%}", "%}")
+    return template is not None and _MARKED in template.replace("{%-", "{%").replace("-%}", "%}")
 
 
 def training_template(tokenizer: Any) -> str:

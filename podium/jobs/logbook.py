@@ -26,7 +26,8 @@ def duration_seconds(job: Job, at: datetime | None = None) -> float | None:
     if job["started_at"] is None:
         return None
     end = job["finished_at"] or at or now()
-    return max(0.0, (end - job["started_at"]).total_seconds())
+    elapsed: float = (end - job["started_at"]).total_seconds()
+    return max(0.0, elapsed)
 
 
 def duration_text(job: Job) -> str:
@@ -44,7 +45,8 @@ def progress_fraction(job: Job) -> float | None:
     done, total = job["progress_done"], job["progress_total"]
     if done is None or not total:
         return None
-    return min(1.0, done / total)
+    fraction: float = done / total
+    return min(1.0, fraction)
 
 
 def progress_text(job: Job) -> str:

@@ -209,7 +209,7 @@ def request_cancel(job_id: str) -> str:
         return "cancelled"
     if transition(job["id"], "cancelling", when=("running",), message="cancel requested"):
         return "cancelling"
-    status = get_job(job["id"])["status"]
+    status: str = get_job(job["id"])["status"]
     if status == "cancelling":
         return status
     raise InvalidInput(f"Job {job['id']} has already finished ({status}); nothing to cancel.")

@@ -73,7 +73,7 @@ class ModelInfo:
 
     @property
     def location(self) -> str:
-        return self.url if self.kind == "endpoint" else (self.path or "")
+        return (self.url if self.kind == "endpoint" else self.path) or ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -61,13 +61,13 @@ def check_texts(
             continue
         block_offset = 0
         if fenced:
-            text, block_offset = extract(text, "fenced")  # type: ignore[arg-type]
+            text, block_offset = extract(text, "fenced")
         meta = metadata[i] if metadata is not None else None
         if parse_rule is not None:
             try:
-                value = loads(text)  # type: ignore[arg-type]
+                value = loads(text)
             except decode_error as exc:
-                failure = json_syntax_error(parse_rule, text, exc)  # type: ignore[arg-type]
+                failure = json_syntax_error(parse_rule, text, exc)
                 out.append((i, failure.in_block(block_offset)))
             else:
                 for rule in value_rules:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from json.decoder import scanstring
+
+# typeshed leaves out scanstring, though json.decoder defines it (and JSONDecoder uses it).
+from json.decoder import scanstring  # type: ignore[attr-defined]
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")

@@ -119,7 +119,7 @@ def report_summary(name: str) -> dict[str, Any]:
     """The summary stored with a report (counts by rule and kind, rows, turns) and the
     settings of the run (rules, extract, roles)."""
     props = load_table(name).properties
-    summary = json.loads(props.get(PROP_SUMMARY) or "{}")
+    summary: dict[str, Any] = json.loads(props.get(PROP_SUMMARY) or "{}")
     summary["rules"] = json.loads(props.get(PROP_RULES) or "[]")
     summary["roles"] = json.loads(props.get(PROP_ROLES) or "[]")
     summary["extract"] = props.get(PROP_EXTRACT, "whole")

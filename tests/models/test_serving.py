@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from podium import processes
 from podium.errors import PodiumError
 from podium.models import ensure_server, list_servers, register_checkpoint
-from podium import processes
 from podium.models.serving import VLLM_MARKER, _row
 from podium.models.vllm_launch import server_command, server_env
 

@@ -122,10 +122,11 @@ def _launch_form() -> None:
     model = c1.selectbox("Base checkpoint", bases, key="train.model")
     table = c2.selectbox("Table", tables, key="train.table")
     snaps = snapshot_choices(table) if table else []
+    snap_labels = {sid: label for label, sid in snaps}
     snapshot = c2.selectbox(
         "Snapshot",
-        [sid for _, sid in snaps],
-        format_func=dict((s, lbl) for lbl, s in snaps).get,
+        list(snap_labels),
+        format_func=lambda sid: snap_labels.get(sid, str(sid)),
         key=f"train.snapshot.{table}",
     )
     preset = c1.selectbox(

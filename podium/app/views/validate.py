@@ -167,7 +167,9 @@ def _results(table: str) -> None:
     listed = pd.DataFrame(shown[:LISTED])[["id", "turn", "rule", "kind", "excerpt", "message"]]
     st.dataframe(listed, hide_index=True, width="stretch")
     labels = {i: f"{f['id']} · turn {f['turn']} · {f['kind']}" for i, f in enumerate(shown)}
-    index = st.selectbox("Sample", list(labels), key=SAMPLE, format_func=labels.get)
+    index = st.selectbox(
+        "Sample", list(labels), key=SAMPLE, format_func=lambda i: labels.get(i, str(i))
+    )
     if index is None or index >= len(shown):
         return
     failure = shown[index]
@@ -193,6 +195,8 @@ if linked in tables and st.session_state.get("validate.linked") != linked:
 settings, results = st.columns([1, 2], gap="large")
 with settings:
     chosen_table = widgets.table_picker(tables, key=TABLE)
+if chosen_table is None:
+    st.stop()
 try:
     with settings:
         _settings(chosen_table)
