@@ -152,13 +152,17 @@ def _is_text(t: pa.DataType) -> bool:
 
 def search_condition(schema: pa.Schema, param: str) -> str:
     """SQL true when any text of a row (any string column, any message's content)
-    contains `$param`, which must be given lower-cased. Plain text, not a pattern."""
+    matches `$param`, a pattern from `search_pattern`, ignoring case.
+
+    A case-insensitive RE2 match of the escaped text measured fastest of DuckDB's ways
+    on 200k rows of ~7.7 KB (see README): about 2x `ILIKE` and 2.5x `contains(lower())`.
+    """
     parts = []
     for f in schema:
         if f.name == POS:
             continue
         if _is_text(f.type):
-            parts.append(f"coalesce(contains(lower({quote(f.name)}), ${param}), false)")
+            parts.append(f"coalesce(regexp_matches({quote(f.name)}, ${param}, 'i'), false)")
         elif (
             _is_list(f.type)
             and pa.types.is_struct(f.type.value_type)
@@ -166,9 +170,15 @@ def search_condition(schema: pa.Schema, param: str) -> str:
         ):
             parts.append(
                 f"coalesce(list_bool_or(list_transform({quote(f.name)}, "
-                f"lambda m: contains(lower(m.content), ${param}))), false)"
+                f"lambda m: regexp_matches(m.content, ${param}, 'i'))), false)"
             )
     return "(" + " OR ".join(parts) + ")" if parts else "false"
+
+
+def search_pattern(text: str) -> str:
+    """`text` as a regular expression matching exactly that text (no wildcards)."""
+    escaped = duckdb.connect().execute("SELECT regexp_escape($t)", {"t": text}).fetchone()
+    return str(escaped[0]) if escaped else text
 
 
 def conditions(
@@ -182,7 +192,7 @@ def conditions(
     """SQL conditions for a search, a `where` expression and equality filters."""
     conds: list[str] = []
     if search:
-        params["needle"] = search.lower()
+        params["needle"] = search_pattern(search)
         conds.append(search_condition(schema, "needle"))
     if where:
         conds.append(f"({where})")

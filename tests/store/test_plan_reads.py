@@ -1,0 +1,226 @@
+"""Reads over a table made of several data files: file plans, pages across file
+boundaries, deep offsets that open only the row groups they need, search in the last
+file, mapped tables, time travel, and the guarded SQL console."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from podium.errors import InvalidInput
+from podium.store import scan
+from podium.store.catalog import load_table
+from podium.store.plan import plan_snapshot
+from podium.store.query import count_by, page, run_sql
+from podium.store.read import iter_batches, read_rows, row_count
+from podium.store.schema import PROP_MAPPING, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.snapshots import list_snapshots
+from podium.store.stats import table_stats
+from podium.store.write import set_properties, write_batches, write_table
+
+ROWS_PER_GROUP = 10
+GROUPS_PER_FILE = 3
+
+
+def rows(n: int, start: int = 0) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "id": f"r{i:04d}",
+                "messages": [
+                    {"role": "user", "content": f"question {i}"},
+                    {"role": "assistant", "content": f"answer {i}"},
+                ],
+                "source": "even" if i % 2 == 0 else "odd",
+                "split": "test" if i % 5 == 0 else "train",
+                "tags": [],
+                "system": None,
+                "metadata": None,
+                "created_at": None,
+            }
+            for i in range(start, start + n)
+        ],
+        schema=SFT_ARROW_SCHEMA,
+    )
+
+
+def ids(n: int, start: int = 0) -> list[str]:
+    return [f"r{i:04d}" for i in range(start, start + n)]
+
+
+def _write_in_files(name: str, n: int, start: int, mode: str) -> None:
+    """n rows as row groups of ROWS_PER_GROUP, files rolled over every few groups."""
+    data = rows(n, start)
+    # Each batch becomes one row group; a tiny target size rolls a new file over
+    # after each group, so a larger write makes several files in one commit.
+    write_batches(
+        name,
+        data.to_batches(max_chunksize=ROWS_PER_GROUP),
+        mode=mode,  # type: ignore[arg-type]
+        schema=SFT_SCHEMA,
+        target_file_bytes=1,
+    )
+
+
+@pytest.fixture
+def multi(podium_home: Path) -> str:
+    """150 rows in 15 files over three commits (60 + 50 + 40 rows)."""
+    _write_in_files("t.multi", 60, 0, "create")
+    _write_in_files("t.multi", 50, 60, "append")
+    _write_in_files("t.multi", 40, 110, "append")
+    return "t.multi"
+
+
+def test_plan_lists_files_in_write_order_with_row_offsets(multi: str) -> None:
+    table = load_table(multi)
+    plan = plan_snapshot(table, table.current_snapshot().snapshot_id)
+    assert len(plan.files) == 15 and plan.total == 150
+    assert [f.start for f in plan.files] == list(range(0, 150, 10))
+    first_rows = [
+        pq.read_table(f.local_path, columns=["id"]).column("id")[0].as_py() for f in plan.files
+    ]
+    assert first_rows == [f"r{i:04d}" for i in range(0, 150, 10)]
+    assert list(plan.locate(25, 20)) == [(2, 5, 5), (3, 0, 10), (4, 0, 5)]
+
+
+def test_pages_across_file_boundaries_are_rows_in_write_order(multi: str) -> None:
+    for offset, limit in ((0, 10), (5, 10), (55, 10), (8, 37), (140, 50), (149, 1)):
+        p = page(multi, offset=offset, limit=limit)
+        assert p.total == 150
+        assert [r["id"] for r in p.rows] == ids(min(limit, 150 - offset), offset)
+    assert page(multi, offset=500).rows == []
+
+
+def test_a_deep_page_opens_only_the_row_group_that_holds_it(
+    multi: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[tuple[str, tuple[int, ...]]] = []
+    real = scan._read_groups
+
+    def spy(table, path, groups, schema):  # type: ignore[no-untyped-def]
+        opened.append((path, tuple(groups)))
+        return real(table, path, groups, schema)
+
+    monkeypatch.setattr(scan, "_read_groups", spy)
+    got = page(multi, offset=143, limit=5)
+    assert [r["id"] for r in got.rows] == ids(5, 143)
+    table = load_table(multi)
+    last = plan_snapshot(table, table.current_snapshot().snapshot_id).files[-1]
+    assert opened == [(last.path, (0,))]  # one row group of one file, not a scan from row 0
+
+
+def test_search_hits_in_the_last_file_only(multi: str) -> None:
+    p = page(multi, search="ANSWER 147", limit=10)
+    assert p.total == 1 and [r["id"] for r in p.rows] == ["r0147"]
+    first = page(multi, search="answer 14", limit=3, count=False)
+    assert first.total is None and [r["id"] for r in first.rows] == ["r0014", "r0140", "r0141"]
+
+
+def test_filters_and_search_combine_and_counts_follow_them(multi: str) -> None:
+    p = page(multi, search="question 1", filters={"split": "test"}, limit=50)
+    # ids 1, 10-19, 100-149 contain "question 1"; of those, multiples of 5 are test
+    expected = [i for i in range(150) if f"question {i}".startswith("question 1") and i % 5 == 0]
+    assert [r["id"] for r in p.rows] == [f"r{i:04d}" for i in expected]
+    assert p.total == len(expected)
+    deep = page(multi, where="source = 'odd'", offset=60, limit=10)
+    assert deep.total == 75 and [r["id"] for r in deep.rows] == [
+        f"r{i:04d}" for i in range(121, 141, 2)
+    ]
+    assert dict(count_by(multi, "split", search="question 1")) == {
+        "test": len(expected),
+        "train": 61 - len(expected),
+    }
+    stats = table_stats(multi, filters={"split": ["test"]})
+    assert stats.rows == 30 and stats.turns == 60
+    assert sum(b["samples"] for b in stats.length_bins) == 30
+
+
+def test_time_travel_reads_an_older_snapshot_from_its_own_files(multi: str) -> None:
+    snaps = list_snapshots(load_table(multi))
+    assert [s.total_rows for s in snaps] == [60, 110, 150]
+    old = page(multi, snapshot_id=snaps[1].snapshot_id, offset=100, limit=50)
+    assert old.total == 110 and [r["id"] for r in old.rows] == ids(10, 100)
+    assert row_count(multi, snaps[0].snapshot_id) == 60
+    assert page(multi, snapshot_id=snaps[0].snapshot_id, search="answer 7").total == 1
+
+
+def test_streaming_and_bounded_reads(multi: str) -> None:
+    batches = list(iter_batches(multi, columns=["id"], batch_size=7))
+    assert max(b.num_rows for b in batches) <= 7
+    assert [v for b in batches for v in b.column("id").to_pylist()] == ids(150)
+    assert read_rows(multi, offset=58, limit=4, columns=["id"]).column("id").to_pylist() == ids(
+        4, 58
+    )
+    with pytest.raises(InvalidInput, match="no column nope"):
+        read_rows(multi, limit=1, columns=["nope"])
+
+
+def test_a_mapped_sharegpt_table_pages_under_canonical_names(podium_home: Path) -> None:
+    data = pa.Table.from_pylist(
+        [
+            {
+                "uid": f"s{i:03d}",
+                "conversations": [
+                    {"from": "human", "value": f"hi {i}"},
+                    {"from": "gpt", "value": f"hello {i}"},
+                ],
+            }
+            for i in range(40)
+        ]
+    )
+    write_batches("t.sg", data.to_batches(max_chunksize=10), target_file_bytes=1)
+    set_properties(
+        "t.sg",
+        {
+            PROP_MAPPING: json.dumps(
+                {"messages": "conversations", "role": "from", "content": "value", "id": "uid"}
+            )
+        },
+    )
+    p = page("t.sg", offset=18, limit=4)
+    assert p.columns[:2] == ["id", "messages"] and p.total == 40
+    assert [r["id"] for r in p.rows] == ["s018", "s019", "s020", "s021"]
+    assert p.rows[0]["messages"][1] == {"role": "gpt", "content": "hello 18"}
+    hit = page("t.sg", search="HELLO 33")
+    assert [r["id"] for r in hit.rows] == ["s033"]
+    assert table_stats("t.sg").turns == 80
+
+
+def test_sql_pushes_max_rows_into_the_query(multi: str) -> None:
+    out = run_sql("SELECT id FROM t.multi ORDER BY id DESC", max_rows=3)
+    assert out.column("id").to_pylist() == ["r0149", "r0148", "r0147"]
+    assert run_sql("SELECT count(*) AS n FROM t.multi;").to_pylist() == [{"n": 150}]
+    with pytest.raises(InvalidInput):  # a trailing comment cannot swallow the LIMIT
+        run_sql("SELECT 1) AS x; SELECT (1 --", max_rows=1)
+
+
+def test_sql_that_would_run_for_minutes_is_stopped_by_the_timeout(podium_home: Path) -> None:
+    write_table("t.small", rows(3), schema=SFT_SCHEMA)
+    with pytest.raises(InvalidInput, match="stopped after 0.5 s"):
+        run_sql(
+            "SELECT count(*) FROM range(1000000000) a, range(1000000) b WHERE a.range > b.range",
+            timeout_s=0.5,
+        )
+    with pytest.raises(InvalidInput, match="memory"):
+        run_sql(
+            "SELECT list(range) AS l FROM range(50000000) GROUP BY range % 3",
+            memory_limit="20MB",
+        )
+
+
+def test_where_and_sql_cannot_read_other_files(multi: str) -> None:
+    with pytest.raises(InvalidInput, match="(?i)permission|disabled"):
+        page(multi, where="(SELECT count(*) FROM read_csv('/etc/passwd')) > 0")
+    for sql in (
+        "SELECT * FROM read_text('/etc/passwd')",
+        "SELECT count(*) FROM t.multi WHERE (SELECT count(*) FROM read_csv('/etc/passwd')) > 0",
+        "SELECT * FROM glob('/*')",
+    ):
+        with pytest.raises(InvalidInput, match="(?i)permission|disabled"):
+            run_sql(sql)
+    with pytest.raises(InvalidInput, match="single SELECT"):
+        run_sql("SET enable_external_access = true")
