@@ -7,11 +7,8 @@
 - `trainers.rewards`  rewards from validation rules, the sandbox, exact match, length
 - `trainers.callbacks` metrics, samples, cancel and periodic saves into the Reporter
 - `trainers.checkpoints` atomic save + registration with lineage
+
+Importing this package changes nothing in the environment: the training run sets what it
+needs itself (`trainers.runtime.prepare_env`), so an app or CLI that imports `trainers`
+starts vLLM servers without training-only settings.
 """
-
-import os
-
-# Read by OpenMP when torch first loads: a job process imports `trainers` before torch.
-# PASSIVE keeps idle OpenMP threads from spinning on a busy 2-core machine (FACTS.md).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

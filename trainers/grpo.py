@@ -130,9 +130,9 @@ def build_grpo_trainer(
 
 
 def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
+    prepare_env()  # before torch loads (trainers.callbacks imports it): OpenMP reads it once
     from trainers.callbacks import ReporterCallback
 
-    prepare_env()
     cfg = (
         config if isinstance(config, GrpoConfig) else GrpoConfig.model_validate(config.model_dump())
     )

@@ -2,8 +2,9 @@
 and the TrainingArguments fields that make TRL behave on CPU.
 
 `OMP_WAIT_POLICY=PASSIVE` must be in the environment before torch loads its OpenMP
-runtime (4x faster on a busy 2-core machine, see FACTS.md); `trainers/__init__.py`
-sets it, so a job process that imports `trainers` before torch gets it.
+runtime (4x faster on a busy 2-core machine, see FACTS.md), and nowhere else: it slows
+plain decoding, so a vLLM server must not inherit it. `run_sft` and `run_grpo` call
+`prepare_env()` first, before anything imports torch, in the training process only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ TRAIN_ENV = {
 
 
 def prepare_env() -> None:
+    """Training-only settings, in this (the training) process; values already set win."""
     for key, value in TRAIN_ENV.items():
         os.environ.setdefault(key, value)
 

@@ -88,9 +88,9 @@ def build_sft_trainer(
 
 def run_sft(config: SftConfig, reporter: Reporter) -> JobOutputs:
     """Train, save, register; returns the registered checkpoints."""
+    prepare_env()  # before torch loads (trainers.callbacks imports it): OpenMP reads it once
     from trainers.callbacks import ReporterCallback
 
-    prepare_env()
     cfg = (
         SftConfig.model_validate(config.model_dump())
         if not isinstance(config, SftConfig)
