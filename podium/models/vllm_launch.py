@@ -121,6 +121,8 @@ def server_env(*, gpu: bool) -> dict[str, str]:
     # The app's venv must not leak into vLLM's interpreter.
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
+    # A training setting (see trainers.runtime) that slows plain decoding (FACTS.md).
+    env.pop("OMP_WAIT_POLICY", None)
     if not gpu:
         env["VLLM_CPU_KVCACHE_SPACE"] = str(CPU_KV_CACHE_GIB)
         env.setdefault("VLLM_TARGET_DEVICE", "cpu")

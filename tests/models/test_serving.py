@@ -26,6 +26,11 @@ def test_cpu_and_gpu_flags():
     assert env["VLLM_CACHE_ROOT"].startswith(str(server_env.__globals__["get_settings"]().home))
 
 
+def test_server_env_drops_the_training_only_omp_policy(monkeypatch):
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    assert "OMP_WAIT_POLICY" not in server_env(gpu=False)
+
+
 @pytest.mark.vllm
 def test_one_server_per_checkpoint_is_reused(vllm_model):
     first = ensure_server(vllm_model)
