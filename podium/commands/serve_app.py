@@ -16,6 +16,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from podium import processes
+
 APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
 STOP_GRACE_SECONDS = 15.0
 
@@ -87,16 +89,10 @@ def _supervise(commands: dict[str, list[str]]) -> int:
 
 
 def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:
-    for proc in procs.values():
-        if proc.poll() is None:
-            proc.terminate()  # the worker fails or requeues its jobs on SIGTERM
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
     for name, proc in procs.items():
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        # The worker fails or requeues its jobs on SIGTERM. These share our process group
+        # (so Ctrl-C reaches them), and are signalled one by one.
+        processes.stop(proc, STOP_GRACE_SECONDS)
         console.print(f"stopped {name} (pid {proc.pid})")
 
 
