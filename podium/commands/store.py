@@ -116,13 +116,22 @@ def show(
         str | None, typer.Option(help="SQL condition, e.g. \"split = 'test'\".")
     ] = None,
     snapshot: Annotated[str | None, typer.Option(help="Snapshot id (time travel).")] = None,
+    count: Annotated[
+        bool, typer.Option(help="Count every match (--no-count: stop at the page's last hit).")
+    ] = True,
     as_json: JsonFlag = False,
 ) -> None:
     """Show rows of a table: a page at any offset, with search and filters."""
     from podium.store.query import page
 
     result = page(
-        name, offset=offset, limit=limit, search=search, where=where, snapshot_id=snapshot
+        name,
+        offset=offset,
+        limit=limit,
+        search=search,
+        where=where,
+        snapshot_id=snapshot,
+        count=count,
     )
     if as_json:
         print_json(result.to_dict())
@@ -133,7 +142,8 @@ def show(
     else:
         print_rows(result.rows, title=f"{name} @ {result.snapshot_id}")
     end = result.offset + len(result.rows)
-    console.print(f"rows {result.offset + 1 if result.rows else 0}-{end} of {result.total}")
+    of = "" if result.total is None else f" of {result.total}"
+    console.print(f"rows {result.offset + 1 if result.rows else 0}-{end}{of}")
 
 
 def snapshots(
@@ -182,13 +192,17 @@ def demo(as_json: JsonFlag = False) -> None:
 
 def sql(
     query: Annotated[str, typer.Argument(help="One SELECT over tables named NAMESPACE.TABLE.")],
-    max_rows: Annotated[int, typer.Option(help="Most rows to print.")] = 100,
+    max_rows: Annotated[
+        int, typer.Option(help="Most rows to return (a LIMIT on the query).")
+    ] = 100,
+    timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
+    memory: Annotated[str, typer.Option(help="Memory cap for the query, e.g. 2GB.")] = "2GB",
     as_json: JsonFlag = False,
 ) -> None:
     """Run a read-only SQL query (DuckDB dialect); anything but SELECT is refused."""
     from podium.store.query import run_sql
 
-    rows = run_sql(query, max_rows=max_rows).to_pylist()
+    rows = run_sql(query, max_rows=max_rows, timeout_s=timeout, memory_limit=memory).to_pylist()
     if as_json:
         print_json(rows)
     else:
@@ -198,12 +212,14 @@ def sql(
 def stats(
     name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
     snapshot: Annotated[str | None, typer.Option(help="Snapshot id.")] = None,
+    search: Annotated[str | None, typer.Option(help="Only rows containing this text.")] = None,
+    where: Annotated[str | None, typer.Option(help="Only rows passing this SQL condition.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Rows, turns and characters per role of an SFT table."""
+    """Rows, turns and characters per role of an SFT table (or of the matching rows)."""
     from podium.store.stats import table_stats
 
-    result = table_stats(name, snapshot).to_dict()
+    result = table_stats(name, snapshot, search=search, where=where).to_dict()
     if as_json:
         print_json(result)
         return
