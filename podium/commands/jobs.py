@@ -7,7 +7,8 @@ podium jobs [--json]                # every job, newest first
 podium jobs show ID [--json]        # status, card, inputs, outputs, error
 podium jobs logs ID [--follow]
 podium jobs cancel ID
-podium jobs rerun ID                # queue the job's stored card again
+podium jobs rerun ID [--compare]    # its card again into <out>__rerun_<n>; --compare: run
+                                    # here, then rows identical / differing (--json)
 podium jobs kinds [KIND] [--json]   # the job kinds and their card fields / options
 podium jobs kinds KIND --schema     # the run card's JSON Schema; --markdown: a docs table
 """
@@ -25,13 +26,15 @@ from rich.table import Table
 from podium.jobs.cards import card_template, read_card
 from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import run_foreground, submit
-from podium.jobs.logbook import duration_text, progress_text, rerun
+from podium.jobs.logbook import duration_text, progress_text
 from podium.jobs.logs import follow, log_tail
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import get_job, job_json, list_jobs, request_cancel
+from podium.jobs.rerun import describe, queue_rerun, rerun_and_compare
 from podium.jobs.tables import FINISHED
 
 out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 jobs_app = typer.Typer(help="List, inspect, follow and cancel jobs.", no_args_is_help=False)
 
 
@@ -132,9 +135,40 @@ def cancel(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefi
 
 
 @jobs_app.command("rerun")
-def rerun_cmd(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")]) -> None:
-    """Queue a past job's stored card again, exactly as it ran."""
-    out.print(rerun(get_job(job_id)["id"]))
+def rerun_cmd(
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare", help="Run it here, then report rows identical / differing per table."
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Re-run a succeeded job's stored card into new tables (<out>__rerun_<n>).
+
+    Without --compare it is queued for a worker and its id printed.
+    """
+    if not compare:
+        new_id, plan = queue_rerun(job_id)
+        for original, again in plan.tables.items():
+            err.print(f"queued job {new_id}: {original} -> {again}")
+        out.print(new_id)
+        return
+    job, diffs = rerun_and_compare(job_id, quiet=quiet)
+    if as_json:
+        report = {
+            "job_id": get_job(job_id)["id"],
+            "rerun_job_id": job["id"],
+            "all_identical": all(d.all_identical for d in diffs),
+            "tables": [d.to_dict() for d in diffs],
+        }
+        out.print_json(json.dumps(report))
+        return
+    out.print(f"re-run job {job['id']}")
+    for diff in diffs:
+        out.print("\n".join(describe(diff)))
 
 
 @jobs_app.command("template")

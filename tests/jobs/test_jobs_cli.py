@@ -65,11 +65,13 @@ def test_submitted_card_is_run_by_the_worker(jobs_home: Path, tmp_path: Path) ->
     assert load_table("ns.queued").properties["podium.lineage.job_id"] == job_id
     assert job["outputs"]["summary"] == {"rows": 2}
 
-    rerun_id = podium("jobs", "rerun", job_id).stdout.strip()
-    assert rerun_id != job_id
+    # A re-run writes a new table beside the original, never over it.
+    rerun = podium("jobs", "rerun", job_id)
+    rerun_id = rerun.stdout.strip()
+    assert rerun_id != job_id and "ns.queued -> ns.queued__rerun_1" in rerun.stderr
     podium("worker", "--once", "--poll", "0.2")
-    again = get_job(rerun_id)
-    assert again["status"] == "failed" and "already exists" in again["error"]
+    assert get_job(rerun_id)["status"] == "succeeded"
+    assert load_table("ns.queued__rerun_1").properties["podium.lineage.job_id"] == rerun_id
 
 
 def test_invalid_card_is_rejected_and_nothing_is_queued(jobs_home: Path, tmp_path: Path) -> None:

@@ -1,0 +1,81 @@
+"""`podium jobs rerun ID [--compare]` with real kinds, real tables and the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from jobs_helpers import podium
+
+from podium.errors import InvalidInput
+from podium.jobs.cards import Card, card_environment, validate_config
+from podium.jobs.launch import run_in_process
+from podium.jobs.queue import get_job
+from podium.jobs.rerun import plan_rerun
+from podium.store.catalog import load_table, table_exists
+
+
+def _import_job(tmp_path: Path, table: str = "ns.chat") -> str:
+    data = tmp_path / "chat.jsonl"
+    rows = [
+        {"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]}
+        for i in range(4)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    job = run_in_process(
+        Card("import", validate_config("import", {"path": str(data), "table": table}))
+    )
+    assert job["status"] == "succeeded"
+    return str(job["id"])
+
+
+def test_rerun_compare_reports_identical_rows_as_json(jobs_home: Path, tmp_path: Path) -> None:
+    job_id = _import_job(tmp_path)
+    original_snapshot = load_table("ns.chat").current_snapshot().snapshot_id
+    result = podium("jobs", "rerun", job_id, "--compare", "--json", "--quiet")
+    report = json.loads(result.stdout)
+    assert report["job_id"] == job_id and report["all_identical"] is True
+    [table] = report["tables"]
+    assert (table["original"], table["rerun"]) == ("ns.chat", "ns.chat__rerun_1")
+    assert table["original_snapshot"] == original_snapshot
+    assert (table["identical"], table["differing"], table["key"]) == (4, 0, ["id"])
+    again = get_job(report["rerun_job_id"])
+    assert again["status"] == "succeeded"
+    recorded = card_environment(again["card"])
+    assert recorded and recorded["podium_version"] and recorded["lock_digest"]
+    # The original is untouched; a second re-run takes the next free name.
+    assert load_table("ns.chat").current_snapshot().snapshot_id == original_snapshot
+    text = podium("jobs", "rerun", job_id[:22], "--compare", "--quiet").stdout
+    assert "ns.chat@" in text and "ns.chat__rerun_2@" in text
+    assert "4 identical, 0 differing, 0 only in the original, 0 only in the re-run" in text
+
+
+def test_rerun_refuses_unfinished_jobs_and_jobs_without_tables(
+    jobs_home: Path, tmp_path: Path
+) -> None:
+    failed = run_in_process(Card("test-steps", validate_config("test-steps", {"fail_at": 0})))
+    with pytest.raises(InvalidInput, match="is failed: only a succeeded job"):
+        plan_rerun(failed["id"])
+    no_table = run_in_process(Card("test-steps", validate_config("test-steps", {"steps": 1})))
+    with pytest.raises(InvalidInput, match="wrote no table that its card names"):
+        plan_rerun(no_table["id"])
+    assert not table_exists("ns.chat__rerun_1")
+
+
+def test_plan_points_only_output_fields_at_new_tables(jobs_home: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from podium.store.write import write_table
+
+    write_table("ns.src", pa.table({"x": [1]}))
+    config = validate_config(
+        "test-steps", {"steps": 1, "table": "ns.out", "source": {"name": "ns.src"}}
+    )
+    job = run_in_process(Card("test-steps", config))
+    write_table("ns.out__rerun_1", pa.table({"x": [1]}))  # taken: the next free name is used
+    plan = plan_rerun(job["id"])
+    assert plan.tables == {"ns.out": "ns.out__rerun_2"}
+    assert plan.card.config.table == "ns.out__rerun_2"
+    assert plan.card.config.source.name == "ns.src"  # inputs stay pinned as they ran
+    assert plan.card.environment == card_environment(get_job(job["id"])["card"])
