@@ -13,6 +13,7 @@ page uses it as:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,7 +21,9 @@ import streamlit as st
 import yaml
 from pydantic import BaseModel
 
+from podium.errors import PodiumError
 from podium.jobs.fields import ValueKind, unwrap_optional, value_kind
+from podium.jobs.logbook import kind_model, submit_config
 from podium.store.refs import TableRef
 
 Widget = Literal["checkbox", "int", "float", "select", "table", "text", "lines", "yaml"]
@@ -80,13 +83,46 @@ def render_form(
     key: str,
     tables: list[str] | None = None,
     values: dict[str, Any] | None = None,
+    advanced: Collection[str] = (),
 ) -> dict[str, Any]:
-    """Draw one widget per field of `model`; returns the raw widget values by field."""
+    """Draw one widget per field of `model` (those named in `advanced` inside an
+    "Advanced" expander); returns the raw widget values by field. No field is left out."""
     values = values or {}
-    return {
+    specs = field_specs(model)
+    raw = {
         spec.name: _render(spec, f"{key}.{spec.name}", tables or [], values.get(spec.name))
-        for spec in field_specs(model)
+        for spec in specs
+        if spec.name not in advanced
     }
+    if any(spec.name in advanced for spec in specs):
+        with st.expander("Advanced"):
+            for spec in specs:
+                if spec.name in advanced:
+                    where = f"{key}.{spec.name}"
+                    raw[spec.name] = _render(spec, where, tables or [], values.get(spec.name))
+    return raw
+
+
+def queue_form(
+    kind: str, key: str, tables: list[str] | None = None, advanced: Collection[str] = ()
+) -> str | None:
+    """A form for any job kind with a Queue button; returns the queued job's id.
+
+    The values go through the same validation and preflight as a card or the CLI, so a
+    bad value shows the same message here as in a terminal.
+    """
+    model = kind_model(kind)
+    with st.form(key):
+        raw = render_form(model, key=key, tables=tables, advanced=advanced)
+        notes = st.text_area("Notes", key=f"{key}.notes")
+        queued = st.form_submit_button("Queue job", icon=":material/send:")
+    if not queued:
+        return None
+    try:
+        return submit_config(kind, collect(field_specs(model), raw), notes)
+    except PodiumError as exc:
+        st.error(str(exc))
+        return None
 
 
 def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:

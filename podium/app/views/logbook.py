@@ -10,8 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app import widgets
-from podium.app.forms import collect, field_specs, render_form
-from podium.errors import PodiumError
+from podium.app.forms import queue_form
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, request_cancel
@@ -35,22 +34,14 @@ def new_job_form() -> None:
         kinds = lb.kind_names()
         kind = st.selectbox("Kind", kinds, key="logbook.new.kind")
         try:
-            model = lb.kind_model(kind)
+            lb.kind_model(kind)  # a kind whose module cannot load here is named, not crashed on
         except ImportError as exc:
             st.error(f"The {kind!r} kind cannot be loaded here: {exc}")
             return
-        with st.form(f"logbook.new.{kind}"):
-            raw = render_form(model, key=f"logbook.new.{kind}", tables=list_tables())
-            notes = st.text_area("Notes", key=f"logbook.new.{kind}.notes")
-            queued = st.form_submit_button("Queue job", icon=":material/send:")
-        if queued:
-            try:
-                job_id = lb.submit_config(kind, collect(field_specs(model), raw), notes)
-            except PodiumError as exc:
-                st.error(str(exc))
-            else:
-                st.session_state[GOTO] = job_id
-                st.success(f"Queued job {job_id}; a worker (`podium worker`) will run it.")
+        job_id = queue_form(kind, f"logbook.new.{kind}", tables=list_tables())
+        if job_id is not None:
+            st.session_state[GOTO] = job_id
+            st.success(f"Queued job {job_id}; a worker (`podium worker`) will run it.")
 
 
 def job_table(jobs: list[Job]) -> None:
