@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import openai
 from pydantic import BaseModel, Field, model_validator
@@ -230,26 +230,18 @@ async def agenerate_batch(
         return [t.result() for t in tasks]
 
 
+class BatchOptions(TypedDict, total=False):
+    concurrency: int
+    reporter: Reporter | None
+    retry: RetryPolicy | None
+    report_progress: bool
+
+
 def generate_batch(
-    endpoint: Endpoint,
-    requests: Sequence[ChatRequest],
-    *,
-    concurrency: int = 16,
-    reporter: Reporter | None = None,
-    retry: RetryPolicy | None = None,
-    report_progress: bool = True,
+    endpoint: Endpoint, requests: Sequence[ChatRequest], **options: Unpack[BatchOptions]
 ) -> list[ChatResult]:
     """Synchronous `agenerate_batch` (runs its own event loop)."""
-    return asyncio.run(
-        agenerate_batch(
-            endpoint,
-            requests,
-            concurrency=concurrency,
-            reporter=reporter,
-            retry=retry,
-            report_progress=report_progress,
-        )
-    )
+    return asyncio.run(agenerate_batch(endpoint, requests, **options))
 
 
 def stream_chat(endpoint: Endpoint, request: ChatRequest) -> Iterator[str]:
