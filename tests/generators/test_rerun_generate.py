@@ -1,0 +1,67 @@
+"""A greedy generation job re-runs to the same text: `podium jobs rerun ID --compare`
+against the real vLLM server, and the card pins the checkpoint it used."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+from generators.generate import GenerateConfig
+from podium.jobs.cards import Card, card_environment
+from podium.jobs.launch import run_in_process
+from podium.models import get_model
+from podium.models.digest import checkpoint_digest
+from podium.store.catalog import load_table
+from podium.store.refs import TableRef
+from podium.store.schema import SFT_ARROW_SCHEMA
+from podium.store.write import write_table
+
+PROMPTS = 8
+
+
+def _prompts(name: str) -> str:
+    rows = [
+        {"id": f"q{i}", "messages": [{"role": "user", "content": f"Count from {i} to {i + 5}."}]}
+        for i in range(PROMPTS)
+    ]
+    write_table(name, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    return name
+
+
+@pytest.mark.vllm
+def test_greedy_generation_reruns_identical(vllm_model: str, unique_table: str) -> None:
+    src = _prompts(unique_table)
+    out = unique_table + "_greedy"
+    config = GenerateConfig(
+        input=TableRef(name=src), out=out, model=vllm_model, temperature=0.0, max_tokens=24
+    )
+    job = run_in_process(Card("generate", config))
+    assert job["status"] == "succeeded", job["error"]
+
+    # The card and the table's lineage pin the weights, Podium and the lock file.
+    recorded = card_environment(job["card"])
+    assert recorded is not None
+    digest = checkpoint_digest(get_model(vllm_model).path or "")
+    assert recorded["checkpoints"] == {vllm_model: digest}
+    assert recorded["podium_version"] and recorded["lock_digest"].startswith("sha256:")
+    assert f"    {vllm_model}: {digest}\n" in job["card"]
+    lineage = json.loads(load_table(out).properties["podium.lineage.environment"])
+    assert lineage == recorded
+
+    done = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "jobs", "rerun", job["id"], "--compare", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    [table] = report["tables"]
+    assert (table["original"], table["rerun"]) == (out, out + "__rerun_1")
+    assert table["key"] == ["prompt_id", "sample_index"] and table["compared"] == ["completion"]
+    assert (table["identical"], table["differing"]) == (PROMPTS, 0), table["examples"]
+    assert report["all_identical"] is True
