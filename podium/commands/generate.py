@@ -51,7 +51,7 @@ def _read_schema(values: dict[str, Any], extra: dict[str, Any]) -> None:
         values["json_schema"] = load_schema(extra["schema"])
 
 
-def _say_where(config: Any, result: Any, deferred: bool) -> None:
+def _say_where(config: Any, result: Any, deferred: bool, extra: dict[str, Any]) -> None:
     if not deferred:
         console.print(f"samples in {config.out}; browse them with `podium show {config.out}`")
 

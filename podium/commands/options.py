@@ -27,7 +27,8 @@ from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
 
 Hook = Callable[[dict[str, Any], dict[str, Any]], None]  # (card values, extra options)
-Done = Callable[[Any, Any, bool], None]  # (config, result, queued or card written)
+# (config, result, queued or card written, extra options)
+Done = Callable[[Any, Any, bool, dict[str, Any]], None]
 
 _METAVARS = {"int": "INTEGER", "float": "NUMBER", "str": "TEXT", "list": "TEXT", "yaml": "YAML"}
 
@@ -98,7 +99,7 @@ def job_command(
             hook(values, given)
         config, result = start_job(kind, values, card, queued)
         if done is not None:
-            done(config, result, card is not None or queued)
+            done(config, result, card is not None or queued, given)
 
     return cls(
         name or kind,

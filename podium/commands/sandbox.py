@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
+import click
 import typer
 
 from podium.errors import InvalidInput
 
 sandbox_app = typer.Typer(help="Run code in the sandbox.", no_args_is_help=True)
-build_app = typer.Typer(help="Build datasets by running code.", no_args_is_help=True)
 
 Backend = Literal["local", "docker"]
 
@@ -117,51 +117,24 @@ def dockerd_cmd(
             typer.echo("stopping dockerd")
 
 
-@build_app.command("code-exec")
-def code_exec_cmd(
-    functions: Annotated[
-        str, typer.Option(help="Functions table (build) or code-exec rows table (verify).")
-    ],
-    out: Annotated[str, typer.Option(help="Table to write (NAMESPACE.TABLE); re-runs resume.")],
-    model: Annotated[str, typer.Option(help="Registered model that proposes inputs.")] = "base",
-    inputs_per_function: Annotated[int, typer.Option(help="Inputs proposed per function.")] = 4,
-    backend: Annotated[str | None, typer.Option(help="Sandbox: local or docker.")] = None,
-    mode: Annotated[str, typer.Option(help="build, or verify existing rows.")] = "build",
-    sft_out: Annotated[
-        str | None, typer.Option(help="SFT table to write (default: OUT_sft).")
-    ] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N functions/rows.")] = None,
-    snapshot: Annotated[int | None, typer.Option(help="Snapshot of --functions.")] = None,
-    card: Annotated[
-        Path | None, typer.Option("--card", help="Write the run card here and run nothing.")
-    ] = None,
-    queue: Annotated[bool, typer.Option("--queue", help="Queue for `podium worker`.")] = False,
-) -> None:
-    """Build a code-execution dataset: a model proposes inputs, the sandbox runs them."""
-    from generators.code_exec.build import KIND, CodeExecConfig
-    from podium.jobs.launch import run_or_write_card
-    from podium.store.refs import TableRef
+def build_group() -> click.Group:
+    """`podium build code-exec`: every CodeExecConfig field is an option."""
+    from podium.commands.options import job_command
 
-    try:
-        cfg = CodeExecConfig(
-            functions=TableRef(name=functions, snapshot_id=snapshot),
-            out=out,
-            model=model,
-            inputs_per_function=inputs_per_function,
-            backend=backend,
-            mode=mode,
-            sft_out=sft_out,
-            limit=limit,
+    group = click.Group("build", help="Build datasets by running code.", no_args_is_help=True)
+    group.add_command(
+        job_command(
+            "code-exec-build",
+            "code-exec",
+            help="Build a code-execution dataset: a model proposes inputs, the sandbox runs them.",
         )
-    except ValueError as exc:
-        raise InvalidInput(f"Invalid code-exec settings: {exc}") from None
-    if cfg.mode == "build":
-        from podium.models import get_model
-
-        cfg.model = get_model(cfg.model).name
-    run_or_write_card(KIND, cfg, card, foreground=not queue)
+    )
+    return group
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(sandbox_app, name="sandbox")
-    app.add_typer(build_app, name="build")
+
+
+def click_commands() -> dict[str, click.Command]:
+    return {"build": build_group()}

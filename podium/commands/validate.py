@@ -14,79 +14,63 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Any
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from podium.store.catalog import full_name, load_table
-from podium.store.refs import TableRef
-from podium.validate.job import ValidateConfig
 from podium.validate.report import read_report
 from podium.validate.review import marked_failure, message_texts
-from podium.validate.rules import RULE_HELP, parse_rules
+from podium.validate.rules import RULE_HELP
 
 console = Console()
 SHOWN_FAILURES = 5
 
 
-def validate(
-    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to validate.")],
-    rule: Annotated[
-        list[str],
-        typer.Option(
-            "--rule",
-            "-r",
-            help="Repeatable. " + "; ".join(f"{k}: {v}" for k, v in RULE_HELP.items()),
-        ),
-    ],
-    extract: Annotated[
-        str, typer.Option(help="whole: the whole message; fenced: its first ``` block.")
-    ] = "whole",
-    roles: Annotated[str, typer.Option(help="Comma-separated roles to check.")] = "assistant",
-    snapshot: Annotated[int | None, typer.Option(help="Snapshot id (default: current).")] = None,
-    report: Annotated[
-        str | None, typer.Option(help="Report table (default NS.TABLE__validation).")
-    ] = None,
-    workers: Annotated[
-        int, typer.Option(help="Processes; 0 = automatic (see the card field).")
-    ] = 0,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the summary and failures as JSON.")
-    ] = False,
-    card: Annotated[
-        Path | None, typer.Option("--card", help="Write the run card to this path and run nothing.")
-    ] = None,
-) -> None:
-    """Validate every sample of a table snapshot and write a report table."""
-    from podium.jobs.cards import validate_config
-    from podium.jobs.launch import run_or_write_card
+def _normalise(values: dict[str, Any], extra: dict[str, Any]) -> None:
+    values["rules"] = [_absolute(spec) for spec in values.get("rules", [])]
+    if "roles" in values:  # --roles assistant,tool as well as repeated --roles
+        values["roles"] = [r.strip() for item in values["roles"] for r in item.split(",")]
+        values["roles"] = [r for r in values["roles"] if r]
 
-    options = {
-        "table": TableRef(name=full_name(table), snapshot_id=snapshot),
-        "rules": [_absolute(spec) for spec in rule],
-        "extract": extract,
-        "roles": [r.strip() for r in roles.split(",") if r.strip()],
-        "report": report,
-        "workers": workers,
-    }
-    # The same checks as a run card, reported as one clear error.
-    config = cast(ValidateConfig, validate_config("validate", options))
-    # Unknown rules, missing or invalid schema files fail here, before a job exists.
-    parse_rules(config.rules, load_table(config.table.name).properties, config.table.name)
-    result = run_or_write_card("validate", config, card)
-    if card is not None:
+
+def _print_result(config: Any, result: Any, deferred: bool, extra: dict[str, Any]) -> None:
+    if deferred:
         return
-    summary = result["outputs"]["summary"]  # type: ignore[index]
+    summary = result["outputs"]["summary"]
     failures = read_report(summary["report"]).to_pylist()
-    if as_json:
+    if extra["as_json"]:
         typer.echo(
             json.dumps({"summary": summary, "failures": failures}, ensure_ascii=False, indent=2)
         )
         return
     _print_summary(summary)
     _print_examples(summary, failures[:SHOWN_FAILURES])
+
+
+def validate_command() -> click.Command:
+    """`podium validate TABLE --rule ...`: every ValidateConfig field is an option."""
+    from podium.commands.options import job_command
+
+    rule_help = "\n\nRules (--rule, repeatable): " + "; ".join(
+        f"{k}: {v}" for k, v in RULE_HELP.items()
+    )
+    return job_command(
+        "validate",
+        arguments=("table.name",),
+        aliases={"rules": ["-r"]},
+        extra=[
+            click.Option(
+                ["--json", "as_json"], is_flag=True, help="Print the summary and failures as JSON."
+            ),
+        ],
+        hook=_normalise,
+        done=_print_result,
+        queue=False,
+        help="Validate every sample of a table snapshot and write a report table. " + rule_help,
+    )
 
 
 def _absolute(spec: str) -> str:
@@ -123,5 +107,5 @@ def _print_examples(summary: dict[str, Any], failures: list[dict[str, Any]]) -> 
         typer.echo(shown)  # plain: rich would wrap long lines and misplace the caret
 
 
-def register(app: typer.Typer) -> None:
-    app.command("validate")(validate)
+def click_commands() -> dict[str, click.Command]:
+    return {"validate": validate_command()}

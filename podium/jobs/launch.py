@@ -14,9 +14,10 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from podium.errors import PodiumError
-from podium.jobs.cards import Card, pin_inputs, write_card
+from podium.jobs.cards import Card, write_card
 from podium.jobs.console import ConsoleReporter
 from podium.jobs.execute import ReporterFactory, execute_job
+from podium.jobs.preflight import preflight
 from podium.jobs.queue import Job, create_job, set_fields
 from podium.jobs.reporter import JobReporter
 
@@ -68,11 +69,12 @@ def run_or_write_card(
 ) -> Job | str | Path:
     """What a command that starts a job does with its config.
 
-    `card` given: pin inputs, write the card there, print where, run nothing; returns
+    The kind's preflight runs first (inputs pinned, models resolved, rules checked).
+    `card` given: write the card there, print where, run nothing; returns
     the path. Else run in the foreground with a progress bar (returns the finished job)
     or, with `foreground=False`, queue it for a worker (returns the job id).
     """
-    pinned = pin_inputs(config)
+    pinned = preflight(kind, config)
     console = Console(stderr=True)
     if card is not None:
         path = write_card(kind, pinned, card, notes)
