@@ -115,9 +115,10 @@ def run_child(req, opts, files, as_base):
         os.chdir(opts.tmp)
         os.environ.clear()
         os.environ.update(ENV)
-        sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)
-        sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)
-        sys.stderr = sys.__stderr__ = open(
+        # The job's code may read the __std*__ originals: they must be its files too.
+        sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # type: ignore[misc]
+        sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)  # type: ignore[misc]
+        sys.stderr = sys.__stderr__ = open(  # type: ignore[misc]
             2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1
         )
         sys.argv = [SCRIPT_NAME, *req.get("args", [])]

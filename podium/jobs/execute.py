@@ -15,7 +15,8 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from podium.errors import Cancelled, PodiumError
@@ -149,8 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _sigterm)
     job_id = args[0]
 
-    def factory(*a: Any, **kw: Any) -> JobReporter:
-        return JobReporter(*a, on_orphaned=_orphaned(job_id, os.getppid()), **kw)
+    def factory(
+        job_id: str, log_path: str | Path, lineage: Mapping[str, str] | None = None
+    ) -> JobReporter:
+        return JobReporter(job_id, log_path, lineage, on_orphaned=_orphaned(job_id, os.getppid()))
 
     job = execute_job(job_id, factory)
     return EXIT_CODES.get(job["status"], 1)

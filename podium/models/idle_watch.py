@@ -67,8 +67,8 @@ def watch(model: str) -> None:
         action = verdict(
             row is not None,
             alive,
-            alive and busy(row.url),
-            row.last_used if row else datetime.now(UTC),
+            row is not None and alive and busy(row.url),
+            row.last_used if row is not None else datetime.now(UTC),
             idle_s,
             datetime.now(UTC),
         )
@@ -77,7 +77,7 @@ def watch(model: str) -> None:
         elif action == "dead":
             records._forget(model)
             return
-        elif action == "idle":
+        elif action == "idle" and row is not None:
             processes.reap(row.pid, records.VLLM_MARKER)
             records._forget(model)
             return

@@ -12,9 +12,22 @@ import socket
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
-from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, select, update
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    DateTime,
+    Integer,
+    Row,
+    String,
+    Table,
+    Text,
+    delete,
+    select,
+    update,
+)
 
 from podium import processes
 from podium.store.state import METADATA, engine
@@ -76,11 +89,11 @@ def _healthy(url: str, timeout: float = 5.0) -> bool:
         return False
 
 
-def _here():  # type: ignore[no-untyped-def]
+def _here() -> ColumnElement[bool]:
     return servers_table.c.host == socket.gethostname()
 
 
-def _row(model: str) -> object | None:
+def _row(model: str) -> Row[Any] | None:
     """This machine's record of `model`'s server."""
     with engine().connect() as conn:
         return conn.execute(
@@ -88,15 +101,15 @@ def _row(model: str) -> object | None:
         ).first()
 
 
-def _rows() -> list[object]:
+def _rows() -> list[Row[Any]]:
     with engine().connect() as conn:
         return list(
             conn.execute(select(servers_table).where(_here()).order_by(servers_table.c.model))
         )
 
 
-def _alive(row: object) -> bool:
-    return processes.find(row.pid, VLLM_MARKER) is not None  # type: ignore[attr-defined]
+def _alive(row: Row[Any]) -> bool:
+    return processes.find(row.pid, VLLM_MARKER) is not None
 
 
 def touch(model: str) -> None:
