@@ -22,3 +22,9 @@ class InvalidInput(PodiumError):
 
 class Cancelled(Exception):
     """Raised inside long work when the user asked it to stop."""
+
+
+class PermissionDenied(PodiumError):
+    """The acting user's role does not allow the action."""
+
+    exit_code = 3
