@@ -36,7 +36,7 @@ from podium.errors import InvalidInput, PodiumError
 from podium.models import get_model
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import read_table_arrow
+from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.snapshots import resolve_snapshot
@@ -103,8 +103,10 @@ def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
             f"Table {out} already exists and was not written by this generation (input "
             f"{input_ref}, model {checkpoint}); choose another output table name."
         )
-    data = read_table_arrow(table, resolve_snapshot(table, None))
-    return set(pc.unique(data.column("prompt_id")).to_pylist()) if data.num_rows else set()
+    done: set[str] = set()
+    for batch in iter_table_batches(table, resolve_snapshot(table, None), columns=["prompt_id"]):
+        done.update(pc.unique(batch.column("prompt_id")).to_pylist())
+    return done
 
 
 async def _generate(

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
-from podium.store.query import arrow_of, connect, register_view, table_mapping
-from podium.store.read import read_arrow
+from podium.store.query import open_view
 from podium.store.refs import TableRef
 
 Message = dict[str, str]
@@ -52,10 +51,9 @@ def load_prompts(
     Rows whose prompt has no user or system turn are skipped; a repeated id keeps its
     first row, so the prompt id is a key of the output table.
     """
-    data, snapshot_id = read_arrow(ref.name, ref.snapshot_id)
-    con = connect()
-    register_view(con, data, table_mapping(ref.name))
-    columns = [d[0] for d in con.sql("SELECT * FROM t LIMIT 0").description]
+    view = open_view(ref.name, ref.snapshot_id)
+    snapshot_id = view.snapshot_id
+    columns = list(view.schema.names)
     if prompt_column is not None:
         if prompt_column not in columns:
             raise InvalidInput(
@@ -71,7 +69,9 @@ def load_prompts(
             )
         wanted = [c for c in ("id", "messages", "system") if c in columns]
     sql = "SELECT " + ", ".join(f'"{c}"' for c in wanted) + " FROM t"
-    rows = arrow_of(con, sql).to_pylist()
+    rows = (
+        row for batch in view.connection().sql(sql).to_arrow_reader() for row in batch.to_pylist()
+    )
     prompts: list[Prompt] = []
     seen: set[str] = set()
     skipped = 0

@@ -10,13 +10,12 @@ tests, expected output). Problems with the data are found here, before any model
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-
 from podium.errors import InvalidInput
-from podium.store.read import read_arrow
+from podium.store.read import iter_batches, open_snapshot
 from podium.store.refs import TableRef
 
 EVAL_SPLITS = ("eval", "validation", "test")
@@ -82,16 +81,17 @@ def load_training_data(
     max_eval_rows: int = 64,
 ) -> TrainingData:
     """Read `ref` and split it; raises InvalidInput when nothing is trainable."""
-    arrow, snapshot_id = read_arrow(ref.name, ref.snapshot_id)
-    if "messages" not in arrow.column_names:
+    plan = open_snapshot(ref.name, ref.snapshot_id)[1]
+    snapshot_id, columns = plan.snapshot_id, plan.column_names
+    if "messages" not in columns:
         raise InvalidInput(
-            f"Table {ref} has no `messages` column (columns: {', '.join(arrow.column_names)}); "
+            f"Table {ref} has no `messages` column (columns: {', '.join(columns)}); "
             "training needs an SFT chat table. Import one with `podium import`."
         )
     bad = malformed_row_ids(ref, snapshot_id) if only_valid else set()
     rows: list[Conversation] = []
     no_assistant = invalid = 0
-    for i, row in enumerate(_rows(arrow)):
+    for i, row in enumerate(_rows(ref.name, snapshot_id, columns)):
         row_id = str(row.get("id") if row.get("id") is not None else i)
         if row_id in bad:
             invalid += 1
@@ -117,9 +117,11 @@ def load_training_data(
     return TrainingData(ref.name, snapshot_id, train, evals, no_assistant, invalid)
 
 
-def _rows(arrow: pa.Table) -> list[dict[str, Any]]:
-    keep = [c for c in ("id", "messages", "system", "split", "metadata") if c in arrow.column_names]
-    return arrow.select(keep).to_pylist()
+def _rows(name: str, snapshot_id: int | None, columns: list[str]) -> Iterator[dict[str, Any]]:
+    """The snapshot's rows, streamed: only the columns training reads."""
+    keep = [c for c in ("id", "messages", "system", "split", "metadata") if c in columns]
+    for batch in iter_batches(name, snapshot_id, columns=keep):
+        yield from batch.to_pylist()
 
 
 def _split(

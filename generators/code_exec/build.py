@@ -41,7 +41,7 @@ from generators.sandbox import Job, Limits, Result, Sandbox
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import read_arrow
+from podium.store.read import read_small
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_SCHEMA
 from podium.store.write import write_table
@@ -204,7 +204,7 @@ def write_batch(
 def write_sft(cfg: CodeExecConfig, out: str, lineage: dict[str, str]) -> int:
     """(Re)write the SFT table from every successful row of `out`, in one commit."""
     sft = cfg.sft_table()
-    rows = read_arrow(out)[0].to_pylist()
+    rows = read_small(out)[0].to_pylist()
     data = tables.sft_arrow(rows, source=f"code-exec:{out}")
     properties = {**lineage, PROP_KIND: "sft", PROP_ROWS_TABLE: out}
     if table_exists(sft):

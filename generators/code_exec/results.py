@@ -8,7 +8,7 @@ from typing import Any
 from generators.code_exec import tables
 from generators.code_exec.harness import call_text
 from podium.store.catalog import list_tables, load_table
-from podium.store.read import read_arrow
+from podium.store.read import read_small
 from podium.store.schema import PROP_KIND
 
 # Streamlit markdown colours: failures red, limits orange, the sandbox's own trouble gray.
@@ -53,7 +53,7 @@ def function_tables() -> list[str]:
 def load_results(name: str) -> tuple[str, list[dict[str, Any]]]:
     """(kind, rows) of a rows or verify table; verify rows get status "mismatch"."""
     kind = load_table(name).properties.get(PROP_KIND, "")
-    rows = read_arrow(name)[0].to_pylist()
+    rows = read_small(name)[0].to_pylist()
     if kind == tables.VERIFY_KIND:
         for row in rows:
             if row["status"] == "ok" and not row["match"]:

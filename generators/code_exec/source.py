@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from podium.errors import InvalidInput
 from podium.reporting import Reporter
 from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import read_arrow
+from podium.store.read import iter_batches, read_small
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 
@@ -22,7 +22,7 @@ PROP_CONFIG = "podium.code_exec.config"
 
 def read_input(ref: TableRef, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], str]:
     """Rows of the pinned input table and its `name@snapshot` reference."""
-    data, snapshot_id = read_arrow(ref.name, ref.snapshot_id)
+    data, snapshot_id = read_small(ref.name, ref.snapshot_id)
     missing = [c for c in required if c not in data.column_names]
     if missing:
         raise InvalidInput(
@@ -83,5 +83,7 @@ def done_ids(out: str, kind: str, input_ref: str, column: str) -> set[str]:
             f"Table {out} exists and was not written by this {kind} job from {input_ref}; "
             "choose another output table name."
         )
-    data, _ = read_arrow(out)
-    return set(pc.unique(data.column(column)).to_pylist()) if data.num_rows else set()
+    done: set[Any] = set()
+    for batch in iter_batches(out, columns=[column]):
+        done.update(pc.unique(batch.column(column)).to_pylist())
+    return done

@@ -11,8 +11,9 @@ import streamlit as st
 from podium.app import browse_model as bm
 from podium.config import get_settings
 from podium.errors import PodiumError
+from podium.store.query import page
 from podium.store.stats import TableStats, table_stats
-from podium.validate.report import read_report, report_for
+from podium.validate.report import report_for
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing statistics…")
@@ -70,7 +71,7 @@ def failures_panel(name: str, sid: int | None, sample: str) -> None:
     report = report_for(name, sid)
     if report is None:
         return
-    failures = [f for f in read_report(report).to_pylist() if f["id"] == sample]
+    failures = page(report, ids=[sample], limit=1000).rows
     if not failures:
         st.caption(f":white_check_mark: Passed validation ({report}).")
         return

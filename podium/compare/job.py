@@ -38,7 +38,7 @@ from podium.errors import InvalidInput
 from podium.models import get_model, list_servers, stop_server
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import read_arrow
+from podium.store.read import iter_batches, open_snapshot
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.write import write_table
@@ -160,8 +160,13 @@ def _rows(
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
     for side, model in enumerate(models):
-        data, _ = read_arrow(tables[model])
-        by_prompt = {r["prompt_id"]: r for r in data.to_pylist() if r["sample_index"] == 0}
+        wanted = {p.prompt_id for p in prompts}
+        by_prompt = {
+            r["prompt_id"]: r
+            for batch in iter_batches(tables[model])
+            for r in batch.to_pylist()
+            if r["sample_index"] == 0 and r["prompt_id"] in wanted
+        }
         picked = [by_prompt.get(p.prompt_id) for p in prompts]
         answers = [(s or {}).get("completion") or "" for s in picked]
         checks = check_answers(
@@ -193,11 +198,14 @@ def _rows(
 
 
 def _prompt_metadata(ref: TableRef) -> dict[str, str | None]:
-    data, _ = read_arrow(ref.name, ref.snapshot_id)
-    if "metadata" not in data.column_names or "id" not in data.column_names:
+    columns = open_snapshot(ref.name, ref.snapshot_id)[1].column_names
+    if "metadata" not in columns or "id" not in columns:
         return {}
-    ids, metadata = data.column("id").to_pylist(), data.column("metadata").to_pylist()
-    return dict(zip(ids, metadata, strict=True))
+    out: dict[str, str | None] = {}
+    for batch in iter_batches(ref.name, ref.snapshot_id, columns=["id", "metadata"]):
+        ids, metadata = batch.column("id").to_pylist(), batch.column("metadata").to_pylist()
+        out.update(zip(ids, metadata, strict=True))
+    return out
 
 
 def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:

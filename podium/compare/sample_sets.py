@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from generators.generate import PROP_CONFIG, SAMPLES_KIND, GenerateConfig, sampling_json
 from podium.models.registry import ModelInfo
 from podium.store.catalog import list_tables, load_table, open_catalog, parse_name
-from podium.store.read import read_table_arrow
+from podium.store.read import iter_table_batches
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.snapshots import resolve_snapshot
 
@@ -79,11 +79,13 @@ def _matches(properties: dict[str, str], key: SampleKey) -> bool:
 
 def prompt_ids_in(table_name: str) -> set[str]:
     table = load_table(table_name)
-    data = read_table_arrow(table, resolve_snapshot(table, None))
-    if not data.num_rows:
-        return set()
-    ok = data.filter(pc.is_null(data.column("error")))
-    return set(pc.unique(ok.column("prompt_id")).to_pylist())
+    found: set[str] = set()
+    for batch in iter_table_batches(
+        table, resolve_snapshot(table, None), columns=["prompt_id", "error"]
+    ):
+        ok = batch.filter(pc.is_null(batch.column("error")))
+        found.update(pc.unique(ok.column("prompt_id")).to_pylist())
+    return found
 
 
 def find_samples(key: SampleKey, prompt_ids: Collection[str]) -> str | None:

@@ -16,7 +16,7 @@ import pyarrow as pa
 from podium.compare.checks import AnswerChecks, load_checks
 from podium.errors import InvalidInput
 from podium.store.catalog import full_name, list_tables, load_table, open_catalog, parse_name
-from podium.store.read import read_arrow
+from podium.store.read import read_small
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 
 COMPARISON_KIND = "comparison"
@@ -119,7 +119,7 @@ def load_comparison(name: str) -> Comparison:
             f"Table {full_name(name)} is not a comparison; make one with "
             "`podium compare --models A,B --table NS.PROMPTS --out NS.NAME`."
         )
-    data, sid = read_arrow(name)
+    data, sid = read_small(name)
     models: list[str] = json.loads(props[PROP_MODELS])
     grouped: dict[str, dict[str, Answer]] = {}
     prompts: dict[str, list[dict[str, str]]] = {}

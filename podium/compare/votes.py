@@ -27,7 +27,7 @@ from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.models.locks import file_lock
 from podium.store.catalog import ensure_namespace, full_name, open_catalog, parse_name, table_exists
-from podium.store.read import read_arrow
+from podium.store.read import read_small
 from podium.store.schema import PROP_KIND
 from podium.store.write import write_table
 
@@ -138,7 +138,7 @@ def list_votes(comparison: str | None = None) -> list[dict[str, Any]]:
     """Votes (of one comparison), oldest first."""
     if not table_exists(VOTES_TABLE):
         return []
-    rows = read_arrow(VOTES_TABLE)[0].to_pylist()
+    rows = read_small(VOTES_TABLE)[0].to_pylist()
     if comparison is not None:
         name = full_name(comparison)
         rows = [r for r in rows if r["comparison"] == name]

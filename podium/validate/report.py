@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from podium.errors import InvalidInput
 from podium.store.catalog import full_name, load_table, parse_name, table_exists
-from podium.store.read import read_table_arrow
+from podium.store.read import iter_table_batches, read_small_table
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.snapshots import resolve_snapshot
 from podium.store.write import write_table
@@ -97,12 +97,14 @@ def report_for(
 
 
 def read_report(name: str) -> pa.Table:
-    """All rows of report `name` (empty with the report schema when nothing failed)."""
+    """All rows of report `name` (empty with the report schema when nothing failed).
+
+    Bounded: a report too big to hold is refused; page it with `podium show` instead."""
     table = load_table(name)
     snapshot = table.current_snapshot()
     if snapshot is None:
         return REPORT_SCHEMA.empty_table()
-    return read_table_arrow(table, snapshot.snapshot_id)
+    return read_small_table(table, snapshot.snapshot_id)
 
 
 def malformed_ids(
@@ -112,7 +114,16 @@ def malformed_ids(
     name = report_for(table, snapshot_id, report)
     if name is None:
         return None
-    return {i for i in read_report(name).column("id").to_pylist() if i is not None}
+    table = load_table(name)
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return set()
+    return {
+        i
+        for batch in iter_table_batches(table, snapshot.snapshot_id, columns=["id"])
+        for i in batch.column("id").to_pylist()
+        if i is not None
+    }
 
 
 def report_summary(name: str) -> dict[str, Any]:
