@@ -105,7 +105,7 @@ def _validation(spec: str, table_properties: dict[str, str] | None, table: str) 
     def score(
         prompts: Any, completions: Sequence[Any], metadata: Sequence[str] | None = None, **_: Any
     ) -> list[float]:
-        metas = metadata or [None] * len(completions)
+        metas: Sequence[str | None] = metadata or [None] * len(completions)
         # A fenced block is checked when there is one: models often wrap JSON in ```json.
         return [
             1.0 if rule.check(extract(completion_text(c), "fenced")[0], m).ok else 0.0

@@ -18,7 +18,7 @@ _SLICE = 200_000
 
 
 def _is_text(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
 def _match(values: pa.Array, needle: str, pool: ThreadPoolExecutor) -> np.ndarray:

@@ -72,7 +72,8 @@ def table_stats(
     )
 
     def rows_of(sql: str) -> list[dict[str, Any]]:
-        return arrow_of(con, sql).to_pylist()
+        rows: list[dict[str, Any]] = arrow_of(con, sql).to_pylist()
+        return rows
 
     # A second connection: a snapshot streamed through pyiceberg can be scanned once.
     role_con = view.connection()

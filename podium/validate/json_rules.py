@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -148,7 +147,7 @@ class CompiledSchema:
 
 def compile_schema(schema: Any, source: str) -> CompiledSchema:
     """Check and compile a schema; an invalid one is an InvalidInput naming `source`."""
-    if not isinstance(schema, Mapping | bool):
+    if not isinstance(schema, dict | bool):
         raise InvalidInput(
             f"JSON Schema from {source} must be an object, not {type(schema).__name__}."
         )
