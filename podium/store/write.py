@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import queue
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, cast
@@ -133,7 +135,7 @@ def write_batches(
     writer = _FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
     try:
         if txn.table_metadata.spec().is_unpartitioned():
-            files = writer.write(stream, on_rows)
+            files = writer.write(_prefetched(stream), on_rows)
             _commit_files(txn, files, overwrite=mode == "overwrite")
         else:  # Podium writes no partitioned tables; keep pyiceberg's in-memory path for them
             whole = pa.Table.from_batches(list(stream))
@@ -269,6 +271,55 @@ class _FileWriter:
             key_metadata=None,
             **stats.to_serialized_dict(),
         )
+
+
+_DONE = object()
+
+
+def _prefetched(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[pa.RecordBatch]:
+    """`batches`, produced in a thread while the caller writes the previous ones.
+
+    Parsing input is Python work and Parquet encoding releases the GIL, so the two
+    overlap on two cores; at most `depth` batches wait in between. An exception in
+    the producer is raised here, in order.
+    """
+    ready: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                while not stop.is_set():
+                    try:
+                        ready.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            item: Any = _DONE
+        except BaseException as exc:  # handed to the consumer, which raises it
+            item = exc
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    thread = threading.Thread(target=produce, name="podium-write-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = ready.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _commit_files(txn: Transaction, files: list[DataFile], *, overwrite: bool) -> None:
