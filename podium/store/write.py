@@ -286,26 +286,25 @@ def _prefetched(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[p
     ready: queue.Queue[Any] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
+    def put(item: Any) -> bool:
+        """Hand `item` over unless the consumer has gone; False when it has."""
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def produce() -> None:
         try:
             for batch in batches:
-                while not stop.is_set():
-                    try:
-                        ready.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not put(batch):
                     return
             item: Any = _DONE
         except BaseException as exc:  # handed to the consumer, which raises it
             item = exc
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
+        put(item)
 
     thread = threading.Thread(target=produce, name="podium-write-prefetch", daemon=True)
     thread.start()
