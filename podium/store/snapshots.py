@@ -19,6 +19,8 @@ class SnapshotInfo:
     added_rows: int
     total_rows: int
     current: bool
+    refs: tuple[str, ...] = ()  # tags and branches naming this snapshot
+    summary: dict[str, str] | None = None  # Podium's review properties (author, message)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -27,6 +29,7 @@ class SnapshotInfo:
 def list_snapshots(table: Table) -> list[SnapshotInfo]:
     """All snapshots of `table`, oldest first."""
     current = table.current_snapshot()
+    names = refs_by_snapshot(table)
     out = []
     for snap in sorted(table.snapshots(), key=lambda s: s.timestamp_ms):
         summary = snap.summary
@@ -40,26 +43,43 @@ def list_snapshots(table: Table) -> list[SnapshotInfo]:
                 added_rows=int(extra.get("added-records", 0)),
                 total_rows=int(extra.get("total-records", 0)),
                 current=current is not None and snap.snapshot_id == current.snapshot_id,
+                refs=tuple(names.get(snap.snapshot_id, ())),
+                summary={k: v for k, v in extra.items() if k.startswith("podium.")} or None,
             )
         )
     return out
 
 
 def resolve_snapshot(table: Table, snapshot_id: int | str | None) -> int | None:
-    """The snapshot to read: the given id (checked to exist) or the current one.
+    """The snapshot to read: the given id or tag/branch name (checked to exist), or
+    the current one.
 
-    Returns None only for a table with no snapshot at all (created empty).
+    Returns None only for a table with no snapshot at all (created empty). A name made
+    of digits is taken as an id first, since Iceberg ids are numbers and refs are names.
     """
     if snapshot_id is None or snapshot_id == "":
         current = table.current_snapshot()
         return current.snapshot_id if current else None
-    try:
-        sid = int(snapshot_id)
-    except (TypeError, ValueError):
-        raise NotFound(f"Snapshot id {snapshot_id!r} is not a number.") from None
+    if isinstance(snapshot_id, str) and not snapshot_id.strip().lstrip("-").isdigit():
+        ref = table.snapshot_by_name(snapshot_id.strip())
+        if ref is not None:
+            return ref.snapshot_id
+        raise NotFound(
+            f"Table {'.'.join(table.name())} has no snapshot, tag or branch {snapshot_id!r}. "
+            f"Its tags and branches: {', '.join(sorted(table.refs())) or 'none'}."
+        )
+    sid = int(snapshot_id)
     if table.snapshot_by_id(sid) is None:
         known = ", ".join(str(s.snapshot_id) for s in list_snapshots(table)) or "none"
         raise NotFound(
             f"Table {'.'.join(table.name())} has no snapshot {sid}. Its snapshots: {known}."
         )
     return sid
+
+
+def refs_by_snapshot(table: Table) -> dict[int, list[str]]:
+    """Tag and branch names pointing at each snapshot (lineage and pickers show them)."""
+    out: dict[int, list[str]] = {}
+    for name, ref in sorted(table.refs().items()):
+        out.setdefault(ref.snapshot_id, []).append(name)
+    return out

@@ -1,0 +1,249 @@
+"""Labels, ratings and notes on rows, appended to an Iceberg table beside the data.
+
+Table `NS.NAME` keeps its annotations in `NS.NAME__annotations`: one row per
+annotation (row id, the snapshot it was made on, author, time, label, free tags,
+rating, note), only ever appended, so every judgement stays on record. What a page
+shows is the latest annotation per row and author; a new annotation carries over the
+fields it does not set from that author's previous one, so adding a note keeps the
+label. A label comes from the table's label set (property `podium.labels`, default
+good, bad, needs-fix); anything else is a free tag.
+
+Reads are DuckDB queries over the annotations table's files, restricted to the ids a
+page shows or returning the ids a filter keeps; the data table itself is never read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.schema import Schema
+from pyiceberg.types import (
+    IntegerType,
+    ListType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestamptzType,
+)
+
+from podium.errors import InvalidInput, NotFound
+from podium.identity import User, require
+from podium.review.changes import files_holding
+from podium.store import scan
+from podium.store.catalog import full_name, load_table, table_exists
+from podium.store.plan import plan_snapshot
+from podium.store.snapshots import resolve_snapshot
+from podium.store.write import write_batches
+
+LABELS_PROPERTY = "podium.labels"
+DEFAULT_LABELS = ("good", "bad", "needs-fix")
+SUFFIX = "__annotations"
+UNLABELLED = "unlabelled"
+
+SCHEMA = Schema(
+    NestedField(1, "row_id", StringType(), required=False),
+    NestedField(2, "snapshot_id", LongType(), required=False),
+    NestedField(3, "author", StringType(), required=False),
+    NestedField(4, "at", TimestamptzType(), required=False),
+    NestedField(5, "label", StringType(), required=False),
+    NestedField(6, "tags", ListType(7, StringType(), element_required=False), required=False),
+    NestedField(8, "rating", IntegerType(), required=False),
+    NestedField(9, "note", StringType(), required=False),
+)
+ARROW_SCHEMA = pa.schema(
+    [
+        ("row_id", pa.string()),
+        ("snapshot_id", pa.int64()),
+        ("author", pa.string()),
+        ("at", pa.timestamp("us", tz="UTC")),
+        ("label", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("rating", pa.int32()),
+        ("note", pa.string()),
+    ]
+)
+FIELDS = ("label", "tags", "rating", "note")
+
+
+@dataclass(frozen=True)
+class Annotation:
+    row_id: str
+    author: str
+    at: str
+    snapshot_id: int | None
+    label: str | None
+    tags: list[str]
+    rating: int | None
+    note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def annotations_table(name: str) -> str:
+    return full_name(name) + SUFFIX
+
+
+def label_set(name: str) -> list[str]:
+    raw = load_table(name).properties.get(LABELS_PROPERTY)
+    return list(json.loads(raw)) if raw else list(DEFAULT_LABELS)
+
+
+def annotate(
+    name: str,
+    ids: Sequence[str],
+    user: User,
+    *,
+    label: str | None = None,
+    tags: Sequence[str] | None = None,
+    rating: int | None = None,
+    note: str | None = None,
+    snapshot: int | str | None = None,
+    check_ids: bool = True,
+) -> int:
+    """Append one annotation per row (one snapshot of the annotations table).
+
+    Fields left None keep the author's previous value; `label=""` clears the label.
+    Returns the annotations table's new snapshot id.
+    """
+    require(user, "annotate")
+    ids = sorted(set(ids))
+    if not ids:
+        raise InvalidInput("Name at least one row to annotate.")
+    if label is None and tags is None and rating is None and note is None:
+        raise InvalidInput("Nothing to record: give a label, tags, a rating or a note.")
+    table = load_table(name)
+    labels = label_set(name)
+    if label and label not in labels:
+        raise InvalidInput(
+            f"{label!r} is not in {full_name(name)}'s label set ({', '.join(labels)}); "
+            "use it as a free tag (--tag) instead."
+        )
+    if rating is not None and not 1 <= rating <= 5:
+        raise InvalidInput(f"A rating is 1-5, not {rating}.")
+    sid = resolve_snapshot(table, snapshot)
+    if check_ids:
+        held = set().union(*files_holding(table, sid, ids).values()) if ids else set()
+        missing = [i for i in ids if i not in held]
+        if missing:
+            raise NotFound(
+                f"{full_name(name)} has no row with id {', '.join(map(repr, missing[:5]))}; "
+                "nothing was recorded."
+            )
+    previous = {a.row_id: a for a in latest(name, ids=ids, author=user.name)}
+    now = datetime.now(UTC)
+    rows = []
+    for row_id in ids:
+        prev = previous.get(row_id)
+        rows.append(
+            {
+                "row_id": row_id,
+                "snapshot_id": sid,
+                "author": user.name,
+                "at": now,
+                "label": (label or None) if label is not None else (prev.label if prev else None),
+                "tags": list(tags) if tags is not None else (prev.tags if prev else []),
+                "rating": rating if rating is not None else (prev.rating if prev else None),
+                "note": note if note is not None else (prev.note if prev else None),
+            }
+        )
+    target = annotations_table(name)
+    written = write_batches(
+        target,
+        [pa.RecordBatch.from_pylist(rows, ARROW_SCHEMA)],
+        mode="append" if table_exists(target) else "create",
+        schema=SCHEMA,
+        properties={"podium.kind": "annotations", "podium.annotates": full_name(name)},
+    )
+    current = written.current_snapshot()
+    assert current is not None
+    return current.snapshot_id
+
+
+def _connection(name: str) -> Any:
+    """A guarded connection where `ann` is every annotation of `name` (or None)."""
+    target = annotations_table(name)
+    if not table_exists(target):
+        return None
+    table = load_table(target)
+    plan = plan_snapshot(table, resolve_snapshot(table, None))
+    con = scan.connect_plans([plan])
+    scan.register_snapshot(con, "ann", table, plan)
+    con.execute(
+        "CREATE TEMP VIEW latest AS SELECT * FROM ann QUALIFY row_number() OVER "
+        '(PARTITION BY row_id, author ORDER BY "at" DESC, __pos DESC) = 1'
+    )
+    return con
+
+
+def _annotation(r: dict[str, Any]) -> Annotation:
+    return Annotation(
+        row_id=r["row_id"],
+        author=r["author"],
+        at=r["at"].isoformat(timespec="seconds"),
+        snapshot_id=r["snapshot_id"],
+        label=r["label"],
+        tags=list(r["tags"] or []),
+        rating=r["rating"],
+        note=r["note"],
+    )
+
+
+def latest(
+    name: str, *, ids: Collection[str] | None = None, author: str | None = None
+) -> list[Annotation]:
+    """The latest annotation per row and author, for `ids` (default: every row)."""
+    con = _connection(name)
+    if con is None:
+        return []
+    sql = "SELECT * FROM latest WHERE true"
+    params: dict[str, Any] = {}
+    if ids is not None:
+        params["ids"] = sorted(set(ids))
+        sql += " AND list_contains($ids, row_id)"
+    if author is not None:
+        params["author"] = author
+        sql += " AND author = $author"
+    rows = con.sql(sql + ' ORDER BY row_id, "at"', params=params).to_arrow_table().to_pylist()
+    return [_annotation(r) for r in rows]
+
+
+def history(name: str, row_id: str) -> list[Annotation]:
+    """Every annotation ever made on one row, oldest first."""
+    con = _connection(name)
+    if con is None:
+        return []
+    rows = con.sql(
+        'SELECT * FROM ann WHERE row_id = $id ORDER BY "at"', params={"id": row_id}
+    ).to_arrow_table()
+    return [_annotation(r) for r in rows.to_pylist()]
+
+
+def annotated_ids(name: str, *, label: str | None = None, author: str | None = None) -> set[str]:
+    """Ids whose latest annotation (by anyone, or by `author`) has `label` (any label
+    when None, i.e. every annotated row)."""
+    con = _connection(name)
+    if con is None:
+        return set()
+    sql = "SELECT DISTINCT row_id FROM latest WHERE true"
+    params: dict[str, Any] = {}
+    if label is not None:
+        params["label"] = label
+        sql += " AND (label = $label OR list_contains(tags, $label))"
+    if author is not None:
+        params["author"] = author
+        sql += " AND author = $author"
+    return set(con.sql(sql, params=params).to_arrow_table().column("row_id").to_pylist())
+
+
+def count_annotated(name: str) -> int:
+    con = _connection(name)
+    if con is None:
+        return 0
+    row = con.execute("SELECT count(DISTINCT row_id) FROM ann").fetchone()
+    return int(row[0]) if row else 0
