@@ -4,7 +4,10 @@ Each worker is one long-lived container whose main process is the fork server (s
 pid 1 and `kill(-1)` ends every leftover of a job), spoken to over the attach stream:
 no per-job `docker exec`, so a job costs milliseconds, not ~100 ms. The container has no
 network, a read-only root, tmpfs /tmp, memory and pids limits, every capability
-dropped, no-new-privileges and a non-root uid (a different one per worker). Any engine
+dropped, no-new-privileges and a non-root uid (a different one per worker). The fork
+server installs the local backend's seccomp filter on itself at start, on top of the
+engine's default profile, so both backends refuse the same calls (Docker's profile
+alone lets a job ptrace its own processes, for one). Any engine
 that speaks the Docker API works (dockerd, Podman's service).
 
 The image is a Debian rootfs with python3 built by `scripts/setup_sandbox.sh` and
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.sandbox.limits import Limits, job_uid
+from generators.sandbox.seccomp import deny_list_bpf
 from generators.sandbox.worker import SERVER_ENV, SERVER_SCRIPT, Worker
 from podium.errors import PodiumError
 
@@ -125,6 +129,7 @@ class DockerWorker(Worker):
         ensure_image(self.client, self.image)
         command = ["python3", "-s", "-c", SERVER_SCRIPT.read_text(), "--tmp", "/tmp"]
         command += ["--wipe", "/dev/shm", "--wipe", "/dev/mqueue"]
+        command += ["--seccomp", deny_list_bpf().hex()]
         created = self.client.api.create_container(
             self.image,
             command=command,

@@ -3,15 +3,19 @@
 A standalone script (stdlib only, any Python >= 3.9): the host starts it once per worker
 and sends jobs on stdin as length-prefixed JSON; for each job it forks a child that
 drops privileges, sets rlimits and runs the code as `__main__`, then kills everything
-the job left behind, wipes /tmp (and /dev/shm, System V IPC) and answers on stdout.
-Forking a warm interpreter costs a few milliseconds where starting Python costs tens.
+the job left behind, wipes /tmp (and /dev/shm, /dev/mqueue, System V IPC) and answers
+on stdout. Forking a warm interpreter costs a few milliseconds where starting Python
+costs tens. While a job runs the server sums the CPU time of all the job's processes
+(it is pid 1 of their pid namespace, so /proc lists exactly them) and stops the job
+when the total passes its CPU budget: RLIMIT_CPU alone bounds each process, not a run.
 
-    python3 -s forkserver.py --tmp /tmp [--wipe /dev/shm] [--uid 61000]
+    python3 -s forkserver.py --tmp /tmp [--wipe /dev/shm] [--uid 61000] [--seccomp HEX]
 """
 
 import argparse
 import atexit
 import builtins
+import collections
 import ctypes
 import json
 import linecache
@@ -27,8 +31,15 @@ import types
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 IPC_RMID = 0
 STDERR_TAIL = 65536
+# How often a running job's CPU total is read (the first read comes this late too, so
+# the short jobs that are most of the work never pay for it).
+CPU_POLL_S = 0.05
+# A tmpfs with less room than this after a failed job was filled by it.
+FULL_BYTES = 1024 * 1024
 SCRIPT_NAME = "main.py"
 ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -52,6 +63,24 @@ def write_msg(stream, obj):
     data = json.dumps(obj).encode()
     stream.write(struct.pack(">I", len(data)) + data)
     stream.flush()
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_seccomp(program):
+    """Load a compiled filter on this process (and so on every job it forks).
+
+    Where the engine already applies its own profile (Docker) this one stacks on top:
+    the kernel runs both and the stricter answer wins.
+    """
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
 def vm_size():
@@ -257,26 +286,118 @@ def prepare_files(req):
     return files
 
 
-def classify(timed_out, status, cpu_s, limits, out_size, err_size, stderr):
-    if timed_out:
-        return "timeout", None, None
+Outcome = collections.namedtuple(
+    "Outcome", "stopped status cpu_s out_size err_size stderr full_tmpfs"
+)
+
+
+def classify(outcome, limits):
+    """(status, exit code, signal, detail) of a finished job."""
+    cpu_limit = f"cpu limit: the run used {outcome.cpu_s:.1f} CPU-s of {limits['cpu_s']:g}"
+    if outcome.stopped == "wall":
+        return "timeout", None, None, f"wall-clock limit: {limits['wall_s']:g} s"
+    if outcome.stopped == "cpu":
+        return "timeout", None, signal.SIGKILL, cpu_limit
+    status = outcome.status
+    cap = int(limits["output_bytes"])
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= limits["cpu_s"]):
-            return "timeout", None, sig
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and outcome.cpu_s >= limits["cpu_s"]):
+            return "timeout", None, sig, cpu_limit
         if sig == signal.SIGXFSZ:
-            return "output_limit", None, sig
-        return "killed", None, sig
+            return "output_limit", None, sig, f"file size limit: {cap} bytes"
+        return "killed", None, sig, ""
     rc = os.WEXITSTATUS(status)
     if rc == 0:
-        return "ok", rc, None
-    cap = int(limits["output_bytes"])
-    if out_size >= cap or err_size >= cap:
-        return "output_limit", rc, None
-    last = stderr.rstrip().rsplit("\n", 1)[-1]
+        return "ok", rc, None, ""
+    if outcome.full_tmpfs is not None:
+        path, size_mb = outcome.full_tmpfs
+        return "output_limit", rc, None, f"disk limit: {path} is full ({size_mb} MiB)"
+    if outcome.out_size >= cap or outcome.err_size >= cap:
+        return "output_limit", rc, None, f"output limit: {cap} bytes"
+    last = outcome.stderr.rstrip().rsplit("\n", 1)[-1]
     if last.startswith("MemoryError"):
-        return "oom", rc, None
-    return "error", rc, None
+        return "oom", rc, None, ""
+    if "[Errno 27]" in last:  # EFBIG: Python ignores SIGXFSZ, so the write failed
+        return "output_limit", rc, None, f"file size limit: {cap} bytes"
+    return "error", rc, None, ""
+
+
+def children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def namespace_cpu_s(reaped_base):
+    """CPU seconds used by every process of the job, alive or not.
+
+    A process's time stays in its /proc/PID/stat until its parent reaps it, then moves
+    into the parent's cumulative fields, and so on up to us (the namespace's init): so
+    the live processes' own and reaped-children's time, plus what we reaped ourselves
+    since the job began, is the whole run's.
+    """
+    ticks = 0
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile: its time is now its parent's
+        # Fields after the command: state is [0]; utime, stime, cutime, cstime [11:15].
+        ticks += sum(int(value) for value in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK") + children_cpu_s() - reaped_base
+
+
+def wait_for_job(pid, limits):
+    """Wait until the job's main process ends, the wall clock runs out or the run's
+    processes together pass the CPU budget; kill it in the last two cases.
+
+    Returns (status, rusage, which limit stopped it or None, the run's CPU total or None).
+    """
+    budget = float(limits["cpu_s"])
+    deadline = time.monotonic() + float(limits["wall_s"])
+    reaped_base = children_cpu_s()
+    # Outside our own pid namespace (bare mode) /proc is the host's: nothing to sum.
+    tree = os.getpid() == 1
+    pidfd = os.pidfd_open(pid)
+    stopped, total = None, None
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = "wall"
+                break
+            ready, _, _ = select.select([pidfd], [], [], min(left, CPU_POLL_S) if tree else left)
+            if ready:
+                break
+            if tree:
+                total = namespace_cpu_s(reaped_base)
+                if total > budget:
+                    stopped = "cpu"
+                    break
+        if stopped is not None:
+            os.kill(pid, signal.SIGKILL)
+        _, status, usage = os.wait4(pid, 0)
+        if total is not None and stopped is None:
+            total = namespace_cpu_s(reaped_base)
+        return status, usage, stopped, total
+    finally:
+        os.close(pidfd)
+
+
+def filled_tmpfs(paths):
+    """The first of `paths` that is (nearly) out of space or inodes: (path, size in MiB)."""
+    for path in paths:
+        try:
+            st = os.statvfs(path)
+        except OSError:
+            continue
+        if st.f_blocks and (st.f_bavail * st.f_frsize < FULL_BYTES or st.f_favail == 0):
+            return path, st.f_blocks * st.f_frsize // (1024 * 1024)
+    return None
 
 
 def run_job(req, opts, as_base):
@@ -286,28 +407,26 @@ def run_job(req, opts, as_base):
     pid = os.fork()
     if pid == 0:
         run_child(req, opts, files, as_base)
-    pidfd = os.pidfd_open(pid)
-    ready, _, _ = select.select([pidfd], [], [], float(limits["wall_s"]))
-    timed_out = not ready
-    if timed_out:
-        os.kill(pid, signal.SIGKILL)
-    _, status, usage = os.wait4(pid, 0)
+    status, usage, stopped, total = wait_for_job(pid, limits)
     wall = time.monotonic() - start
-    os.close(pidfd)
     kill_leftovers(pid)
     cpu = usage.ru_utime + usage.ru_stime
+    if total is not None:
+        cpu = max(cpu, total)
     cap = int(limits["output_bytes"])
     stdout, out_size = read_capped(files["stdout"], cap)
     stderr, err_size = read_capped(files["stderr"], min(cap, STDERR_TAIL), tail=True)
     for name in ("stdin", "stdout", "stderr"):
         os.close(files[name])
-    for path in [opts.tmp, *opts.wipe]:
-        if os.path.isdir(path):
-            wipe(path)
+    scratch = [path for path in [opts.tmp, *opts.wipe] if os.path.isdir(path)]
+    full = filled_tmpfs(scratch)
+    for path in scratch:
+        wipe(path)
     if os.getpid() == 1:
         # Only in our own namespaces: a bare server would see the host's IPC objects.
         clear_sysv_ipc(opts.uid)
-    state, rc, sig = classify(timed_out, status, cpu, limits, out_size, err_size, stderr)
+    outcome = Outcome(stopped, status, cpu, out_size, err_size, stderr, full)
+    state, rc, sig, detail = classify(outcome, limits)
     return {
         "status": state,
         "exit_code": rc,
@@ -317,6 +436,7 @@ def run_job(req, opts, as_base):
         "wall_s": round(wall, 6),
         "cpu_s": round(cpu, 6),
         "truncated": out_size > len(stdout.encode()) or out_size >= cap,
+        "detail": detail,
     }
 
 
@@ -325,7 +445,10 @@ def main():
     parser.add_argument("--tmp", default="/tmp")
     parser.add_argument("--uid", type=int, default=0)
     parser.add_argument("--wipe", action="append", default=[], help="Also emptied after jobs.")
+    parser.add_argument("--seccomp", default="", help="A BPF program (hex) to install first.")
     opts = parser.parse_args()
+    if opts.seccomp:
+        install_seccomp(bytes.fromhex(opts.seccomp))
     # Jobs must not signal or ptrace the server (they may share its uid in containers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

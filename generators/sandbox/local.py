@@ -2,8 +2,10 @@
 
 Each worker is one `bwrap` process: new pid, net, ipc, uts and cgroup namespaces (and a
 user namespace when not root), the host's /usr and Python read-only, a fresh /proc and
-/dev, a size-capped tmpfs /tmp, the seccomp deny-list, and `--die-with-parent`. The fork
-server is pid 1 inside (`--as-pid-1`: bwrap's own reaper would leave zombie inits that
+/dev, a size-capped tmpfs /tmp, a private /dev/mqueue, the seccomp filter, and
+`--die-with-parent`. The fork server's source is copied into the sandbox's own root
+(`--file`), not bind-mounted, so no path of the checkout shows in /proc/self/mountinfo.
+The fork server is pid 1 inside (`--as-pid-1`: bwrap's own reaper would leave zombie inits that
 exhaust the uid's process limit), so after each job `kill(-1)` ends everything the job
 started. Jobs run as a per-worker non-root uid (RLIMIT_NPROC is not enforced for root)
 under rlimits, and under cgroup memory and pids limits when the host allows it.
@@ -65,8 +67,18 @@ def filesystem_args(prefix: str) -> list[str]:
     args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     # multiprocessing needs /dev/shm; it is emptied after every job like /tmp.
     args += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
-    args += ["--ro-bind", str(SERVER_SCRIPT), SERVER_PATH]
+    # POSIX message queues live in the worker's IPC namespace; mounting its mqueue fs
+    # lets the server delete what a job created before the next job runs.
+    args += ["--mqueue", "/dev/mqueue"]
     return args
+
+
+def server_source_fd() -> int:
+    """A descriptor holding the fork server's source, for bwrap to copy once."""
+    fd = os.memfd_create("podium-forkserver", 0)
+    os.write(fd, SERVER_SCRIPT.read_bytes())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 class LocalWorker(ProcessWorker):
@@ -79,6 +91,7 @@ class LocalWorker(ProcessWorker):
         self.seccomp = seccomp
         self.cgroup = CgroupLimits.create(f"w{index}")
         self._seccomp_fd: int | None = None
+        self._server_fd: int | None = None
         self._oom_before = 0
 
     def command(self) -> list[str]:
@@ -95,27 +108,30 @@ class LocalWorker(ProcessWorker):
         else:
             cmd += ["--unshare-user"]
         cmd += filesystem_args(prefix)
+        self._server_fd = server_source_fd()
+        cmd += ["--perms", "0444", "--file", str(self._server_fd), SERVER_PATH]
         cmd += ["--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
         cmd += ["--setenv", "PYTHONHASHSEED", "0"]
         if self.seccomp:
             self._seccomp_fd = bpf_fd()
             cmd += ["--seccomp", str(self._seccomp_fd)]
-        cmd += [python, "-s", SERVER_PATH, "--tmp", "/tmp", "--wipe", "/dev/shm"]
+        cmd += [python, "-s", SERVER_PATH, "--tmp", "/tmp"]
+        cmd += ["--wipe", "/dev/shm", "--wipe", "/dev/mqueue"]
         cmd += ["--uid", str(self.uid)]
         if self.cgroup is not None:
             cmd = self.cgroup.join_prefix() + cmd
         return cmd
 
     def pass_fds(self) -> tuple[int, ...]:
-        return () if self._seccomp_fd is None else (self._seccomp_fd,)
+        return tuple(fd for fd in (self._seccomp_fd, self._server_fd) if fd is not None)
 
     def _start(self) -> None:
         try:
             super()._start()
         finally:
-            if self._seccomp_fd is not None:
-                os.close(self._seccomp_fd)
-                self._seccomp_fd = None
+            for fd in self.pass_fds():
+                os.close(fd)
+            self._seccomp_fd = self._server_fd = None
 
     def _before_job(self, limits: Limits) -> None:
         if self.cgroup is not None:
