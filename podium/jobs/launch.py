@@ -46,8 +46,17 @@ def run_in_process(card: Card, reporter_factory: ReporterFactory = JobReporter) 
 
 
 def run_foreground(card: Card, quiet: bool = False) -> Job:
-    """Run `card` here with a progress bar; raises JobFailed unless it succeeds."""
-    job = run_in_process(card, ConsoleReporter if not quiet else _quiet_reporter)
+    """Run `card` here with a progress bar; raises JobFailed unless it succeeds.
+
+    A card that names another launcher (`launcher: ray`) runs there and is followed.
+    """
+    elsewhere = getattr(card.config, "launcher", None)
+    if elsewhere and elsewhere != "local":
+        from podium.jobs.launchers.follow import run_on
+
+        job = run_on(card, elsewhere, say=Console(stderr=True, quiet=quiet).print)
+    else:
+        job = run_in_process(card, ConsoleReporter if not quiet else _quiet_reporter)
     if job["status"] != "succeeded":
         reason = (job["error"] or job["status"]).splitlines()[0]
         raise JobFailed(f"job {job['id']} {job['status']}: {reason}\nlog: {job['log_path']}")

@@ -22,8 +22,15 @@ from datetime import datetime
 from sqlalchemy.exc import OperationalError
 
 from podium.config import get_settings
+from podium.errors import PodiumError
 from podium.jobs.kinds import get_kind
-from podium.jobs.launchers import Launched, Launcher, get_launcher
+from podium.jobs.launchers import (
+    LAUNCHERS,
+    Launched,
+    Launcher,
+    get_launcher,
+    requested_launcher,
+)
 from podium.jobs.logs import log_tail
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import (
@@ -51,6 +58,7 @@ class Worker:
         load_plugins()
         self.settings = get_settings()
         self.launcher = launcher or get_launcher(self.settings.launcher)
+        self._launchers: dict[str, Launcher] = {self.launcher.name: self.launcher}
         self.poll = poll
         self.concurrency = max(1, concurrency)
         self.say = say
@@ -87,7 +95,7 @@ class Worker:
         for job in stale_jobs():
             if job["id"] in self.running:
                 continue
-            killed = self.launcher.reap_orphan(job)
+            killed = self.launcher_named(job["launcher"]).reap_orphan(job)
             since = _fmt(job["heartbeat_at"])
             reason = f"worker died: no heartbeat since {since}"
             if killed:
@@ -139,8 +147,12 @@ class Worker:
         if job is None:
             return False
         try:
-            proc = self.launcher.launch(job)
-        except OSError as exc:
+            launcher = self.launcher_named(requested_launcher(job))
+            if launcher is not self.launcher:
+                set_fields(job["id"], launcher=launcher.name)
+                job["launcher"] = launcher.name
+            proc = launcher.launch(job)
+        except (OSError, PodiumError) as exc:
             transition(job["id"], "failed", error=f"could not launch: {exc}", message=str(exc))
             self.say(f"job {job['id']}: could not launch: {exc}")
             return True
@@ -148,6 +160,14 @@ class Worker:
         self.running[job["id"]] = proc
         self.say(f"job {job['id']} ({job['kind']}): started, process group {proc.pgid}")
         return True
+
+    def launcher_named(self, name: str | None) -> Launcher:
+        """This worker's backend, or the one a job's card names (`launcher: ray`)."""
+        if not name or name not in LAUNCHERS:  # e.g. "foreground": ran in a CLI process
+            return self.launcher
+        if name not in self._launchers:
+            self._launchers[name] = get_launcher(name)
+        return self._launchers[name]
 
     def shutdown(self) -> None:
         """Stop this worker's jobs; they are failed, or requeued if they can resume.

@@ -6,22 +6,36 @@ A backend starts `python -m podium.jobs.execute JOB_ID` somewhere and hands the 
 
 - `local` (podium/jobs/launchers/local.py): a subprocess on this machine in its own
   process group, output appended to the job's log file.
-- `ray` would be one more module, podium/jobs/launchers/ray.py: `launch` submits the same
-  command as a Ray job with `ray.job_submission.JobSubmissionClient(settings.ray_address)`
-  (entrypoint `python -m podium.jobs.execute ID`, runtime_env carrying PODIUM_* so the
-  job reaches the same catalog URI, which must then be PostgreSQL), `poll` maps
-  `get_job_status` to an exit code, `stop` calls `stop_job`, and the log is copied from
-  `get_job_logs`. Then add it to `LAUNCHERS` below and set `launcher = "ray"`.
+- `ray` (podium/jobs/launchers/ray.py): a Ray job on an existing cluster (Jobs API).
+
+The `launcher` setting picks the backend of `podium worker`; a card that names
+`launcher:` (the kinds built on `LaunchOptions`) overrides it for that job, and
+`podium run`/`podium generate ... --launcher ray` then submits there and follows the
+job instead of running it in-process (podium/jobs/launchers/follow.py).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol
+import json
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
 
 from podium.errors import InvalidInput
 
-LAUNCHERS = {"local": "podium.jobs.launchers.local:LocalLauncher"}
+LAUNCHERS = {
+    "local": "podium.jobs.launchers.local:LocalLauncher",
+    "ray": "podium.jobs.launchers.ray:RayLauncher",
+}
+
+
+class LaunchOptions(BaseModel):
+    """Card fields of the kinds that can run elsewhere than the worker's own backend."""
+
+    launcher: Literal["local", "ray"] | None = Field(
+        None, description="Where this job runs: local or ray (default: the launcher setting)."
+    )
 
 
 class Launched(Protocol):
@@ -55,3 +69,12 @@ def get_launcher(name: str) -> Launcher:
         ) from None
     launcher: Launcher = getattr(importlib.import_module(module), attr)()
     return launcher
+
+
+def requested_launcher(job: dict[str, Any]) -> str | None:
+    """The backend a job's card asks for, if any."""
+    try:
+        name = json.loads(job.get("config") or "{}").get("launcher")
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None

@@ -1,0 +1,170 @@
+"""The `ray` launch backend: each job is a Ray job on an existing cluster.
+
+    # podium.toml (or PODIUM_LAUNCHER=ray PODIUM_RAY_ADDRESS=...), or `launcher: ray` in a card
+    launcher = "ray"
+    ray_address = "http://head:8265"      # the cluster's dashboard / job server
+
+Why the Ray Jobs API (`JobSubmissionClient`) and not tasks or actors: a Podium job is
+already a process (`python -m podium.jobs.execute JOB_ID`) that reports to the state
+database by itself, and the Jobs API runs exactly such a process on the cluster, shows
+it in the dashboard and `ray job list`, keeps its output, and stops it (SIGTERM, then
+SIGKILL) when asked, without this worker holding a driver connection open. Inside the
+job, the heavy kinds use tasks and actors for their own fan-out (vLLM replicas,
+sandbox pools: `generators/distributed.py`), connecting with `ray.init()` to the
+cluster the job runs on.
+
+The job reaches the same catalog and state database because its runtime environment
+carries the resolved PODIUM_* settings; on a cluster of several machines that means a
+PostgreSQL catalog and an object-store warehouse (the embedded SQLite file is only
+reachable on one machine). A Ray job whose node dies ends FAILED: `poll` reports it
+and appends Ray's reason and the job's captured output to the Podium log, so the
+worker marks the job failed with that reason (or requeues it, for kinds that resume).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from podium.config import Settings, get_settings
+from podium.errors import InvalidInput
+
+JOB_MODULE = "podium.jobs.execute"
+_TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+# Exit codes the worker sees; 143 is what a SIGTERM'd local job reports.
+_EXIT = {"SUCCEEDED": 0, "FAILED": 1, "STOPPED": 143}
+
+
+def submission_id(job: dict[str, Any]) -> str:
+    """Ray's id for one attempt of a Podium job (a requeued job is submitted again)."""
+    return f"podium-{job['id']}-{job.get('attempt') or 1}"
+
+
+def dashboard_address(settings: Settings | None = None) -> str:
+    """The cluster's job server: `ray_address`, else $RAY_API_SERVER_ADDRESS / $RAY_ADDRESS."""
+    settings = settings or get_settings()
+    address = (
+        settings.ray_address
+        or os.environ.get("RAY_API_SERVER_ADDRESS", "")
+        or os.environ.get("RAY_ADDRESS", "")
+    )
+    if not address:
+        raise InvalidInput(
+            "launcher=ray needs the cluster's address: set ray_address in podium.toml or "
+            "PODIUM_RAY_ADDRESS (e.g. http://head:8265, the dashboard's job server)."
+        )
+    return address if "://" in address else f"http://{address}"
+
+
+def job_environment(settings: Settings | None = None) -> dict[str, str]:
+    """PODIUM_* for the job: this process's, plus the resolved catalog and warehouse."""
+    settings = settings or get_settings()
+    env = {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}
+    env.update(
+        PODIUM_HOME=str(settings.home),
+        PODIUM_CATALOG_URI=settings.catalog_uri,
+        PODIUM_WAREHOUSE=settings.warehouse,
+        PODIUM_CATALOG_PROPERTIES=json.dumps(settings.catalog_properties),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def _client(address: str) -> Any:
+    try:
+        from ray.job_submission import JobSubmissionClient
+    except ImportError:
+        raise InvalidInput(
+            "launcher=ray needs Ray: pip install 'podium[cluster]' (or `make test`)."
+        ) from None
+    try:
+        return JobSubmissionClient(address)
+    except (ConnectionError, RuntimeError) as exc:
+        raise InvalidInput(
+            f"No Ray job server answers at {address} ({exc}); start the cluster "
+            "(`ray start --head --include-dashboard=true`) or fix ray_address."
+        ) from None
+
+
+class RayJob:
+    """One submitted attempt, as the worker sees it."""
+
+    pgid: int | None = None  # nothing to signal on this machine
+
+    def __init__(self, job: dict[str, Any], client: Any, sid: str) -> None:
+        self.job_id: str = job["id"]
+        self.log_path = Path(job["log_path"])
+        self.client = client
+        self.sid = sid
+        self._code: int | None = None
+
+    def status(self) -> str:
+        return str(self.client.get_job_status(self.sid))
+
+    def poll(self) -> int | None:
+        if self._code is not None:
+            return self._code
+        status = self.status()
+        if status not in _TERMINAL:
+            return None
+        self._code = _EXIT[status]
+        if status != "SUCCEEDED":
+            self._append_ray_output(status)
+        return self._code
+
+    def stop(self, grace: float) -> None:
+        """Ask Ray to stop the job (SIGTERM to its process group, SIGKILL later)."""
+        self.client.stop_job(self.sid)
+        deadline = time.monotonic() + grace + 10.0  # Ray's own SIGKILL comes after a delay
+        while time.monotonic() < deadline and self.status() not in _TERMINAL:
+            time.sleep(0.25)
+
+    def _append_ray_output(self, status: str) -> None:
+        info = self.client.get_job_info(self.sid)
+        try:
+            output = self.client.get_job_logs(self.sid)
+        except Exception as exc:  # the log is a courtesy; the status is what counts
+            output = f"(could not fetch: {exc})"
+        with self.log_path.open("a", encoding="utf-8") as log:
+            log.write(f"ray job {self.sid} {status}: {info.message or ''}\n")
+            log.write("--- ray job output ---\n" + output[-20_000:] + "\n")
+
+
+class RayLauncher:
+    name = "ray"
+
+    def __init__(self, address: str | None = None) -> None:
+        self.address = address or dashboard_address()
+        self.client = _client(self.address)
+
+    def launch(self, job: dict[str, Any]) -> RayJob:
+        sid = submission_id(job)
+        entrypoint = f"python -m {JOB_MODULE} {shlex.quote(job['id'])}"
+        try:
+            self.client.submit_job(
+                entrypoint=entrypoint,
+                submission_id=sid,
+                runtime_env={"env_vars": job_environment()},
+                metadata={"podium_job": job["id"], "kind": job["kind"]},
+                entrypoint_num_cpus=0,  # the job's own tasks and actors claim the CPUs
+            )
+        except RuntimeError as exc:  # Ray wraps HTTP failures in RuntimeError
+            raise OSError(f"Ray at {self.address} refused job {sid}: {exc}") from exc
+        with Path(job["log_path"]).open("a", encoding="utf-8") as log:
+            log.write(f"submitted to Ray at {self.address} as {sid}\n")
+        return RayJob(job, self.client, sid)
+
+    def reap_orphan(self, job: dict[str, Any]) -> bool:
+        if job.get("launcher") != self.name:
+            return False
+        sid = submission_id(job)
+        try:
+            if str(self.client.get_job_status(sid)) in _TERMINAL:
+                return False
+            return bool(self.client.stop_job(sid))
+        except RuntimeError:  # unknown to this cluster
+            return False

@@ -1,0 +1,148 @@
+"""A real local Ray cluster for the session: `ray start --head --block` from PyPI's ray.
+
+The head runs in its own process group with its own temp dir (so its processes are
+recognisable), the dashboard's job server on a free loopback port, and `python` on
+its PATH being this venv's (Ray jobs run `python -m podium.jobs.execute`). At the end
+it is stopped through `podium.processes` and the test asserts that no raylet, GCS or
+worker process of it is left.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from podium import processes
+from podium.config import reset_settings
+from podium.models.vllm_launch import free_port
+
+pytest.importorskip("ray", reason="the Ray tests need `pip install .[cluster]`")
+
+START_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    address: str  # the job server, http://127.0.0.1:PORT
+    gcs_address: str  # 127.0.0.1:PORT, for ray.init
+    temp_dir: Path
+
+
+MARKER = "PODIUM_TEST_RAY_CLUSTER"
+
+
+def cluster_processes(temp_dir: Path) -> list[psutil.Process]:
+    """Live processes of the cluster rooted at `temp_dir`: its temp dir on their command
+    line or the marker in their environment (Ray workers rename themselves `ray::...`)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            mine = str(temp_dir) in " ".join(proc.info["cmdline"] or ())
+            if mine or proc.environ().get(MARKER) == str(temp_dir):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[RayCluster]:
+    # A short path: Ray's socket names must fit in 107 bytes.
+    temp_dir = Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp"))
+    gcs_port, dash_port = free_port(), free_port()
+    venv_bin = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_NODE_IP_ADDRESS": "127.0.0.1",
+        MARKER: str(temp_dir),
+        # Ray jobs import the test job kinds (tests/jobs/kinds_for_tests.py).
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(JOBS_TESTS), os.environ.get("PYTHONPATH")])
+        ),
+    }
+    log = (temp_dir / "head.log").open("ab")
+    head = processes.spawn(
+        [
+            f"{venv_bin}/ray",
+            "start",
+            "--head",
+            "--block",
+            "--num-cpus=2",
+            "--node-ip-address=127.0.0.1",
+            f"--port={gcs_port}",
+            "--include-dashboard=true",
+            "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={dash_port}",
+            f"--temp-dir={temp_dir}",
+            "--disable-usage-stats",
+        ],
+        env=env,
+        stdout=log,
+    )
+    address = f"http://127.0.0.1:{dash_port}"
+
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{address}/api/version", timeout=2.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    outcome = processes.wait_until(ready, head, START_TIMEOUT_S)
+    if outcome != "ready":
+        processes.stop(head, grace_s=10)
+        pytest.fail(f"Ray head {outcome}: {(temp_dir / 'head.log').read_text()[-3000:]}")
+    try:
+        yield RayCluster(address, f"127.0.0.1:{gcs_port}", temp_dir)
+    finally:
+        stop_cluster(head, temp_dir)
+        log.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def stop_cluster(head: subprocess.Popen[bytes], temp_dir: Path) -> None:
+    """SIGTERM `ray start --block` (it stops what it started), then check nothing is left."""
+    processes.stop(head, grace_s=30)
+    deadline = time.monotonic() + 30
+    while cluster_processes(temp_dir) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = cluster_processes(temp_dir)
+    for proc in left:  # never leave them running, but still fail the session
+        processes.kill(proc.pid)
+    assert not left, f"Ray processes left after stop: {[p.info['cmdline'] for p in left]}"
+
+
+JOBS_TESTS = Path(__file__).resolve().parent.parent / "jobs"  # the small test job kinds
+
+
+@pytest.fixture
+def ray_home(
+    podium_home: Path, ray_cluster: RayCluster, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A fresh home whose jobs go to the session's Ray cluster, with the test kinds."""
+    monkeypatch.setenv("PODIUM_JOB_PLUGINS", "kinds_for_tests")
+    monkeypatch.syspath_prepend(str(JOBS_TESTS))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(JOBS_TESTS), os.environ.get("PYTHONPATH")]))
+    )
+    monkeypatch.setenv("PODIUM_LAUNCHER", "ray")
+    monkeypatch.setenv("PODIUM_RAY_ADDRESS", ray_cluster.address)
+    monkeypatch.setenv("PODIUM_HEARTBEAT_SECONDS", "0.5")
+    reset_settings()
+    podium_home.mkdir(parents=True, exist_ok=True)
+    yield podium_home
+    reset_settings()
