@@ -143,14 +143,14 @@ def to_query(state: ViewState) -> dict[str, list[str]]:
 def browse_url(
     table: str, *, snapshot: int | None = None, sample: str | None = None, search: str = ""
 ) -> str:
-    """A plain-text link to the Browse page, e.g. `/?table=demo.chat&sample=abc`.
+    """A plain-text link to the Browse page, e.g. `/browse?table=demo.chat&sample=abc`.
 
-    Browse is the app's default page, and Streamlit serves the default page only at the
-    root (`/browse` opens it too, but behind a "Page not found" notice). Inside the app
-    prefer `podium.app.widgets.browse_link`, which goes through st.page_link.
+    Every page has its own URL path (Home is the default page; see podium/app/pages.py).
+    Inside the app prefer `podium.app.widgets.browse_link`, which goes through
+    st.page_link.
     """
     query = to_query(ViewState(table=table, snapshot=snapshot, sample=sample, search=search))
-    return "/?" + urlencode(query, doseq=True)
+    return "/browse?" + urlencode(query, doseq=True)
 
 
 def page_count(total: int, page_size: int) -> int:

@@ -7,13 +7,13 @@ page uses it as:
 
     with st.form("new-job"):
         raw = render_form(Model, key="new-job", tables=list_tables())
-        if st.form_submit_button("Queue"):
+        if st.form_submit_button(QUEUE_VERB):
             values = collect(field_specs(Model), raw)
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,10 +21,13 @@ import streamlit as st
 import yaml
 from pydantic import BaseModel
 
+from podium.app.feedback import job_queued, show_error
 from podium.errors import PodiumError
 from podium.jobs.fields import ValueKind, unwrap_optional, value_kind
 from podium.jobs.logbook import kind_model, submit_config
 from podium.store.refs import TableRef
+
+QUEUE_VERB = "Queue job"  # the one verb for submitting a job, on every page
 
 Widget = Literal["checkbox", "int", "float", "select", "table", "text", "lines", "yaml"]
 
@@ -84,11 +87,17 @@ def render_form(
     tables: list[str] | None = None,
     values: dict[str, Any] | None = None,
     advanced: Collection[str] = (),
+    fixed: Collection[str] = (),
 ) -> dict[str, Any]:
     """Draw one widget per field of `model` (those named in `advanced` inside an
-    "Advanced" expander); returns the raw widget values by field. No field is left out."""
+    "Advanced" expander, those in `fixed` not at all: the page chose them above the
+    form); returns the raw widget values by field. No other field is left out.
+
+    A value in `values` seeds its widget, and seeds it again whenever it changes (an
+    output name derived from the chosen input follows that input), while an edit the
+    user typed stays until then."""
     values = values or {}
-    specs = field_specs(model)
+    specs = [s for s in field_specs(model) if s.name not in fixed]
     raw = {
         spec.name: _render(spec, f"{key}.{spec.name}", tables or [], values.get(spec.name))
         for spec in specs
@@ -104,25 +113,52 @@ def render_form(
 
 
 def queue_form(
-    kind: str, key: str, tables: list[str] | None = None, advanced: Collection[str] = ()
+    kind: str,
+    key: str,
+    tables: list[str] | None = None,
+    advanced: Collection[str] = (),
+    values: dict[str, Any] | None = None,
+    fixed: dict[str, Any | Callable[[], Any]] | None = None,
 ) -> str | None:
-    """A form for any job kind with a Queue button; returns the queued job's id.
+    """A form for any job kind with the one submit button, "Queue job"; returns the
+    queued job's id (and says so, with a link to its Logbook entry).
 
-    The values go through the same validation and preflight as a card or the CLI, so a
-    bad value shows the same message here as in a terminal.
+    `fixed` holds values the page chose above the form (a table, a model); they are part
+    of the card like any field (a callable is called at submit, so work such as storing
+    a pasted schema happens only then, and its error shows like any other). The values go
+    through the same validation and preflight as a card or the CLI, so a bad value shows
+    the same message here as in a terminal.
     """
     model = kind_model(kind)
+    fixed = fixed or {}
     with st.form(key):
-        raw = render_form(model, key=key, tables=tables, advanced=advanced)
+        raw = render_form(
+            model, key=key, tables=tables, values=values, advanced=advanced, fixed=fixed
+        )
         notes = st.text_area("Notes", key=f"{key}.notes")
-        queued = st.form_submit_button("Queue job", icon=":material/send:")
+        queued = st.form_submit_button(QUEUE_VERB, icon=":material/send:", type="primary")
     if not queued:
         return None
+    specs = [s for s in field_specs(model) if s.name not in fixed]
     try:
-        return submit_config(kind, collect(field_specs(model), raw), notes)
+        chosen = {k: v() if callable(v) else v for k, v in fixed.items()}
+        job_id = submit_config(kind, {**collect(specs, raw), **chosen}, notes)
     except PodiumError as exc:
-        st.error(str(exc))
+        show_error(exc)
         return None
+    job_queued(job_id)
+    return job_id
+
+
+def _seeded(key: str, value: Any) -> None:
+    """Put `value` in the widget's state when it is new or its seed changed (widgets
+    then get no `value=` argument, so Streamlit never sees two sources for one value)."""
+    seed_key = f"{key}.__seed"
+    seed = repr(value)
+    if key not in st.session_state or st.session_state.get(seed_key) != seed:
+        st.session_state[seed_key] = seed
+        if key in st.session_state or value is not None:
+            st.session_state[key] = value
 
 
 def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:
@@ -130,33 +166,42 @@ def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:
     label = spec.name + (" *" if spec.required else "")
     kw: dict[str, Any] = {"key": key, "help": spec.help or None}
     if spec.widget == "checkbox":
-        return st.checkbox(label, value=bool(value), **kw)
+        _seeded(key, bool(value))
+        return st.checkbox(label, **kw)
     if spec.widget in ("int", "float") and not spec.optional:
         number = int if spec.widget == "int" else float
-        start = number(value) if value is not None else number(0)
-        return st.number_input(label, value=start, step=number(1) if number is int else None, **kw)
+        _seeded(key, number(value) if value is not None else number(0))
+        return st.number_input(label, step=number(1) if number is int else None, **kw)
     if spec.widget == "select":
         options = ([None] if spec.optional else []) + list(spec.options)
-        index = options.index(value) if value in options else 0
-        return st.selectbox(label, options, index=index, format_func=_blank_none, **kw)
+        _seeded(key, value if value in options else options[0])
+        return st.selectbox(label, options, format_func=_blank_none, **kw)
     if spec.widget == "table":
-        ref = value if isinstance(value, TableRef) else None
+        ref = (
+            value
+            if isinstance(value, TableRef)
+            else TableRef.model_validate(value)
+            if value
+            else None
+        )
         choices = ([None] if spec.optional else []) + tables
-        index = choices.index(ref.name) if ref and ref.name in choices else 0
-        name = st.selectbox(label, choices, index=index, format_func=_blank_none, **kw)
+        _seeded(key, ref.name if ref and ref.name in choices else (choices[0] if choices else None))
+        name = st.selectbox(label, choices, format_func=_blank_none, **kw)
+        _seeded(f"{key}.snapshot", str(ref.snapshot_id or "") if ref else "")
         snap = st.text_input(
             f"{spec.name} snapshot",
-            value=str(ref.snapshot_id or "") if ref else "",
             key=f"{key}.snapshot",
             help="Snapshot id to read; blank = current when queued.",
         )
         return {"name": name, "snapshot_id": snap}
     if spec.widget == "lines":
-        return st.text_area(label, value="\n".join(map(str, value or [])), **kw)
+        _seeded(key, "\n".join(map(str, value or [])))
+        return st.text_area(label, **kw)
     if spec.widget == "yaml":
-        text = "" if value is None else yaml.safe_dump(_plain(value), sort_keys=False)
-        return st.text_area(label + " (YAML)", value=text, **kw)
-    return st.text_input(label, value="" if value is None else str(value), **kw)
+        _seeded(key, "" if value is None else yaml.safe_dump(_plain(value), sort_keys=False))
+        return st.text_area(label + " (YAML)", **kw)
+    _seeded(key, "" if value is None else str(value))
+    return st.text_input(label, **kw)
 
 
 def collect(specs: list[FieldSpec], raw: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from generators.generate import GenerateConfig
 from generators.vibes import EVAL_SET_KIND, VIBES_TABLE
 from podium.errors import InvalidInput
 from podium.models import list_models
-from podium.store.catalog import list_tables, load_table
+from podium.store.catalog import list_tables, load_table, table_exists
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND
 
@@ -42,6 +42,18 @@ def prompt_tables(eval_sets_only: bool = False) -> list[str]:
 def default_out_name(table: str, model: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", f"{table.split('.')[-1]}_{model}".lower()).strip("_")
     return f"gen.{slug[:80]}"
+
+
+def unique_out_name(table: str, model: str) -> str:
+    """`default_out_name`, made unique: a table of that name already exists, so a new
+    job writing there would resume into another dataset's rows (type the existing
+    name on purpose to resume)."""
+    base = default_out_name(table, model)
+    name, n = base, 1
+    while table_exists(name):
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def parse_schema_text(text: str) -> dict[str, Any] | None:

@@ -6,29 +6,26 @@ call functions that are tested without Streamlit.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-VIEWS = Path(__file__).parent / "views"
+from podium.app.job_tray import job_tray
+from podium.app.pages import PAGES as PAGE_INFO
+from podium.app.pages import SECTIONS, page_file
 
 st.set_page_config(page_title="Podium", page_icon=":material/stadium:", layout="wide")
 
+# Every page has its own URL path (Home is the default), so `/browse?table=...` deep
+# links open Browse itself rather than behind a "page not found" notice.
 PAGES = {
-    "Data": [
-        st.Page(VIEWS / "browse.py", title="Browse", icon=":material/table_view:", default=True),
-        st.Page(VIEWS / "validate.py", title="Validate", icon=":material/rule:"),
-    ],
-    "Models": [
-        st.Page(VIEWS / "generate.py", title="Generate", icon=":material/auto_awesome:"),
-        st.Page(VIEWS / "vibes.py", title="Vibe check", icon=":material/sentiment_dissatisfied:"),
-        st.Page(VIEWS / "build.py", title="Code-exec build", icon=":material/terminal:"),
-        st.Page(VIEWS / "train.py", title="Train", icon=":material/model_training:"),
-        st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare:"),
-    ],
-    "Runs": [
-        st.Page(VIEWS / "logbook.py", title="Logbook", icon=":material/history:"),
-    ],
+    section: [
+        st.Page(page_file(name), title=title, icon=icon, url_path=name, default=name == "home")
+        for name in names
+        for _, title, icon in [PAGE_INFO[name]]
+    ]
+    for section, names in SECTIONS.items()
 }
 
-st.navigation(PAGES).run()
+navigation = st.navigation(PAGES)
+with st.sidebar:
+    job_tray()  # every page shows the running and recent jobs
+navigation.run()

@@ -15,7 +15,7 @@ What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import streamlit as st
 
 from podium.app.browse_model import Turn, ViewState, snapshot_label, to_query
 from podium.app.chat_markdown import render_turn, render_value
+from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
 from podium.store.snapshots import SnapshotInfo
 
 BROWSE_PAGE = Path(__file__).parent / "views" / "browse.py"
@@ -78,12 +79,52 @@ def table_picker(
     on_change: Callable[[], None] | None = None,
 ) -> str | None:
     """A selectbox over catalog tables; an unknown value in session state is replaced
-    by the first table so a stale link cannot break the widget."""
+    by the most recently written non-internal table, so a stale link cannot break the
+    widget and the default is never an internal table that happens to sort first."""
     if not tables:
         return None
     if st.session_state.get(key) not in tables:
-        st.session_state[key] = tables[0]
+        st.session_state[key] = default_of(tables)
     return st.selectbox(label, list(tables), key=key, on_change=on_change)
+
+
+def table_select(
+    key: str,
+    *,
+    label: str = "Table",
+    groups: Collection[str] | None = CONVERSATIONS,
+    linked: str | None = None,
+    exclude: Collection[str] = (),
+    on_change: Callable[[], None] | None = None,
+) -> str | None:
+    """A table picker grouped by kind, most recent first, internal tables hidden unless
+    "Show internal tables" is ticked. `linked` (a URL's table) is chosen once when it
+    arrives, even when it would otherwise be hidden."""
+    choices = table_choices()
+    by_name = {c.name: c for c in choices}
+    show_internal = bool(st.session_state.get(key + ".internal"))
+    names = [c.name for c in pick(choices, groups, show_internal, exclude)]
+    if linked in by_name and linked not in names:
+        names.insert(0, linked)
+    if linked in names and st.session_state.get(key + ".linked") != linked:
+        st.session_state[key] = st.session_state[key + ".linked"] = linked
+    if not names:
+        return None
+    if st.session_state.get(key) not in names:
+        st.session_state[key] = names[0]
+    chosen: str = st.selectbox(
+        label,
+        names,
+        key=key,
+        format_func=lambda n: by_name[n].label if n in by_name else n,
+        on_change=on_change,
+    )
+    st.checkbox(
+        "Show internal tables",
+        key=key + ".internal",
+        help="Comparison tables, votes, validation reports and the vibes log.",
+    )
+    return chosen
 
 
 def snapshot_picker(

@@ -60,7 +60,7 @@ def test_bad_link_parts_fall_back_and_are_reported(
 def test_browse_url_is_a_parseable_link() -> None:
     url = bm.browse_url("demo.chat", snapshot=5, sample="id with space&more")
     parts = urlparse(url)
-    assert parts.path == "/"  # Browse is the default page, served at the root
+    assert parts.path == "/browse"  # Browse's own URL path (Home is the default page)
     assert parse_qs(parts.query) == {
         "table": ["demo.chat"],
         "snapshot": ["5"],

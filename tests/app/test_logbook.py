@@ -65,7 +65,8 @@ def test_finished_job_shows_card_links_log_and_metrics(home: Path) -> None:
     text = _texts(at)
     assert at.selectbox(key="logbook.select").value == job["id"]
     assert "**succeeded**" in text
-    assert job["card"] in text and "step 3/3" in text  # the card and the log tail
+    assert job["card"].strip() in text, text
+    assert "step 3/3" in text  # the card and the log tail
     links = {p.proto.label: p.proto.query_string for p in at.get("page_link")}
     assert links[f"ns.src@{src}"] == f"table=ns.src&snapshot={src}"
     assert links[f"ns.out@{out}"] == f"table=ns.out&snapshot={out}"
@@ -111,6 +112,21 @@ def test_cancel_and_rerun_buttons(home: Path) -> None:
     assert len(new) == 1 and new[0]["status"] == "queued"
     assert new[0]["card"] == get_job(job_id)["card"]
     assert at.selectbox(key="logbook.select").value == new[0]["id"]
+
+
+def test_rerun_with_changes_fills_the_form_with_the_jobs_values(home: Path) -> None:
+    job_id = submit(parse_card("---\nkind: test-steps\nsteps: 9\nmode: first\n---\n"))
+    at = _logbook()
+    at.button(key="logbook.edit").click().run()
+    assert not at.exception, at.exception
+    form = f"logbook.new.test-steps.{job_id}"
+    assert at.number_input(key=f"{form}.steps").value == 9
+    assert at.text_input(key=f"{form}.mode").value == "first"
+    at.number_input(key=f"{form}.steps").set_value(2)
+    at.button(key=f"FormSubmitter:{form}-Queue job").click().run()
+    (new,) = [j for j in list_jobs() if j["id"] != job_id]
+    assert '"steps":2' in new["config"] and '"mode":"first"' in new["config"]
+    assert at.selectbox(key="logbook.select").value == new["id"]
 
 
 class _FormModel(BaseModel):

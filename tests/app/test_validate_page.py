@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
 from podium.jobs.queue import list_jobs
 from podium.store.catalog import table_exists
 from podium.store.demo import DEMO_TABLES, json_sft_rows
+from podium.store.schema import SFT_ARROW_SCHEMA
+from podium.store.write import write_table
 from podium.validate.report import malformed_ids
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
@@ -40,8 +44,13 @@ def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> 
     # The table stores a schema, so json-schema is proposed with json.
     assert at.multiselect(key="validate.rules").value == ["json", "json-schema"]
     assert any("No validation report" in i.value for i in at.info)
-    at.radio(key="validate.extract").set_value("fenced").run()
-    at.button(key="validate.run").click().run()
+    at.selectbox(key="validate.job.extract").set_value("fenced")
+    at.button(key="FormSubmitter:validate.job-Queue job").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (queued,) = list_jobs()
+    assert queued["status"] == "queued"  # the page ran nothing itself
+    run_queued()
+    at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
 
     assert _metric(at, "Failing turns") == f"{len(demo):,}"
@@ -59,8 +68,7 @@ def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> 
     caret_at = next(i for i, line in enumerate(marked) if "^ additional-properties" in line)
     above = marked[caret_at - 1]
     assert above[marked[caret_at].index("^") :].startswith('"phone"')
-    (link,) = at.get("page_link")
-    assert link.proto.label == "Open in Browse"
+    (link,) = [p for p in at.get("page_link") if p.proto.label == "Open in Browse"]
     assert f"sample={chosen_id}" in link.proto.query_string
     assert "table=demo.json_sft" in link.proto.query_string
 
@@ -69,7 +77,33 @@ def test_invalid_pasted_schema_is_an_error_and_runs_nothing(demo: dict[str, dict
     at = _open()
     at.multiselect(key="validate.rules").set_value(["json-schema"]).run()
     at.text_area(key="validate.schema").set_value('{"type": 5}').run()
-    at.button(key="validate.run").click().run()
+    at.button(key="FormSubmitter:validate.job-Queue job").click().run()
     assert any("is invalid" in e.value for e in at.error), [e.value for e in at.error]
     assert list_jobs() == []
     assert not table_exists("demo.json_sft__validation")
+
+
+def test_a_table_change_resets_rules_and_the_sample(demo: dict[str, dict]) -> None:
+    """Before: the rules and the sample position chosen for one table stayed when
+    another table was picked (stale json-schema rule, a failure of the old table)."""
+    rows = [
+        {"id": f"p{i}", "messages": [{"role": "assistant", "content": "{" if i else "{}"}]}
+        for i in range(3)
+    ]
+    write_table("t.plain", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    at = _open()
+    at.selectbox(key="validate.table").set_value("demo.json_sft").run()
+    assert at.multiselect(key="validate.rules").value == ["json", "json-schema"]
+    at.button(key="FormSubmitter:validate.job-Queue job").click().run()
+    run_queued()
+    at.run()
+    at.selectbox(key="validate.sample").set_value(5).run()
+    at.selectbox(key="validate.table").set_value("t.plain").run()
+    assert not at.exception, at.exception
+    # t.plain stores no schema: json alone, not the rules chosen for demo.json_sft.
+    assert at.multiselect(key="validate.rules").value == ["json"]
+    at.button(key="FormSubmitter:validate.job-Queue job").click().run()
+    run_queued()
+    at.run()
+    sample = at.selectbox(key="validate.sample")
+    assert sample.format_func(sample.value).startswith("p1 · "), "the new table's first failure"

@@ -1,16 +1,24 @@
-"""Logbook page: every job with status, progress, duration and kind; one job's card,
-inputs and outputs (links into Browse), live log tail, metrics and samples; cancel,
-re-run from the card, and a "new job" form generated from a kind's config model.
+"""Logbook page: every job with status, progress, duration and kind; one job's status,
+progress, error, outputs, log tail, metrics and samples, all refreshed live; cancel,
+re-run from the card, re-run with changes (the card's values in the New job form), open
+an output (a table in Browse, a checkpoint in Compare against its base), and a "new
+job" form generated from a kind's config model. `?job=ID` opens a job.
 
 Everything shown comes from `podium.jobs.logbook` and `podium.jobs.queue`.
 """
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import streamlit as st
 
 from podium.app import widgets
+from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
+from podium.app.job_panel import page_link
+from podium.app.job_tray_model import STATUS_ICONS
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, request_cancel
@@ -19,34 +27,38 @@ from podium.store.catalog import list_tables
 
 SELECT = "logbook.select"  # the job selectbox
 GOTO = "logbook.goto"  # a job to select on the next run (just queued or re-run)
-STATUS_ICONS = {
-    "queued": ":material/schedule:",
-    "running": ":material/play_circle:",
-    "cancelling": ":material/pending:",
-    "succeeded": ":material/check_circle:",
-    "failed": ":material/error:",
-    "cancelled": ":material/cancel:",
-}
+EDIT = "logbook.edit_job"  # a job whose card fills the New job form
+KIND = "logbook.new.kind"
+REFRESH_SECONDS = 2.0
 
 
 def new_job_form() -> None:
-    with st.expander("New job", icon=":material/add:"):
-        kinds = lb.kind_names()
-        kind = st.selectbox("Kind", kinds, key="logbook.new.kind")
+    edit = st.session_state.get(EDIT)
+    prefill: dict[str, Any] = {}
+    if edit:
+        job = get_job(edit)
+        st.session_state[KIND] = job["kind"]
+        prefill = json.loads(job["config"] or "{}")
+    with st.expander("New job", icon=":material/add:", expanded=bool(edit)):
+        if edit:
+            st.caption(f"The values of job {edit}; change what you need and queue it.")
+        kind = st.selectbox("Kind", lb.kind_names(), key=KIND)
         try:
             lb.kind_model(kind)  # a kind whose module cannot load here is named, not crashed on
         except ImportError as exc:
-            st.error(f"The {kind!r} kind cannot be loaded here: {exc}")
+            show_error(f"The {kind!r} kind cannot be loaded here: {exc}")
             return
-        job_id = queue_form(kind, f"logbook.new.{kind}", tables=list_tables())
+        key = f"logbook.new.{kind}" + (f".{edit}" if edit else "")
+        job_id = queue_form(kind, key, tables=list_tables(), values=prefill)
         if job_id is not None:
             st.session_state[GOTO] = job_id
-            st.success(f"Queued job {job_id}; a worker (`podium worker`) will run it.")
+            st.session_state.pop(EDIT, None)
 
 
-def job_table(jobs: list[Job]) -> None:
+@st.fragment(run_every=REFRESH_SECONDS)
+def job_table() -> None:
     st.dataframe(
-        lb.job_rows(jobs),
+        lb.job_rows(list_jobs()),
         hide_index=True,
         column_config={
             "progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=1),
@@ -54,7 +66,9 @@ def job_table(jobs: list[Job]) -> None:
     )
 
 
+@st.fragment(run_every=REFRESH_SECONDS)
 def job_detail(job_id: str) -> None:
+    """Everything about one job that changes while it runs, redrawn every few seconds."""
     job = get_job(job_id)
     st.subheader(f"{job['kind']} · {job['id']}")
     cols = st.columns(4)
@@ -67,37 +81,10 @@ def job_detail(job_id: str) -> None:
     if fraction is not None:
         st.progress(fraction, text=lb.progress_text(job))
     if job["error"]:
-        st.error(job["error"].split("\n--- log tail ---")[0])
-    links = lb.table_links(job)
-    for column, title in zip(st.columns(2), ("inputs", "outputs"), strict=True):
-        with column:
-            st.markdown(f"**{title.capitalize()}**")
-            for name, snapshot in links[title]:
-                widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
-            if not links[title]:
-                st.caption("none")
-    st.markdown("**Run card**")
-    st.code(job["card"], language="markdown")
-    live_panel(job["id"])
-    with st.expander("Status history"):
-        st.dataframe(lb.events(job["id"]), hide_index=True)
-
-
-def actions(job: Job) -> None:
-    active = job["status"] in ACTIVE
-    if active and st.button("Cancel", key="logbook.cancel", icon=":material/stop:"):
-        request_cancel(job["id"])
-        st.rerun()
-    if st.button("Re-run from card", key="logbook.rerun", icon=":material/replay:"):
-        st.session_state[GOTO] = lb.rerun(job["id"])
-        st.rerun()
-
-
-@st.fragment(run_every=2)
-def live_panel(job_id: str) -> None:
-    """Log tail, metrics and samples, refreshed while the page is open."""
+        show_error(job["error"].split("\n--- log tail ---")[0])
+    outputs(job)
     st.markdown("**Log**")
-    st.code(log_tail(get_job(job_id)["log_path"], 40) or "(empty)", language="log")
+    st.code(log_tail(job["log_path"], 40) or "(empty)", language="log")
     metrics = lb.metrics_frame(job_id)
     if not metrics.empty:
         st.markdown("**Metrics**")
@@ -108,20 +95,65 @@ def live_panel(job_id: str) -> None:
         st.dataframe(samples, hide_index=True)
 
 
+def outputs(job: Job) -> None:
+    links = lb.table_links(job)
+    checkpoints = (job["outputs"] or {}).get("checkpoints", [])
+    inputs_col, outputs_col = st.columns(2)
+    with inputs_col:
+        st.markdown("**Inputs**")
+        for name, snapshot in links["inputs"]:
+            widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
+        if not links["inputs"]:
+            st.caption("none")
+    with outputs_col:
+        st.markdown("**Outputs**")
+        for name, snapshot in links["outputs"]:
+            widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
+        base = json.loads(job["config"] or "{}").get("model")
+        for checkpoint in checkpoints:
+            models = f"{base},{checkpoint}" if isinstance(base, str) else checkpoint
+            page_link(
+                "compare", f"Compare {checkpoint} with {base}", ":material/compare:", models=models
+            )
+        if not (links["outputs"] or checkpoints):
+            st.caption("none yet" if job["status"] in ACTIVE else "none")
+
+
+def actions(job: Job) -> None:
+    if job["status"] in ACTIVE and st.button(
+        "Cancel", key="logbook.cancel", icon=":material/stop:"
+    ):
+        request_cancel(job["id"])
+        st.rerun()  # the header above was drawn before the click
+    if st.button("Re-run", key="logbook.rerun", icon=":material/replay:", help="Its card again"):
+        st.session_state[GOTO] = lb.rerun(job["id"])
+        st.rerun()
+    if st.button("Re-run with changes", key="logbook.edit", icon=":material/edit:"):
+        st.session_state[EDIT] = job["id"]
+        st.rerun()
+
+
 st.title("Logbook")
 new_job_form()
 jobs = list_jobs()
 if not jobs:
-    st.info("No jobs yet. Queue one above, or run `podium run CARD.md` / `podium submit CARD.md`.")
+    empty_state("No jobs yet.", "Queue one above, or run `podium submit CARD.md`.")
 else:
-    job_table(jobs)
+    job_table()
     ids = [j["id"] for j in jobs]
     goto = st.session_state.pop(GOTO, None)
+    linked = st.query_params.get("job")
     if goto in ids:
         st.session_state[SELECT] = goto
+    elif linked in ids and st.session_state.get(SELECT + ".linked") != linked:
+        st.session_state[SELECT] = st.session_state[SELECT + ".linked"] = linked
     elif st.session_state.get(SELECT) not in ids:
-        linked = st.query_params.get("job")
-        st.session_state[SELECT] = linked if linked in ids else ids[0]
+        st.session_state[SELECT] = ids[0]
     chosen = st.selectbox("Job", ids, key=SELECT)
     st.query_params["job"] = chosen
+    st.session_state[SELECT + ".linked"] = chosen
     job_detail(chosen)
+    with st.expander("Run card and status history"):
+        job = get_job(chosen)
+        st.code(job["card"], language="markdown")
+        st.dataframe(lb.events(chosen), hide_index=True)

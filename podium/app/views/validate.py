@@ -1,4 +1,4 @@
-"""Validate page: choose a table, snapshot and rules, run a `validate` job, then see
+"""Validate page: choose a table, snapshot and rules, queue a `validate` job, then see
 error kinds as a bar chart, the malformed samples, and each one with its error marked
 by a caret, with a link to open it in Browse.
 
@@ -7,27 +7,22 @@ Everything shown comes from `podium.validate` (rules, reports, `review` helpers)
 
 from __future__ import annotations
 
-import os
-
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from podium.app import widgets
+from podium.app.feedback import empty_state, show_error
+from podium.app.forms import queue_form
+from podium.app.job_panel import page_link, watch_job
 from podium.errors import PodiumError
-from podium.jobs.cards import Card
-from podium.jobs.execute import execute_job
-from podium.jobs.launch import submit
-from podium.jobs.queue import create_job, set_fields
-from podium.jobs.reporter import JobReporter
-from podium.store.catalog import list_tables, load_table
-from podium.store.refs import TableRef
-from podium.store.schema import ROLES
+from podium.jobs import logbook as lb
+from podium.jobs.queue import Job
+from podium.store.catalog import load_table
 from podium.store.snapshots import list_snapshots
 from podium.validate import review
-from podium.validate.job import ValidateConfig
 from podium.validate.report import report_name
-from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES, parse_rules
+from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES
 
 TABLE, SNAPSHOT, RULES = "validate.table", "validate.snapshot", "validate.rules"
 SCHEMA, XSD, PATTERN, TOOLS = (
@@ -36,7 +31,8 @@ SCHEMA, XSD, PATTERN, TOOLS = (
     "validate.pattern",
     "validate.tools",
 )
-EXTRACT, ROLE_KEY, REPORT = "validate.extract", "validate.roles", "validate.report"
+JOB, JOB_ID, FOR_TABLE = "validate.job", "validate.job_id", "validate.for_table"
+REPORT = JOB + ".report"  # the form's report-table field
 KIND_FILTER, SAMPLE = "validate.kind_filter", "validate.sample"
 LISTED = 1000  # failures listed in the table; the report table holds them all
 
@@ -48,31 +44,21 @@ def _file_or_text(label: str, key: str, types: list[str], help_text: str) -> str
     return uploaded.getvalue().decode("utf-8") if uploaded is not None else pasted
 
 
-class _BarReporter(JobReporter):
-    """The job's reporter, also moving this page's progress bar."""
-
-    bar: st.delta_generator.DeltaGenerator | None = None
-
-    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
-        super().progress(done, total, message)
-        if self.bar is not None and total:
-            self.bar.progress(min(done / total, 1.0), text=f"{done:,} / {total:,} rows · {message}")
-
-
-def _run_here(config: ValidateConfig) -> None:
-    """Run the job in this process (recorded in the logbook) with a progress bar."""
-    job_id = create_job(Card("validate", config), status="running")
-    set_fields(job_id, worker_pid=os.getpid(), pgid=os.getpgrp())
-    _BarReporter.bar = st.progress(0.0, text="starting")
-    job = execute_job(job_id, _BarReporter)
-    if job["status"] == "succeeded":
-        st.toast(f"Validation job {job_id} finished")
-    else:
-        st.error(f"Job {job_id} {job['status']}: {(job['error'] or '').splitlines()[0]}")
+def _reset_for(table: str) -> None:
+    """A different table: its rules, snapshot, report and sample start fresh (they were
+    chosen for the previous table and would show its failures or miss its schema)."""
+    if st.session_state.get(FOR_TABLE) == table:
+        return
+    for key in (RULES, SNAPSHOT, KIND_FILTER, SAMPLE, REPORT):
+        st.session_state.pop(key, None)
+    st.session_state[FOR_TABLE] = table
 
 
 def _settings(table: str) -> None:
     props = load_table(table).properties
+    linked = st.query_params.get("snapshot")
+    if linked and linked.isdigit() and st.session_state.get(SNAPSHOT + ".linked") != linked:
+        st.session_state[SNAPSHOT] = st.session_state[SNAPSHOT + ".linked"] = int(linked)
     snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
     if RULES not in st.session_state:
         st.session_state[RULES] = ["json", "json-schema"] if PROP_JSON_SCHEMA in props else ["json"]
@@ -91,49 +77,45 @@ def _settings(table: str) -> None:
         tools_text = _file_or_text(
             "tools", TOOLS, ["json"], 'OpenAI tools list; empty = each row\'s metadata "tools".'
         )
-    extract = st.radio(
-        "Check",
-        ["whole", "fenced"],
-        key=EXTRACT,
-        horizontal=True,
-        format_func={"whole": "whole message", "fenced": "first ``` block"}.get,
-    )
-    roles = st.multiselect("Roles", list(ROLES), default=["assistant"], key=ROLE_KEY)
-    report = st.text_input("Report table", key=REPORT, placeholder=report_name(table))
-    run = st.button("Run validation", type="primary", key="validate.run")
-    queue = st.button("Queue for the worker", key="validate.queue")
-    if not (run or queue):
-        return
-    try:
-        specs = review.build_specs(
-            rules,
-            schema_text=schema_text,
-            xsd_text=xsd_text,
-            pattern=pattern,
+
+    def specs() -> list[str]:  # stores pasted files, so only when the job is queued
+        return review.build_specs(
+            rules, schema_text=schema_text, xsd_text=xsd_text, pattern=pattern,
             tools_text=tools_text,
-        )
-        config = ValidateConfig(
-            table=TableRef(name=table, snapshot_id=snapshot),
-            rules=specs,
-            extract=extract,
-            roles=roles,
-            report=report.strip() or None,
-        )
-        parse_rules(config.rules, props, table)  # a bad schema stops here, before any job
-        if queue:
-            st.success(f"Queued job {submit(Card('validate', config))}; see the Logbook.")
-        else:
-            _run_here(config)
-    except PodiumError as exc:
-        st.error(str(exc))
+        )  # fmt: skip
+
+    job_id = queue_form(
+        "validate",
+        JOB,
+        advanced=("report", "workers", "batch_rows"),
+        values={"report": report_name(table)},
+        fixed={"table": {"name": table, "snapshot_id": snapshot}, "rules": specs},
+    )
+    if job_id is not None:
+        st.session_state[JOB_ID] = job_id
+    if st.session_state.get(JOB_ID):
+        watch_job(st.session_state[JOB_ID], _next_steps)
+
+
+def _next_steps(job: Job) -> None:
+    links = lb.table_links(job)
+    for name, snapshot in links["inputs"][:1]:
+        page_link(
+            "browse", "Open the malformed rows in Browse", ":material/table_view:",
+            table=name, snapshot=snapshot, malformed=1,
+        )  # fmt: skip
+        page_link(
+            "generate", "Generate from these prompts", ":material/auto_awesome:",
+            table=name, snapshot=snapshot,
+        )  # fmt: skip
 
 
 def _results(table: str) -> None:
     snapshot = st.session_state.get(SNAPSHOT)
-    custom = (st.session_state.get(REPORT) or "").strip() or None
+    custom = (st.session_state.get(REPORT) or "").strip() or None  # the form's report field
     found = review.latest_report(table, snapshot, custom)
     if found is None:
-        st.info("No validation report for this snapshot yet: choose rules and run.")
+        empty_state("No validation report for this snapshot yet.", "Choose rules and queue a job.")
         return
     summary, failures = found
     cols = st.columns(4)
@@ -167,6 +149,8 @@ def _results(table: str) -> None:
     listed = pd.DataFrame(shown[:LISTED])[["id", "turn", "rule", "kind", "excerpt", "message"]]
     st.dataframe(listed, hide_index=True, width="stretch")
     labels = {i: f"{f['id']} · turn {f['turn']} · {f['kind']}" for i, f in enumerate(shown)}
+    if st.session_state.get(SAMPLE) not in labels:
+        st.session_state.pop(SAMPLE, None)  # the list changed under an old position
     index = st.selectbox(
         "Sample", list(labels), key=SAMPLE, format_func=lambda i: labels.get(i, str(i))
     )
@@ -185,22 +169,17 @@ st.caption(
     "Check structured outputs in every row of a snapshot: JSON, JSON Schema, XML, XSD, "
     "Python, regex or tool calls. Each failing turn is pointed at its exact position."
 )
-tables = list_tables()
-if not tables:
-    widgets.no_tables_message()
-    st.stop()
-linked = st.query_params.get("table")
-if linked in tables and st.session_state.get("validate.linked") != linked:
-    st.session_state[TABLE] = st.session_state["validate.linked"] = linked  # /validate?table=
 settings, results = st.columns([1, 2], gap="large")
 with settings:
-    chosen_table = widgets.table_picker(tables, key=TABLE)
+    chosen_table = widgets.table_select(TABLE, linked=st.query_params.get("table"))
 if chosen_table is None:
+    widgets.no_tables_message()
     st.stop()
+_reset_for(chosen_table)
 try:
     with settings:
         _settings(chosen_table)
     with results:
         _results(chosen_table)
 except PodiumError as exc:
-    st.error(str(exc))
+    show_error(exc)

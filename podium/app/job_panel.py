@@ -1,0 +1,53 @@
+"""A job's live status on the page that queued it: status, progress, the error in the
+one error format, and once it succeeded the links that carry its outputs to the next
+page. Polls in a fragment, so the job runs in the worker and the page only watches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from podium.app.feedback import show_error
+from podium.app.job_tray_model import STATUS_ICONS
+from podium.app.pages import page_file
+from podium.jobs.logbook import progress_fraction, progress_text
+from podium.jobs.queue import Job, get_job
+from podium.jobs.tables import ACTIVE
+
+REFRESH_SECONDS = 2.0
+
+
+def watch_job(job_id: str, next_steps: Callable[[Job], None] | None = None) -> None:
+    """Draw job `job_id`, refreshed until it finishes; `next_steps(job)` draws the links
+    offered once it succeeded."""
+
+    @st.fragment(run_every=REFRESH_SECONDS)
+    def live() -> None:
+        job = get_job(job_id)
+        seen = f"podium.watch.{job_id}"
+        was_active, st.session_state[seen] = st.session_state.get(seen), job["status"] in ACTIVE
+        if was_active and job["status"] not in ACTIVE:
+            st.rerun()  # the whole page, so what the job wrote shows everywhere on it
+        icon = STATUS_ICONS.get(job["status"], "")
+        st.markdown(f"{icon} Job `{job['id']}` ({job['kind']}) **{job['status']}**")
+        if job["status"] in ACTIVE:
+            st.progress(progress_fraction(job) or 0.0, text=progress_text(job))
+        if job["error"]:
+            show_error(job["error"])
+        if job["status"] == "succeeded" and next_steps is not None:
+            next_steps(job)
+        st.page_link(
+            page_file("logbook"),
+            label="Details in the Logbook",
+            icon=":material/history:",
+            query_params={"job": job["id"]},
+        )
+
+    live()
+
+
+def page_link(page: str, label: str, icon: str, **params: object) -> None:
+    """A link to another page that carries `params` as its query string."""
+    query = {k: str(v) for k, v in params.items() if v not in (None, "")}
+    st.page_link(page_file(page), label=label, icon=icon, query_params=query)

@@ -1,0 +1,50 @@
+"""Where each page lives and the links between them, without Streamlit.
+
+Each page has an explicit URL path, so `/browse?table=...` opens Browse itself (with
+Browse as the default page its own path was empty and deep links opened behind a "page
+not found" notice). A link carries its context in query parameters, so it can be
+shared and the back button returns to the same view.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+VIEWS = Path(__file__).parent / "views"
+
+# url path -> (file in views/, title, icon)
+PAGES: dict[str, tuple[str, str, str]] = {
+    "home": ("home.py", "Home", ":material/home:"),
+    "browse": ("browse.py", "Browse", ":material/table_view:"),
+    "validate": ("validate.py", "Validate", ":material/rule:"),
+    "generate": ("generate.py", "Generate", ":material/auto_awesome:"),
+    "vibes": ("vibes.py", "Vibe check", ":material/sentiment_dissatisfied:"),
+    "build": ("build.py", "Code-exec build", ":material/terminal:"),
+    "train": ("train.py", "Train", ":material/model_training:"),
+    "compare": ("compare.py", "Compare", ":material/compare:"),
+    "logbook": ("logbook.py", "Logbook", ":material/history:"),
+}
+SECTIONS = {
+    "": ["home"],
+    "Data": ["browse", "validate"],
+    "Models": ["generate", "vibes", "build", "train", "compare"],
+    "Runs": ["logbook"],
+}
+
+
+def page_file(name: str) -> str:
+    """The path `st.page_link` / `st.switch_page` accept for page `name`."""
+    return str(VIEWS / PAGES[name][0])
+
+
+def url(name: str, **params: object) -> str:
+    """A relative link to page `name` with its context, e.g. `browse?table=demo.chat`
+    (blank and None values are left out)."""
+    query = {k: str(v) for k, v in params.items() if v not in (None, "")}
+    return name + (f"?{urlencode(query)}" if query else "")
+
+
+def job_page(kind: str) -> str:
+    """The page that shows a job of `kind` best (the Logbook for the rest)."""
+    return {"sft": "train", "grpo": "train", "compare": "compare"}.get(kind, "logbook")

@@ -1,0 +1,113 @@
+"""Which tables a picker offers, in which order, without Streamlit.
+
+Every table Podium writes names its kind in the `podium.kind` property; pickers group
+tables by it (datasets, samples, functions, reports, votes, comparisons), hide the
+internal ones (comparison tables, votes, validation reports, the vibes log) unless
+asked, and list the most recently written first so the default is the table the user
+just made rather than the alphabetically first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from podium.store.catalog import list_tables, open_catalog, parse_name
+from podium.store.schema import PROP_KIND
+
+GROUP_OF_KIND = {
+    "sft": "datasets",
+    "eval-set": "datasets",
+    "": "datasets",  # imported by hand or by another engine: assume a dataset
+    "samples": "samples",
+    "code-exec-rows": "samples",
+    "code-exec-verify": "samples",
+    "functions": "functions",
+    "validation-report": "reports",
+    "compare-votes": "votes",
+    "vibes": "votes",
+    "comparison": "comparisons",
+}
+INTERNAL_GROUPS = frozenset({"reports", "votes", "comparisons"})
+INTERNAL_NAMESPACES = frozenset({"cmp", "compare"})
+# What each page can read without failing: a conversation table for most jobs.
+CONVERSATIONS = ("datasets", "samples")
+
+
+@dataclass(frozen=True)
+class TableChoice:
+    name: str
+    kind: str  # the table's podium.kind property ("" when it has none)
+    updated_ms: int  # when its current snapshot was committed (0: never written)
+
+    @property
+    def group(self) -> str:
+        return GROUP_OF_KIND.get(self.kind, "datasets")
+
+    @property
+    def internal(self) -> bool:
+        namespace = self.name.split(".", 1)[0]
+        return (
+            self.group in INTERNAL_GROUPS
+            or namespace in INTERNAL_NAMESPACES
+            or self.name.endswith("__validation")
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} · {self.group}"
+
+
+def table_choices() -> list[TableChoice]:
+    """Every table in the catalog with its kind and last write time."""
+    catalog = open_catalog()
+    choices = []
+    for name in list_tables(catalog):
+        table = catalog.load_table(parse_name(name))
+        snapshot = table.current_snapshot()
+        choices.append(
+            TableChoice(
+                name=name,
+                kind=table.properties.get(PROP_KIND, ""),
+                updated_ms=snapshot.timestamp_ms if snapshot else 0,
+            )
+        )
+    return choices
+
+
+def pick(
+    choices: Sequence[TableChoice],
+    groups: Collection[str] | None = CONVERSATIONS,
+    include_internal: bool = False,
+    exclude: Collection[str] = (),
+) -> list[TableChoice]:
+    """The tables to offer, most recently written first (ties by name).
+
+    `groups=None` offers every group; internal tables only with `include_internal`.
+    """
+    kept = [
+        c
+        for c in choices
+        if (groups is None or c.group in groups)
+        and (include_internal or not c.internal)
+        and c.name not in exclude
+    ]
+    return sorted(kept, key=lambda c: (-c.updated_ms, c.name))
+
+
+def ordered_names(
+    groups: Collection[str] | None = CONVERSATIONS,
+    include_internal: bool = False,
+    exclude: Collection[str] = (),
+) -> list[str]:
+    return [c.name for c in pick(table_choices(), groups, include_internal, exclude)]
+
+
+def default_of(names: Sequence[str]) -> str | None:
+    """The table a picker over `names` starts on: the most recently written one that is
+    not internal (else the first), never simply the alphabetically first."""
+    if not names:
+        return None
+    wanted = set(names)
+    offered = pick([c for c in table_choices() if c.name in wanted], groups=None)
+    return offered[0].name if offered else names[0]

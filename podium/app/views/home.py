@@ -1,0 +1,29 @@
+"""Home page: the loop Podium serves, one link per step, each opening the page that
+does it. Jobs started anywhere show in the sidebar's job tray."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from podium.app.pages import PAGES, page_file
+
+STEPS = (
+    ("browse", "Review a dataset: search, filter, read conversations, see statistics."),
+    ("validate", "Find the malformed samples: JSON, schemas, XML, Python, tool calls."),
+    ("generate", "Sample any checkpoint on a prompts table; the samples become a table."),
+    ("vibes", "Save prompts a model gets wrong; they become eval sets."),
+    ("build", "Build a code-execution dataset in the sandbox."),
+    ("train", "Fine-tune (SFT) or reinforce (GRPO) a checkpoint on a table."),
+    ("compare", "Compare checkpoints side by side and vote blind."),
+    ("logbook", "Every job: status, logs, metrics, outputs; cancel or run again."),
+)
+
+st.title("Podium")
+st.caption(
+    "A workbench for post-training data. Each page hands its result to the next: a table "
+    "opens in Validate, its samples in Generate, the output in Train, the checkpoint in "
+    "Compare."
+)
+for name, text in STEPS:
+    _, title, icon = PAGES[name]
+    st.page_link(page_file(name), label=f"{title}: {text}", icon=icon)
