@@ -66,6 +66,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("podium.commands.sandbox", "Build datasets by running code."),
     "train": ("podium.commands.train", "Train SFT and GRPO checkpoints with TRL."),
     "compare": ("podium.commands.compare", "Compare checkpoints side by side; ratings."),
+    "label": ("podium.commands.review", "Label, tag, rate or note rows (annotations table)."),
+    "edit": ("podium.commands.review", "Edit a row's messages: one new snapshot."),
+    "delete-rows": ("podium.commands.review", "Remove rows (named or matching): one snapshot."),
+    "tag": ("podium.commands.review", "Name a snapshot with a tag."),
+    "branch": ("podium.commands.review", "Create a branch for edits, or fast-forward main."),
+    "refs": ("podium.commands.review", "List a table's tags and branches."),
+    "diff": ("podium.commands.review", "Rows added, removed, changed between two snapshots."),
+    "review": ("podium.commands.review", "Review queues and row history."),
 }
 
 

@@ -34,6 +34,7 @@ from pyiceberg.types import (
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.review.changes import files_holding
+from podium.review.queues import mark_reviewed
 from podium.store import scan
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.plan import plan_snapshot
@@ -160,6 +161,7 @@ def annotate(
         schema=SCHEMA,
         properties={"podium.kind": "annotations", "podium.annotates": full_name(name)},
     )
+    mark_reviewed(name, ids, user)
     current = written.current_snapshot()
     assert current is not None
     return current.snapshot_id

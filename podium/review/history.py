@@ -1,0 +1,51 @@
+"""A row's history: every snapshot that changed it and every annotation on it, by whom."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from podium.review.annotations import history as annotation_history
+from podium.review.changes import ACTION, AUTHOR, MESSAGE, touched_rows
+from podium.store.catalog import load_table
+
+
+def row_history(name: str, row_id: str) -> list[dict[str, Any]]:
+    """Changes (from snapshot summaries) and annotations of `row_id`, oldest first."""
+    table = load_table(name)
+    events: list[dict[str, Any]] = []
+    for snap in table.snapshots():
+        props = snap.summary.additional_properties if snap.summary else {}
+        if AUTHOR not in props:
+            continue
+        touched = touched_rows(props)
+        if touched is not None and row_id not in touched:
+            continue
+        events.append(
+            {
+                "at": datetime.fromtimestamp(snap.timestamp_ms / 1000, UTC).isoformat(
+                    timespec="seconds"
+                ),
+                "kind": props.get(ACTION, "edit"),
+                "author": props[AUTHOR],
+                "detail": props.get(MESSAGE, ""),
+                "snapshot_id": snap.snapshot_id,
+            }
+        )
+    for note in annotation_history(name, row_id):
+        parts = [
+            f"label {note.label}" if note.label else "",
+            f"tags {', '.join(note.tags)}" if note.tags else "",
+            f"rating {note.rating}" if note.rating else "",
+            f"note {note.note!r}" if note.note else "",
+        ]
+        events.append(
+            {
+                "at": note.at,
+                "kind": "annotation",
+                "author": note.author,
+                "detail": "; ".join(p for p in parts if p),
+                "snapshot_id": note.snapshot_id,
+            }
+        )
+    return sorted(events, key=lambda e: e["at"])

@@ -1,0 +1,319 @@
+"""Review queues: "the next N unreviewed rows" of a table or a filter, for many reviewers.
+
+A queue is a fixed list of rows of one snapshot, chosen when it is made: in table
+order or sampled with a seed, from the whole table or the rows a search/where keeps,
+skipping rows someone already annotated. Only row positions and ids are stored (in
+the state database), so making a queue reads the `id` column of the row groups that
+hold the chosen positions, and handing rows out reads only their row groups.
+
+Reviewers claim rows: a claim is one conditional UPDATE (the row is open, or its
+claim expired), so two reviewers never hold the same row at the same time, on SQLite
+or PostgreSQL. A row is done when it is annotated (`annotations.annotate` marks it).
+Claims and progress live in the database, so a queue survives a reload.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    and_,
+    func,
+    or_,
+    select,
+    update,
+)
+
+from podium.errors import InvalidInput, NotFound
+from podium.identity import User, require
+from podium.store import scan
+from podium.store.catalog import full_name, load_table
+from podium.store.plan import plan_snapshot
+from podium.store.query import matching_positions, open_view
+from podium.store.snapshots import resolve_snapshot
+from podium.store.state import METADATA, engine
+
+CLAIM_SECONDS = 15 * 60
+_DRAW = 4096  # positions looked at per round while filling a queue
+
+queues = Table(
+    "podium_review_queues",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False),
+    Column("table_name", String(400), nullable=False, index=True),
+    Column("snapshot_id", BigInteger, nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("size", Integer, nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("table_name", "name"),
+)
+
+items = Table(
+    "podium_review_items",
+    METADATA,
+    Column("queue_id", Integer, primary_key=True),
+    Column("position", Integer, primary_key=True),  # order within the queue
+    Column("row_pos", BigInteger, nullable=False),  # the row's position in the snapshot
+    Column("row_id", String(400), nullable=False, index=True),
+    Column("claimed_by", String(255)),
+    Column("claim_expires", Float),
+    Column("done_by", String(255)),
+    Column("done_at", DateTime(timezone=True)),
+)
+
+
+@dataclass(frozen=True)
+class Queue:
+    id: int
+    name: str
+    table: str
+    snapshot_id: int
+    description: str
+    size: int
+    done: int
+
+    @property
+    def progress(self) -> str:
+        return f"{self.done} of {self.size} reviewed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "progress": self.progress}
+
+
+def create_queue(
+    table_name: str,
+    size: int,
+    user: User,
+    *,
+    name: str = "default",
+    seed: int | None = None,
+    search: str | None = None,
+    where: str | None = None,
+    snapshot: int | str | None = None,
+) -> Queue:
+    """A queue of up to `size` rows nobody has annotated: in order, or sampled with `seed`."""
+    from podium.review.annotations import annotated_ids
+
+    require(user, "annotate")
+    if size < 1:
+        raise InvalidInput("A queue needs at least one row.")
+    table_name = full_name(table_name)
+    table = load_table(table_name)
+    sid = resolve_snapshot(table, snapshot)
+    if sid is None:
+        raise InvalidInput(f"{table_name} has no rows to review yet.")
+    with engine().connect() as con:
+        if con.execute(
+            select(queues.c.id).where(queues.c.table_name == table_name, queues.c.name == name)
+        ).first():
+            raise InvalidInput(f"{table_name} already has a queue named {name!r}; pick another.")
+    plan = plan_snapshot(table, sid)
+    if search or where:
+        candidates = matching_positions(open_view(table_name, sid), search=search, where=where)
+    else:
+        candidates = None  # every position 0..total-1, never materialised
+    total = plan.total if candidates is None else len(candidates)
+    seen = annotated_ids(table_name)
+    rng = np.random.default_rng(seed) if seed is not None else None
+    order = rng.permutation(total) if rng is not None else None
+    chosen: list[tuple[int, str]] = []
+    cursor = 0
+    while len(chosen) < size and cursor < total:
+        idx = (
+            order[cursor : cursor + _DRAW]
+            if order is not None
+            else np.arange(cursor, min(cursor + _DRAW, total))
+        )
+        cursor += _DRAW
+        positions = np.sort(idx if candidates is None else candidates[idx])
+        ids = scan.read_positions(table, plan, positions, ["id"]).column("id").to_pylist()
+        picked = {int(p): i for p, i in zip(positions.tolist(), ids, strict=True)}
+        for p in (idx if candidates is None else candidates[idx]).tolist():
+            row_id = picked[int(p)]
+            if row_id is not None and row_id not in seen:
+                chosen.append((int(p), row_id))
+                if len(chosen) == size:
+                    break
+    if not chosen:
+        raise InvalidInput(f"Every row of {table_name} that matches is already reviewed.")
+    what = " ".join(
+        part
+        for part in (
+            f"search {search!r}" if search else "",
+            f"where {where}" if where else "",
+            f"sampled (seed {seed})" if seed is not None else "in order",
+        )
+        if part
+    )
+    with engine().begin() as con:
+        qid = con.execute(
+            queues.insert().values(
+                name=name,
+                table_name=table_name,
+                snapshot_id=sid,
+                description=what,
+                size=len(chosen),
+                created_by=user.name,
+                created_at=datetime.now(UTC),
+            )
+        ).inserted_primary_key[0]
+        con.execute(
+            items.insert(),
+            [
+                {"queue_id": qid, "position": n, "row_pos": pos, "row_id": row_id}
+                for n, (pos, row_id) in enumerate(chosen)
+            ],
+        )
+    return get_queue(table_name, name)
+
+
+def get_queue(table_name: str, name: str = "default") -> Queue:
+    table_name = full_name(table_name)
+    with engine().connect() as con:
+        row = con.execute(
+            select(queues).where(queues.c.table_name == table_name, queues.c.name == name)
+        ).first()
+        if row is None:
+            raise NotFound(
+                f"{table_name} has no review queue {name!r}; make one with "
+                f"`podium review start {table_name} --size N`."
+            )
+        done = con.execute(
+            select(func.count()).where(items.c.queue_id == row.id, items.c.done_by.is_not(None))
+        ).scalar_one()
+    return Queue(row.id, row.name, row.table_name, row.snapshot_id, row.description, row.size, done)
+
+
+def list_queues(table_name: str) -> list[Queue]:
+    table_name = full_name(table_name)
+    with engine().connect() as con:
+        names = con.execute(
+            select(queues.c.name).where(queues.c.table_name == table_name).order_by(queues.c.id)
+        ).scalars()
+        found = list(names)
+    return [get_queue(table_name, n) for n in found]
+
+
+def claim_next(
+    table_name: str,
+    user: User,
+    n: int = 1,
+    *,
+    name: str = "default",
+    claim_seconds: float = CLAIM_SECONDS,
+) -> list[dict[str, Any]]:
+    """Up to `n` rows for `user`: the ones they already hold, then fresh claims.
+
+    Each row comes back with its queue position, id and content (read from its row
+    group only). A claim lasts `claim_seconds`; an expired claim is free again.
+    """
+    require(user, "annotate")
+    queue = get_queue(table_name, name)
+    now = time.time()
+    free = and_(
+        items.c.queue_id == queue.id,
+        items.c.done_by.is_(None),
+        or_(items.c.claimed_by.is_(None), items.c.claim_expires < now),
+    )
+    mine = and_(
+        items.c.queue_id == queue.id,
+        items.c.done_by.is_(None),
+        items.c.claimed_by == user.name,
+        items.c.claim_expires >= now,
+    )
+    eng = engine()
+    with eng.begin() as con:
+        held = list(
+            con.execute(select(items.c.position).where(mine).order_by(items.c.position).limit(n))
+            .scalars()
+            .all()
+        )
+    while len(held) < n:
+        with eng.begin() as con:
+            candidates = (
+                con.execute(
+                    select(items.c.position)
+                    .where(free)
+                    .order_by(items.c.position)
+                    .limit(n - len(held))
+                )
+                .scalars()
+                .all()
+            )
+            if not candidates:
+                break
+            for position in candidates:
+                # The WHERE repeats the "free" test: of two reviewers racing for a row,
+                # exactly one UPDATE matches it.
+                got = con.execute(
+                    update(items)
+                    .where(free, items.c.position == position)
+                    .values(claimed_by=user.name, claim_expires=now + claim_seconds)
+                ).rowcount
+                if got == 1:
+                    held.append(position)
+    with eng.connect() as con:
+        rows = con.execute(
+            select(items.c.position, items.c.row_pos, items.c.row_id)
+            .where(items.c.queue_id == queue.id, items.c.position.in_(held))
+            .order_by(items.c.row_pos)
+        ).all()
+    if not rows:
+        return []
+    table = load_table(queue.table)
+    plan = plan_snapshot(table, queue.snapshot_id)
+    data = scan.read_positions(table, plan, [r.row_pos for r in rows]).to_pylist()
+    out = [
+        {"queue_position": r.position, "row_position": r.row_pos, **row}
+        for r, row in zip(rows, data, strict=True)
+    ]
+    return sorted(out, key=lambda r: r["queue_position"])
+
+
+def mark_reviewed(table_name: str, ids: list[str], user: User) -> int:
+    """Mark `ids` done in every queue of the table; returns how many items changed."""
+    table_name = full_name(table_name)
+    changed = 0
+    with engine().begin() as con:
+        qids = select(queues.c.id).where(queues.c.table_name == table_name)
+        for lo in range(0, len(ids), 500):  # SQL engines cap bound parameters
+            changed += con.execute(
+                update(items)
+                .where(
+                    items.c.queue_id.in_(qids),
+                    items.c.row_id.in_(ids[lo : lo + 500]),
+                    items.c.done_by.is_(None),
+                )
+                .values(done_by=user.name, done_at=datetime.now(UTC), claimed_by=None)
+            ).rowcount
+    return changed
+
+
+def release(table_name: str, user: User, *, name: str = "default") -> int:
+    """Give back every row `user` holds in the queue (e.g. leaving the page)."""
+    queue = get_queue(table_name, name)
+    with engine().begin() as con:
+        return con.execute(
+            update(items)
+            .where(
+                items.c.queue_id == queue.id,
+                items.c.claimed_by == user.name,
+                items.c.done_by.is_(None),
+            )
+            .values(claimed_by=None, claim_expires=None)
+        ).rowcount
