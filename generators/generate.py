@@ -30,9 +30,12 @@ from generators.client import (
     endpoint_for,
 )
 from generators.prompts import Prompt, load_prompts
+from generators.replicas import replicas
 from generators.retry import RetryPolicy
 from generators.samples import sample_rows, to_arrow
+from generators.sharded import generate_sharded, staging_key
 from podium.errors import InvalidInput, PodiumError
+from podium.jobs.launchers import LaunchOptions
 from podium.models import get_model
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
@@ -46,7 +49,7 @@ SAMPLES_KIND = "samples"
 PROP_CONFIG = "podium.generate.config"
 
 
-class GenerateConfig(SamplingParams, RetryPolicy):
+class GenerateConfig(SamplingParams, RetryPolicy, LaunchOptions):
     """Run-card front matter of `kind: generate`."""
 
     input: TableRef = Field(description="Prompts: an SFT table or eval set, pinned to a snapshot.")
@@ -63,6 +66,18 @@ class GenerateConfig(SamplingParams, RetryPolicy):
     concurrency: int = Field(16, ge=1, le=512, description="Requests in flight at once.")
     batch_size: int = Field(64, ge=1, description="Prompts per committed batch.")
     server_restarts: int = Field(1, ge=0, description="Restarts of a dead server before failing.")
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="vLLM replicas to spread the prompts over (more than 1: Ray actors on "
+        "the cluster, one snapshot at the end; see generators/sharded.py).",
+    )
+    replica_urls: list[str] = Field(
+        default_factory=list,
+        description="Servers already serving this model to spread the prompts over "
+        "(instead of starting replicas).",
+    )
 
 
 def _requests(cfg: GenerateConfig, prompt: Prompt) -> list[ChatRequest]:
@@ -178,6 +193,33 @@ async def _generate(
     return stats
 
 
+def _on_replicas(
+    cfg: GenerateConfig,
+    prompts: list[Prompt],
+    done_ids: set[str],
+    input_ref: str,
+    out: str,
+    properties: dict[str, str],
+    reporter: Reporter,
+) -> dict[str, float]:
+    sampling = sampling_json(cfg)
+    with replicas(cfg.model, cfg.replicas, urls=cfg.replica_urls, reporter=reporter) as endpoints:
+        return generate_sharded(
+            endpoints=endpoints,
+            prompts=prompts,
+            done_ids=done_ids,
+            requests=lambda p: _requests(cfg, p),
+            sampling=sampling,
+            out=out,
+            key=staging_key(out, input_ref, cfg.model, sampling, cfg.batch_size),
+            batch_size=cfg.batch_size,
+            concurrency=cfg.concurrency,
+            retry=cfg,
+            properties=properties,
+            reporter=reporter,
+        )
+
+
 def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
     out = full_name(cfg.out)
     model = get_model(cfg.model)
@@ -201,7 +243,9 @@ def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
     }
     reporter.progress(len(prompts) - len(todo), len(prompts), "prompts")
     stats: dict[str, float] = {"rows": 0, "completion_tokens": 0, "gen_seconds": 0.0, "errors": 0}
-    if todo:
+    if todo and (cfg.replicas > 1 or cfg.replica_urls):
+        stats = _on_replicas(cfg, prompts, done_ids, input_ref, out, properties, reporter)
+    elif todo:
         endpoint = endpoint_for(model.name, reporter)
         stats = asyncio.run(
             _generate(

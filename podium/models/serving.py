@@ -131,19 +131,23 @@ def _wait_ready(
         ) from exc
 
 
-def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
+def launch_server(
+    model: ModelInfo, timeout_s: float, reporter: Reporter, host: str = "127.0.0.1"
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """Start one vLLM server for `model` on a free port and wait until it generates;
+    `(process, base_url, log)`. Unrecorded: `_start` records it, a replica's owner stops it."""
     if not model.path or not Path(model.path, "config.json").is_file():
         raise PodiumError(
             f"Model {model.name!r} points at {model.path}, which is not a checkpoint directory "
             "any more; re-register it with `podium models add PATH`."
         )
     gpu = has_gpu()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
+    port = free_port(host)
+    url = f"http://{host}:{port}/v1"
     logs = get_settings().ensure_home() / "servers"
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{model.name}-{port}.log"
-    cmd = server_command(vllm_python(), model.path, model.name, port, gpu=gpu)
+    cmd = server_command(vllm_python(), model.path, model.name, port, gpu=gpu, host=host)
     reporter.log(f"starting vLLM for {model.name} on {url} (log {log})")
     with open(log, "ab") as fh:
         # Own group: stopping the server stops its engine processes with it.
@@ -153,6 +157,11 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
     except BaseException:
         processes.stop(proc, grace_s=10)
         raise
+    return proc, url, log
+
+
+def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
+    proc, url, log = launch_server(model, timeout_s, reporter)
     watcher = _start_watcher(model.name)
     now = _now()
     _forget(model.name)
@@ -163,7 +172,7 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
                 host=socket.gethostname(),
                 pid=proc.pid,
                 watcher_pid=watcher,
-                port=port,
+                port=httpx.URL(url).port,
                 url=url,
                 checkpoint=model.path,
                 log_path=str(log),

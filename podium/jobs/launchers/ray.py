@@ -37,6 +37,7 @@ JOB_MODULE = "podium.jobs.execute"
 _TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 # Exit codes the worker sees; 143 is what a SIGTERM'd local job reports.
 _EXIT = {"SUCCEEDED": 0, "FAILED": 1, "STOPPED": 143}
+STOP_WAIT_S = 30
 
 
 def submission_id(job: dict[str, Any]) -> str:
@@ -70,6 +71,9 @@ def job_environment(settings: Settings | None = None) -> dict[str, str]:
         PODIUM_WAREHOUSE=settings.warehouse,
         PODIUM_CATALOG_PROPERTIES=json.dumps(settings.catalog_properties),
         PYTHONUNBUFFERED="1",
+        # Time for a stopped job to stop what it started on the cluster (vLLM replicas)
+        # before Ray's SIGKILL; Ray's default is 3 s.
+        RAY_JOB_STOP_WAIT_TIME_S=str(STOP_WAIT_S),
     )
     return env
 
@@ -119,7 +123,7 @@ class RayJob:
     def stop(self, grace: float) -> None:
         """Ask Ray to stop the job (SIGTERM to its process group, SIGKILL later)."""
         self.client.stop_job(self.sid)
-        deadline = time.monotonic() + grace + 10.0  # Ray's own SIGKILL comes after a delay
+        deadline = time.monotonic() + max(grace, STOP_WAIT_S) + 10.0  # Ray SIGKILLs by then
         while time.monotonic() < deadline and self.status() not in _TERMINAL:
             time.sleep(0.25)
 

@@ -1,0 +1,85 @@
+"""N vLLM servers of one model for one job: Ray actors, or servers at given URLs.
+
+    with replicas("base", 2, urls=[], reporter=reporter) as endpoints:
+        ...  # endpoints[i].base_url; each actor runs one vLLM server on its node
+
+Each actor takes one CPU (`REPLICA_CPUS`), so Ray places replicas where cores are free,
+one node or many; it starts the server with Podium's own serving code (same command,
+environment and warm-up as `podium models serve`) bound to its node's address, and
+stops it when the job leaves the `with` (success, failure or cancel). The actors fate-
+share with the job: if the job's process dies, Ray ends them, and a server whose actor
+is gone is stopped by the actor's exit handler.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from generators.client import Endpoint
+from generators.cluster import ray_module
+from podium import processes
+from podium.reporting import Reporter
+
+REPLICA_CPUS = 1.0
+START_TIMEOUT_S = 900.0
+
+
+class VllmReplica:
+    """One vLLM server, owned by a Ray actor (this class is made remote at run time)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.proc: subprocess.Popen[bytes] | None = None
+        atexit.register(self.stop)
+
+    def start(self) -> dict[str, Any]:
+        from podium.config import reset_settings
+        from podium.models import get_model
+        from podium.models.serving import launch_server
+
+        reset_settings()  # this worker process may have served another job before
+        host = ray_module().util.get_node_ip_address()
+        self.proc, url, log = launch_server(
+            get_model(self.model), START_TIMEOUT_S, Reporter(), host=host
+        )
+        return {"url": url, "pid": self.proc.pid, "log": str(log), "node": host}
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            processes.stop(self.proc, grace_s=10)
+            self.proc = None
+
+
+@contextmanager
+def replicas(
+    model: str, count: int, *, urls: list[str], reporter: Reporter
+) -> Iterator[list[Endpoint]]:
+    """Endpoints of `count` replicas of `model` (or of the servers at `urls`)."""
+    if urls:
+        yield [Endpoint(base_url=u.rstrip("/"), model=model, checkpoint=model) for u in urls]
+        return
+    ray = ray_module()
+    actor_cls = ray.remote(num_cpus=REPLICA_CPUS, max_restarts=0)(VllmReplica)
+    env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
+    actors = [actor_cls.options(runtime_env=env).remote(model) for _ in range(count)]
+    try:
+        reporter.log(f"starting {count} vLLM replicas of {model} as Ray actors")
+        started = ray.get([a.start.remote() for a in actors])
+        for i, info in enumerate(started):
+            reporter.log(
+                f"replica {i}: {info['url']} (pid {info['pid']} on {info['node']}, "
+                f"log {info['log']})"
+            )
+        yield [Endpoint(base_url=s["url"], model=model, checkpoint=model) for s in started]
+    finally:
+        for actor in actors:
+            try:
+                ray.get(actor.stop.remote(), timeout=30)
+            except Exception as exc:  # dead already: its exit handler stopped its server
+                reporter.log(f"replica stop: {type(exc).__name__}")
+            ray.kill(actor)

@@ -1,0 +1,59 @@
+"""Files staged by workers, committed once: one snapshot, resumable, nothing on failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from podium.errors import InvalidInput
+from podium.store.catalog import table_exists
+from podium.store.staged import commit_staged, stage, staged_files, write_staged
+from podium.store.write import write_table
+
+SCHEMA = pa.schema([pa.field("id", pa.string()), pa.field("n", pa.int64())])
+
+
+def _rows(start: int, count: int) -> pa.Table:
+    return pa.table({"id": [f"r{i}" for i in range(start, start + count)], "n": range(count)})
+
+
+def test_files_from_many_writers_land_in_one_snapshot_of_a_new_table(podium_home: Path) -> None:
+    staging = stage("ns.out", SCHEMA, key="k1")
+    for shard in range(3):
+        write_staged(staging, f"shard-{shard}", _rows(shard * 10, 10))
+    assert not table_exists("ns.out")  # staged files are invisible until the commit
+
+    done = staged_files(staging)
+    assert list(done) == ["shard-0", "shard-1", "shard-2"]
+    table = commit_staged(staging, list(done.values()), properties={"podium.kind": "x"})
+    assert len(table.snapshots()) == 1
+    data = table.scan().to_arrow()
+    assert sorted(data["id"].to_pylist()) == sorted(f"r{i}" for i in range(30))
+    assert table.properties["podium.kind"] == "x"
+
+
+def test_a_second_attempt_sees_the_first_attempts_files(podium_home: Path) -> None:
+    first = stage("ns.out", SCHEMA, key="k2")
+    write_staged(first, "shard-0", _rows(0, 5))
+    again = stage("ns.out", SCHEMA, key="k2")  # a new process, same key
+    assert list(staged_files(again)) == ["shard-0"]
+    assert staged_files(stage("ns.out", SCHEMA, key="other")) == {}
+
+
+def test_appends_to_an_existing_table_in_one_snapshot(podium_home: Path) -> None:
+    write_table("ns.old", _rows(0, 2))
+    staging = stage("ns.old", SCHEMA, key="k3")
+    paths = [write_staged(staging, f"s{i}", _rows(10 + i, 1)) for i in range(2)]
+    table = commit_staged(staging, paths)
+    assert len(table.snapshots()) == 2 and table.scan().to_arrow().num_rows == 4
+
+
+def test_rows_that_do_not_fit_are_refused_and_nothing_is_committed(podium_home: Path) -> None:
+    staging = stage("ns.bad", SCHEMA, key="k4")
+    with pytest.raises(InvalidInput, match="do not fit"):
+        write_staged(staging, "s0", pa.table({"other": [1]}))
+    with pytest.raises(InvalidInput, match="no staged files"):
+        commit_staged(staging, [])
+    assert not table_exists("ns.bad")
