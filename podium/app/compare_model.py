@@ -16,6 +16,7 @@ import altair as alt
 import pandas as pd
 
 from podium.compare.diff import side_by_side_html
+from podium.compare.job import CompareConfig
 from podium.compare.ratings import ratings_report
 from podium.compare.table import Answer, Comparison, Item, list_comparisons, load_comparison
 from podium.compare.trends import trend_points, trend_rows
@@ -26,11 +27,26 @@ from podium.models.registry import get_model, list_models
 MAX_COLUMNS = 4
 ANY_CHECK = "(none)"
 
-__all__ = ["list_comparisons", "load_comparison", "MAX_COLUMNS", "ANY_CHECK"]
+__all__ = ["CompareConfig", "list_comparisons", "load_comparison", "MAX_COLUMNS", "ANY_CHECK"]
 
 
 def model_choices() -> list[str]:
     return [m.name for m in list_models()]
+
+
+def default_out(models: Sequence[str], table: str) -> str:
+    """`cmp.<prompts>__<a>_vs_<b>`, unique in the catalog."""
+    import re
+
+    from podium.store.catalog import table_exists
+
+    parts = [table.split(".")[-1], "_vs_".join(models) or "new"]
+    base = "cmp." + re.sub(r"[^a-z0-9_]+", "_", "__".join(parts).lower()).strip("_")[:80]
+    name, n = base, 1
+    while table_exists(name):
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def filter_items(
@@ -139,6 +155,9 @@ def ratings_lines(report: dict[str, Any]) -> list[str]:
     for r in report["ratings"]:
         rate = report["pass_rates"][r["model"]]["all"]
         checks = "" if rate is None else f" · checks passed {rate:.0%}"
+        if not r["votes"]:  # a rating with no votes is the prior, not a measurement
+            lines.append(f"**{r['model']}**: no votes yet{checks}")
+            continue
         lines.append(
             f"**{r['model']}**: {r['rating']:.0f} "
             f"(95% {r['low']:.0f} to {r['high']:.0f}) · {r['votes']} votes{checks}"
@@ -148,6 +167,7 @@ def ratings_lines(report: dict[str, Any]) -> list[str]:
 
 def ratings_chart(report: dict[str, Any]) -> alt.LayerChart:
     frame = ratings_frame(report)
+    frame = frame[frame["votes"] > 0]  # no interval to draw without votes
     base = alt.Chart(frame).encode(y=alt.Y("model:N", sort="-x", title=None))
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="rating (95% interval)", scale=alt.Scale(zero=False)), x2="high:Q"
@@ -156,17 +176,29 @@ def ratings_chart(report: dict[str, Any]) -> alt.LayerChart:
     return bars + points
 
 
+NO_VALUE = "—"  # a pair that never met, a model against itself, a check never run
+
+
+def _percent(value: float | None) -> str:
+    return NO_VALUE if value is None else f"{value:.0%}"
+
+
 def win_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """Win rates as text ("67%", or "—" where there is nothing to show, never "None")."""
     models = report["models"]
     return pd.DataFrame(
-        [[None if a == b else report["win_rates"][a][b] for b in models] for a in models],
+        [
+            [NO_VALUE if a == b else _percent(report["win_rates"][a][b]) for b in models]
+            for a in models
+        ],
         index=models,
         columns=models,
     )
 
 
 def pass_frame(report: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame(report["pass_rates"]).T
+    frame = pd.DataFrame(report["pass_rates"]).T
+    return frame.map(lambda v: _percent(None if pd.isna(v) else v))
 
 
 # Trends ------------------------------------------------------------------------------

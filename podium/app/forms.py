@@ -119,6 +119,7 @@ def queue_form(
     advanced: Collection[str] = (),
     values: dict[str, Any] | None = None,
     fixed: dict[str, Any | Callable[[], Any]] | None = None,
+    check: Callable[[dict[str, Any]], None] | None = None,
 ) -> str | None:
     """A form for any job kind with the one submit button, "Queue job"; returns the
     queued job's id (and says so, with a link to its Logbook entry).
@@ -127,7 +128,8 @@ def queue_form(
     of the card like any field (a callable is called at submit, so work such as storing
     a pasted schema happens only then, and its error shows like any other). The values go
     through the same validation and preflight as a card or the CLI, so a bad value shows
-    the same message here as in a terminal.
+    the same message here as in a terminal. `check(values)` may refuse more (raising
+    PodiumError) before anything is queued.
     """
     model = kind_model(kind)
     fixed = fixed or {}
@@ -142,7 +144,10 @@ def queue_form(
     specs = [s for s in field_specs(model) if s.name not in fixed]
     try:
         chosen = {k: v() if callable(v) else v for k, v in fixed.items()}
-        job_id = submit_config(kind, {**collect(specs, raw), **chosen}, notes)
+        values = {**collect(specs, raw), **chosen}
+        if check is not None:
+            check(values)
+        job_id = submit_config(kind, values, notes)
     except PodiumError as exc:
         show_error(exc)
         return None

@@ -9,6 +9,7 @@ registered checkpoint with its base for the chat and compare buttons.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,34 @@ def snapshot_choices(table: str) -> list[tuple[str, int]]:
         )
         for s in snaps
     ]
+
+
+def default_out(model: str, table: str, kind: str) -> str:
+    """A new checkpoint's name from its base, data and method, unique in the registry."""
+    from podium.models.registry import get_model_or_none
+
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{model}-{kind}-{table.split('.')[-1]}".lower())
+    base = slug.strip("-")[:60]
+    name, n = base, 1
+    while get_model_or_none(name) is not None:
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def check_launch(kind: str, values: dict[str, Any]) -> None:
+    """What the queue's preflight does not check: the new name is free and GRPO's
+    rewards can read this table."""
+    from trainers.runtime import check_out_name
+
+    check_out_name(str(values.get("out") or ""))
+    if kind == "grpo":
+        from trainers.config import RewardSpec
+        from trainers.rewards import check_rewards
+
+        table = values["table"]["name"]
+        specs = [RewardSpec(**r) for r in values.get("rewards") or []]
+        check_rewards(specs, dict(load_table(table).properties), table)
 
 
 def parse_rewards(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
 from generators.code_exec import tables
@@ -88,7 +89,7 @@ def test_results_highlight_failures_and_timeouts(home: Path) -> None:
 
 def test_build_mode_without_a_model_says_how_to_add_one(home: Path) -> None:
     at = _open()
-    assert any("podium models bootstrap" in w.value for w in at.warning)
+    assert any("podium models bootstrap" in i.value for i in at.info)
     assert not at.button
 
 
@@ -97,8 +98,12 @@ def test_verify_run_from_the_page_flags_the_changed_output(home: Path) -> None:
     at = _open()
     at.radio(key="build.mode").set_value("verify").run()
     assert at.selectbox(key="build.table").value == "cx.built"
-    at.radio(key="build.backend").set_value("local").run()
-    at.button(key="build.run").click().run()
+    at.selectbox(key="build.job.backend").set_value("local")
+    at.button(key="FormSubmitter:build.job-Queue job").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [j["status"] for j in list_jobs()] == ["queued"]  # the page ran nothing itself
+    run_queued()
+    at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     (job,) = [j for j in list_jobs() if j["kind"] == "code-exec-build"]
     assert job["status"] == "succeeded"

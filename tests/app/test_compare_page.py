@@ -88,7 +88,12 @@ def test_both_bad_goes_to_vibes_in_one_click(comparison):
 
 def test_ratings_change_with_votes(comparison):
     at = _open("Ratings", name="cmp.colours")
-    assert "**0 votes**" in _texts(at)
+    before = _texts(at)
+    assert "**0 votes**" in before
+    # Before: "1000 (95% 1000 to 1000)" and "None" cells with zero votes.
+    assert "1000 to 1000" not in before and "**alpha**: no votes yet" in before
+    cells = [str(v) for frame in at.dataframe for v in frame.value.to_numpy().ravel()]
+    assert cells and "None" not in cells and "nan" not in cells, cells
     from podium.compare.votes import blind_pair, cast_vote
 
     for item in comparison.items:
@@ -107,10 +112,11 @@ def test_new_comparison_from_train_page_link_queues_a_job(compare_config):
 
     at = _open(models="alpha,omega")
     assert at.radio(key="compare.mode").value == "New comparison"
-    assert at.multiselect[0].value == ["alpha", "omega"]
-    at.text_input[0].set_value("evals.colours")
-    at.text_input[1].set_value("cmp.from_page")
-    at.button[0].click().run()
+    assert at.multiselect(key="compare.new.models").value == ["alpha", "omega"]
+    at.selectbox(key="compare.new.table").set_value("evals.colours").run()
+    assert at.text_input(key="compare.new.job.out").value == "cmp.colours__alpha_vs_omega"
+    at.text_input(key="compare.new.job.out").set_value("cmp.from_page")
+    at.button(key="FormSubmitter:compare.new.job-Queue job").click().run()
     assert not at.error, [e.value for e in at.error]
     (job,) = [j for j in list_jobs() if j["kind"] == "compare"]
     assert job["status"] == "queued" and '"cmp.from_page"' in job["config"]

@@ -40,8 +40,8 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
     _select(at, "Preset").set_value("cpu-small").run()
     at.multiselect(key="train.rewards").set_value(["validate:json", "length:256"]).run()
     at.number_input(key="train.w.length:256").set_value(0.2).run()
-    at.text_input(key="train.out").set_value("page-grpo").run()
-    at.button(key="train.launch").click().run()
+    at.text_input(key="train.grpo.out").set_value("page-grpo")
+    at.button(key="FormSubmitter:train.grpo-Queue job").click().run()
     assert not at.error, [e.value for e in at.error]
 
     (job,) = [j for j in list_jobs() if j["kind"] == "grpo"]
@@ -64,8 +64,8 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
 def test_bad_launch_shows_the_error_and_queues_nothing(tiny_base, make_table, memo_pairs):
     make_table("t.memo", memo_pairs)
     at = _open()
-    at.text_input(key="train.out").set_value(tiny_base).run()  # name already taken
-    at.button(key="train.launch").click().run()
+    at.text_input(key="train.sft.out").set_value(tiny_base)  # name already taken
+    at.button(key="FormSubmitter:train.sft-Queue job").click().run()
     assert any("already registered" in e.value for e in at.error)
     assert list_jobs() == []
 

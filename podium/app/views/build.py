@@ -1,14 +1,13 @@
 """Build page: choose a functions table, a checkpoint, inputs per function and a sandbox
-backend; launch a `code-exec-build` job (here with a progress bar, or queued for the
-worker); then see the rows with failures and timeouts highlighted. Verify mode re-runs
-an earlier build's rows and highlights outputs that changed.
+backend (every setting of `code-exec-build` is in the form, the rare ones under
+Advanced); queue the job for the worker and watch it; then see the rows with failures
+and timeouts highlighted. Verify mode re-runs an earlier build's rows and highlights
+outputs that changed.
 
 Everything shown comes from `generators.code_exec.results`.
 """
 
 from __future__ import annotations
-
-import os
 
 import pandas as pd
 import streamlit as st
@@ -16,44 +15,22 @@ import streamlit as st
 from generators.code_exec import results
 from generators.code_exec.build import KIND, CodeExecConfig
 from podium.app import widgets
+from podium.app.feedback import empty_state, show_error
+from podium.app.forms import queue_form
+from podium.app.job_panel import page_link, watch_job
 from podium.errors import PodiumError
-from podium.jobs.cards import Card
-from podium.jobs.execute import execute_job
-from podium.jobs.launch import submit
-from podium.jobs.queue import create_job, set_fields
-from podium.jobs.reporter import JobReporter
+from podium.jobs import logbook as lb
+from podium.jobs.queue import Job
 from podium.models import list_models
 from podium.store.catalog import load_table, table_exists
-from podium.store.refs import TableRef
+from podium.store.schema import PROP_KIND
 from podium.store.snapshots import list_snapshots
 
 MODE, TABLE, SNAPSHOT = "build.mode", "build.table", "build.snapshot"
-MODEL, INPUTS, BACKEND, OUT = "build.model", "build.inputs", "build.backend", "build.out"
-LIMIT, SHOW, FILTER = "build.limit", "build.show", "build.filter"
+MODEL, SHOW, FILTER = "build.model", "build.show", "build.filter"
+JOB, JOB_ID = "build.job", "build.job_id"
+BASIC = ("out", "inputs_per_function", "backend", "limit")
 LISTED = 200
-
-
-class _BarReporter(JobReporter):
-    """The job's reporter, also moving this page's progress bar."""
-
-    bar: st.delta_generator.DeltaGenerator | None = None
-
-    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
-        super().progress(done, total, message)
-        if self.bar is not None and total:
-            self.bar.progress(min(done / total, 1.0), text=f"{done:,} / {total:,} {message}")
-
-
-def _run_here(config: CodeExecConfig) -> None:
-    job_id = create_job(Card(KIND, config), status="running")
-    set_fields(job_id, worker_pid=os.getpid(), pgid=os.getpgrp())
-    _BarReporter.bar = st.progress(0.0, text="starting")
-    job = execute_job(job_id, _BarReporter)
-    if job["status"] == "succeeded":
-        st.success(f"Job {job_id} finished: {config.out}")
-        st.session_state[SHOW] = config.out
-    else:
-        st.error(f"Job {job_id} {job['status']}: {(job['error'] or '').splitlines()[0]}")
 
 
 def _settings() -> None:
@@ -70,65 +47,54 @@ def _settings() -> None:
         else results.tables_of_kind(results.tables.ROWS_KIND)
     )
     if not sources:
-        st.info(
-            "No functions table yet: run `podium demo` (it loads demo.functions)."
-            if mode == "build"
-            else "No code-exec rows table yet: run a build first."
-        )
+        if mode == "build":
+            empty_state("No functions table yet.", "Run `podium demo` (it loads demo.functions).")
+        else:
+            empty_state("No code-exec rows table yet.", "Queue a build first.")
         return
     table = widgets.table_picker(
         sources, key=TABLE, label="Functions" if mode == "build" else "Rows"
     )
     assert table is not None
     snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
-    model = "base"
-    inputs = 4
+    fixed: dict[str, object] = {
+        "functions": {"name": table, "snapshot_id": snapshot},
+        "mode": mode,
+    }
     if mode == "build":
         names = [m.name for m in list_models()]
         if not names:
-            st.warning("No model registered: `podium models bootstrap` adds the base model.")
+            empty_state("No model registered.", "`podium models bootstrap` adds the base model.")
             return
-        model = st.selectbox("Checkpoint", names, key=MODEL)
-        inputs = int(st.number_input("Inputs per function", 1, 32, 4, key=INPUTS))
-    backend = st.radio(
-        "Sandbox",
-        ["local", "docker"],
-        key=BACKEND,
-        horizontal=True,
-        help="local: bubblewrap workers; docker: containers via DOCKER_HOST.",
-    )
+        fixed["model"] = st.selectbox("Checkpoint", names, key=MODEL)
     suffix = "_verify" if mode == "verify" else ""
-    default_out = f"cx.{table.split('.')[-1]}{suffix}"
-    out = st.text_input("Output table", key=OUT, placeholder=default_out).strip() or default_out
-    limit = int(st.number_input("Only the first N (0 = all)", 0, 1_000_000, 0, key=LIMIT))
-    run = st.button("Run here", type="primary", key="build.run")
-    queue = st.button("Queue for the worker", key="build.queue")
-    if not (run or queue):
-        return
-    try:
-        config = CodeExecConfig(
-            functions=TableRef(name=table, snapshot_id=snapshot),
-            out=out,
-            model=model,
-            mode=mode,
-            inputs_per_function=inputs,
-            backend=backend,
-            limit=limit or None,
-        )
-    except ValueError as exc:
-        st.error(f"Invalid settings: {exc}")
-        return
-    if queue:
-        st.success(f"Queued job {submit(Card(KIND, config))}; see the Logbook.")
-        st.session_state[SHOW] = out
-    else:
-        _run_here(config)
+    job_id = queue_form(
+        KIND,
+        JOB,
+        advanced=[f for f in CodeExecConfig.model_fields if f not in BASIC],
+        values={"out": f"cx.{table.split('.')[-1]}{suffix}"},
+        fixed=fixed,
+    )
+    if job_id is not None:
+        st.session_state[JOB_ID] = job_id
+    if st.session_state.get(JOB_ID):
+        watch_job(st.session_state[JOB_ID], _next_steps)
+
+
+def _next_steps(job: Job) -> None:
+    outputs = lb.table_links(job)["outputs"]
+    if outputs and st.session_state.get(JOB_ID + ".shown") != job["id"]:
+        st.session_state[SHOW] = outputs[0][0]  # once: then the picker is the user's again
+        st.session_state[JOB_ID + ".shown"] = job["id"]
+    for name, _ in outputs:
+        if load_table(name).properties.get(PROP_KIND) == "sft":
+            page_link("train", f"Train on {name}", ":material/model_training:", table=name)
 
 
 def _results() -> None:
     shown = results.tables_of_kind(*results.RESULT_KINDS)
     if not shown:
-        st.info("No code-exec results yet: launch a build.")
+        empty_state("No code-exec results yet.", "Queue a build.")
         return
     if st.session_state.get(SHOW) not in shown:
         st.session_state[SHOW] = shown[-1]
@@ -187,4 +153,4 @@ try:
     with right:
         _results()
 except PodiumError as exc:
-    st.error(str(exc))
+    show_error(exc)

@@ -14,11 +14,18 @@ import getpass
 import streamlit as st
 
 from podium.app import compare_model as cm
+from podium.app import widgets
+from podium.app.feedback import empty_state, show_error
+from podium.app.forms import queue_form
+from podium.app.job_panel import page_link, watch_job
 from podium.app.widgets import render_conversation
 from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
 from podium.errors import PodiumError
+from podium.jobs import logbook as lb
+from podium.jobs.queue import Job
 
 MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
+NEW_BASIC = ("out", "max_tokens", "limit", "checks")
 # Clicks the page's buttons by label; keys typed into a text field are left alone.
 SHORTCUTS = """
 <script>
@@ -134,7 +141,10 @@ def _ratings(comparison: cm.Comparison) -> None:
     )
     for line in cm.ratings_lines(report):
         st.markdown(line)
-    st.altair_chart(cm.ratings_chart(report), width="stretch")
+    if not report["votes"]:
+        empty_state("No votes yet.", "Vote under Blind vote; ratings appear with the first vote.")
+    else:
+        st.altair_chart(cm.ratings_chart(report), width="stretch")
     st.markdown("**Win rate** (row against column, ties count half)")
     st.dataframe(cm.win_frame(report), width="stretch")
     st.markdown("**Automatic checks passed**")
@@ -147,26 +157,34 @@ def _ratings(comparison: cm.Comparison) -> None:
 
 def _new(preset: list[str]) -> None:
     choices = cm.model_choices()
-    with st.form("compare.new"):
-        models = st.multiselect("Checkpoints", choices, default=[m for m in preset if m in choices])
-        table = st.text_input("Prompt set (NAMESPACE.TABLE)", value="demo.chat")
-        out = st.text_input("Comparison name (NAMESPACE.TABLE)", value="cmp.new")
-        c1, c2, c3 = st.columns(3)
-        max_tokens = c1.number_input("Max tokens", 1, 8192, 128)
-        limit = c2.number_input("Prompts (0 = all)", 0, 100_000, 50)
-        checks = c3.text_input("Checks (comma-separated rules)", value="")
-        if st.form_submit_button("Start comparison"):
-            try:
-                job = cm.start_comparison(
-                    models, table, out, int(max_tokens), checks.split(","), int(limit) or None
-                )
-            except PodiumError as exc:
-                st.error(str(exc))
-            else:
-                st.success(
-                    f"Queued job {job}; a worker runs it (`podium worker`). "
-                    f"Then open `?name={out}`."
-                )
+    if not choices:
+        empty_state("No models registered yet.", "Run `podium models bootstrap` first.")
+        return
+    if preset and st.session_state.get("compare.new.linked") != preset:
+        st.session_state["compare.new.models"] = [m for m in preset if m in choices]
+        st.session_state["compare.new.linked"] = preset
+    models = st.multiselect("Checkpoints", choices, key="compare.new.models")
+    table = widgets.table_select("compare.new.table", label="Prompt set")
+    if table is None:
+        empty_state("No prompt tables yet.", "Run `podium demo` or import one.")
+        return
+    job_id = queue_form(
+        "compare",
+        "compare.new.job",
+        advanced=[f for f in cm.CompareConfig.model_fields if f not in NEW_BASIC],
+        values={"out": cm.default_out(models, table), "limit": 50, "max_tokens": 128},
+        fixed={"models": models, "input": {"name": table}},
+    )
+    if job_id is not None:
+        st.session_state["compare.new.job_id"] = job_id
+    if st.session_state.get("compare.new.job_id"):
+        watch_job(st.session_state["compare.new.job_id"], _open_comparison)
+
+
+def _open_comparison(job: Job) -> None:
+    for name, _ in lb.table_links(job)["outputs"]:
+        if name in cm.list_comparisons():
+            page_link("compare", f"Open {name}", ":material/compare:", name=name)
 
 
 names = cm.list_comparisons()
@@ -183,9 +201,10 @@ mode = st.radio(
 if mode == "New comparison":
     _new(preset)
 elif not names:
-    st.info(
-        "No comparisons yet. Start one under New comparison, or run "
-        "`podium compare --models A,B --table NS.PROMPTS --out NS.NAME`."
+    empty_state(
+        "No comparisons yet.",
+        "Start one under New comparison, or run "
+        "`podium compare --models A,B --table NS.PROMPTS --out NS.NAME`.",
     )
 else:
     index = names.index(wanted) if wanted in names else 0
@@ -193,7 +212,7 @@ else:
     try:
         comparison = cm.load_comparison(name)
     except PodiumError as exc:
-        st.error(str(exc))
+        show_error(exc)
         st.stop()
     # Blind mode must not name the checkpoints before a vote, not even in the header.
     who = "checkpoints hidden" if mode == "Blind vote" else ", ".join(comparison.models)

@@ -1,7 +1,8 @@
 """Train page: launch an SFT or GRPO run on a table snapshot and watch it live.
 
-Choose a base checkpoint, a table and snapshot, SFT or GRPO, a preset (every value
-stays editable) and, for GRPO, weighted rewards; Launch queues the run for the worker.
+Choose a base checkpoint, a table and snapshot (`?table=` and `?model=` preselect), SFT
+or GRPO, a preset (it fills the form; every value stays editable) and, for GRPO,
+weighted rewards; "Queue job" queues the run for the worker.
 The run's loss, rewards, learning rate, grad norm and tokens/s update every few
 seconds; when it finishes, buttons open the new checkpoint in Generate (chat) and in
 Compare against its base. `?job=ID` opens a run directly. Logic: `podium.app.train_model`.
@@ -11,78 +12,33 @@ from __future__ import annotations
 
 import streamlit as st
 
+from podium.app import widgets
+from podium.app.feedback import empty_state, show_error
+from podium.app.forms import queue_form
 from podium.app.train_model import (
     KINDS,
     REWARD_CHOICES,
     base_choices,
-    form_values,
-    launch,
+    check_launch,
+    default_out,
     run_label,
     run_view,
     snapshot_choices,
-    table_choices,
     training_runs,
 )
 from podium.errors import PodiumError
+from podium.jobs.logbook import kind_model
 from trainers.presets import PRESET_NAMES, preset_defaults
 
 GENERATE_PAGE = "views/generate.py"
 COMPARE_PAGE = "views/compare.py"
+BASIC = ("out", "method", "max_steps", "learning_rate")
 
 st.title("Train")
 st.caption(
     "SFT and GRPO with TRL on any table snapshot; the checkpoint comes back registered "
     "and usable by Generate and Compare at once."
 )
-
-
-def _settings(kind: str, preset: str) -> dict[str, object]:
-    """The editable values, seeded from the preset (keys change with it, so it reseeds)."""
-    d = preset_defaults(kind, preset)
-    tag = f"{kind}.{preset}"
-    c1, c2, c3 = st.columns(3)
-    methods = ["full", "lora"]
-    method = c1.selectbox(
-        "Method", methods, index=methods.index(str(d["method"])), key=f"train.method.{tag}"
-    )
-    steps = c2.number_input(
-        "Steps", min_value=1, value=int(d["max_steps"]), key=f"train.steps.{tag}"
-    )
-    lr = c3.number_input(
-        "Learning rate",
-        min_value=0.0,
-        value=float(d["learning_rate"]),
-        format="%.2e",
-        key=f"train.lr.{tag}",
-    )
-    batch = c1.number_input(
-        "Batch size", min_value=1, value=int(d["batch_size"]), key=f"train.batch.{tag}"
-    )
-    save_every = c2.number_input(
-        "Save every N steps (0 = end only)",
-        min_value=0,
-        value=int(d["save_every"]),
-        key=f"train.save.{tag}",
-    )
-    seed = c3.number_input("Seed", value=0, key=f"train.seed.{tag}")
-    values: dict[str, object] = {
-        "method": method,
-        "max_steps": int(steps),
-        "learning_rate": float(lr),
-        "batch_size": int(batch),
-        "save_every": int(save_every),
-        "seed": int(seed),
-    }
-    if kind == "grpo":
-        values["num_generations"] = int(
-            c1.number_input(
-                "Generations per prompt",
-                min_value=2,
-                value=int(d["num_generations"]),
-                key=f"train.gens.{tag}",
-            )
-        )
-    return values
 
 
 def _rewards() -> list[dict[str, object]]:
@@ -104,12 +60,9 @@ def _rewards() -> list[dict[str, object]]:
 
 
 def _launch_form() -> None:
-    bases, tables = base_choices(), table_choices()
+    bases = base_choices()
     if not bases:
-        st.warning("No base model registered yet: run `podium models bootstrap`.")
-        return
-    if not tables:
-        st.warning("No tables yet: run `podium demo` or `podium import FILE --table NS.NAME`.")
+        empty_state("No base model registered yet.", "Run `podium models bootstrap`.")
         return
     kind = st.radio(
         "Training",
@@ -119,9 +72,18 @@ def _launch_form() -> None:
         format_func=lambda k: {"sft": "SFT", "grpo": "GRPO"}[k],
     )
     c1, c2 = st.columns(2)
+    linked_model = st.query_params.get("model")
+    if linked_model in bases and st.session_state.get("train.model.linked") != linked_model:
+        st.session_state["train.model"] = st.session_state["train.model.linked"] = linked_model
     model = c1.selectbox("Base checkpoint", bases, key="train.model")
-    table = c2.selectbox("Table", tables, key="train.table")
-    snaps = snapshot_choices(table) if table else []
+    with c2:
+        table = widgets.table_select(
+            "train.table", label="Table", linked=st.query_params.get("table")
+        )
+    if table is None:
+        empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --table NS.NAME`.")
+        return
+    snaps = snapshot_choices(table)
     snap_labels = {sid: label for label, sid in snaps}
     snapshot = c2.selectbox(
         "Snapshot",
@@ -133,30 +95,27 @@ def _launch_form() -> None:
         "Preset",
         PRESET_NAMES,
         key="train.preset",
-        help="cpu-smoke: seconds; cpu-small: minutes on 2 cores; gpu: a real run",
+        help="cpu-smoke: seconds; cpu-small: minutes on 2 cores; gpu: a real run. "
+        "It fills the settings below; every value stays editable.",
     )
-    with st.expander("Settings", expanded=False):
-        overrides = _settings(kind, preset)
-    rewards = _rewards() if kind == "grpo" else None
-    out = st.text_input("New checkpoint name", key="train.out", placeholder="json-sft-1")
-    if st.button("Launch", type="primary", key="train.launch"):
-        try:
-            values = form_values(
-                kind,
-                model=model,
-                table=table,
-                snapshot_id=snapshot,
-                out=out,
-                preset=preset,
-                overrides=overrides,
-                rewards=rewards,
-            )
-            job_id = launch(kind, values)
-        except PodiumError as exc:
-            st.error(str(exc))
-            return
+    fixed: dict[str, object] = {
+        "model": model,
+        "table": {"name": table, "snapshot_id": snapshot},
+        "preset": preset,
+    }
+    if kind == "grpo":
+        fixed["rewards"] = _rewards()
+    model_fields = kind_model(kind).model_fields
+    job_id = queue_form(
+        kind,
+        f"train.{kind}",
+        advanced=[f for f in model_fields if f not in BASIC and f not in fixed],
+        values={"out": default_out(model, table, kind), **preset_defaults(kind, preset)},
+        fixed=fixed,
+        check=lambda values: check_launch(kind, values),
+    )
+    if job_id is not None:
         st.query_params["job"] = job_id
-        st.success(f"Queued {kind} run {job_id}; a worker picks it up (`podium worker`).")
 
 
 def _watch(job_id: str) -> bool:
@@ -170,7 +129,7 @@ def _watch(job_id: str) -> bool:
             request_cancel(job_id)
             st.rerun()
     if view.error:
-        st.error(view.error)
+        show_error(view.error)
     if not view.groups:
         st.caption("No metrics yet.")
     for left, right in zip(view.groups[::2], view.groups[1::2] + [None], strict=False):
@@ -202,7 +161,7 @@ def _runs() -> None:
     if wanted and wanted not in ids:
         ids.insert(0, wanted)
     if not ids:
-        st.caption("No training runs yet.")
+        empty_state("No training runs yet.", "Queue one under Launch.")
         return
     labels = {j["id"]: run_label(j) for j in runs}
     job_id = st.selectbox(
@@ -221,7 +180,7 @@ def _runs() -> None:
         try:
             finished = _watch(job_id)
         except PodiumError as exc:
-            st.error(str(exc))
+            show_error(exc)
             return
         if active and finished:
             st.rerun()  # a full rerun stops the polling and shows the finished run
