@@ -4,42 +4,29 @@ from __future__ import annotations
 
 import ast
 import socket
-import textwrap
 import threading
 import uuid
 from pathlib import Path
 
-from generators.sandbox import Limits, Result, Sandbox
+from sandbox_probes import assert_next_job_works, outcome, record, run
 
-
-def run(box: Sandbox, code: str, **kwargs: object) -> Result:
-    return box.run(textwrap.dedent(code), **kwargs)  # type: ignore[arg-type]
-
-
-def assert_next_job_works(box: Sandbox) -> None:
-    """After any attack the pool still runs ordinary code, and nothing is left over."""
-    result = run(
-        box,
-        """
-        import os
-        others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]
-        print('ok', others, sorted(os.listdir('/tmp')))
-        """,
-    )
-    assert result.status == "ok", result
-    assert result.stdout == "ok [] []\n"
+from generators.sandbox import Limits, Sandbox
 
 
 def test_infinite_loop_times_out(box: Sandbox) -> None:
     result = run(box, "while True:\n    pass\n", limits=Limits(wall_s=3, cpu_s=1))
     assert result.status == "timeout", result
+    assert result.detail.startswith("cpu limit: "), result
     assert_next_job_works(box)
+    record(box, "infinite loop (`while True: pass`, 1 CPU-s)", outcome(result))
 
 
 def test_sleeping_forever_hits_the_wall_clock(box: Sandbox) -> None:
     result = run(box, "import time\ntime.sleep(600)\n", limits=Limits(wall_s=1, cpu_s=5))
     assert result.status == "timeout", result
+    assert result.detail == "wall-clock limit: 1 s", result
     assert_next_job_works(box)
+    record(box, "`time.sleep(600)` (1 s wall clock)", outcome(result))
 
 
 def test_ten_gigabyte_allocation_is_refused(box: Sandbox) -> None:
@@ -47,6 +34,7 @@ def test_ten_gigabyte_allocation_is_refused(box: Sandbox) -> None:
     assert result.status == "oom", result
     assert result.stdout == ""
     assert_next_job_works(box)
+    record(box, "10 GB allocation", outcome(result))
 
 
 def test_gradual_allocation_is_stopped(box: Sandbox) -> None:
@@ -77,7 +65,8 @@ def test_fork_bomb_is_capped_and_cleaned_up(box: Sandbox) -> None:
     """
     result = run(box, code)
     assert result.status == "ok", result
-    assert 0 < int(result.stdout) <= box.limits.processes
+    started = int(result.stdout)
+    assert 0 < started <= box.limits.processes
     bomb = """
     import os
     while True:
@@ -89,6 +78,7 @@ def test_fork_bomb_is_capped_and_cleaned_up(box: Sandbox) -> None:
     result = run(box, bomb, limits=Limits(wall_s=2, cpu_s=2, processes=16))
     assert result.status in ("timeout", "killed"), result
     assert_next_job_works(box)
+    record(box, "fork bomb (16 processes allowed)", f"{started} forks, then {outcome(result)}")
 
 
 def test_writes_outside_tmp_fail_and_tmp_is_private(box: Sandbox, tmp_path: Path) -> None:
@@ -121,6 +111,7 @@ def test_writes_outside_tmp_fail_and_tmp_is_private(box: Sandbox, tmp_path: Path
     assert list(host_dir.iterdir()) == []
     assert not Path("/podium-was-here").exists()
     assert_next_job_works(box)  # it also checks /tmp is empty again
+    record(box, "writes outside /tmp (/etc, /usr, /, the server, a host dir)", "all refused")
 
 
 def test_host_secret_is_not_readable(box: Sandbox, tmp_path: Path) -> None:
@@ -143,6 +134,7 @@ def test_host_secret_is_not_readable(box: Sandbox, tmp_path: Path) -> None:
     assert token not in result.stdout
     assert "FileNotFoundError" in result.stdout or "PermissionError" in result.stdout
     assert_next_job_works(box)
+    record(box, "reading host files (a secret, /root, /etc/shadow)", "not found / denied")
 
 
 def test_no_network_to_a_host_listener(box: Sandbox) -> None:
@@ -185,6 +177,7 @@ def test_no_network_to_a_host_listener(box: Sandbox) -> None:
     assert "connected" not in result.stdout
     assert accepted == []
     assert_next_job_works(box)
+    record(box, "TCP to a host listener (loopback, host IP)", "no route / refused")
 
 
 def test_flood_of_stdout_is_capped(box: Sandbox) -> None:
@@ -192,9 +185,11 @@ def test_flood_of_stdout_is_capped(box: Sandbox) -> None:
     assert result.status == "output_limit", result
     assert len(result.stdout) <= box.limits.output_bytes
     assert result.truncated
+    flood = f"{outcome(result)}, {len(result.stdout):,} chars kept"
     result = run(box, "while True:\n    print('y' * 1000)\n")
     assert result.status == "output_limit", result
     assert_next_job_works(box)
+    record(box, "100 MB to stdout", flood)
 
 
 def test_killing_pid_one_does_not_kill_the_worker(box: Sandbox) -> None:
@@ -204,6 +199,7 @@ def test_killing_pid_one_does_not_kill_the_worker(box: Sandbox) -> None:
     for _ in range(3):  # both workers, whichever ran the kill
         assert_next_job_works(box)
     assert box.replacements == before
+    record(box, "`kill(1, SIGKILL)`", f"{outcome(result)}, worker kept")
 
 
 def test_double_forked_daemon_is_gone_afterwards(box: Sandbox) -> None:
@@ -224,6 +220,7 @@ def test_double_forked_daemon_is_gone_afterwards(box: Sandbox) -> None:
     assert result.stdout == "True\n"
     for _ in range(3):
         assert_next_job_works(box)
+    record(box, "double-forked `setsid` daemon", "gone before the next run")
 
 
 def test_kernel_attack_surface_is_closed(box: Sandbox) -> None:
