@@ -32,6 +32,7 @@ from podium.models.locks import file_lock
 from podium.reporting import Reporter
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name, table_exists
 from podium.store.query import page
+from podium.store.read import iter_batches
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
 from podium.store.write import write_table
 
@@ -103,12 +104,18 @@ def submit_vibe(
     checkpoint: str = "",
     answer: str = "",
     submitter: str = "",
+    idempotency_key: str | None = None,
 ) -> str:
-    """Store one submission (one atomic append); returns its id."""
+    """Store one submission (one atomic append); returns its id.
+
+    With `idempotency_key` the id is derived from it, and a submission whose id is
+    already stored is not stored again (a double click on Submit stores one row)."""
     if not prompt.strip():
         raise InvalidInput("A vibe-check prompt cannot be empty.")
     ensure_vibes_table()
-    vibe_id = str(uuid.uuid4())
+    vibe_id = vibe_id_for(idempotency_key) if idempotency_key else str(uuid.uuid4())
+    if idempotency_key and vibe_stored(vibe_id):
+        return vibe_id
     row = {
         "id": vibe_id,
         "prompt": prompt,
@@ -129,6 +136,19 @@ def submit_vibe(
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise
     return vibe_id
+
+
+def vibe_id_for(idempotency_key: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"podium-vibe:{idempotency_key}"))
+
+
+def vibe_stored(vibe_id: str) -> bool:
+    if not table_exists(VIBES_TABLE):
+        return False
+    return any(
+        vibe_id in batch.column("id").to_pylist()
+        for batch in iter_batches(VIBES_TABLE, columns=["id"])
+    )
 
 
 def list_vibes(

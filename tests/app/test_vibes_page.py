@@ -49,6 +49,21 @@ def test_filter_and_build_eval_set_without_a_server(podium_home, tmp_path):
     assert len(read_arrow(out)[0]) == 3
 
 
+def test_double_click_on_submit_stores_the_prompt_once(podium_home, tmp_path):
+    """Before: each click appended a row, so a double click stored the prompt twice."""
+    register_model("some-model", kind="base", path=str(tmp_path), is_default=True)
+    at = _open()
+    at.text_area(key="vibes.prompt").set_value("What is 2+2? Answer in JSON.")
+    at.checkbox(key="vibes.ask").uncheck()
+    _submit_button(at).click().run()
+    _submit_button(at).click().run()  # the second click of a double click
+    assert not at.exception, at.exception
+    assert [v["prompt"] for v in list_vibes()] == ["What is 2+2? Answer in JSON."]
+    at.text_area(key="vibes.prompt").set_value("Another prompt")
+    _submit_button(at).click().run()
+    assert len(list_vibes()) == 2  # a different prompt is a new submission
+
+
 @pytest.mark.vllm
 def test_submit_streams_the_answer_and_stores_it(vllm_model, unique_table):
     tag = unique_table.split(".")[1]

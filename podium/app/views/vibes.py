@@ -7,6 +7,8 @@ Storage and selection live in `generators.vibes`; choices in `podium.app.generat
 from __future__ import annotations
 
 import getpass
+import hashlib
+import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -20,13 +22,20 @@ from generators.vibes import (
     clean_tags,
     list_vibes,
     submit_vibe,
+    vibe_id_for,
+    vibe_stored,
 )
 from podium.app import generate_model as gm
 from podium.app import widgets
+from podium.app.feedback import empty_state, show_error
 from podium.errors import PodiumError
 
 P = "vibes."
 GENERATE_PAGE = Path(__file__).parent / "generate.py"
+
+
+def submission_key(session: str, *fields: str) -> str:
+    return hashlib.sha256("\x00".join((session, *fields)).encode()).hexdigest()
 
 
 def _submit(models: list[str], model_index: int) -> None:
@@ -44,7 +53,14 @@ def _submit(models: list[str], model_index: int) -> None:
     if not sent:
         return
     if not prompt.strip():
-        st.error("Write the prompt first.")
+        show_error("Write the prompt first: the vibe-check prompt is empty.")
+        return
+    # One key per submission: a second click on Submit carries the same text, the same
+    # key, and stores nothing more (nor asks the model again).
+    key = submission_key(st.session_state.setdefault(P + "session", uuid.uuid4().hex),
+                         prompt, ideal, tags, model, submitter)  # fmt: skip
+    if vibe_stored(vibe_id_for(key)):
+        st.info(f"Already stored as `{vibe_id_for(key)}`.")
         return
     answer = ""
     try:
@@ -52,9 +68,11 @@ def _submit(models: list[str], model_index: int) -> None:
             with st.chat_message("assistant"):
                 st.caption(model)
                 answer = str(st.write_stream(answer_stream(model, prompt)) or "")
-        vid = submit_vibe(prompt, ideal, clean_tags(tags), model, answer, submitter)
+        vid = submit_vibe(
+            prompt, ideal, clean_tags(tags), model, answer, submitter, idempotency_key=key
+        )
     except PodiumError as exc:
-        st.error(str(exc))
+        show_error(exc)
         return
     st.success(f"Stored submission `{vid}` in `{VIBES_TABLE}`.")
 
@@ -67,7 +85,7 @@ def _submissions() -> None:
     rows = list_vibes(tags=tags, search=search or None)
     st.caption(f"{len(rows)} submission{'s' if len(rows) != 1 else ''}")
     if not rows:
-        st.info("No submissions match. Submit one above.")
+        empty_state("No submissions match.", "Submit one above, or clear the filters.")
         return
     frame = pd.DataFrame(rows)[
         ["prompt", "ideal", "answer", "tags", "checkpoint", "submitter", "created_at", "id"]
@@ -98,7 +116,7 @@ def _eval_set(tags: list[str], selected: list[str]) -> None:
         try:
             count = build_eval_set(out, tags=None if selected else tags, ids=selected or None)
         except PodiumError as exc:
-            st.error(str(exc))
+            show_error(exc)
             return
         st.success(f"Wrote {count} prompts to `{out}`.")
         widgets.browse_link(out, label=f"Open {out} in Browse")
@@ -117,7 +135,7 @@ st.caption(
 )
 models, model_index = gm.model_choices(st.query_params.get("model"))
 if not models:
-    st.info("No models registered yet. Run `podium models bootstrap` first.")
+    empty_state("No models registered yet.", "Run `podium models bootstrap` first.")
     st.stop()
 _submit(models, model_index)
 _submissions()
