@@ -13,15 +13,28 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+
+def _split_commas(value: object) -> object:
+    return (
+        [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, str)
+        else value
+    )
+
+
+# Lists given in the environment as "a@x.org,b@y.org" rather than JSON.
+CommaList = Annotated[list[str], NoDecode, BeforeValidator(_split_commas)]
 
 
 def _default_home() -> Path:
@@ -81,6 +94,49 @@ class Settings(BaseSettings):
     stale_after_seconds: float = Field(
         30.0, description="A running job silent this long is taken as dead."
     )
+    # Identity (podium.store.users). Without OIDC and PODIUM_USER, Podium is in local
+    # single-user mode: the OS user acts, with every role.
+    user: str = Field(
+        "",
+        description="Shared deployment: who CLI commands and the worker act as (PODIUM_USER), "
+        "looked up in the users table.",
+    )
+    admins: CommaList = Field(
+        default_factory=list, description="E-mails or names that are always admin (bootstrap)."
+    )
+    default_role: Literal["none", "viewer", "reviewer", "operator", "admin"] = Field(
+        "viewer", description="Role of an allowed user not in the users table ('none' refuses)."
+    )
+    allowed_domains: CommaList = Field(
+        default_factory=list,
+        description="E-mail domains that may log in (empty: any the provider vouches for).",
+    )
+    allowed_emails: CommaList = Field(
+        default_factory=list, description="E-mails that may log in besides allowed domains."
+    )
+    oidc_issuer: str = Field(
+        "", description="OpenID Connect issuer URL; setting it turns on login."
+    )
+    oidc_client_id: str = Field("", description="OIDC client id registered for Podium.")
+    oidc_client_secret: str = Field("", description="OIDC client secret.")
+    cookie_secret: str = Field(
+        "", description="Secret that signs login cookies (default: generated once into home)."
+    )
+    public_url: str = Field(
+        "", description="The app's URL as browsers reach it (default: http://HOST:PORT)."
+    )
+    insecure_no_auth: bool = Field(
+        False, description="Serve beyond loopback without login (every page says so)."
+    )
+
+    @property
+    def login_configured(self) -> bool:
+        return bool(self.oidc_issuer and self.oidc_client_id)
+
+    @property
+    def shared(self) -> bool:
+        """True when people are identified (login or PODIUM_USER), not the OS user."""
+        return self.login_configured or bool(self.user)
 
     @model_validator(mode="after")
     def _derive_locations(self) -> Settings:

@@ -40,6 +40,8 @@ jobs = Table(
     Column("error", Text),
     Column("outputs", Text),  # JSON of JobOutputs, output tables pinned to snapshots
     Column("log_path", Text, nullable=False),
+    # The user who queued it (podium.identity); jobs from before identities have none.
+    Column("submitted_by", String(255), index=True),
 )
 
 job_events = Table(

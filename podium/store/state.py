@@ -1,8 +1,10 @@
 """The SQL database that holds app state beside the Iceberg catalog.
 
-Jobs, checkpoints, servers and vote indexes live in ordinary SQL tables in the same
-database as the catalog, so one URL configures a deployment. Each package declares its
-tables on `METADATA`; `engine()` creates whatever is missing.
+Jobs, checkpoints, servers, users and vote indexes live in ordinary SQL tables in the
+same database as the catalog, so one URL configures a deployment. Each package declares
+its tables on `METADATA`; the schema itself is made by the Alembic migrations in
+`podium.store.migrations` (its docstring says how to add one), which `engine()` runs
+once per database and process.
 """
 
 from __future__ import annotations
@@ -10,8 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from sqlalchemy import Engine, MetaData, create_engine, event
-from sqlalchemy.exc import OperationalError, ProgrammingError
+from sqlalchemy import Engine, MetaData, create_engine, event, inspect
 
 from podium.config import Settings, get_settings
 
@@ -35,31 +36,36 @@ def _engine_for(uri: str) -> Engine:
     return create_engine(uri, pool_pre_ping=True)
 
 
-_created: dict[str, frozenset[str]] = {}
-_create_lock = threading.Lock()
+_migrated: set[str] = set()
+_checked: dict[str, frozenset[str]] = {}
+_migrate_lock = threading.Lock()
 
 
 def engine(settings: Settings | None = None) -> Engine:
-    """The state database's engine, with every table declared so far created.
+    """The state database's engine, its schema upgraded to the newest migration.
 
-    Tables are created once per URI (again only when a newly imported module declared
-    more), under a lock so threads never race; another process may still win the race,
-    and its "already exists" is harmless.
+    Migrations run once per URI and process, under a lock so threads never race (other
+    processes wait in `migrations.upgrade`). A table declared on METADATA that no
+    migration creates is a programming error, reported the first time it is used.
     """
     settings = settings or get_settings()
     uri = settings.catalog_uri
     eng = _engine_for(uri)
     declared = frozenset(METADATA.tables)
-    if _created.get(uri) == declared:
+    if _checked.get(uri) == declared:
         return eng
-    with _create_lock:
-        if _created.get(uri) != declared:
+    with _migrate_lock:
+        if uri not in _migrated:
+            from podium.store import migrations  # Alembic loads only when a DB opens
+
             settings.ensure_home()
-            try:
-                METADATA.create_all(eng)
-            except (OperationalError, ProgrammingError) as exc:
-                if "already exists" not in str(exc):
-                    raise
-                METADATA.create_all(eng)
-            _created[uri] = declared
+            migrations.upgrade(eng)
+            _migrated.add(uri)
+        missing = sorted(declared - set(inspect(eng).get_table_names()))
+        if missing:
+            raise RuntimeError(
+                f"State tables {missing} are declared but no migration creates them: add "
+                "one under podium/store/migrations/versions (see that package's docstring)."
+            )
+        _checked[uri] = declared
     return eng
