@@ -57,6 +57,16 @@ def parse_json_document(text: str) -> tuple[Any, str | None]:
     return value, None
 
 
+def json_error_note(content: str) -> str:
+    """Why `content` is not JSON, in the words and at the position (line and column in
+    the whole message, not the stripped text) that `podium validate` reports."""
+    from podium.validate.json_rules import JsonRule
+
+    result = JsonRule().check(content)
+    where = f" (line {result.line}, column {result.column})" if result.line else ""
+    return f"Looks like JSON but does not parse: {result.kind}: {result.message}{where}"
+
+
 def looks_like_json(text: str) -> bool:
     stripped = text.strip()
     return (
@@ -88,7 +98,7 @@ def render_turn(content: str | None) -> RenderedTurn:
     if error is None:
         return RenderedTurn(fence(pretty_json(value), "json"))
     if looks_like_json(stripped):
-        return RenderedTurn(fence(content, "text"), f"Looks like JSON but does not parse: {error}")
+        return RenderedTurn(fence(content, "text"), json_error_note(content))
     return RenderedTurn(_reindent_json_fences(content))
 
 

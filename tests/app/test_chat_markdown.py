@@ -81,3 +81,18 @@ def test_render_value_for_row_fields() -> None:
     assert render_value({"wins": 3}) == '```json\n{\n  "wins": 3\n}\n```'
     assert render_value('{"wins": 3}') == '```json\n{\n  "wins": 3\n}\n```'
     assert render_value("model-3") == "model-3"
+
+
+def test_browse_names_the_same_error_position_as_validate() -> None:
+    """Before: Browse parsed the stripped text with `json` ("line 2 column 7") while
+    Validate and the CLI report the position in the whole message (line 4, column 7)."""
+    from podium.validate.json_rules import JsonRule
+    from podium.validate.review import marked_failure
+
+    content = '\n\n{"a": 1,\n "b": }'
+    result = JsonRule().check(content)
+    failure = {**result.to_dict(), "turn": 0}
+    where, _ = marked_failure(failure, [{"role": "assistant", "content": content}])
+    assert where == "line 4, column 7"
+    note = render_turn(content).note
+    assert note is not None and f"({where})" in note and result.message in note
