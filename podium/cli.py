@@ -74,6 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "refs": ("podium.commands.review", "List a table's tags and branches."),
     "diff": ("podium.commands.review", "Rows added, removed, changed between two snapshots."),
     "review": ("podium.commands.review", "Review queues and row history."),
+    "users": ("podium.commands.users", "Users and their roles (admins only)."),
 }
 
 
