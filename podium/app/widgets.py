@@ -97,13 +97,16 @@ def table_select(
     exclude: Collection[str] = (),
     on_change: Callable[[], None] | None = None,
 ) -> str | None:
-    """A table picker grouped by kind, most recent first, internal tables hidden unless
-    "Show internal tables" is ticked. `linked` (a URL's table) is chosen once when it
-    arrives, even when it would otherwise be hidden."""
+    """A table picker over the `groups` of kinds a page can read, most recent first;
+    "Show all tables" adds the internal ones and every other kind. `linked` (a URL's
+    table) is chosen once when it arrives, even when it would otherwise be hidden."""
     choices = table_choices()
     by_name = {c.name: c for c in choices}
     show_internal = bool(st.session_state.get(key + ".internal"))
-    names = [c.name for c in pick(choices, groups, show_internal, exclude)]
+    # Asking for internal tables shows every table, whatever its kind.
+    names = [
+        c.name for c in pick(choices, None if show_internal else groups, show_internal, exclude)
+    ]
     if linked in by_name and linked not in names:
         names.insert(0, linked)
     if linked in names and st.session_state.get(key + ".linked") != linked:
@@ -120,7 +123,7 @@ def table_select(
         on_change=on_change,
     )
     st.checkbox(
-        "Show internal tables",
+        "Show all tables",
         key=key + ".internal",
         help="Comparison tables, votes, validation reports and the vibes log.",
     )

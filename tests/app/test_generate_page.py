@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
 from podium.app import generate_model as gm
@@ -67,10 +68,13 @@ def test_generate_from_the_page(vllm_model, unique_table):
     assert at.selectbox(key="generate.table").value == unique_table
     assert at.selectbox(key="generate.model").value == vllm_model
     out = unique_table + "_page"
-    at.text_input(key="generate.out").set_value(out)
-    at.number_input(key="generate.max_tokens").set_value(8)
-    at.number_input(key="generate.n").set_value(2)
-    at.button(key="generate.run").click().run(timeout=600)
+    at.text_input(key="generate.job.out").set_value(out)
+    at.number_input(key="generate.job.max_tokens").set_value(8)
+    at.number_input(key="generate.job.n").set_value(2)
+    at.button(key="FormSubmitter:generate.job-Queue job").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    run_queued()
+    at.run(timeout=120)
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
