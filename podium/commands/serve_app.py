@@ -2,10 +2,20 @@
 
 podium app [--host 127.0.0.1 --port 8501]   # streamlit, headless, no usage stats
 podium up  [--host 127.0.0.1 --port 8501]   # the app and a job worker; Ctrl-C stops both
+
+On 127.0.0.1 (the default) Podium is single-user: the OS user, with every role. Any
+other address needs login, so people are known and roles apply: set
+PODIUM_OIDC_ISSUER, PODIUM_OIDC_CLIENT_ID, PODIUM_OIDC_CLIENT_SECRET (and PODIUM_ADMINS
+for the first admin, PODIUM_PUBLIC_URL if browsers reach the app under another URL).
+Podium writes them into Streamlit's `[auth]` secrets under $PODIUM_HOME/.streamlit.
+`--insecure-no-auth` serves without login anyway, and every page says so.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -17,6 +27,8 @@ import typer
 from rich.console import Console
 
 from podium import processes
+from podium.config import Settings, get_settings
+from podium.errors import InvalidInput
 
 APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
 STOP_GRACE_SECONDS = 15.0
@@ -24,9 +36,79 @@ STOP_GRACE_SECONDS = 15.0
 console = Console(stderr=True, highlight=False)
 Host = Annotated[str, typer.Option(help="Address to listen on.")]
 Port = Annotated[int, typer.Option(help="Port to listen on.")]
+InsecureNoAuth = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-no-auth",
+        help="Serve beyond 127.0.0.1 without login: anyone who reaches the port is admin.",
+    ),
+]
 
 
-def streamlit_command(host: str, port: int) -> list[str]:
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a hostname may resolve anywhere
+
+
+def check_binding(host: str, settings: Settings, insecure_no_auth: bool) -> None:
+    """Refuse to serve beyond loopback without login, unless told to in so many words."""
+    if is_loopback(host) or settings.login_configured or insecure_no_auth:
+        return
+    raise InvalidInput(
+        f"Refusing to serve on {host} without login: anyone who reaches the port could "
+        "read, edit and run jobs as admin. Configure OpenID Connect (PODIUM_OIDC_ISSUER, "
+        "PODIUM_OIDC_CLIENT_ID, PODIUM_OIDC_CLIENT_SECRET; see `podium app --help`), serve "
+        "on 127.0.0.1, or pass --insecure-no-auth to accept the risk."
+    )
+
+
+def write_auth_secrets(settings: Settings, host: str, port: int) -> Path:
+    """Streamlit's `[auth]` section (st.login) from Podium's settings; returns the file."""
+    folder = settings.ensure_home() / ".streamlit"
+    folder.mkdir(exist_ok=True)
+    public = settings.public_url or f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}"
+    auth = {
+        "redirect_uri": public.rstrip("/") + "/oauth2callback",
+        "cookie_secret": settings.cookie_secret or _cookie_secret(folder),
+        "client_id": settings.oidc_client_id,
+        "client_secret": settings.oidc_client_secret,
+        "server_metadata_url": settings.oidc_issuer.rstrip("/")
+        + "/.well-known/openid-configuration",
+    }
+    path = folder / "secrets.toml"
+    path.touch(mode=0o600)
+    path.write_text("[auth]\n" + "".join(f"{k} = {_toml_string(v)}\n" for k, v in auth.items()))
+    return path
+
+
+def _cookie_secret(folder: Path) -> str:
+    """One random secret per home, so logins survive restarts."""
+    path = folder / "cookie_secret"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(32))
+    return path.read_text().strip()
+
+
+def _toml_string(value: str) -> str:
+    import json  # a JSON string is a valid TOML basic string
+
+    return json.dumps(value)
+
+
+def app_environment(settings: Settings, insecure_no_auth: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    if insecure_no_auth and not settings.login_configured:
+        env["PODIUM_INSECURE_NO_AUTH"] = "1"  # every page shows the warning banner
+    return env
+
+
+def streamlit_command(host: str, port: int, secrets_file: Path | None = None) -> list[str]:
+    extra = ["--secrets.files", str(secrets_file)] if secrets_file else []
     return [
         sys.executable, "-m", "streamlit", "run", str(APP_MAIN),
         "--server.headless", "true",
@@ -34,6 +116,7 @@ def streamlit_command(host: str, port: int) -> list[str]:
         "--client.toolbarMode", "minimal",
         "--server.address", host,
         "--server.port", str(port),
+        *extra,
     ]  # fmt: skip
 
 
@@ -41,25 +124,42 @@ def worker_command(concurrency: int) -> list[str]:
     return [sys.executable, "-m", "podium.cli", "worker", "--concurrency", str(concurrency)]
 
 
-def app(host: Host = "127.0.0.1", port: Port = 8501) -> None:
+def prepare_app(host: str, port: int, insecure_no_auth: bool) -> list[str]:
+    """The checked app command; with login configured, Streamlit's secrets written first."""
+    settings = get_settings()
+    check_binding(host, settings, insecure_no_auth)
+    secrets_file = write_auth_secrets(settings, host, port) if settings.login_configured else None
+    if settings.login_configured:
+        console.print(f"login through {settings.oidc_issuer}")
+    elif not is_loopback(host):
+        console.print(f"[bold red]WARNING[/]: serving on {host} with no login (--insecure-no-auth)")
+    return streamlit_command(host, port, secrets_file)
+
+
+def app(
+    host: Host = "127.0.0.1", port: Port = 8501, insecure_no_auth: InsecureNoAuth = False
+) -> None:
     """Serve the web UI (jobs it starts wait for a worker: use `podium up` for both)."""
+    command = prepare_app(host, port, insecure_no_auth)
     console.print(f"Podium on http://{host}:{port}")
-    raise typer.Exit(_supervise({"app": streamlit_command(host, port)}))
+    env = app_environment(get_settings(), insecure_no_auth)
+    raise typer.Exit(_supervise({"app": command}, env))
 
 
 def up(
     host: Host = "127.0.0.1",
     port: Port = 8501,
     concurrency: Annotated[int, typer.Option(help="Jobs the worker runs at once.")] = 1,
+    insecure_no_auth: InsecureNoAuth = False,
 ) -> None:
     """Serve the web UI and run a job worker beside it; Ctrl-C stops both."""
+    command = prepare_app(host, port, insecure_no_auth)
     console.print(f"Podium on http://{host}:{port} with a job worker")
-    raise typer.Exit(
-        _supervise({"worker": worker_command(concurrency), "app": streamlit_command(host, port)})
-    )
+    env = app_environment(get_settings(), insecure_no_auth)
+    raise typer.Exit(_supervise({"worker": worker_command(concurrency), "app": command}, env))
 
 
-def _supervise(commands: dict[str, list[str]]) -> int:
+def _supervise(commands: dict[str, list[str]], env: dict[str, str] | None = None) -> int:
     """Run the commands until one exits or we are told to stop; then stop them all."""
     stopping = False
 
@@ -72,7 +172,7 @@ def _supervise(commands: dict[str, list[str]]) -> int:
     code = 0
     try:
         for name, command in commands.items():
-            procs[name] = subprocess.Popen(command)
+            procs[name] = subprocess.Popen(command, env=env)
             console.print(f"started {name} (pid {procs[name].pid})")
         while not stopping:
             ended = [(name, p.returncode) for name, p in procs.items() if p.poll() is not None]

@@ -1,0 +1,59 @@
+"""Serving beyond loopback needs login: refused without it, explicit flag otherwise."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from podium.commands.serve_app import check_binding, is_loopback, write_auth_secrets
+from podium.config import Settings
+from podium.errors import InvalidInput
+
+
+@pytest.mark.parametrize("command", ["up", "app"])
+def test_serving_on_all_addresses_without_login_refuses_and_says_why(
+    podium_home: Path, command: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", command, "--host", "0.0.0.0", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "Refusing to serve on 0.0.0.0 without login" in proc.stderr
+    assert "--insecure-no-auth" in proc.stderr and "PODIUM_OIDC_ISSUER" in proc.stderr
+    assert "started app" not in proc.stderr + proc.stdout
+
+
+def test_loopback_is_local_mode_and_login_or_the_flag_allow_other_addresses() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("podium.example.org")
+    check_binding("127.0.0.1", Settings(), insecure_no_auth=False)
+    check_binding("0.0.0.0", Settings(), insecure_no_auth=True)
+    check_binding("0.0.0.0", Settings(oidc_issuer="http://i", oidc_client_id="c"), False)
+    with pytest.raises(InvalidInput, match="Refusing to serve on 10.0.0.5"):
+        check_binding("10.0.0.5", Settings(), insecure_no_auth=False)
+
+
+def test_login_settings_become_streamlits_auth_secrets(podium_home: Path) -> None:
+    settings = Settings(
+        oidc_issuer="http://127.0.0.1:9400/",
+        oidc_client_id="podium",
+        oidc_client_secret='se"cret',
+        public_url="https://podium.example.org",
+    )
+    path = write_auth_secrets(settings, "0.0.0.0", 8501)
+    auth = tomllib.loads(path.read_text())["auth"]
+    assert auth["redirect_uri"] == "https://podium.example.org/oauth2callback"
+    assert auth["server_metadata_url"] == ("http://127.0.0.1:9400/.well-known/openid-configuration")
+    assert (auth["client_id"], auth["client_secret"]) == ("podium", 'se"cret')
+    assert len(auth["cookie_secret"]) >= 32
+    assert path.stat().st_mode & 0o077 == 0  # secrets readable by their owner only
+    # The generated cookie secret stays the same across restarts (logins survive).
+    again = tomllib.loads(write_auth_secrets(settings, "0.0.0.0", 8501).read_text())["auth"]
+    assert again["cookie_secret"] == auth["cookie_secret"]
