@@ -6,6 +6,7 @@ podium worker [--once] [--poll S]   # execute queued jobs (--once: until the que
 podium jobs [--json]                # every job, newest first
 podium jobs show ID [--json]        # status, card, inputs, outputs, error
 podium jobs logs ID [--follow]
+podium jobs watch ID                # a progress bar until it ends (exit 1 unless it succeeded)
 podium jobs cancel ID
 podium jobs rerun ID [--compare]    # its card again into <out>__rerun_<n>; --compare: run
                                     # here, then rows identical / differing (--json)
@@ -16,20 +17,23 @@ podium jobs kinds KIND --schema     # the run card's JSON Schema; --markdown: a 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 from rich.table import Table
 
 from podium.jobs.cards import card_template, read_card
 from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import run_foreground, submit
-from podium.jobs.logbook import duration_text, progress_text
+from podium.jobs.logbook import duration_text, progress_fraction, progress_text
 from podium.jobs.logs import follow, log_tail
 from podium.jobs.plugins import load_plugins
-from podium.jobs.queue import get_job, job_json, list_jobs, request_cancel
+from podium.jobs.queue import Job, get_job, job_json, list_jobs, request_cancel
 from podium.jobs.rerun import describe, queue_rerun, rerun_and_compare
 from podium.jobs.tables import FINISHED
 
@@ -82,12 +86,66 @@ def jobs(
     if as_json:
         out.print_json(json.dumps([job_json(j) for j in rows]))
         return
-    table = Table("id", "kind", "status", "progress", "duration")
-    for column in table.columns[:3]:
-        column.no_wrap = True  # ids and statuses are copied and grepped; never wrap them
+    out.print(jobs_table(rows))
+
+
+def progress_short(job: Job) -> str:
+    """ "42%" or "310" (done, no total) or "-": short enough for one line at 80 columns."""
+    fraction = progress_fraction(job)
+    if fraction is not None:
+        return f"{fraction:.0%}"
+    return "-" if job["progress_done"] is None else f"{job['progress_done']:,}"
+
+
+def jobs_table(rows: list[Job]) -> Table:
+    """One line per job at 80 columns: id, kind, status, progress, duration; progress
+    messages are for `podium jobs show` (they wrapped every row into three lines)."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
+    table.add_column("id", no_wrap=True)  # ids are copied and grepped; never wrap them
+    table.add_column("kind", overflow="fold", max_width=16)
+    table.add_column("status", no_wrap=True)
+    table.add_column("done", justify="right", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
     for j in rows:
-        table.add_row(j["id"], j["kind"], j["status"], progress_text(j), duration_text(j))
-    out.print(table)
+        table.add_row(j["id"], j["kind"], j["status"], progress_short(j), duration_text(j))
+    return table
+
+
+@jobs_app.command("watch")
+def watch(
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    poll: Annotated[float, typer.Option("--poll", help="Seconds between checks.")] = 1.0,
+) -> None:
+    """Follow a job with a progress bar until it ends; exits 1 if it did not succeed."""
+    job = get_job(job_id)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=err,
+        transient=False,
+    ) as bar:
+        task = bar.add_task(f"{job['kind']} {job['status']}", total=None, note="")
+        while True:
+            job = get_job(job["id"])
+            bar.update(
+                task,
+                description=f"{job['kind']} {job['status']}",
+                completed=job["progress_done"] or 0,
+                total=job["progress_total"] or None,
+                note=(job["progress_message"] or "")[:40],
+            )
+            if job["status"] in FINISHED:
+                if job["status"] == "succeeded" and job["progress_total"]:
+                    bar.update(task, completed=job["progress_total"])
+                break
+            time.sleep(poll)
+    out.print(f"job {job['id']} {job['status']}")
+    if job["error"]:
+        err.print(job["error"].split("\n")[0])
+    if job["status"] != "succeeded":
+        raise typer.Exit(1)
 
 
 @jobs_app.command("show")
