@@ -25,13 +25,12 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from podium.errors import InvalidInput, NotFound
+from podium.jobs.card_yaml import MAX_YAML_BYTES, dump_yaml, load_yaml
 from podium.jobs.environment import ENV_KEY, capture
 from podium.jobs.fields import settings_error
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
-from podium.store.catalog import full_name, load_table
 from podium.store.refs import TableRef
-from podium.store.snapshots import resolve_snapshot
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S | re.M)
 
@@ -56,7 +55,7 @@ def render_card(
         **config.model_dump(mode="json"),
         ENV_KEY: capture(config) if environment is None else environment,
     }
-    body = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
+    body = dump_yaml(front, sort_keys=False, allow_unicode=True, width=100)
     notes = notes.strip()
     return f"---\n{body}---\n" + (f"{notes}\n" if notes else "")
 
@@ -90,21 +89,32 @@ def read_card(path: str | Path) -> Card:
     path = Path(path)
     if not path.is_file():
         raise NotFound(f"No run card at {path}. Write one with a command's --card PATH option.")
-    return parse_card(path.read_text(encoding="utf-8"), source=str(path))
+    size = path.stat().st_size
+    if size > MAX_YAML_BYTES:  # refused before reading, so a huge file costs nothing
+        raise InvalidInput(
+            f"{path} is {size:,} bytes; a run card is at most {MAX_YAML_BYTES:,}. Keep large "
+            "data in a table or a file and name it in the card."
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{path} is not UTF-8 text (byte {exc.start}); save the card as UTF-8."
+        ) from None
+    return parse_card(text, source=str(path))
 
 
 def parse_card(text: str, source: str = "run card") -> Card:
     """Split, parse and validate a card; InvalidInput lists every problem found."""
+    if len(text) > MAX_YAML_BYTES:
+        raise InvalidInput(f"{source} is over {MAX_YAML_BYTES:,} characters; cards are small.")
     match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
     if match is None:
         raise InvalidInput(
             f"{source} has no YAML front matter: it must start with a line '---', then "
             "`kind: NAME` and the job's fields, then a closing '---' line."
         )
-    try:
-        front = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as exc:
-        raise InvalidInput(f"{source}: the front matter is not valid YAML: {exc}") from None
+    front = load_yaml(match.group(1), source, first_line=2) or {}  # after the '---' line
     if not isinstance(front, dict):
         raise InvalidInput(f"{source}: the front matter must be a mapping of field: value.")
     kind = front.pop("kind", None)
@@ -124,8 +134,8 @@ def card_environment(text: str) -> dict[str, Any] | None:
     """The environment a stored card recorded, without validating the rest of it."""
     match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
     try:
-        front = yaml.safe_load(match.group(1)) if match else None
-    except yaml.YAMLError:
+        front = load_yaml(match.group(1), "run card") if match else None
+    except InvalidInput:
         return None
     environment = front.get(ENV_KEY) if isinstance(front, dict) else None
     return environment if isinstance(environment, dict) else None
@@ -190,8 +200,7 @@ def pin_inputs(config: BaseModel) -> BaseModel:
 
 def _pin(value: Any) -> Any:
     if isinstance(value, TableRef):
-        sid = resolve_snapshot(load_table(value.name), value.snapshot_id)
-        return TableRef(name=full_name(value.name), snapshot_id=sid)
+        return value.pinned()
     if isinstance(value, BaseModel):
         updates = {name: _pin(getattr(value, name)) for name in type(value).model_fields}
         return value.model_copy(update=updates)

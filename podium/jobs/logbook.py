@@ -20,6 +20,7 @@ from podium.jobs.launch import submit
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, now
 from podium.jobs.tables import db, job_events, job_metrics, job_samples
+from podium.store.refs import parse_ref_text
 
 
 def duration_seconds(job: Job, at: datetime | None = None) -> float | None:
@@ -77,8 +78,8 @@ def table_links(job: Job) -> dict[str, list[tuple[str, int | None]]]:
     """Input and output tables as (name, snapshot id), for links into Browse."""
     inputs = []
     for ref in job["inputs"]:
-        name, _, snap = ref.partition("@")
-        inputs.append((name, int(snap) if snap and snap != "None" else None))
+        name, snap, _ = parse_ref_text(ref)
+        inputs.append((name, snap))
     outputs = [(t["name"], t["snapshot_id"]) for t in (job["outputs"] or {}).get("tables", [])]
     return {"inputs": inputs, "outputs": outputs}
 

@@ -1,0 +1,449 @@
+"""What Browse's review tools and the Review page show and do, without Streamlit.
+
+- Annotations on the rows a page shows, and the review filters ("unlabelled", a
+  label such as "bad", "by me") as a page of rows: label and author filters read the
+  annotations table's matching ids; "unlabelled" subtracts the positions of annotated
+  rows from the positions the view's search and filters keep. The data table is read
+  only for the page's rows.
+- Saves: a label, rating or note is one append to the annotations table; an edit of a
+  message, an added or removed turn or a removal is one snapshot (author, message, rows)
+  made on the snapshot the reviewer was looking at, so a row changed since gives
+  `EditConflict`'s message instead of a lost write.
+- Bulk actions on the current filter, with the count shown before anything is written.
+- The review queue: a cursor over the rows the reviewer holds, which the queue hands out
+  (claims live in the state database, so a reload resumes where it was).
+- Snapshot pickers that take ids, tags and branches; diffs; tags, branches and
+  fast-forward; a row's history; and the Train page link for a tag or a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from podium.errors import InvalidInput
+from podium.identity import User, local_user
+from podium.review import annotations as ann
+from podium.review import queues
+from podium.review.changes import (
+    Change,
+    Committed,
+    add_turn,
+    commit_change,
+    remove_turn,
+    set_message,
+)
+from podium.review.diff import SnapshotDiff, diff_snapshots
+from podium.review.history import row_history
+from podium.review.refs import Ref, create_branch, create_tag, fast_forward, list_refs
+from podium.review.selection import failing_ids
+from podium.store import scan
+from podium.store.catalog import load_table
+from podium.store.query import FilterValue, Page, SnapshotView, matching_positions, open_view
+from podium.store.snapshots import list_snapshots, resolve_snapshot
+
+ALL, UNLABELLED, BY_ME = "all", ann.UNLABELLED, "by me"
+LABEL_KEYS = 3  # keys 1-3 label with the first three labels of the table's label set
+
+
+def current_user() -> User:
+    """Who acts in the app. Local single-user mode: the OS user (login-based identity
+    plugs in here when the app resolves it)."""
+    return local_user()
+
+
+# ---- annotations on rows, and the review filters ----
+
+
+def review_filters(name: str) -> list[str]:
+    """The choices of Browse's review filter: every row, unlabelled, by me, each label."""
+    return [ALL, UNLABELLED, BY_ME, *ann.label_set(name)]
+
+
+def annotations_by_row(name: str, ids: Collection[str]) -> dict[str, list[ann.Annotation]]:
+    """The latest annotation of each author on each of `ids` (the rows on screen)."""
+    out: dict[str, list[ann.Annotation]] = {}
+    for a in ann.latest(name, ids=[i for i in ids if i]):
+        out.setdefault(a.row_id, []).append(a)
+    return out
+
+
+def annotation_text(notes: Sequence[ann.Annotation]) -> str:
+    """'good (alice) · bad, rating 2, "typo in step 3" (bob)' for a row's caption."""
+    parts = []
+    for a in notes:
+        bits = [b for b in (a.label, ", ".join(a.tags)) if b]
+        if a.rating is not None:
+            bits.append(f"rating {a.rating}")
+        if a.note:
+            bits.append(f"“{a.note}”")
+        if bits:
+            parts.append(f"{', '.join(bits)} ({a.author})")
+    return " · ".join(parts)
+
+
+def review_ids(name: str, which: str, user: User) -> set[str] | None:
+    """Ids a label or "by me" filter keeps (None: the filter keeps every row)."""
+    if which in (ALL, UNLABELLED):
+        return None
+    if which == BY_ME:
+        return ann.annotated_ids(name, author=user.name)
+    return ann.annotated_ids(name, label=which)
+
+
+def _kept_positions(
+    name: str,
+    view: SnapshotView,
+    which: str,
+    user: User,
+    *,
+    search: str | None,
+    where: str | None,
+    filters: Mapping[str, FilterValue] | None,
+    keep: Collection[str] | None,
+) -> np.ndarray:
+    """Positions of the rows the view's filters and the review filter `which` keep."""
+    ids = review_ids(name, which, user)
+    if keep is not None:
+        ids = set(keep) if ids is None else ids & set(keep)
+    kept = matching_positions(view, search=search, where=where, filters=filters, ids=ids)
+    labelled = ann.annotated_ids(name) if which == UNLABELLED else set()
+    if labelled:
+        seen = matching_positions(view, search=search, where=where, filters=filters, ids=labelled)
+        kept = np.setdiff1d(kept, seen, assume_unique=True)
+    return kept
+
+
+def review_page(
+    name: str,
+    which: str,
+    user: User,
+    *,
+    offset: int = 0,
+    limit: int = 25,
+    search: str | None = None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None = None,
+    keep: Collection[str] | None = None,
+    snapshot_id: int | str | None = None,
+) -> Page:
+    """One page of the rows passing the view's filters and the review filter `which`."""
+    if offset < 0 or limit < 0:
+        raise InvalidInput("Offset and page size must not be negative.")
+    view = open_view(name, snapshot_id)
+    kept = _kept_positions(
+        name, view, which, user, search=search, where=where, filters=filters, keep=keep
+    )
+    raw = scan.read_positions(view.table, view.plan, kept[offset : offset + limit])
+    return Page(
+        scan.to_rows(view.canonical(raw)),
+        len(kept),
+        offset,
+        limit,
+        view.snapshot_id,
+        list(view.schema.names),
+    )
+
+
+# ---- saves ----
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What a save did, for the page's confirmation."""
+
+    text: str
+    snapshot_id: int | None = None  # the table's new snapshot (edits and removals)
+
+
+def label_rows(
+    name: str, ids: Sequence[str], user: User, label: str, snapshot: int | None = None
+) -> Saved:
+    ann.annotate(name, ids, user, label=label, snapshot=snapshot)
+    return Saved(f"Labelled {_rows(len(ids))} {label}.")
+
+
+def rate_row(name: str, row_id: str, user: User, rating: int, snapshot: int | None = None) -> Saved:
+    ann.annotate(name, [row_id], user, rating=rating, snapshot=snapshot)
+    return Saved(f"Rated {row_id} {rating} of 5.")
+
+
+def note_row(name: str, row_id: str, user: User, note: str, snapshot: int | None = None) -> Saved:
+    if not note.strip():
+        raise InvalidInput("Write a note first; an empty note records nothing.")
+    ann.annotate(name, [row_id], user, note=note.strip(), snapshot=snapshot)
+    return Saved(f"Noted on {row_id}.")
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row" + ("" if n == 1 else "s")
+
+
+def _committed(what: str, done: Committed, branch: str) -> Saved:
+    where = "" if branch == "main" else f" on branch {branch}"
+    return Saved(f"{what}: snapshot {done.snapshot_id}{where}.", done.snapshot_id)
+
+
+def _messages(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [dict(m) for m in row.get("messages") or []]
+
+
+def edit_message(
+    name: str,
+    row: Mapping[str, Any],
+    index: int,
+    user: User,
+    *,
+    content: str | None,
+    role: str | None,
+    why: str,
+    base: int | str | None,
+    branch: str = "main",
+) -> Saved:
+    """Message `index` of `row` (as read at snapshot `base`) gets new content/role."""
+    messages = set_message(_messages(row), index, content=content, role=role)
+    if messages == _messages(row):
+        raise InvalidInput("Nothing changed in this message; edit its text or role first.")
+    change = Change(updates={row["id"]: {"messages": messages}}, message=why)
+    return _committed(f"Edited {row['id']}", _commit(name, change, user, base, branch), branch)
+
+
+def insert_turn(
+    name: str,
+    row: Mapping[str, Any],
+    user: User,
+    *,
+    role: str,
+    content: str,
+    at: int | None,
+    why: str,
+    base: int | str | None,
+    branch: str = "main",
+) -> Saved:
+    messages = add_turn(_messages(row), role, content, at)
+    change = Change(updates={row["id"]: {"messages": messages}}, message=why)
+    return _committed(
+        f"Added a turn to {row['id']}", _commit(name, change, user, base, branch), branch
+    )
+
+
+def drop_turn(
+    name: str,
+    row: Mapping[str, Any],
+    index: int,
+    user: User,
+    *,
+    why: str,
+    base: int | str | None,
+    branch: str = "main",
+) -> Saved:
+    messages = remove_turn(_messages(row), index)
+    change = Change(updates={row["id"]: {"messages": messages}}, message=why)
+    return _committed(
+        f"Removed turn {index} of {row['id']}", _commit(name, change, user, base, branch), branch
+    )
+
+
+def delete_rows(
+    name: str,
+    ids: Collection[str],
+    user: User,
+    *,
+    why: str,
+    base: int | str | None,
+    branch: str = "main",
+) -> Saved:
+    change = Change(deletes=frozenset(ids), message=why)
+    return _committed(
+        f"Removed {_rows(len(ids))}", _commit(name, change, user, base, branch), branch
+    )
+
+
+def _commit(
+    name: str, change: Change, user: User, base: int | str | None, branch: str
+) -> Committed:
+    # Reading a branch's head and editing it: the base is that branch's snapshot.
+    return commit_change(name, change, user, base=base, branch=branch)
+
+
+# ---- bulk actions on the current filter ----
+
+
+def filter_ids(
+    name: str,
+    which: str,
+    user: User,
+    *,
+    search: str | None = None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None = None,
+    keep: Collection[str] | None = None,
+    failing_report: str | None = None,
+    snapshot_id: int | str | None = None,
+) -> list[str]:
+    """Every id the current view keeps (optionally only rows failing a validation
+    report), read from the `id` column of the matching rows only."""
+    narrowed = set(keep) if keep is not None else None
+    if failing_report:
+        bad = failing_ids(failing_report)
+        narrowed = bad if narrowed is None else narrowed & bad
+    view = open_view(name, snapshot_id)
+    positions = _kept_positions(
+        name, view, which, user, search=search, where=where, filters=filters, keep=narrowed
+    )
+    found = scan.read_positions(view.table, view.plan, positions, ["id"]).column("id")
+    return sorted(i for i in found.to_pylist() if i is not None)
+
+
+def confirm_text(action: str, ids: Sequence[str]) -> str:
+    """'Label 312 rows needs-fix?' before a bulk action writes anything."""
+    return f"{action} {_rows(len(ids))}?" if ids else "No rows match the current filter."
+
+
+# ---- the review queue ----
+
+
+def start_queue(
+    name: str,
+    size: int,
+    user: User,
+    *,
+    sampled: bool,
+    seed: int = 0,
+    search: str | None = None,
+    where: str | None = None,
+    queue: str = "default",
+) -> queues.Queue:
+    return queues.create_queue(
+        name,
+        size,
+        user,
+        name=queue,
+        seed=seed if sampled else None,
+        search=search or None,
+        where=where or None,
+    )
+
+
+def queue_row(name: str, user: User, cursor: int, queue: str = "default") -> dict[str, Any] | None:
+    """The row at `cursor` among the rows `user` holds in the queue (claiming more as
+    needed); None when the queue has nothing left for them."""
+    held = queues.claim_next(name, user, cursor + 1, name=queue)
+    if not held:
+        return None
+    return held[min(cursor, len(held) - 1)]
+
+
+def clamp_cursor(cursor: int, held: int) -> int:
+    return max(0, min(cursor, max(held - 1, 0)))
+
+
+def label_keys(name: str) -> dict[str, str]:
+    """{"1": "good", "2": "bad", "3": "needs-fix"}: the Review page's label keys."""
+    return {str(i + 1): label for i, label in enumerate(ann.label_set(name)[:LABEL_KEYS])}
+
+
+# ---- snapshots, refs, diffs, history ----
+
+
+def snapshot_choices(name: str) -> list[str]:
+    """What a snapshot picker offers: tags and branches, then snapshot ids newest first
+    (a picker also accepts any name typed in)."""
+    table = load_table(name)
+    refs = [r.name for r in list_refs(name)]
+    ids = [str(s.snapshot_id) for s in reversed(list_snapshots(table))]
+    return refs + [i for i in ids if i not in refs]
+
+
+def choice_label(name: str, choice: str, snapshots: Mapping[int, Any] | None = None) -> str:
+    """'reviewed (tag) · 1234' or '1234 · 2026-11-22 03:10 · 1,200 rows'."""
+    if choice.isdigit():
+        info = (snapshots or {}).get(int(choice))
+        return (
+            f"{choice} · {info.committed_at[:16].replace('T', ' ')} · {info.total_rows:,} rows"
+            if info
+            else choice
+        )
+    return choice
+
+
+def resolve(name: str, choice: str | int | None) -> int | None:
+    """A picker's value (id, tag or branch) as a snapshot id, with the clear NotFound
+    message when it names nothing."""
+    return resolve_snapshot(load_table(name), choice)
+
+
+def diff(name: str, a: str | int | None, b: str | int | None) -> SnapshotDiff:
+    return diff_snapshots(name, a, b)
+
+
+def diff_summary(d: SnapshotDiff) -> str:
+    return (
+        f"{len(d.added):,} added, {len(d.removed):,} removed, {len(d.changed):,} changed "
+        f"(snapshot {d.a} → {d.b}; {d.files_read} data files read, {d.files_shared} shared)"
+    )
+
+
+def tag(name: str, tag_name: str, user: User, snapshot: int | str | None = None) -> Ref:
+    return create_tag(name, tag_name.strip(), user, snapshot)
+
+
+def branch(name: str, branch_name: str, user: User, snapshot: int | str | None = None) -> Ref:
+    return create_branch(name, branch_name.strip(), user, snapshot)
+
+
+def merge(name: str, branch_name: str, user: User) -> Ref:
+    return fast_forward(name, branch_name, user)
+
+
+def branches(name: str) -> list[str]:
+    """Branches an edit can go to: main first."""
+    return ["main", *(r.name for r in list_refs(name) if r.kind == "branch" and r.name != "main")]
+
+
+def history_rows(name: str, row_id: str) -> list[dict[str, Any]]:
+    """A row's changes and annotations, oldest first, as table rows (when, what, who)."""
+    return [
+        {
+            "when": e["at"][:19].replace("T", " "),
+            "what": e["kind"],
+            "author": e["author"],
+            "detail": e["detail"],
+            "snapshot": str(e["snapshot_id"] or ""),
+        }
+        for e in row_history(name, row_id)
+    ]
+
+
+# ---- from review to training ----
+
+
+def train_params(name: str, snapshot: str | int | None) -> dict[str, str]:
+    """The Train page's query parameters for training on `name` at a tag, branch or id."""
+    params = {"table": name, "kind": "sft"}
+    if snapshot not in (None, ""):
+        params["snapshot"] = str(snapshot)
+    return params
+
+
+def labelled_snapshot(name: str, label: str, user: User, base: int | str | None = None) -> Ref:
+    """A branch holding only the rows labelled `label` (main untouched), so a filter can
+    be trained on like any snapshot: `<label>-only-<UTC time>`."""
+    table = load_table(name)
+    sid = resolve_snapshot(table, base)
+    keep = ann.annotated_ids(name, label=label)
+    if not keep:
+        raise InvalidInput(f"No row of {name} is labelled {label!r} yet; label some first.")
+    drop = filter_ids(name, ALL, user, snapshot_id=sid)
+    drop_set = set(drop) - keep
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    ref = create_branch(name, f"{label}-only-{stamp}", user, sid)
+    if drop_set:
+        change = Change(deletes=frozenset(drop_set), message=f"only rows labelled {label}")
+        done = commit_change(name, change, user, branch=ref.name)
+        return Ref(ref.name, "branch", done.snapshot_id)
+    return ref
