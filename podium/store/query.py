@@ -413,6 +413,9 @@ def run_guarded(
         raise InvalidInput(f"Query failed: {exc}") from None
     finally:
         timer.cancel()
+        # A live timer keeps `con.interrupt`, and so the connection, alive; a DuckDB
+        # connection still alive at interpreter exit aborts the process.
+        timer.join()
 
 
 def run_sql(
@@ -429,9 +432,10 @@ def run_sql(
     if max_rows < 0:
         raise InvalidInput("--max-rows must not be negative.")
     body = sql.strip().rstrip(";").strip()
-    _single_select(duckdb.connect(), body)
-    wrapped = f"SELECT * FROM (\n{body}\n) AS __query LIMIT {int(max_rows)}"
-    _single_select(duckdb.connect(), wrapped)  # a comment or quote must not escape the wrap
+    with duckdb.connect() as parser:
+        _single_select(parser, body)
+        wrapped = f"SELECT * FROM (\n{body}\n) AS __query LIMIT {int(max_rows)}"
+        _single_select(parser, wrapped)  # a comment or quote must not escape the wrap
     known = set(list_tables())
     refs = sorted({f"{ns}.{tbl}" for ns, tbl in (m.groups() for m in _TABLE_REF.finditer(body))})
     opened = []
@@ -442,4 +446,7 @@ def run_sql(
     for full, table, plan in opened:
         ns, tbl = full.split(".")
         scan.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)
-    return run_guarded(con, wrapped, timeout_s=timeout_s)
+    try:
+        return run_guarded(con, wrapped, timeout_s=timeout_s)
+    finally:
+        con.close()
