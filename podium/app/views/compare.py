@@ -18,6 +18,7 @@ from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
+from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.widgets import render_conversation
 from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
 from podium.errors import PodiumError
@@ -26,30 +27,21 @@ from podium.jobs.queue import Job
 
 MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
 NEW_BASIC = ("out", "max_tokens", "limit", "checks")
-# Clicks the page's buttons by label; keys typed into a text field are left alone.
-SHORTCUTS = """
-<script>
-if (!window.__podiumCompareKeys) {
-  window.__podiumCompareKeys = true;
-  const labels = {"j": "Next", "ArrowRight": "Next", "k": "Previous", "ArrowLeft": "Previous",
-                  "1": "A is better", "2": "B is better", "3": "Tie", "4": "Both bad"};
-  document.addEventListener("keydown", (e) => {
-    const t = e.target;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
-    const label = labels[e.key];
-    if (!label) return;
-    const button = [...document.querySelectorAll("button")].find(
-      (b) => b.innerText.trim() === label && !b.disabled);
-    if (button) { e.preventDefault(); button.click(); }
-  });
+# j / → next, k / ← previous, 1-4 the verdicts (see podium.app.shortcuts).
+SHORTCUTS = {
+    "j": "Next",
+    "ArrowRight": "Next",
+    "k": "Previous",
+    "ArrowLeft": "Previous",
+    "1": "A is better",
+    "2": "B is better",
+    "3": "Tie",
+    "4": "Both bad",
 }
-</script>
-"""
 
 st.title("Compare")
 st.caption("Checkpoints side by side on the same prompts; blind votes become ratings.")
-st.html(SHORTCUTS, unsafe_allow_javascript=True)
+keyboard_shortcuts(SHORTCUTS)
 
 
 def _pager(count: int, key: str) -> int:
