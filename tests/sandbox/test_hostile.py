@@ -16,7 +16,8 @@ from generators.sandbox import Limits, Sandbox
 def test_infinite_loop_times_out(box: Sandbox) -> None:
     result = run(box, "while True:\n    pass\n", limits=Limits(wall_s=3, cpu_s=1))
     assert result.status == "timeout", result
-    assert result.detail.startswith("cpu limit: "), result
+    # Which limit comes first depends on how busy the machine's cores are.
+    assert result.detail.startswith(("cpu limit: ", "wall-clock limit: ")), result
     assert_next_job_works(box)
     record(box, "infinite loop (`while True: pass`, 1 CPU-s)", outcome(result))
 
