@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
-from rich.text import Text
 
 from podium.errors import InvalidInput
 from podium.store.modes import ChatFormat, WriteMode
-from podium.store.refs import TableRef
 
-# pyiceberg and pyarrow are imported inside the commands: every `podium` call (and the
-# worker's job processes) would otherwise pay a second for them at start-up.
+if TYPE_CHECKING:
+    from rich.console import Console
 
-console = Console()
+# pyiceberg, pyarrow, pydantic models and rich are imported inside the commands: every
+# `podium` call (and the worker's job processes) would otherwise pay for them at start-up,
+# and `podium show --json` of a snapshot in the plan cache needs none but pyarrow.
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 CardOption = Annotated[
     Path | None,
@@ -26,11 +25,27 @@ CardOption = Annotated[
 ]
 
 
+@functools.cache
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "console":  # other command modules print through the same console
+        return _console()
+    raise AttributeError(name)
+
+
 def print_json(value: Any) -> None:
     typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
 
 
 def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
     if not rows:
         console.print("(no rows)")
         return
@@ -44,6 +59,9 @@ def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:
 
 def print_conversation(row: dict[str, Any], max_chars: int = 600) -> None:
     """One SFT row as a readable block: a header line, then each turn."""
+    from rich.text import Text
+
+    console = _console()
     header = " · ".join(
         str(v) for v in (row.get("id"), row.get("source"), row.get("split")) if v is not None
     )
@@ -76,7 +94,7 @@ def tables(as_json: JsonFlag = False) -> None:
         print_json(names)
         return
     if not names:
-        console.print("No tables yet. Load the demo with `podium demo` or `podium import`.")
+        _console().print("No tables yet. Load the demo with `podium demo` or `podium import`.")
     for name in names:
         typer.echo(name)
 
@@ -143,7 +161,7 @@ def show(
         print_rows(result.rows, title=f"{name} @ {result.snapshot_id}")
     end = result.offset + len(result.rows)
     of = "" if result.total is None else f" of {result.total}"
-    console.print(f"rows {result.offset + 1 if result.rows else 0}-{end}{of}")
+    _console().print(f"rows {result.offset + 1 if result.rows else 0}-{end}{of}")
 
 
 def snapshots(
@@ -169,6 +187,7 @@ def export(
     """Export a table snapshot to JSONL or Parquet (re-importing gives identical rows)."""
     from podium.jobs.launch import run_or_write_card
     from podium.store.export import ExportConfig
+    from podium.store.refs import TableRef
 
     cfg = ExportConfig(
         input=TableRef(name=name, snapshot_id=snapshot), path=str(path.expanduser().resolve())
@@ -223,7 +242,7 @@ def stats(
     if as_json:
         print_json(result)
         return
-    console.print(
+    _console().print(
         f"{result['rows']} rows, {result['turns']} turns ({result['mean_turns']} per row)"
     )
     print_rows(result["by_role"], title="by role")

@@ -3,11 +3,25 @@
 Importing pyiceberg costs ~0.4 s. For a SQL catalog (the embedded SQLite default and
 PostgreSQL) the names are rows of the catalog's own `iceberg_tables` table, which
 SQLAlchemy reads in a few milliseconds; other catalogs (REST) go through pyiceberg.
+`metadata_location` reads a table's row the same way (with the standard library's
+sqlite3 for SQLite, since importing SQLAlchemy alone costs ~0.3 s): the key a cold read
+looks its cached file plan up by (`podium.store.plan_cache`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from pathlib import Path
+from urllib.parse import unquote
+
 from podium.config import get_settings
+
+_SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
+_LOCATION_SQL = (
+    "SELECT metadata_location FROM iceberg_tables "
+    "WHERE catalog_name = :catalog AND table_namespace = :namespace AND table_name = :name"
+)
 
 
 def table_names() -> list[str]:
@@ -39,3 +53,64 @@ def table_names() -> list[str]:
             return [f"{ns}.{name}" for ns, name in conn.execute(query)]
     finally:
         engine.dispose()
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """(namespace, table) of a well-formed name as `catalog.parse_name` reads it, without
+    importing pyiceberg; None for anything else (`parse_name` then explains)."""
+    parts = name.strip().split(".")
+    if len(parts) == 1 and parts[0]:
+        return get_settings().default_namespace, parts[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    return None
+
+
+def metadata_location(namespace: str, table: str) -> str | None:
+    """Where the catalog says the table's current metadata file is, or None when that
+    cannot be read cheaply (a REST catalog, no such row, a database missing or busy):
+    the caller then opens the table with pyiceberg, whose errors explain any problem."""
+    settings = get_settings()
+    params = {"catalog": settings.catalog_name, "namespace": namespace, "name": table}
+    uri = settings.catalog_uri
+    if uri.startswith("rest+"):
+        return None
+    database = _sqlite_file(uri)
+    if database is not None:
+        return _sqlite_location(database, params)
+    if uri.startswith("sqlite"):
+        return None  # an in-memory catalog: nothing outlives the process
+    return _sqlalchemy_location(uri, params)
+
+
+def _sqlite_file(uri: str) -> Path | None:
+    for prefix in _SQLITE_PREFIXES:
+        if uri.startswith(prefix):
+            database = unquote(uri.removeprefix(prefix).split("?", 1)[0])
+            return Path(database) if database and database != ":memory:" else None
+    return None
+
+
+def _sqlite_location(database: Path, params: dict[str, str]) -> str | None:
+    try:
+        uri = database.resolve().as_uri() + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
+            row = conn.execute(_LOCATION_SQL, params).fetchone()
+    except (OSError, sqlite3.Error):
+        return None
+    return str(row[0]) if row and row[0] else None
+
+
+def _sqlalchemy_location(uri: str, params: dict[str, str]) -> str | None:
+    import sqlalchemy as sa
+
+    try:
+        engine = sa.create_engine(uri)
+        try:
+            with engine.connect() as conn:
+                value = conn.execute(sa.text(_LOCATION_SQL), params).scalar()
+        finally:
+            engine.dispose()
+    except (sa.exc.SQLAlchemyError, ImportError):
+        return None
+    return str(value) if value else None

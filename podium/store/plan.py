@@ -6,6 +6,9 @@ table expects appended rows after the rows they were appended to), each with its
 count and the position of its first row in the snapshot. A page at offset N is then
 found from the counts and the file's Parquet row-group sizes, and only those row groups
 are read. Plans are cached: a snapshot never changes, and a plan is a few bytes a file.
+Direct plans are also kept on disk (`podium.store.plan_cache`), so a later process can
+read a known snapshot without importing pyiceberg; that is why pyiceberg is imported
+only inside the functions that plan.
 """
 
 from __future__ import annotations
@@ -15,16 +18,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyiceberg.io.pyarrow import schema_to_pyarrow
-from pyiceberg.manifest import DataFileContent, FileFormat, ManifestContent
-from pyiceberg.schema import index_name_by_id
-from pyiceberg.table import Table
 
 from podium.config import get_settings
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
 
 _PLANS_KEPT = 64
 _FOOTERS_KEPT = 512
@@ -39,12 +42,28 @@ class PlannedFile:
     @property
     def local_path(self) -> str | None:
         """A path on this machine's file system, or None for object stores."""
-        parsed = urlparse(self.path)
-        if parsed.scheme == "file":
-            return unquote(parsed.path)
-        if parsed.scheme == "" and self.path.startswith("/"):
-            return self.path
-        return None
+        return local_path(self.path)
+
+
+def local_path(path: str) -> str | None:
+    """`path` (file://, s3://, or bare) on this machine's file system, or None."""
+    parsed = urlparse(path)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if parsed.scheme == "" and path.startswith("/"):
+        return path
+    return None
+
+
+def open_parquet(table: Table | None, path: str) -> pq.ParquetFile:
+    """One data file, opened straight from disk when it is local (no pyiceberg needed),
+    else through the table's FileIO (object stores)."""
+    local = local_path(path)
+    if local is not None:
+        return pq.ParquetFile(local)
+    if table is None:
+        raise ValueError(f"{path} is not on this machine: reading it needs the table's FileIO.")
+    return pq.ParquetFile(table.io.new_input(path).open())
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,7 @@ def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
             _plans.move_to_end(key)
             return _plans[key]
     plan = _make_plan(table, name, snapshot_id)
+    _remember_on_disk(table, plan)
     with _lock:
         _plans[key] = plan
         while len(_plans) > _PLANS_KEPT:
@@ -107,7 +127,25 @@ def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
     return plan
 
 
+def _remember_on_disk(table: Table, plan: FilePlan) -> None:
+    """Keep the plan for later processes, under the metadata file it was made from."""
+    from podium.store import plan_cache
+    from podium.store.schema import PROP_MAPPING
+
+    current = table.current_snapshot()
+    head = plan_cache.TableHead(
+        table=plan.table,
+        metadata_location=table.metadata_location,
+        current_snapshot_id=current.snapshot_id if current else None,
+        snapshot_ids=frozenset(s.snapshot_id for s in table.snapshots()),
+        mapping=table.properties.get(PROP_MAPPING),
+    )
+    plan_cache.remember(head, plan)
+
+
 def _snapshot_schema(table: Table, snapshot_id: int | None) -> pa.Schema:
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
     snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
     schemas = table.schemas()
     schema = table.schema()
@@ -118,6 +156,8 @@ def _snapshot_schema(table: Table, snapshot_id: int | None) -> pa.Schema:
 
 def _names_stable(table: Table) -> bool:
     """No field was ever renamed: every schema calls each field id by one name."""
+    from pyiceberg.schema import index_name_by_id
+
     names: dict[int, str] = {}
     for schema in table.schemas().values():
         for field_id, path in index_name_by_id(schema).items():
@@ -127,6 +167,8 @@ def _names_stable(table: Table) -> bool:
 
 
 def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
+    from pyiceberg.manifest import DataFileContent, FileFormat, ManifestContent
+
     schema = _snapshot_schema(table, snapshot_id)
     snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
     if snapshot is None:
@@ -164,14 +206,16 @@ def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
     return FilePlan(name, snapshot_id, tuple(files), schema, simple)
 
 
-def row_group_sizes(table: Table, path: str) -> tuple[int, ...]:
-    """Rows per Parquet row group of one data file, from its footer (cached)."""
+def row_group_sizes(
+    table: Table | None, path: str, opened: pq.ParquetFile | None = None
+) -> tuple[int, ...]:
+    """Rows per Parquet row group of one data file, from its footer (cached); `opened`
+    spares a second read of the footer when the caller has the file open already."""
     with _lock:
         if path in _footers:
             return _footers[path]
-    with table.io.new_input(path).open() as stream:
-        meta = pq.ParquetFile(stream).metadata
-        sizes = tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+    meta = (opened or open_parquet(table, path)).metadata
+    sizes = tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
     with _lock:
         _footers[path] = sizes
         while len(_footers) > _FOOTERS_KEPT:

@@ -20,21 +20,24 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
-from pyiceberg.table import Table
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store import scan
-from podium.store.catalog import list_tables, load_table
 from podium.store.plan import FilePlan, plan_snapshot
+from podium.store.plan_cache import cached_snapshot
 from podium.store.scan import POS, connect, mapped_view_sql, quote
-from podium.store.schema import PROP_MAPPING
-from podium.store.snapshots import resolve_snapshot
+
+if TYPE_CHECKING:
+    import duckdb
+    from pyiceberg.table import Table
+
+# DuckDB and pyiceberg are imported inside the functions that use them: a cold page of a
+# snapshot in the plan cache (`podium show`) needs neither.
 
 __all__ = ["Page", "connect", "count_by", "mapped_view_sql", "page", "run_sql"]
 
@@ -67,9 +70,10 @@ class Page:
 
 @dataclass(frozen=True)
 class SnapshotView:
-    """A snapshot opened for querying: its plan, its column mapping, its columns."""
+    """A snapshot opened for querying: its plan, its column mapping, its columns.
+    `table` is None when the plan came from the on-disk plan cache (a direct plan)."""
 
-    table: Table
+    table: Table | None
     plan: FilePlan
     mapping: dict[str, str]
     schema: pa.Schema  # under canonical names (after the mapping)
@@ -104,9 +108,18 @@ class SnapshotView:
 
 
 def open_view(name: str, snapshot_id: int | str | None = None) -> SnapshotView:
-    table = load_table(name)
-    plan = plan_snapshot(table, resolve_snapshot(table, snapshot_id))
-    raw = table.properties.get(PROP_MAPPING)
+    cached = cached_snapshot(name, snapshot_id)
+    table: Table | None = None
+    if cached is not None:
+        plan, raw = cached.plan, cached.mapping
+    else:
+        from podium.store.catalog import load_table
+        from podium.store.schema import PROP_MAPPING
+        from podium.store.snapshots import resolve_snapshot
+
+        table = load_table(name)
+        plan = plan_snapshot(table, resolve_snapshot(table, snapshot_id))
+        raw = table.properties.get(PROP_MAPPING)
     mapping = json.loads(raw) if raw else {}
     schema = plan.schema
     if mapping:
@@ -128,12 +141,17 @@ def register_view(
 
 
 def table_mapping(name: str) -> dict[str, str]:
+    from podium.store.catalog import load_table
+    from podium.store.schema import PROP_MAPPING
+
     raw = load_table(name).properties.get(PROP_MAPPING)
     return json.loads(raw) if raw else {}
 
 
 def check_expression(con: duckdb.DuckDBPyConnection, where: str) -> None:
     """Refuse anything but one boolean expression (no second statement, no DDL)."""
+    import duckdb
+
     try:
         statements = con.extract_statements(f"SELECT * FROM t WHERE ({where})")
     except duckdb.Error as exc:
@@ -177,6 +195,8 @@ def search_condition(schema: pa.Schema, param: str) -> str:
 
 def search_pattern(text: str) -> str:
     """`text` as a regular expression matching exactly that text (no wildcards)."""
+    import duckdb
+
     escaped = duckdb.connect().execute("SELECT regexp_escape($t)", {"t": text}).fetchone()
     return str(escaped[0]) if escaped else text
 
@@ -218,6 +238,8 @@ def conditions(
 def arrow_of(
     con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
 ) -> pa.Table:
+    import duckdb
+
     try:
         return _arrow(con, sql, params)
     except duckdb.Error as exc:
@@ -319,7 +341,7 @@ def page(
     columns = list(view.schema.names)
     if not (search or where or filters or ids is not None):
         raw = scan.read_span(view.table, view.plan, offset, limit)
-        rows = view.canonical(raw).to_pylist()
+        rows = scan.to_rows(view.canonical(raw))
         return Page(rows, view.plan.total, offset, limit, view.snapshot_id, columns)
     found = matching_positions(
         view,
@@ -331,7 +353,7 @@ def page(
     )
     raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
     total = len(found) if count else None
-    return Page(view.canonical(raw).to_pylist(), total, offset, limit, view.snapshot_id, columns)
+    return Page(scan.to_rows(view.canonical(raw)), total, offset, limit, view.snapshot_id, columns)
 
 
 def clear_query_cache() -> None:
@@ -378,6 +400,8 @@ _TABLE_REF = re.compile(r"\b([A-Za-z_][\w]*)\s*\.\s*([A-Za-z_][\w]*)\b")
 
 
 def _single_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    import duckdb
+
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
@@ -394,6 +418,8 @@ def run_guarded(
     timeout_s: float,
 ) -> pa.Table:
     """Run `sql`, interrupting it after `timeout_s`; limits become clear errors."""
+    import duckdb
+
     timer = threading.Timer(timeout_s, con.interrupt)
     timer.daemon = True
     timer.start()
@@ -429,6 +455,11 @@ def run_sql(
 
     At most `max_rows` rows come back (a LIMIT around the query, so DuckDB stops
     early); the query is stopped after `timeout_s` and capped at `memory_limit`."""
+    import duckdb
+
+    from podium.store.catalog import list_tables, load_table
+    from podium.store.snapshots import resolve_snapshot
+
     if max_rows < 0:
         raise InvalidInput("--max-rows must not be negative.")
     body = sql.strip().rstrip(";").strip()

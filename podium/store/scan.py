@@ -19,19 +19,25 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
-from pyiceberg.expressions import AlwaysTrue
-from pyiceberg.io.pyarrow import ArrowScan
-from pyiceberg.table import Table
 
-from podium.store.plan import FilePlan, row_group_sizes
+from podium.store.plan import FilePlan, open_parquet, row_group_sizes
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow.parquet as pq
+    from pyiceberg.table import Table
+
+# DuckDB and pyiceberg are imported where they are used: a page of a direct plan reads
+# its row groups with pyarrow alone, and a cold `podium show` should not pay for them.
 
 POS = "__pos"  # a row's position in the snapshot, in write order
 DEFAULT_BATCH = 8192
+_UTC_NAMES = ("UTC", "Etc/UTC", "+00:00")
 
 
 def quote(identifier: str) -> str:
@@ -47,6 +53,8 @@ def connect(
     paths: Iterable[str] = (), *, memory_limit: str | None = None, threads: int | None = None
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that can read `paths` and no other file, settings locked."""
+    import duckdb
+
     con = duckdb.connect()
     allowed = sorted(set(paths))
     if allowed:
@@ -94,7 +102,7 @@ def mapped_view_sql(columns: Sequence[str], mapping: Mapping[str, str], source: 
 def register_snapshot(
     con: duckdb.DuckDBPyConnection,
     alias: str,
-    table: Table,
+    table: Table | None,
     plan: FilePlan,
     mapping: Mapping[str, str] | None = None,
     *,
@@ -102,7 +110,8 @@ def register_snapshot(
     with_pos: bool = True,
 ) -> None:
     """Create view `alias` (in `schema` if given): the snapshot under canonical names,
-    plus `__pos` when `with_pos`. The connection must be opened on the plan's files."""
+    plus `__pos` when `with_pos`. The connection must be opened on the plan's files.
+    `table` may be None for a direct plan (one read from the plan cache)."""
     raw = "__raw_" + (f"{schema}__" if schema else "") + alias
     names = ", ".join(quote(c) for c in plan.column_names)
     if plan.direct and plan.files:
@@ -114,7 +123,7 @@ def register_snapshot(
             f"FROM read_parquet({files}, union_by_name = true)"
         )
     else:
-        batches = _positioned(iter_batches(table, plan))
+        batches = _positioned(iter_batches(_needed(table), plan))
         reader = pa.RecordBatchReader.from_batches(_with_pos(plan.schema), batches)
         con.register(raw, reader)
     target = f"{quote(schema)}.{quote(alias)}" if schema else quote(alias)
@@ -147,10 +156,16 @@ def _conform(data: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.Table:
     after the file was written reads as nulls)."""
     present = set(data.schema.names)
     arrays = [
-        data.column(f.name).cast(f.type) if f.name in present else pa.nulls(len(data), f.type)
+        _as_type(data.column(f.name), f.type) if f.name in present else pa.nulls(len(data), f.type)
         for f in schema
     ]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _as_type(column: pa.Array | pa.ChunkedArray, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    # `cast` loads pyarrow.compute (and with it pandas, ~0.3 s of a cold command): only
+    # call it when the stored type differs.
+    return column if column.type == type_ else column.cast(type_)
 
 
 def projected_schema(plan: FilePlan, columns: Sequence[str] | None) -> pa.Schema:
@@ -167,19 +182,21 @@ def projected_schema(plan: FilePlan, columns: Sequence[str] | None) -> pa.Schema
     return pa.schema([plan.schema.field(c) for c in columns])
 
 
-def _open(table: Table, path: str) -> pq.ParquetFile:
-    return pq.ParquetFile(table.io.new_input(path).open())
-
-
-def _read_groups(table: Table, path: str, groups: list[int], schema: pa.Schema) -> pa.Table:
-    parquet = _open(table, path)
+def _read_groups(
+    path: str, parquet: pq.ParquetFile, groups: list[int], schema: pa.Schema
+) -> pa.Table:
+    """Row groups `groups` of data file `path` (open as `parquet`) as `schema`."""
     stored = set(parquet.schema_arrow.names)
     data = parquet.read_row_groups(groups, columns=[c for c in schema.names if c in stored])
     return _conform(data, schema)
 
 
 def read_span(
-    table: Table, plan: FilePlan, offset: int, limit: int, columns: Sequence[str] | None = None
+    table: Table | None,
+    plan: FilePlan,
+    offset: int,
+    limit: int,
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """Rows [offset, offset + limit) in write order, reading only the row groups
     that hold them."""
@@ -187,32 +204,70 @@ def read_span(
 
 
 def read_positions(
-    table: Table, plan: FilePlan, positions: Iterable[int], columns: Sequence[str] | None = None
+    table: Table | None,
+    plan: FilePlan,
+    positions: Iterable[int],
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """The rows at `positions` (ascending), in that order."""
+    """The rows at `positions` (ascending), in that order. `table` may be None for a
+    direct plan (one read from the plan cache)."""
     schema = projected_schema(plan, columns)
     wanted = np.fromiter(positions, dtype=np.int64)
     if len(wanted) == 0:
         return schema.empty_table()
     if not plan.simple:
-        return _positions_by_streaming(table, plan, wanted, schema)
+        return _positions_by_streaming(_needed(table), plan, wanted, schema)
     starts = [f.start for f in plan.files]
     parts: list[pa.Table] = []
-    # Group wanted rows by (file, row group) so each row group is opened once.
+    # Group wanted rows by (file, row group) so each file's footer is read once and
+    # each row group is opened once.
+    opened: dict[int, pq.ParquetFile] = {}
     groups: dict[tuple[int, int], list[int]] = {}
     bounds: dict[int, list[int]] = {}
     for pos in wanted.tolist():
         i = bisect.bisect_right(starts, pos) - 1
         f = plan.files[i]
         if i not in bounds:
-            bounds[i] = np.cumsum((0, *row_group_sizes(table, f.path))).tolist()
+            opened[i] = open_parquet(table, f.path)
+            bounds[i] = np.cumsum((0, *row_group_sizes(table, f.path, opened[i]))).tolist()
         local = pos - f.start
         g = bisect.bisect_right(bounds[i], local) - 1
         groups.setdefault((i, g), []).append(local - bounds[i][g])
     for (i, g), rows in groups.items():
-        data = _read_groups(table, plan.files[i].path, [g], schema)
-        parts.append(data.take(pa.array(rows, pa.int64())))
+        data = _read_groups(plan.files[i].path, opened[i], [g], schema)
+        parts.append(_rows_of(data, rows))
     return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+def _rows_of(data: pa.Table, rows: list[int]) -> pa.Table:
+    """`data.take(rows)`, as a zero-copy slice when the rows are one run (a page), which
+    also spares a cold command the import of pyarrow.compute."""
+    if rows == list(range(rows[0], rows[0] + len(rows))):
+        return data.slice(rows[0], len(rows))
+    return data.take(pa.array(rows, pa.int64()))
+
+
+def to_rows(data: pa.Table) -> list[dict[str, Any]]:
+    """`data.to_pylist()`, with UTC timestamp columns converted without pyarrow's probe
+    for pandas (which imports it: ~0.3 s of a cold `podium show`). Equal values."""
+    if data.num_columns == 0:
+        return [{} for _ in range(data.num_rows)]
+    values: list[list[Any]] = []
+    for column in data.columns:
+        kind = column.type
+        if pa.types.is_timestamp(kind) and kind.tz in _UTC_NAMES and kind.unit != "ns":
+            naive = pa.timestamp(kind.unit)
+            values.append(
+                [
+                    None if v is None else v.replace(tzinfo=UTC)
+                    for chunk in column.chunks
+                    for v in chunk.view(naive).to_pylist()
+                ]
+            )
+        else:
+            values.append(column.to_pylist())
+    names = data.column_names
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 
 
 def _positions_by_streaming(
@@ -233,7 +288,7 @@ def _positions_by_streaming(
 
 
 def iter_batches(
-    table: Table,
+    table: Table | None,
     plan: FilePlan,
     columns: Sequence[str] | None = None,
     batch_size: int = DEFAULT_BATCH,
@@ -242,19 +297,31 @@ def iter_batches(
     schema = projected_schema(plan, columns)
     if plan.simple:
         for f in plan.files:
-            parquet = _open(table, f.path)
+            parquet = open_parquet(table, f.path)
             stored = set(parquet.schema_arrow.names)
             for batch in parquet.iter_batches(
                 batch_size=batch_size, columns=[c for c in schema.names if c in stored]
             ):
                 yield from _conform(batch, schema).to_batches()
         return
-    yield from _stream_with_pyiceberg(table, plan, schema, batch_size)
+    yield from _stream_with_pyiceberg(_needed(table), plan, schema, batch_size)
+
+
+def _needed(table: Table | None) -> Table:
+    """The table, which only a direct plan can do without."""
+    if table is None:
+        raise ValueError(
+            "Only a direct plan (local Parquet files, read as stored) is read without its table."
+        )
+    return table
 
 
 def _stream_with_pyiceberg(
     table: Table, plan: FilePlan, schema: pa.Schema, batch_size: int
 ) -> Iterator[pa.RecordBatch]:
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
     scan = table.scan(snapshot_id=plan.snapshot_id, selected_fields=tuple(schema.names))
     by_path = {task.file.file_path: task for task in scan.plan_files()}
     reader = ArrowScan(table.metadata, table.io, scan.projection(), AlwaysTrue(), True)

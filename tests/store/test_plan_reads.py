@@ -10,6 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from store_helpers import sft_rows as rows
+from store_helpers import write_in_files
 
 from podium.errors import InvalidInput
 from podium.store import scan
@@ -17,7 +19,7 @@ from podium.store.catalog import load_table
 from podium.store.plan import plan_snapshot
 from podium.store.query import count_by, page, run_sql
 from podium.store.read import iter_batches, read_rows, row_count
-from podium.store.schema import PROP_MAPPING, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.schema import PROP_MAPPING, SFT_SCHEMA
 from podium.store.snapshots import list_snapshots
 from podium.store.stats import table_stats
 from podium.store.write import set_properties, write_batches, write_table
@@ -26,44 +28,12 @@ ROWS_PER_GROUP = 10
 GROUPS_PER_FILE = 3
 
 
-def rows(n: int, start: int = 0) -> pa.Table:
-    return pa.Table.from_pylist(
-        [
-            {
-                "id": f"r{i:04d}",
-                "messages": [
-                    {"role": "user", "content": f"question {i}"},
-                    {"role": "assistant", "content": f"answer {i}"},
-                ],
-                "source": "even" if i % 2 == 0 else "odd",
-                "split": "test" if i % 5 == 0 else "train",
-                "tags": [],
-                "system": None,
-                "metadata": None,
-                "created_at": None,
-            }
-            for i in range(start, start + n)
-        ],
-        schema=SFT_ARROW_SCHEMA,
-    )
-
-
 def ids(n: int, start: int = 0) -> list[str]:
     return [f"r{i:04d}" for i in range(start, start + n)]
 
 
 def _write_in_files(name: str, n: int, start: int, mode: str) -> None:
-    """n rows as row groups of ROWS_PER_GROUP, files rolled over every few groups."""
-    data = rows(n, start)
-    # Each batch becomes one row group; a tiny target size rolls a new file over
-    # after each group, so a larger write makes several files in one commit.
-    write_batches(
-        name,
-        data.to_batches(max_chunksize=ROWS_PER_GROUP),
-        mode=mode,  # type: ignore[arg-type]
-        schema=SFT_SCHEMA,
-        target_file_bytes=1,
-    )
+    write_in_files(name, n, start, mode, rows_per_group=ROWS_PER_GROUP)
 
 
 @pytest.fixture
@@ -101,9 +71,9 @@ def test_a_deep_page_opens_only_the_row_group_that_holds_it(
     opened: list[tuple[str, tuple[int, ...]]] = []
     real = scan._read_groups
 
-    def spy(table, path, groups, schema):  # type: ignore[no-untyped-def]
+    def spy(path, parquet, groups, schema):  # type: ignore[no-untyped-def]
         opened.append((path, tuple(groups)))
-        return real(table, path, groups, schema)
+        return real(path, parquet, groups, schema)
 
     monkeypatch.setattr(scan, "_read_groups", spy)
     got = page(multi, offset=143, limit=5)
