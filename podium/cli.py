@@ -66,6 +66,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("podium.commands.sandbox", "Build datasets by running code."),
     "train": ("podium.commands.train", "Train SFT and GRPO checkpoints with TRL."),
     "compare": ("podium.commands.compare", "Compare checkpoints side by side; ratings."),
+    "vote": ("podium.commands.vote", "Vote blind on a comparison's answer pairs."),
     "label": ("podium.commands.review", "Label, tag, rate or note rows (annotations table)."),
     "edit": ("podium.commands.review", "Edit a row's messages: one new snapshot."),
     "delete-rows": ("podium.commands.review", "Remove rows (named or matching): one snapshot."),
