@@ -18,11 +18,13 @@ from typing import Any
 from sqlalchemy import Engine, insert, select, update
 
 from podium.config import get_settings
-from podium.errors import InvalidInput, NotFound
+from podium.errors import InvalidInput, NotFound, PermissionDenied
+from podium.identity import User, require
 from podium.jobs.cards import Card, table_refs
 from podium.jobs.environment import capture, warn_differences
 from podium.jobs.preflight import preflight
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
+from podium.store.users import acting_user
 
 Job = dict[str, Any]
 
@@ -47,8 +49,13 @@ def new_job_id(kind: str) -> str:
     return f"{now():%Y%m%d-%H%M%S}-{slug}-{secrets.token_hex(2)}"  # also a directory name
 
 
-def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
-    """Record a job for `card` (after its preflight: inputs pinned, the kind's checks)."""
+def create_job(
+    card: Card, *, status: str = "queued", pin: bool = True, user: User | None = None
+) -> str:
+    """Record a job for `card` (after its preflight: inputs pinned, the kind's checks),
+    submitted by `user` (default: whoever is acting), who must be allowed to run jobs."""
+    user = user or acting_user()
+    require(user, "run_job")
     config = preflight(card.kind, card.config) if pin else card.config
     pinned = Card(card.kind, config, card.notes, capture(config))
     drift = warn_differences(card.environment, pinned.environment or {})
@@ -69,6 +76,7 @@ def create_job(card: Card, *, status: str = "queued", pin: bool = True) -> str:
         "created_at": at,
         "attempt": 0,
         "log_path": str(log_path),
+        "submitted_by": user.name,
     }
     if status == "running":
         values.update(
@@ -99,10 +107,14 @@ def get_job(job_id: str, eng: Engine | None = None) -> Job:
     return _as_job(row._mapping)
 
 
-def list_jobs(limit: int = 200, status: str | None = None) -> list[Job]:
+def list_jobs(
+    limit: int = 200, status: str | None = None, submitted_by: str | None = None
+) -> list[Job]:
     query = select(jobs).order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(limit)
     if status:
         query = query.where(jobs.c.status == status)
+    if submitted_by:
+        query = query.where(jobs.c.submitted_by == submitted_by)
     with db().connect() as conn:
         return [_as_job(row._mapping) for row in conn.execute(query)]
 
@@ -202,9 +214,27 @@ def heartbeat(job_id: str, eng: Engine | None = None) -> str | None:
         return conn.execute(select(jobs.c.status).where(jobs.c.id == job_id)).scalar()
 
 
-def request_cancel(job_id: str) -> str:
+def submitters() -> list[str]:
+    """Everyone who has submitted a job, for the logbook's filter."""
+    with db().connect() as conn:
+        query = select(jobs.c.submitted_by).where(jobs.c.submitted_by.is_not(None)).distinct()
+        return sorted(conn.execute(query).scalars())
+
+
+def may_cancel(user: User, job: Job) -> bool:
+    """Operators cancel their own jobs; admins anyone's."""
+    return user.can("run_job") and (job.get("submitted_by") == user.name or user.role == "admin")
+
+
+def request_cancel(job_id: str, user: User | None = None) -> str:
     """Ask a job to stop; returns the status it moved to."""
     job = get_job(job_id)
+    user = user or acting_user()
+    if not may_cancel(user, job):
+        raise PermissionDenied(
+            f"{user.name} cannot cancel job {job['id']}: it was submitted by "
+            f"{job.get('submitted_by') or 'an unknown user'}, and only they or an admin may."
+        )
     if transition(job["id"], "cancelled", when=("queued",), message="cancelled before start"):
         return "cancelled"
     if transition(job["id"], "cancelling", when=("running",), message="cancel requested"):

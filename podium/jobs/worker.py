@@ -23,6 +23,7 @@ from sqlalchemy.exc import OperationalError
 
 from podium.config import get_settings
 from podium.errors import PodiumError
+from podium.identity import require
 from podium.jobs.kinds import get_kind
 from podium.jobs.launchers import (
     LAUNCHERS,
@@ -43,6 +44,7 @@ from podium.jobs.queue import (
     stale_jobs,
     transition,
 )
+from podium.store.users import submitter
 
 CANCEL_GRACE_SECONDS = 5.0
 
@@ -147,6 +149,8 @@ class Worker:
         if job is None:
             return False
         try:
+            # The submitter's role may have changed since they queued it.
+            require(submitter(job["submitted_by"]), "run_job")
             launcher = self.launcher_named(requested_launcher(job))
             if launcher is not self.launcher:
                 set_fields(job["id"], launcher=launcher.name)

@@ -15,6 +15,7 @@ refused. `podium.identity.require` then compares the role with the action.
 from __future__ import annotations
 
 import getpass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -165,8 +166,22 @@ def oidc_user(email: str | None, display_name: str = "", settings: Settings | No
     return resolve(email, "oidc", display_name, settings)
 
 
+# The app registers how to find the logged-in user of the current browser session, so
+# every write path below the pages (job submission, votes, vibes) finds it unaided.
+_session_user: Callable[[], User] | None = None
+
+
+def use_session_user(provider: Callable[[], User] | None) -> None:
+    """Make `acting_user()` ask `provider` (the app's login), or stop asking (None)."""
+    global _session_user
+    _session_user = provider
+
+
 def acting_user(settings: Settings | None = None) -> User:
-    """Who a CLI command or worker acts as: the OS user locally, else PODIUM_USER."""
+    """Who is acting: the app's logged-in user; for CLI and worker the OS user locally,
+    else PODIUM_USER."""
+    if _session_user is not None:
+        return _session_user()
     settings = settings or get_settings()
     if not settings.shared:
         return local_user()
