@@ -28,12 +28,14 @@ from pyiceberg.exceptions import CommitFailedException
 from generators.client import ChatRequest, endpoint_for, stream_chat
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
+from podium.identity import User, require
 from podium.models.locks import file_lock
 from podium.reporting import Reporter
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name, table_exists
 from podium.store.query import page
 from podium.store.read import iter_batches
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
+from podium.store.users import acting_user
 from podium.store.write import write_table
 
 VIBES_TABLE = "vibes.prompts"
@@ -103,13 +105,17 @@ def submit_vibe(
     tags: Sequence[str] | str | None = None,
     checkpoint: str = "",
     answer: str = "",
-    submitter: str = "",
+    submitter: User | None = None,
     idempotency_key: str | None = None,
 ) -> str:
     """Store one submission (one atomic append); returns its id.
 
+    The submitter is the authenticated user (default: whoever is acting), never free text.
+
     With `idempotency_key` the id is derived from it, and a submission whose id is
     already stored is not stored again (a double click on Submit stores one row)."""
+    user = submitter or acting_user()
+    require(user, "vibe")
     if not prompt.strip():
         raise InvalidInput("A vibe-check prompt cannot be empty.")
     ensure_vibes_table()
@@ -123,7 +129,7 @@ def submit_vibe(
         "tags": clean_tags(tags),
         "checkpoint": checkpoint,
         "answer": answer,
-        "submitter": submitter,
+        "submitter": user.name,
         "created_at": datetime.now(UTC),
     }
     data = pa.Table.from_pylist([row], schema=VIBES_SCHEMA)

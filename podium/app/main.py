@@ -9,10 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app.job_tray import job_tray
+from podium.app.login import gate
 from podium.app.pages import PAGES as PAGE_INFO
 from podium.app.pages import SECTIONS, page_file
 
 st.set_page_config(page_title="Podium", page_icon=":material/stadium:", layout="wide")
+user = gate()  # login screen, identity in the sidebar, the no-login banner
 
 # Every page has its own URL path (Home is the default), so `/browse?table=...` deep
 # links open Browse itself rather than behind a "page not found" notice.
@@ -23,6 +25,7 @@ PAGES = {
         for _, title, icon in [PAGE_INFO[name]]
     ]
     for section, names in SECTIONS.items()
+    if section != "Admin" or user.can("manage_users")
 }
 
 navigation = st.navigation(PAGES)

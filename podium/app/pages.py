@@ -24,12 +24,14 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "train": ("train.py", "Train", ":material/model_training:"),
     "compare": ("compare.py", "Compare", ":material/compare:"),
     "logbook": ("logbook.py", "Logbook", ":material/history:"),
+    "users": ("users.py", "Users", ":material/group:"),
 }
 SECTIONS = {
     "": ["home"],
     "Data": ["browse", "validate"],
     "Models": ["generate", "vibes", "build", "train", "compare"],
     "Runs": ["logbook"],
+    "Admin": ["users"],  # shown to admins only
 }
 
 

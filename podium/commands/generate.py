@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -83,9 +82,10 @@ def submit(
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Tag (repeatable).")] = None,
     model: Annotated[str, typer.Option(help="Checkpoint to ask ('' = do not ask).")] = "base",
     max_tokens: Annotated[int, typer.Option(help="Most tokens in the answer.")] = 256,
-    submitter: Annotated[str | None, typer.Option(help="Who submits (default: $USER).")] = None,
 ) -> None:
-    """Ask the checkpoint (answer streamed), then store prompt, expectation and answer."""
+    """Ask the checkpoint (answer streamed), then store prompt, expectation and answer.
+
+    The submitter is who this shell acts as (`podium users whoami`)."""
     from generators.vibes import answer_stream, submit_vibe
 
     answer = ""
@@ -97,7 +97,7 @@ def submit(
             answer += piece
             console.out(piece, end="")
         console.out("")
-    vid = submit_vibe(prompt, ideal, tag or [], model, answer, submitter or getpass.getuser())
+    vid = submit_vibe(prompt, ideal, tag or [], model, answer)
     console.print(f"stored {vid} in vibes.prompts")
 
 

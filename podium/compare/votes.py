@@ -25,6 +25,7 @@ from pyiceberg.exceptions import CommitFailedException
 from podium.compare.table import Comparison, Item
 from podium.config import get_settings
 from podium.errors import InvalidInput
+from podium.identity import User, require
 from podium.models.locks import file_lock
 from podium.store.catalog import ensure_namespace, full_name, open_catalog, parse_name, table_exists
 from podium.store.read import read_small
@@ -97,12 +98,13 @@ def ensure_votes_table() -> None:
 
 
 def cast_vote(
-    comparison: Comparison, pair: BlindPair, verdict: str, voter: str, note: str = ""
+    comparison: Comparison, pair: BlindPair, verdict: str, voter: User, note: str = ""
 ) -> dict[str, Any]:
-    """Store one vote (one atomic append) and return its row."""
+    """Store one vote by the authenticated `voter` (one atomic append); return its row."""
+    require(voter, "vote")
     if verdict not in VERDICTS:
         raise InvalidInput(f"Unknown verdict {verdict!r}; use one of {', '.join(VERDICTS)}.")
-    if not voter.strip():
+    if not voter.name.strip():
         raise InvalidInput("A vote needs a voter name.")
     item = comparison.item(pair.prompt_id)
     a, b = item.answer_of(pair.model_a), item.answer_of(pair.model_b)
@@ -111,7 +113,7 @@ def cast_vote(
         "id": str(uuid.uuid4()),
         "comparison": comparison.name,
         "prompt_id": pair.prompt_id,
-        "voter": voter.strip(),
+        "voter": voter.name.strip(),
         "verdict": verdict,
         "model_a": pair.model_a,
         "model_b": pair.model_b,
@@ -150,7 +152,7 @@ def voted_prompts(comparison: str, voter: str) -> dict[str, dict[str, Any]]:
     return {r["prompt_id"]: r for r in list_votes(comparison) if r["voter"] == voter}
 
 
-def send_to_vibes(comparison: Comparison, prompt_id: str, submitter: str, note: str = "") -> str:
+def send_to_vibes(comparison: Comparison, prompt_id: str, submitter: User, note: str = "") -> str:
     """Store a prompt both answers failed as a vibe-check submission; returns its id."""
     from generators.vibes import submit_vibe
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import compare_data
 from streamlit.testing.v1 import AppTest
 
 from podium.compare.votes import list_votes
+from podium.identity import User
 
 compare_config = compare_data.compare_config  # fixtures
 comparison = compare_data.comparison
+ME = getpass.getuser()  # local mode: the OS user votes, not a typed name
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+def reviewer(name: str) -> User:
+    return User(name=name, role="reviewer", source="oidc")
 
 
 def _open(mode: str | None = None, **params: str) -> AppTest:
@@ -57,7 +64,6 @@ def test_side_by_side_highlights_differences_and_filters(comparison):
 
 def test_blind_vote_hides_names_until_the_vote_then_reveals(comparison):
     at = _open("Blind vote", name="cmp.colours")
-    at.text_input(key="compare.voter").set_value("ann").run()
     before = _texts(at)
     assert "A is better" in before and "#### A" in before and "#### B" in before
     for name in ("alpha", "omega"):  # no checkpoint name anywhere before the vote
@@ -66,12 +72,12 @@ def test_blind_vote_hides_names_until_the_vote_then_reveals(comparison):
     at.button(key="compare.vote.B").click().run()
     assert not at.exception, at.exception
     (vote,) = list_votes("cmp.colours")
-    assert vote["voter"] == "ann" and vote["verdict"] == "B" and vote["note"] == "terse"
+    assert vote["voter"] == ME and vote["verdict"] == "B" and vote["note"] == "terse"
     after = _texts(at)
     assert f"A was **{vote['model_a']}**, B was **{vote['model_b']}**" in after
     assert f"#### B · {vote['model_b']}" in after
     at.checkbox(key="compare.todo").check().run()
-    assert "1 of 4 prompts voted by ann" in _texts(at)
+    assert f"1 of 4 prompts voted by {ME}" in _texts(at)
     assert not any(name in _texts(at) for name in ("alpha", "omega"))
 
 
@@ -79,11 +85,10 @@ def test_both_bad_goes_to_vibes_in_one_click(comparison):
     from generators.vibes import list_vibes
 
     at = _open("Blind vote", name="cmp.colours")
-    at.text_input(key="compare.voter").set_value("ann").run()
     at.button(key="compare.vote.both_bad").click().run()
     at.button(key="compare.vibes").click().run()
     (vibe,) = list_vibes(tags=["both-bad"])
-    assert vibe["prompt"] == comparison.items[0].prompt_text and vibe["submitter"] == "ann"
+    assert vibe["prompt"] == comparison.items[0].prompt_text and vibe["submitter"] == ME
 
 
 def test_ratings_change_with_votes(comparison):
@@ -98,7 +103,7 @@ def test_ratings_change_with_votes(comparison):
 
     for item in comparison.items:
         pair = blind_pair(comparison, item, "bob")
-        cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", "bob")
+        cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", reviewer("bob"))
     at.run()
     page = _texts(at)
     assert "**4 votes**" in page

@@ -9,9 +9,14 @@ import sys
 import yaml
 
 from podium.compare.votes import blind_pair, cast_vote
+from podium.identity import User
 from podium.store.catalog import load_table
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
+
+
+def reviewer(name: str) -> User:
+    return User(name=name, role="reviewer", source="oidc")
 
 
 def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
@@ -50,7 +55,7 @@ def test_compare_runs_a_job_reusing_samples_then_ratings_follow_votes(compare_co
     comparison = load_comparison("cmp.cli")
     for item in comparison.items:
         pair = blind_pair(comparison, item, "ann")
-        cast_vote(comparison, pair, "A" if pair.model_a == "omega" else "B", "ann")
+        cast_vote(comparison, pair, "A" if pair.model_a == "omega" else "B", reviewer("ann"))
     report = json.loads(podium("compare", "ratings", "cmp.cli", "--json").stdout)
     assert report["votes"] == 4 and [r["model"] for r in report["ratings"]] == ["omega", "alpha"]
     assert report["win_rates"]["omega"]["alpha"] == 1.0

@@ -22,6 +22,7 @@ from podium.compare.job import CompareConfig, run_compare
 from podium.compare.ratings import ratings_report
 from podium.compare.table import load_comparison
 from podium.compare.votes import blind_pair, cast_vote, list_votes
+from podium.identity import User
 from podium.models import get_model, list_servers
 from podium.reporting import Reporter
 from podium.store.catalog import load_table
@@ -35,6 +36,10 @@ PODIUM = [sys.executable, "-m", "podium.cli"]
 # Before torch starts its thread pool: spinning threads make training 4x slower on a busy machine.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def reviewer(name: str) -> User:
+    return User(name=name, role="reviewer", source="oidc")
 
 
 def _requests_served(base_url: str) -> float:
@@ -135,7 +140,7 @@ def test_base_vs_trained_end_to_end_with_reuse(vllm_server, vllm_model, trained,
     before = ratings_report(comparison, list_votes(out), bootstrap=20)
     for item in comparison.items:
         pair = blind_pair(comparison, item, "ann")
-        cast_vote(comparison, pair, "A" if pair.model_a == trained else "B", "ann")
+        cast_vote(comparison, pair, "A" if pair.model_a == trained else "B", reviewer("ann"))
     after = ratings_report(comparison, list_votes(out), bootstrap=20)
     assert before["votes"] == 0 and after["votes"] == 3
     assert after["ratings"][0]["model"] == trained

@@ -10,9 +10,14 @@ from podium.compare.table import load_comparison
 from podium.compare.trends import run_checkpoints, trend_points
 from podium.compare.votes import blind_pair, cast_vote, list_votes
 from podium.errors import NotFound
+from podium.identity import User
 from podium.models.registry import register_model
 from podium.reporting import Reporter
 from podium.store.refs import TableRef
+
+
+def reviewer(name: str) -> User:
+    return User(name=name, role="reviewer", source="oidc")
 
 
 @pytest.fixture
@@ -60,7 +65,7 @@ def test_trend_points_pass_rate_and_win_rates_by_step(training_run):
         for voter in ("ann", "bob", "cy", "dee"):
             pair = blind_pair(comparison, item, voter)
             if "tb" in (pair.model_a, pair.model_b):
-                cast_vote(comparison, pair, "B" if pair.model_a == "tb" else "A", voter)
+                cast_vote(comparison, pair, "B" if pair.model_a == "tb" else "A", reviewer(voter))
     voted = trend_points(comparison, list_votes("cmp.trend"))
     assert all(p.vote_win_rate in (None, 1.0) for p in voted[1:])
     assert any(p.vote_win_rate == 1.0 for p in voted[1:])

@@ -9,8 +9,13 @@ import pytest
 from generators.vibes import list_vibes
 from podium.compare.ratings import ratings_report
 from podium.compare.votes import blind_pair, cast_vote, list_votes, send_to_vibes, voted_prompts
-from podium.errors import InvalidInput
+from podium.errors import InvalidInput, PermissionDenied
+from podium.identity import User
 from podium.store.catalog import load_table
+
+
+def reviewer(name: str) -> User:
+    return User(name=name, role="reviewer", source="oidc")
 
 
 def test_blind_sides_are_stable_per_voter_and_differ_between_voters(comparison):
@@ -25,7 +30,7 @@ def test_blind_sides_are_stable_per_voter_and_differ_between_voters(comparison):
 def test_vote_records_exact_samples_and_sides(comparison):
     item = comparison.items[0]
     pair = blind_pair(comparison, item, "ann")
-    row = cast_vote(comparison, pair, "A", "ann", note="cleaner")
+    row = cast_vote(comparison, pair, "A", reviewer("ann"), note="cleaner")
     stored = list_votes("cmp.colours")
     assert len(stored) == 1 and stored[0]["id"] == row["id"]
     vote = stored[0]
@@ -35,9 +40,13 @@ def test_vote_records_exact_samples_and_sides(comparison):
     assert vote["note"] == "cleaner" and vote["comparison"] == "cmp.colours"
     assert voted_prompts("cmp.colours", "ann")[item.prompt_id]["verdict"] == "A"
     with pytest.raises(InvalidInput, match="Unknown verdict"):
-        cast_vote(comparison, pair, "C", "ann")
+        cast_vote(comparison, pair, "C", reviewer("ann"))
     with pytest.raises(InvalidInput, match="voter"):
-        cast_vote(comparison, pair, "A", " ")
+        cast_vote(comparison, pair, "A", reviewer(" "))
+    viewer = User(name="vic@example.org", role="viewer", source="oidc")
+    with pytest.raises(PermissionDenied, match="vote needs 'reviewer'"):
+        cast_vote(comparison, pair, "A", viewer)
+    assert len(list_votes("cmp.colours")) == 1
 
 
 def test_concurrent_voters_lose_nothing(comparison):
@@ -47,7 +56,7 @@ def test_concurrent_voters_lose_nothing(comparison):
     def vote(voter: str) -> None:
         try:
             for item in comparison.items:
-                cast_vote(comparison, blind_pair(comparison, item, voter), "tie", voter)
+                cast_vote(comparison, blind_pair(comparison, item, voter), "tie", reviewer(voter))
         except BaseException as exc:  # noqa: BLE001 - surfaced below
             errors.append(exc)
 
@@ -72,7 +81,7 @@ def test_votes_move_the_ratings(comparison):
     for voter in ("ann", "bob", "cy"):
         for item in comparison.items:
             pair = blind_pair(comparison, item, voter)
-            cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", voter)
+            cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", reviewer(voter))
     after = ratings_report(comparison, list_votes("cmp.colours"), bootstrap=20)
     assert after["votes"] == 12 and after["ratings"][0]["model"] == "alpha"
     assert after["ratings"][0]["rating"] > 1000 > after["ratings"][1]["rating"]
@@ -81,7 +90,7 @@ def test_votes_move_the_ratings(comparison):
 
 
 def test_both_bad_prompt_goes_to_vibe_checks(comparison):
-    vid = send_to_vibes(comparison, "p3", "ann", note="should be JSON")
+    vid = send_to_vibes(comparison, "p3", reviewer("ann"), note="should be JSON")
     rows = list_vibes(tags=["both-bad"])
     assert [r["id"] for r in rows] == [vid]
     assert rows[0]["prompt"] == "Give the colour of snow as JSON."

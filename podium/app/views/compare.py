@@ -9,8 +9,6 @@ and reveals their checkpoints only after the vote. Keys: j / → next, k / ← p
 
 from __future__ import annotations
 
-import getpass
-
 import streamlit as st
 
 from podium.app import compare_model as cm
@@ -24,6 +22,7 @@ from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
+from podium.store.users import acting_user
 
 MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
 NEW_BASIC = ("out", "max_tokens", "limit", "checks")
@@ -83,14 +82,11 @@ def _side_by_side(comparison: cm.Comparison) -> None:
 
 
 def _blind(comparison: cm.Comparison) -> None:
-    voter = st.text_input(
-        "Your name",
-        value=st.session_state.get("compare.voter_default") or getpass.getuser(),
-        key="compare.voter",
-    ).strip()
-    if not voter:
-        st.info("Enter your name to vote.")
+    user = acting_user()  # the logged-in user (the OS user in local mode)
+    if not user.can("vote"):
+        st.info(f"Your role ({user.role}) can read comparisons; voting needs reviewer.")
         return
+    voter = user.name
     votes = voted_prompts(comparison.name, voter)
     todo_only = st.checkbox("Only prompts I have not voted on", key="compare.todo")
     items = cm.unvoted(comparison.items, votes) if todo_only else comparison.items
@@ -114,14 +110,14 @@ def _blind(comparison: cm.Comparison) -> None:
             and view.vote["verdict"] == "both_bad"
             and st.button("Send to vibe checks", key="compare.vibes")
         ):
-            vid = send_to_vibes(comparison, item.prompt_id, voter, view.vote.get("note") or "")
+            vid = send_to_vibes(comparison, item.prompt_id, user, view.vote.get("note") or "")
             st.toast(f"Stored as vibe check {vid}")
         return
     note = st.text_input("Note (optional)", key=f"compare.note.{item.prompt_id}")
     buttons = st.columns(4)
     for col, (verdict, label) in zip(buttons, VERDICT_LABELS.items(), strict=True):
         if col.button(label, key=f"compare.vote.{verdict}"):
-            cast_vote(comparison, view.pair, verdict, voter, note)
+            cast_vote(comparison, view.pair, verdict, acting_user(), note)
             st.rerun()
 
 

@@ -21,9 +21,10 @@ from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
-from podium.jobs.queue import Job, get_job, list_jobs, request_cancel
+from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
 from podium.jobs.tables import ACTIVE
 from podium.store.catalog import list_tables
+from podium.store.users import acting_user
 
 SELECT = "logbook.select"  # the job selectbox
 GOTO = "logbook.goto"  # a job to select on the next run (just queued or re-run)
@@ -33,6 +34,8 @@ REFRESH_SECONDS = 2.0
 
 
 def new_job_form() -> None:
+    if not acting_user().can("run_job"):
+        return  # viewers and reviewers read the logbook; the queue refuses them anyway
     edit = st.session_state.get(EDIT)
     prefill: dict[str, Any] = {}
     if edit:
@@ -56,9 +59,13 @@ def new_job_form() -> None:
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
-def job_table() -> None:
+def job_table(submitted_by: str | None) -> None:
+    jobs = list_jobs(submitted_by=submitted_by)
     st.dataframe(
-        lb.job_rows(list_jobs()),
+        [
+            {**row, "submitted by": j["submitted_by"]}
+            for row, j in zip(lb.job_rows(jobs), jobs, strict=True)
+        ],
         hide_index=True,
         column_config={
             "progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=1),
@@ -74,7 +81,10 @@ def job_detail(job_id: str) -> None:
     cols = st.columns(4)
     cols[0].markdown(f"{STATUS_ICONS.get(job['status'], '')} **{job['status']}**")
     cols[1].caption(f"duration {lb.duration_text(job)}")
-    cols[2].caption(f"attempt {job['attempt']} · {job['launcher'] or 'not started'}")
+    cols[2].caption(
+        f"submitted by {job['submitted_by'] or 'unknown'} · attempt {job['attempt']}"
+        f" · {job['launcher'] or 'not started'}"
+    )
     with cols[3]:
         actions(job)
     fraction = lb.progress_fraction(job)
@@ -120,8 +130,13 @@ def outputs(job: Job) -> None:
 
 
 def actions(job: Job) -> None:
-    if job["status"] in ACTIVE and st.button(
-        "Cancel", key="logbook.cancel", icon=":material/stop:"
+    user = acting_user()
+    if not user.can("run_job"):
+        return
+    if (
+        job["status"] in ACTIVE
+        and may_cancel(user, job)
+        and st.button("Cancel", key="logbook.cancel", icon=":material/stop:")
     ):
         request_cancel(job["id"])
         st.rerun()  # the header above was drawn before the click
@@ -139,7 +154,9 @@ jobs = list_jobs()
 if not jobs:
     empty_state("No jobs yet.", "Queue one above, or run `podium submit CARD.md`.")
 else:
-    job_table()
+    everyone = "everyone"
+    who = st.selectbox("Submitted by", [everyone, *submitters()], key="logbook.submitter")
+    job_table(None if who == everyone else who)
     ids = [j["id"] for j in jobs]
     goto = st.session_state.pop(GOTO, None)
     linked = st.query_params.get("job")

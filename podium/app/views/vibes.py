@@ -6,7 +6,6 @@ Storage and selection live in `generators.vibes`; choices in `podium.app.generat
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import uuid
 from pathlib import Path
@@ -29,6 +28,7 @@ from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.errors import PodiumError
+from podium.store.users import acting_user
 
 P = "vibes."
 GENERATE_PAGE = Path(__file__).parent / "generate.py"
@@ -45,7 +45,8 @@ def _submit(models: list[str], model_index: int) -> None:
         c1, c2, c3 = st.columns(3)
         tags = c1.text_input("Tags (comma-separated)", key=P + "tags", placeholder="json, math")
         model = c2.selectbox("Checkpoint", models, index=model_index, key=P + "model")
-        submitter = c3.text_input("Your name", value=getpass.getuser(), key=P + "submitter")
+        submitter = acting_user()  # the logged-in user (the OS user in local mode)
+        c3.text_input("Submitted by", value=submitter.label, disabled=True)
         ask = st.checkbox(
             "Ask the checkpoint now (answer streamed and stored)", True, key=P + "ask"
         )
@@ -58,7 +59,7 @@ def _submit(models: list[str], model_index: int) -> None:
     # One key per submission: a second click on Submit carries the same text, the same
     # key, and stores nothing more (nor asks the model again).
     key = submission_key(st.session_state.setdefault(P + "session", uuid.uuid4().hex),
-                         prompt, ideal, tags, model, submitter)  # fmt: skip
+                         prompt, ideal, tags, model, submitter.name)  # fmt: skip
     if vibe_stored(vibe_id_for(key)):
         st.info(f"Already stored as `{vibe_id_for(key)}`.")
         return

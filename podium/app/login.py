@@ -1,0 +1,58 @@
+"""Who is using the app: OpenID Connect through Streamlit's `st.login`, or the OS user.
+
+`gate()` runs first on every page run. With login configured it shows a login screen
+until the provider vouches for the person, resolves them to a role through the users
+table, and registers `app_user` so every write path below the pages (job submission,
+votes, vibe prompts, cancels) acts as them and checks their role itself; a request a
+page never offered is refused there too. Without login (local mode) the OS user acts.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from podium.config import get_settings
+from podium.errors import PermissionDenied
+from podium.identity import User, local_user
+from podium.store.users import oidc_user, use_session_user
+
+NO_AUTH_BANNER = (
+    "This Podium is served without login (`--insecure-no-auth`): anyone who can reach "
+    "it reads, edits and runs jobs as its owner. Configure OpenID Connect to share it."
+)
+
+
+def app_user() -> User:
+    """The person behind the current browser session, with their role as of now."""
+    settings = get_settings()
+    if not settings.login_configured:
+        return local_user()
+    if not st.user.is_logged_in:
+        raise PermissionDenied("Log in first: this Podium needs a login.")
+    email = st.user.get("email")
+    name = st.user.get("name")
+    return oidc_user(str(email) if email else None, str(name or ""), settings)
+
+
+def gate() -> User:
+    """Login screen, refusal, no-login banner, and the identity in the sidebar."""
+    use_session_user(app_user)
+    settings = get_settings()
+    if settings.insecure_no_auth and not settings.login_configured:
+        st.warning(NO_AUTH_BANNER, icon=":material/warning:")
+    if settings.login_configured and not st.user.is_logged_in:
+        st.title("Podium")
+        st.write("Log in to browse, review and run jobs.")
+        st.button("Log in", type="primary", on_click=st.login, key="login.login")
+        st.stop()
+    try:
+        user = app_user()
+    except PermissionDenied as exc:
+        st.error(str(exc))
+        st.button("Log out", on_click=st.logout, key="login.logout")
+        st.stop()
+    with st.sidebar:
+        st.markdown(f"Signed in as **{user.label}** · {user.role}")
+        if settings.login_configured:
+            st.button("Log out", on_click=st.logout, key="login.logout")
+    return user
