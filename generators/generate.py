@@ -43,6 +43,7 @@ from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.snapshots import resolve_snapshot
+from podium.store.table_name import TableName
 from podium.store.write import write_table
 
 SAMPLES_KIND = "samples"
@@ -53,7 +54,9 @@ class GenerateConfig(SamplingParams, RetryPolicy, LaunchOptions):
     """Run-card front matter of `kind: generate`."""
 
     input: TableRef = Field(description="Prompts: an SFT table or eval set, pinned to a snapshot.")
-    out: str = Field(description="Samples table to write (NAMESPACE.TABLE); re-runs resume it.")
+    out: TableName = Field(
+        description="Samples table to write (NAMESPACE.TABLE); re-runs resume it."
+    )
     model: str = Field("base", description="Registered model name ('base' = default base).")
     prompt_column: str | None = Field(
         None, description="Plain-text prompt column (default: messages up to the last answer)."

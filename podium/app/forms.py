@@ -22,7 +22,8 @@ import yaml
 from pydantic import BaseModel
 
 from podium.app.feedback import job_queued, show_error
-from podium.errors import PodiumError
+from podium.errors import InvalidInput, PodiumError
+from podium.jobs.card_yaml import load_yaml
 from podium.jobs.fields import ValueKind, unwrap_optional, value_kind
 from podium.jobs.logbook import kind_model, submit_config
 from podium.store.refs import TableRef
@@ -240,9 +241,9 @@ def _parse_yaml(text: Any) -> Any:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text  # the model then reports the field as invalid
+        return load_yaml(text, "field")
+    except InvalidInput:
+        return text  # the model then reports the field as invalid (shortened, never expanded)
 
 
 def _plain(value: Any) -> Any:

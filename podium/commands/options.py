@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from podium.errors import InvalidInput
+from podium.jobs.card_yaml import load_yaml
 from podium.jobs.fields import FlatField
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
@@ -180,10 +180,7 @@ def parse_set(item: str) -> tuple[str, Any]:
 
 
 def _yaml(where: str, text: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InvalidInput(f"{where}: {text!r} is not valid YAML ({exc}).") from None
+    return load_yaml(text, where)
 
 
 def set_path(values: dict[str, Any], path: str, value: Any) -> None:

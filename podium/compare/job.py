@@ -41,6 +41,7 @@ from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_batches, open_snapshot
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.table_name import TableName
 from podium.store.write import write_table
 from podium.validate.extract import Extract
 from podium.validate.rules import check_spec
@@ -58,7 +59,7 @@ class CompareConfig(BaseModel):
     input: TableRef = Field(
         description="Prompt set: an SFT table or eval set, pinned to a snapshot."
     )
-    out: str = Field(description="Comparison table to write (NAMESPACE.TABLE).")
+    out: TableName = Field(description="Comparison table to write (NAMESPACE.TABLE).")
     max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per answer.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy (fair and repeatable).")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")

@@ -16,7 +16,8 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
 from podium.config import Settings, get_settings
-from podium.errors import InvalidInput, NotFound
+from podium.errors import NotFound
+from podium.store.table_name import split_table_name
 
 
 @functools.cache
@@ -43,14 +44,10 @@ def open_catalog(settings: Settings | None = None) -> Catalog:
 
 
 def parse_name(name: str, settings: Settings | None = None) -> tuple[str, str]:
-    """`ns.table` -> ("ns", "table"); a bare name goes to the default namespace."""
+    """`ns.table` -> ("ns", "table"); a bare name goes to the default namespace.
+    Refuses names outside the one naming rule (`podium.store.table_name`)."""
     settings = settings or get_settings()
-    parts = name.strip().split(".")
-    if len(parts) == 1 and parts[0]:
-        return settings.default_namespace, parts[0]
-    if len(parts) == 2 and all(parts):
-        return parts[0], parts[1]
-    raise InvalidInput(f"Table name {name!r} is not of the form NAMESPACE.TABLE (e.g. demo.chat).")
+    return split_table_name(name, settings.default_namespace)
 
 
 def full_name(name: str) -> str:

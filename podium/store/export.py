@@ -79,10 +79,16 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
     table, plan = open_snapshot(cfg.input.name, cfg.input.snapshot_id)
     total = plan.total
     batch_rows = PARQUET_BATCH if fmt == "parquet" else JSONL_BATCH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename, so a failed export never leaves half a file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if path.is_dir():
+        raise InvalidInput(f"{path} is a directory; name the file to write, e.g. {path}/out.jsonl.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write beside the target and rename, so a failed export never leaves half a file.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InvalidInput(f"Cannot write in {path.parent}: {exc.strerror}.") from None
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an export is an ordinary file
     done = 0
     try:
         batches = iter_table_batches(table, plan.snapshot_id, batch_size=batch_rows)
@@ -102,6 +108,12 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
             os.unlink(tmp)
     reporter.progress(done, done, f"wrote {done:,} rows to {path}")
     return JobOutputs(summary={"rows": done, "path": str(path), "snapshot_id": plan.snapshot_id})
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it, then put it back
+    os.umask(mask)
+    return mask
 
 
 def _progress(reporter: Reporter, done: int, total: int, name: str) -> int:

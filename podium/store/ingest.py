@@ -32,6 +32,7 @@ from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name
 from podium.store.modes import ChatFormat, WriteMode
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.table_name import TableName
 from podium.store.write import write_batches
 
 FileFormat = Literal["jsonl", "parquet", "hf"]
@@ -76,7 +77,7 @@ class ImportConfig(BaseModel):
     """Import a file into an SFT table (kind: import)."""
 
     path: str = Field(description="JSONL, Parquet file, or a `save_to_disk` dataset directory.")
-    table: str = Field(description="Target table as NAMESPACE.TABLE.")
+    table: TableName = Field(description="Target table as NAMESPACE.TABLE.")
     format: ChatFormat | None = Field(None, description="Chat shape; detected when omitted.")
     mode: WriteMode = Field("create", description="create, append or overwrite.")
     prompt_column: str | None = Field(None, description="Prompt column for prompt-response data.")
