@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from generators.code_exec import tables
 from generators.code_exec.harness import (
@@ -39,6 +39,7 @@ from generators.code_exec.source import done_ids, load_functions, output_propert
 from generators.grading import GRADE_LIMITS, error_line
 from generators.sandbox import Job, Limits, Result, Sandbox
 from podium.errors import InvalidInput
+from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import read_small
@@ -50,7 +51,7 @@ KIND = "code-exec-build"
 PROP_ROWS_TABLE = PROP_LINEAGE_PREFIX + "code_exec_rows"
 
 
-class CodeExecConfig(BaseModel):
+class CodeExecConfig(LaunchOptions):
     """Run-card front matter of `kind: code-exec-build`."""
 
     functions: TableRef = Field(
@@ -77,6 +78,13 @@ class CodeExecConfig(BaseModel):
     seed: int | None = Field(None, description="Sampling seed.")
     concurrency: int = Field(16, ge=1, le=512, description="Requests in flight.")
     batch_size: int = Field(32, ge=1, description="Functions (or rows) per committed batch.")
+    sandbox_nodes: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="Ray actors with a sandbox pool each, spread over the cluster's nodes "
+        "(0: one pool in the job's process). All rows land in one snapshot.",
+    )
 
     def limits(self) -> Limits:
         return Limits(wall_s=self.timeout_s, cpu_s=self.timeout_s, memory_mb=self.memory_mb)
@@ -88,6 +96,11 @@ class CodeExecConfig(BaseModel):
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def sort_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A batch's rows in their stored order: by function, rejected last, then id."""
+    return sorted(rows, key=lambda r: (r["function_id"], r["status"] == tables.REJECTED, r["id"]))
 
 
 def rejected_row(
@@ -236,7 +249,10 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     reporter.log(f"{len(functions)} functions, {len(functions) - len(todo)} already in {out}")
     reporter.progress(len(functions) - len(todo), len(functions), "functions")
     statuses: Counter[str] = Counter()
-    if todo:
+    if todo and cfg.sandbox_nodes:
+        statuses = _build_on_ray(cfg, functions, done, input_ref, out, model, backend, properties,
+                                 reporter)  # fmt: skip
+    elif todo:
         endpoint = endpoint_for(model, reporter)
         limits = cfg.limits()
         with Sandbox(backend, workers=cfg.workers or os.cpu_count(), limits=limits) as box:
@@ -261,8 +277,7 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
                     )
                     rows += rejected
                     calls += planned
-                rows += execute_calls(box, calls, limits, model, reporter)
-                rows.sort(key=lambda r: (r["function_id"], r["status"] == tables.REJECTED, r["id"]))
+                rows = sort_rows(rows + execute_calls(box, calls, limits, model, reporter))
                 write_batch(out, rows, tables.ROWS_ARROW_SCHEMA, properties)
                 statuses.update(r["status"] for r in rows)
                 finished += len(batch)
@@ -291,6 +306,64 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
         "checkpoint": model,
     }
     return JobOutputs(tables=[out, cfg.sft_table()], checkpoints=[model], summary=summary)
+
+
+def _build_on_ray(
+    cfg: CodeExecConfig,
+    functions: list[dict[str, Any]],
+    done: set[str],
+    input_ref: str,
+    out: str,
+    model: str,
+    backend: str,
+    properties: dict[str, str],
+    reporter: Reporter,
+) -> Counter[str]:
+    from generators.client import endpoint_for
+    from generators.code_exec.on_ray import build_on_ray, staging_key
+
+    endpoint = endpoint_for(model, reporter)
+
+    def plan(batch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        proposals = propose_inputs(
+            endpoint,
+            [(f["code"], f["entry_point"]) for f in batch],
+            cfg.inputs_per_function,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            seed=cfg.seed,
+            concurrency=cfg.concurrency,
+            reporter=reporter,
+        )
+        rows: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = []
+        for fn, proposal in zip(batch, proposals, strict=True):
+            rejected, planned = plan_calls(fn, proposal, cfg.inputs_per_function, model, backend)
+            rows += rejected
+            calls += planned
+        return rows, calls
+
+    # Batches are cut from the whole list so a resumed job sees the same batch names.
+    batches = [
+        (f"batch-{i:06d}", [f for f in chunk if f["id"] not in done])
+        for i, chunk in enumerate(chunks(functions, cfg.batch_size))
+    ]
+    key_config = cfg.model_dump(mode="json", exclude={"launcher", "sandbox_nodes", "workers"})
+    return build_on_ray(
+        batches=[(name, fns) for name, fns in batches if fns],
+        plan=plan,
+        out=out,
+        key=staging_key(out, input_ref, key_config),
+        nodes=cfg.sandbox_nodes,
+        backend=backend,
+        workers=cfg.workers,
+        limits=cfg.limits(),
+        model=model,
+        properties=properties,
+        reporter=reporter,
+        total=len(functions),
+        done=len(done),
+    )
 
 
 def _default_backend() -> str:

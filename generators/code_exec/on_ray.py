@@ -1,0 +1,134 @@
+"""A code-exec build whose sandbox runs are spread over a Ray cluster's nodes.
+
+    podium build code-exec --functions fx.all --out cx.all --sandbox-nodes 4 --launcher ray
+
+The job's driver proposes inputs (one batch of functions at a time, as in a local
+build) and hands each batch's calls to the next free `SandboxNode`: a Ray actor
+holding its own warm sandbox pool, spread one per node (`SPREAD`), so proposing batch
+k+1 overlaps running batch k. The actor executes the calls, writes the batch's rows as
+one staged Parquet file (`podium.store.staged`) and returns the file; the driver
+commits every file in ONE snapshot at the end. Batches are fixed over the whole
+function list, so a job that dies resumes with only the batches not staged yet.
+Rows are the same as a local build's: same row ids, inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from contextlib import ExitStack
+from typing import Any
+
+from generators.cluster import ray_module
+from generators.code_exec import tables
+from generators.sandbox import Limits, Sandbox
+from podium.reporting import Reporter
+from podium.store.catalog import load_table, table_exists
+from podium.store.staged import Staging, commit_staged, stage, staged_files, write_staged
+
+NODE_CPUS = 1.0
+
+
+class SandboxNode:
+    """One node's warm sandbox pool (made a Ray actor at run time)."""
+
+    def __init__(self, backend: str, workers: int | None, limits: Limits, model: str) -> None:
+        import os
+
+        self.stack = ExitStack()
+        self.box = self.stack.enter_context(
+            Sandbox(backend, workers=workers or os.cpu_count(), limits=limits)
+        )
+        self.limits = limits
+        self.model = model
+
+    def run(
+        self, staging: Staging, name: str, rows: list[dict[str, Any]], calls: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        from generators.code_exec.build import execute_calls, sort_rows
+
+        rows = sort_rows(rows + execute_calls(self.box, calls, self.limits, self.model, Reporter()))
+        path = write_staged(staging, name, tables.to_arrow(rows, tables.ROWS_ARROW_SCHEMA))
+        return {"name": name, "path": path, "statuses": dict(Counter(r["status"] for r in rows))}
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def staging_key(out: str, input_ref: str, config: dict[str, Any]) -> str:
+    what = json.dumps([out, input_ref, config], sort_keys=True, default=str)
+    return hashlib.sha256(what.encode()).hexdigest()[:16]
+
+
+def _committed(out: str) -> set[str]:
+    if not table_exists(out):
+        return set()
+    return set(load_table(out).inspect.files()["file_path"].to_pylist())
+
+
+def build_on_ray(
+    *,
+    batches: list[tuple[str, list[dict[str, Any]]]],
+    plan: Any,  # (batch of functions) -> (rejected rows, calls): proposes and parses
+    out: str,
+    key: str,
+    nodes: int,
+    backend: str,
+    workers: int | None,
+    limits: Limits,
+    model: str,
+    properties: dict[str, str],
+    reporter: Reporter,
+    total: int,
+    done: int,
+) -> Counter[str]:
+    """Run `batches` (name, functions) over `nodes` sandbox actors; commit once."""
+    ray = ray_module()
+    staging = stage(out, tables.ROWS_ARROW_SCHEMA, key)
+    committed = _committed(out)
+    finished = {n: p for n, p in staged_files(staging).items() if p not in committed}
+    todo = [(name, fns) for name, fns in batches if name not in finished]
+    done += sum(len(fns) for name, fns in batches if name in finished)
+    reporter.log(
+        f"{len(todo)} batches over {nodes} sandbox nodes; {len(finished)} batches already staged"
+    )
+    node_cls = ray.remote(num_cpus=NODE_CPUS, max_restarts=1, max_task_retries=1)(SandboxNode)
+    actors = [
+        node_cls.options(scheduling_strategy="SPREAD").remote(backend, workers, limits, model)
+        for _ in range(nodes)
+    ]
+    pool = ray.util.ActorPool(actors)
+    sizes = {name: len(fns) for name, fns in todo}
+    statuses: Counter[str] = Counter()
+    paths = list(finished.values())
+
+    def collect() -> None:
+        nonlocal done
+        result = pool.get_next_unordered()
+        paths.append(result["path"])
+        statuses.update(result["statuses"])
+        done += sizes[result["name"]]
+        reporter.progress(done, total, f"functions ({sum(statuses.values())} rows staged)")
+
+    try:
+        for name, fns in todo:
+            reporter.check_cancelled()
+            rejected, calls = plan(fns)
+            if not pool.has_free():
+                collect()
+            pool.submit(lambda actor, v: actor.run.remote(staging, *v), (name, rejected, calls))
+        while pool.has_next():
+            reporter.check_cancelled()
+            collect()
+    finally:
+        for actor in actors:
+            try:
+                ray.get(actor.close.remote(), timeout=30)
+            except Exception as exc:  # a dead actor's pool died with it
+                reporter.log(f"sandbox node close: {type(exc).__name__}")
+            ray.kill(actor)
+    if paths:
+        commit_staged(staging, paths, properties=properties)
+    reporter.log(f"committed {len(paths)} batch files to {out} in one snapshot")
+    return statuses
