@@ -188,6 +188,17 @@ def acting_user(settings: Settings | None = None) -> User:
     return resolve(settings.user or getpass.getuser(), "config", settings=settings)
 
 
+AUTHOR = "podium.author"  # snapshot summary property naming who committed it
+
+
+def author_name(settings: Settings | None = None) -> str:
+    """Who a write is by, without a role check (a job writes as its submitter)."""
+    if _session_user is not None:
+        return _session_user().name
+    settings = settings or get_settings()
+    return settings.user or getpass.getuser()
+
+
 def submitter(name: str | None, settings: Settings | None = None) -> User:
     """The user who queued a job, with their role as of now (the worker re-checks it)."""
     settings = settings or get_settings()

@@ -52,6 +52,7 @@ from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
 from podium.store.modes import WRITE_MODES, WriteMode
+from podium.store.users import AUTHOR, author_name
 
 log = logging.getLogger("podium")
 
@@ -66,6 +67,7 @@ def write_table(
     schema: Schema | None = None,
     properties: Mapping[str, str] | None = None,
     catalog: Catalog | None = None,
+    author: str | None = None,
 ) -> Table:
     """Write `data` to table `name` in one commit and return the table.
 
@@ -80,6 +82,7 @@ def write_table(
         schema=schema if schema is not None else data.schema,
         properties=properties,
         catalog=catalog,
+        author=author,
     )
 
 
@@ -93,6 +96,7 @@ def write_batches(
     catalog: Catalog | None = None,
     target_file_bytes: int | None = None,
     on_rows: RowsWritten | None = None,
+    author: str | None = None,
 ) -> Table:
     """Stream `batches` into table `name` as several data files and one snapshot.
 
@@ -100,7 +104,8 @@ def write_batches(
     that may be empty; otherwise the first batch's schema is used. `on_rows` is called
     with the running row count after each batch (for progress). An exception raised
     by the `batches` iterator (a bad line at 90%) propagates after the written files
-    are removed; nothing is committed.
+    are removed; nothing is committed. The snapshot summary's `podium.author` names
+    `author` (default: whoever is acting).
     """
     if mode not in WRITE_MODES:
         raise InvalidInput(f"Unknown write mode {mode!r}; use one of {', '.join(WRITE_MODES)}.")
@@ -132,14 +137,17 @@ def write_batches(
         if props:
             txn.set_properties(props)
 
+    summary = {AUTHOR: author or author_name()}
     writer = _FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
     try:
         if txn.table_metadata.spec().is_unpartitioned():
             files = writer.write(_prefetched(stream), on_rows)
-            _commit_files(txn, files, overwrite=mode == "overwrite")
+            _commit_files(txn, files, overwrite=mode == "overwrite", summary=summary)
         else:  # Podium writes no partitioned tables; keep pyiceberg's in-memory path for them
             whole = pa.Table.from_batches(list(stream))
-            (txn.overwrite if mode == "overwrite" else txn.append)(whole)
+            (txn.overwrite if mode == "overwrite" else txn.append)(
+                whole, snapshot_properties=summary
+            )
         txn.commit_transaction()
     except TableAlreadyExistsError:
         writer.discard()
@@ -321,15 +329,17 @@ def _prefetched(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[p
         thread.join()
 
 
-def _commit_files(txn: Transaction, files: list[DataFile], *, overwrite: bool) -> None:
+def _commit_files(
+    txn: Transaction, files: list[DataFile], *, overwrite: bool, summary: dict[str, str]
+) -> None:
     """Stage one snapshot that adds `files` (and, to overwrite, removes every live file)."""
     if not overwrite:
-        with txn.update_snapshot().fast_append() as append:
+        with txn.update_snapshot(snapshot_properties=summary).fast_append() as append:
             for data_file in files:
                 append.append_data_file(data_file)
         return
     current = txn.table_metadata.current_snapshot()
-    with txn.update_snapshot().overwrite() as producer:
+    with txn.update_snapshot(snapshot_properties=summary).overwrite() as producer:
         if current is not None:
             for manifest in current.manifests(txn._table.io):
                 for entry in manifest.fetch_manifest_entry(txn._table.io, discard_deleted=True):

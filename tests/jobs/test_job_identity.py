@@ -90,3 +90,22 @@ def test_the_worker_refuses_a_job_whose_submitter_lost_the_role(
     assert refused["status"] == "failed"
     assert "op1@example.org has role 'reviewer'" in refused["error"]
     assert get_job(kept)["status"] == "succeeded"
+
+
+def test_a_jobs_snapshots_name_its_submitter_as_author(shared: pytest.MonkeyPatch) -> None:
+    from podium.store.catalog import load_table
+
+    act_as(shared, "op1@example.org")
+    job_id = submit(parse_card("---\nkind: test-steps\nsteps: 1\ntable: ns.authored\n---\n"))
+    act_as(shared, "worker@example.org")
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert get_job(job_id)["status"] == "succeeded", get_job(job_id)["error"]
+    snapshot = load_table("ns.authored").current_snapshot()
+    assert snapshot is not None and snapshot.summary is not None
+    assert snapshot.summary["podium.author"] == "op1@example.org"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from podium import processes
+from podium.config import get_settings
 
 JOB_MODULE = "podium.jobs.execute"
 
@@ -38,6 +39,8 @@ class LocalLauncher:
         log = Path(job["log_path"])
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if job.get("submitted_by") and get_settings().shared:
+            env["PODIUM_USER"] = job["submitted_by"]  # its writes are by its submitter
         with log.open("ab") as out:
             proc = processes.spawn(
                 [sys.executable, "-m", JOB_MODULE, job["id"]], stdout=out, env=env
