@@ -23,6 +23,7 @@ import streamlit as st
 
 from podium.app.browse_model import Turn, ViewState, snapshot_label, to_query
 from podium.app.chat_markdown import render_turn, render_value
+from podium.app.pages import page_file
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
 from podium.store.snapshots import SnapshotInfo
 
@@ -181,3 +182,16 @@ def browse_link(
         icon=":material/table_view:",
         query_params=query,
     )
+
+
+def table_next_steps(table: str, snapshot: int | None) -> None:
+    """Links that carry this table and snapshot to the pages that use it next."""
+    query = {"table": table, **({"snapshot": str(snapshot)} if snapshot is not None else {})}
+    steps = (
+        ("validate", "Validate this table", ":material/rule:"),
+        ("generate", "Generate from these prompts", ":material/auto_awesome:"),
+        ("train", "Train on this table", ":material/model_training:"),
+    )
+    for column, (page, label, icon) in zip(st.columns(len(steps)), steps, strict=True):
+        with column:
+            st.page_link(page_file(page), label=label, icon=icon, query_params=query)

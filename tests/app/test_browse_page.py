@@ -35,6 +35,8 @@ def browse_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def open_browse(**query: str) -> AppTest:
     at = AppTest.from_file(str(MAIN), default_timeout=60)
+    at.run()  # Home is the default page; Browse has its own path
+    at.switch_page("views/browse.py")
     at.query_params.update(query)
     at.run()
     assert not at.exception, at.exception
@@ -66,9 +68,11 @@ def test_empty_catalog_says_how_to_load_data(podium_home: Path) -> None:
     assert not at.dataframe
 
 
-def test_opens_the_first_table_and_writes_the_view_into_the_url(browse_home: Path) -> None:
+def test_opens_the_newest_table_and_writes_the_view_into_the_url(browse_home: Path) -> None:
     at = open_browse()
-    assert at.selectbox(key="browse.table").value == CHAT
+    # The most recently written table, not the alphabetically first (lab.chat).
+    assert at.selectbox(key="browse.table").value == SCORES
+    at.selectbox(key="browse.table").set_value(CHAT).run()
     assert f"Rows 1–25 of {ALL_ROWS}" in captions(at)
     frame = at.dataframe[0].value
     assert len(set(frame["id"])) == 25

@@ -283,6 +283,7 @@ def main() -> None:
         return
     pages = bm.page_count(result.total, view.page_size)
     page_col.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=PAGE)
+    widgets.table_next_steps(name, sid)  # the same table in Validate, Generate, Train
     mode = st.segmented_control(
         "View", ["Rows", "Statistics"], key=MODE, default="Rows", required=True
     )
