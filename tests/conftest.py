@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,3 +49,12 @@ def podium_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 def artifacts_dir() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(autouse=True)
+def _dev_null_stays_a_device() -> Iterator[None]:
+    """Fail the test that replaces /dev/null (it happened once, mid-suite, during sandbox
+    and path-trick work); every later test and the machine itself depend on it."""
+    yield
+    mode = os.lstat("/dev/null").st_mode
+    assert stat.S_ISCHR(mode), "this test replaced /dev/null (now not a character device)"
