@@ -23,10 +23,11 @@ def _bin(name: str) -> str:
     return found
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _as_postgres(cmd: list[str]) -> list[str]:
@@ -53,7 +54,7 @@ def postgres_server() -> Iterator[str]:
         check=True,
         capture_output=True,
     )
-    port = _free_port()
+    port = free_port()
     log = root / "pg.log"
     subprocess.run(
         _as_postgres(
