@@ -1,17 +1,28 @@
-"""The Browse page's two heavier panels: table statistics with charts, and a sample's
-validation failures. Layout only; the numbers come from `podium.store.stats`,
-`podium.validate.report` and `podium.app.browse_model`."""
+"""The Browse page's heavier panels: table statistics with charts, a sample's
+validation failures, and reviewing one row (conversation with marks, annotations,
+edits, history), which the Review page uses too. Layout only; the numbers and saves
+come from `podium.store.stats`, `podium.validate.report`, `podium.app.browse_model`
+and `podium.app.review_model`."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from podium.app import browse_model as bm
+from podium.app import review_model as rm
+from podium.app.chat_markdown import review_turn
+from podium.app.widgets import ROLE_AVATARS
 from podium.config import get_settings
 from podium.errors import PodiumError
+from podium.review import annotations as ann
+from podium.review.changes import EditConflict
 from podium.store.query import page
+from podium.store.schema import ROLES
 from podium.store.stats import TableStats, table_stats
 from podium.validate.report import report_for
 
@@ -83,3 +94,208 @@ def failures_panel(name: str, sid: int | None, sample: str) -> None:
             f"{f['message']}" + (f" ({where})" if where else "")
         )
     st.markdown(f"**Validation failures** ({report})\n" + "\n".join(lines))
+
+
+# ---- reviewing one row: conversation, annotations, edits, history ----
+
+
+def review_conversation(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    key: str,
+    search: Sequence[str] = (),
+    errors: Mapping[int, list[tuple[int | None, int | None]]] | None = None,
+) -> None:
+    """Each turn with search hits and validation errors marked, code numbered, and long
+    turns folded until "Show all" (per turn; `key` names the row)."""
+    for i, m in enumerate(messages):
+        role = str(m.get("role") or "unknown")
+        show_all = bool(st.session_state.get(f"{key}.all.{i}"))
+        turn = review_turn(
+            m.get("content"), search=search, errors=(errors or {}).get(i, ()), show_all=show_all
+        )
+        with st.chat_message(role, avatar=ROLE_AVATARS.get(role.lower(), ":material/person:")):
+            st.caption(role)
+            for seg in turn.segments:
+                if seg.kind == "code":
+                    st.code(seg.text, language=seg.language or None, line_numbers=seg.numbered)
+                elif seg.kind == "html":
+                    st.html(seg.text)  # escaped data with <mark> around escaped spans
+                else:
+                    st.markdown(seg.text)
+            if turn.note:
+                st.caption(f":warning: {turn.note}")
+            if turn.folded or show_all:
+                st.toggle("Show all", key=f"{key}.all.{i}")
+
+
+def error_locations(
+    name: str, sid: int | None, row_id: str
+) -> dict[int, list[tuple[int | None, int | None]]]:
+    """{turn: [(line, column)]} of the row's failures in the report covering `sid`."""
+    report = report_for(name, sid)
+    if report is None:
+        return {}
+    out: dict[int, list[tuple[int | None, int | None]]] = {}
+    for f in page(report, ids=[row_id], limit=1000).rows:
+        if f.get("turn") is not None:
+            out.setdefault(int(f["turn"]), []).append((f.get("line"), f.get("column")))
+    return out
+
+
+def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
+    """Label buttons (keys 1-3 on the Review page), a rating and a note for one row."""
+    user = rm.current_user()
+    notes = rm.annotations_by_row(name, [row_id]).get(row_id, [])
+    st.caption("Annotations: " + (rm.annotation_text(notes) or "none yet"))
+    labels = ann.label_set(name)
+    cols = st.columns(len(labels) + 1)
+    for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
+        shown = f"{n + 1} {label}" if n < rm.LABEL_KEYS else label
+        if col.button(shown, key=f"{key}.label.{label}"):
+            act(lambda label=label: rm.label_rows(name, [row_id], user, label, sid))
+    with st.form(f"{key}.note", border=False):
+        c1, c2 = st.columns([1, 4])
+        rating = c1.number_input("Rating (1-5; 0 none)", 0, 5, 0, key=f"{key}.rating")
+        note = c2.text_input("Note", key=f"{key}.note_text")
+        if st.form_submit_button("Save rating and note"):
+            if rating:
+                act(lambda: rm.rate_row(name, row_id, user, int(rating), sid))
+            if note.strip():
+                act(lambda: rm.note_row(name, row_id, user, note, sid))
+
+
+def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, branch: str) -> None:
+    """Edit a message's content or role, add or remove a turn, or delete the row; each
+    save is one snapshot made on `sid` (a conflict explains itself and offers a reload)."""
+    user = rm.current_user()
+    messages = list(row.get("messages") or [])
+    base = sid if branch == "main" else branch
+    with st.form(f"{key}.edit"):
+        index = st.selectbox(
+            "Message",
+            list(range(len(messages))),
+            format_func=lambda i: f"{i} · {messages[i].get('role')}",
+            key=f"{key}.edit.index",
+        )
+        current = messages[index] if messages else {}
+        role = st.selectbox(
+            "Role", ROLES, index=_role_index(current.get("role")), key=f"{key}.edit.role.{index}"
+        )
+        content = st.text_area(
+            "Content", current.get("content") or "", height=200, key=f"{key}.edit.content.{index}"
+        )
+        why = st.text_input("Why (kept in the snapshot)", key=f"{key}.edit.why")
+        if st.form_submit_button("Save edit"):
+            act(
+                lambda: rm.edit_message(
+                    name,
+                    row,
+                    index,
+                    user,
+                    content=content,
+                    role=role,
+                    why=why,
+                    base=base,
+                    branch=branch,
+                )
+            )
+    with st.form(f"{key}.turn"):
+        c1, c2 = st.columns([1, 3])
+        new_role = c1.selectbox("New turn's role", ROLES, index=2, key=f"{key}.turn.role")
+        new_content = c2.text_area("New turn's content", key=f"{key}.turn.content", height=100)
+        why_turn = st.text_input("Why", key=f"{key}.turn.why")
+        if st.form_submit_button("Add turn at the end"):
+            act(
+                lambda: rm.insert_turn(
+                    name,
+                    row,
+                    user,
+                    role=new_role,
+                    content=new_content,
+                    at=None,
+                    why=why_turn,
+                    base=base,
+                    branch=branch,
+                )
+            )
+    with st.form(f"{key}.remove"):
+        c1, c2 = st.columns([1, 3])
+        gone = c1.selectbox("Turn", list(range(len(messages))), key=f"{key}.remove.index")
+        why_gone = c2.text_input("Why", key=f"{key}.remove.why")
+        a, b = st.columns(2)
+        if a.form_submit_button("Remove turn"):
+            act(lambda: rm.drop_turn(name, row, gone, user, why=why_gone, base=base, branch=branch))
+        if b.form_submit_button("Delete row"):
+            act(
+                lambda: rm.delete_rows(
+                    name, [row["id"]], user, why=why_gone, base=base, branch=branch
+                )
+            )
+
+
+def _role_index(role: Any) -> int:
+    return ROLES.index(role) if role in ROLES else 0
+
+
+def history_panel(name: str, row_id: str) -> None:
+    rows = rm.history_rows(name, row_id)
+    if not rows:
+        st.caption("No changes or annotations yet.")
+        return
+    st.markdown(
+        "\n".join(
+            f"- {r['when']} · **{r['what']}** by `{r['author']}`"
+            + (f" · {escape_markdown(r['detail'])}" if r["detail"] else "")
+            + (f" · snapshot `{r['snapshot']}`" if r["snapshot"] else "")
+            for r in rows
+        )
+    )
+
+
+def escape_markdown(text: str) -> str:
+    """User text shown inside Markdown as plain text (no links, emphasis or HTML)."""
+    return "".join("\\" + c if c in "\\`*_{}[]()<>#+-.!|~:$" else c for c in text)
+
+
+SAVED = "review.saved"  # the last save's confirmation or error, shown after the rerun
+TO_HEAD = "review.to_head"  # the page moves its snapshot picker to the newest snapshot
+
+
+def act(save: Callable[[], rm.Saved]) -> None:
+    """Run a save; remember its outcome for the rerun that shows the new snapshot."""
+    try:
+        done = save()
+    except EditConflict as exc:
+        st.session_state[SAVED] = ("conflict", str(exc))
+    except PodiumError as exc:
+        st.session_state[SAVED] = ("error", str(exc))
+    else:
+        st.session_state[SAVED] = ("ok", done.text)
+        st.session_state[TO_HEAD] = done.snapshot_id is not None
+    st.rerun()
+
+
+def _reload() -> None:
+    st.session_state[TO_HEAD] = True
+
+
+def save_feedback() -> None:
+    """The last save's outcome; after a conflict, a button to reload the newest snapshot."""
+    outcome = st.session_state.pop(SAVED, None)
+    if outcome is None:
+        return
+    kind, text = outcome
+    if kind == "ok":
+        st.success(text)
+        return
+    st.error(text)
+    if kind == "conflict":
+        st.button(
+            "Reload the newest snapshot", key="review.reload", type="primary", on_click=_reload
+        )
+
+
+def take_to_head() -> bool:
+    """Whether the last save or a reload asked to show the newest snapshot (asked once)."""
+    return bool(st.session_state.pop(TO_HEAD, False))

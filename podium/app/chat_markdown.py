@@ -138,6 +138,7 @@ class Segment:
     kind: str  # "markdown", "code" or "html"
     text: str
     language: str = ""
+    numbered: bool = True  # code: line numbers (a pretty-printed JSON answer has none)
 
 
 @dataclass(frozen=True)
@@ -226,10 +227,10 @@ def _prose(text: str, spans: Sequence[Span]) -> Segment:
     return Segment("html", f'<div style="white-space:pre-wrap">{marked_html(text, spans)}</div>')
 
 
-def _code(body: str, language: str, spans: Sequence[Span]) -> Segment:
+def _code(body: str, language: str, spans: Sequence[Span], numbered: bool = True) -> Segment:
     if spans:
         return Segment("html", numbered_code_html(body, spans))
-    return Segment("code", body, language)
+    return Segment("code", body, language, numbered)
 
 
 def fold(text: str, limit: int = FOLD_CHARS) -> tuple[str, bool]:
@@ -269,7 +270,9 @@ def review_turn(
     if error is None:  # shown pretty-printed: find the search terms again in that text
         text = pretty_json(value)
         text, folded = (text, False) if show_all else fold(text, limit)
-        return ReviewTurn([_code(text, "json", search_spans(text, search))], None, folded, hits)
+        return ReviewTurn(
+            [_code(text, "json", search_spans(text, search), numbered=False)], None, folded, hits
+        )
     text, folded = (content, False) if show_all else fold(content, limit)
     spans = _within(spans, 0, len(text))
     if looks_like_json(stripped):

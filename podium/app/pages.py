@@ -18,6 +18,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "home": ("home.py", "Home", ":material/home:"),
     "browse": ("browse.py", "Browse", ":material/table_view:"),
     "validate": ("validate.py", "Validate", ":material/rule:"),
+    "review": ("review.py", "Review", ":material/fact_check:"),
     "generate": ("generate.py", "Generate", ":material/auto_awesome:"),
     "vibes": ("vibes.py", "Vibe check", ":material/sentiment_dissatisfied:"),
     "build": ("build.py", "Code-exec build", ":material/terminal:"),
@@ -28,7 +29,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
 }
 SECTIONS = {
     "": ["home"],
-    "Data": ["browse", "validate"],
+    "Data": ["browse", "review", "validate"],
     "Models": ["generate", "vibes", "build", "train", "compare"],
     "Runs": ["logbook"],
     "Admin": ["users"],  # shown to admins only

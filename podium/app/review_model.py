@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from podium.errors import InvalidInput
-from podium.identity import User, local_user
+from podium.errors import InvalidInput, NotFound
+from podium.identity import User
 from podium.review import annotations as ann
 from podium.review import queues
 from podium.review.changes import (
@@ -44,16 +44,17 @@ from podium.review.selection import failing_ids
 from podium.store import scan
 from podium.store.catalog import load_table
 from podium.store.query import FilterValue, Page, SnapshotView, matching_positions, open_view
-from podium.store.snapshots import list_snapshots, resolve_snapshot
+from podium.store.snapshots import SnapshotInfo, list_snapshots, resolve_snapshot
+from podium.store.users import acting_user
 
 ALL, UNLABELLED, BY_ME = "all", ann.UNLABELLED, "by me"
 LABEL_KEYS = 3  # keys 1-3 label with the first three labels of the table's label set
 
 
 def current_user() -> User:
-    """Who acts in the app. Local single-user mode: the OS user (login-based identity
-    plugs in here when the app resolves it)."""
-    return local_user()
+    """Who acts in the app: the one resolution every page uses (the OS user in local
+    mode)."""
+    return acting_user()
 
 
 # ---- annotations on rows, and the review filters ----
@@ -359,6 +360,10 @@ def snapshot_choices(name: str) -> list[str]:
     return refs + [i for i in ids if i not in refs]
 
 
+def snapshots_by_id(name: str) -> dict[int, SnapshotInfo]:
+    return {s.snapshot_id: s for s in list_snapshots(load_table(name))}
+
+
 def choice_label(name: str, choice: str, snapshots: Mapping[int, Any] | None = None) -> str:
     """'reviewed (tag) · 1234' or '1234 · 2026-11-22 03:10 · 1,200 rows'."""
     if choice.isdigit():
@@ -428,6 +433,22 @@ def train_params(name: str, snapshot: str | int | None) -> dict[str, str]:
     if snapshot not in (None, ""):
         params["snapshot"] = str(snapshot)
     return params
+
+
+def linked_snapshot_labels(
+    name: str, labels: Mapping[int, str], linked: str | None
+) -> dict[int | str, str]:
+    """The Train page's snapshot choices with a linked id, tag or branch first: a name
+    stays a name (the card keeps it and pins its snapshot when written)."""
+    if not linked:
+        return dict(labels)
+    try:
+        sid = resolve(name, linked)
+    except NotFound:  # a stale link: the usual choices
+        return dict(labels)
+    value: int | str = int(linked) if linked.lstrip("-").isdigit() else linked
+    label = labels.get(sid or 0, str(sid)) if isinstance(value, int) else f"{linked} → {sid}"
+    return {value: label, **{k: v for k, v in labels.items() if k != value}}
 
 
 def labelled_snapshot(name: str, label: str, user: User, base: int | str | None = None) -> Ref:

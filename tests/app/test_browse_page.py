@@ -57,8 +57,19 @@ def chart_data(chart: Any) -> pd.DataFrame:
 
 
 def chat_markdown(at: AppTest) -> dict[str, str]:
-    """Role -> the Markdown drawn inside that chat bubble."""
-    return {m.name: "\n".join(md.value for md in m.markdown) for m in at.chat_message}
+    """Role -> what that chat bubble draws: Markdown, code as a fenced block (st.code
+    with its language), marked-up HTML."""
+
+    def text(node: Any) -> str:
+        if node.type == "code":
+            return f"```{node.language or ''}\n{node.value}\n```"
+        if node.type == "html":
+            return str(node.proto.body)
+        return str(node.value) if node.type == "markdown" else ""
+
+    return {
+        m.name: "\n".join(t for n in m.children.values() if (t := text(n))) for m in at.chat_message
+    }
 
 
 def test_empty_catalog_says_how_to_load_data(podium_home: Path) -> None:

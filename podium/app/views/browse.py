@@ -1,6 +1,12 @@
 """Browse page: pick a table and snapshot, page through rows, search and filter them,
 read one sample as a conversation, and see the table's statistics.
 
+Review acts here too: each row shows its annotations and the review filter keeps
+unlabelled rows, a label's rows or mine; the open sample can be labelled, rated, noted,
+edited (a message, a turn, the whole row), and shows its history; bulk actions work on
+every row of the current filter after a confirmation with the count. Every edit is one
+snapshot; "Train on this" opens the Train page on this snapshot, tag or label.
+
 The URL holds the view (see `podium.app.browse_model`): it is read when it changes
 (a pasted link, another page's link) and rewritten after every change here.
 """
@@ -14,12 +20,14 @@ import streamlit as st
 
 from podium.app import browse_model as bm
 from podium.app import browse_panels, widgets
+from podium.app import review_model as rm
+from podium.app.pages import page_file
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.store.catalog import list_tables, load_table
 from podium.store.query import Page, count_by, page
 from podium.store.snapshots import list_snapshots
-from podium.validate.report import malformed_ids
+from podium.validate.report import malformed_ids, report_for
 
 # Session-state keys. The widget keys hold the view; the others are this page's memory.
 TABLE, SNAPSHOT, PAGE, SIZE = "browse.table", "browse.snapshot", "browse.page", "browse.size"
@@ -29,6 +37,7 @@ FILTER = "browse.filter."  # + column
 ROW_KEYS = "browse.row_keys"  # sample keys of the grid's rows, for its selection callback
 LAST_URL = "browse.last_url"  # the query string this page wrote last
 SAVED = "browse.saved_view"  # the view to come back to after visiting another page
+REVIEW, BRANCH = "browse.review", "browse.branch"  # review filter; branch edits go to
 
 
 def _url() -> dict[str, list[str]]:
@@ -84,6 +93,13 @@ def _sync_from_url(tables: list[str]) -> None:
     url = _url()
     if url == st.session_state.get(LAST_URL) and TABLE in st.session_state:
         return
+    asked = (url.get("snapshot") or [""])[-1]
+    if asked and not asked.lstrip("-").isdigit() and url.get("table"):
+        try:  # a tag or branch name in a link: the snapshot it names now
+            url = {**url, "snapshot": [str(rm.resolve(url["table"][-1], asked))]}
+        except PodiumError as exc:
+            st.warning(str(exc))
+            url = {k: v for k, v in url.items() if k != "snapshot"}
     if url or SAVED not in st.session_state:
         view, problems = bm.parse_query(url)
     else:
@@ -174,12 +190,33 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
         return
     row = found.rows[0]
     st.subheader(f"Sample {view.sample}")
-    if bm.is_chat(found.columns):
-        browse_panels.failures_panel(name, sid, str(row.get("id")))
-        widgets.render_conversation(bm.conversation(row))
-        with st.expander("Fields", expanded=False):
-            widgets.render_fields(bm.detail_fields(row, found.columns))
-    else:
+    if not bm.is_chat(found.columns):
+        widgets.render_fields(bm.detail_fields(row, found.columns))
+        return
+    row_id = str(row.get("id"))
+    browse_panels.failures_panel(name, sid, row_id)
+    if row.get("system") and not any(m.get("role") == "system" for m in row["messages"] or []):
+        widgets.render_conversation([bm.Turn("system", row["system"])])
+    browse_panels.review_conversation(
+        row.get("messages") or [],
+        key=f"browse.turns.{row_id}",
+        search=[view.search] if view.search else [],
+        errors=browse_panels.error_locations(name, sid, row_id),
+    )
+    if "id" not in found.columns or row.get("id") is None:
+        return
+    key = f"browse.row.{row_id}.{sid}"
+    annotate_tab, edit_tab, history_tab, fields_tab = st.tabs(
+        ["Annotate", "Edit", "History", "Fields"]
+    )
+    with annotate_tab:
+        browse_panels.annotate_panel(name, row_id, sid, key)
+    with edit_tab:
+        branch = st.session_state.get(BRANCH) or "main"
+        browse_panels.edit_panel(name, row, sid, key, branch)
+    with history_tab:
+        browse_panels.history_panel(name, row_id)
+    with fields_tab:
         widgets.render_fields(bm.detail_fields(row, found.columns))
 
 
@@ -187,11 +224,16 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
     grid_col, sample_col = st.columns([3, 2], gap="medium")
     keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
     st.session_state[ROW_KEYS] = keys
+    summary = bm.summarize_rows(result.rows, result.columns)
+    if "id" in result.columns:
+        notes = rm.annotations_by_row(name, [str(r.get("id")) for r in result.rows])
+        for line, r in zip(summary, result.rows, strict=True):
+            line["review"] = rm.annotation_text(notes.get(str(r.get("id")), []))
     with grid_col:
         st.caption(bm.row_range(result.offset, len(result.rows), result.total))
         if result.rows:
             st.dataframe(
-                pd.DataFrame(bm.summarize_rows(result.rows, result.columns)),
+                pd.DataFrame(summary),
                 hide_index=True,
                 key=GRID,
                 on_select=_grid_selected,
@@ -215,8 +257,8 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
             format_func=lambda k: "Choose a row…" if k is None else labels[k],
             help="Or click a row in the table.",
         )
-        if view.sample:
-            _sample_panel(name, view, result.columns, result.snapshot_id)
+    if view.sample:  # the conversation gets the page's full width
+        _sample_panel(name, view, result.columns, result.snapshot_id)
 
 
 def _sidebar(tables: list[str]) -> tuple[str, int | None, list[str], set[str] | None]:
@@ -231,12 +273,111 @@ def _sidebar(tables: list[str]) -> tuple[str, int | None, list[str], set[str] | 
         sid = widgets.snapshot_picker(snapshots, key=SNAPSHOT, on_change=_first_page)
         columns = page(name, limit=0, snapshot_id=sid).columns
         keep = _malformed_toggle(name, sid) if "id" in columns else None
+        if "id" in columns:
+            _review_sidebar(name, sid, snapshots)
         with st.expander("Filters", expanded=bool(_current().filters or _current().where)):
             _filters_sidebar(name, sid, columns)
     return name, sid, columns, keep
 
 
+def _review_sidebar(name: str, sid: int | None, snapshots: list) -> None:
+    """Review filter, the branch edits go to, and "Train on this"."""
+    choices = rm.review_filters(name)
+    if st.session_state.get(REVIEW) not in choices:
+        st.session_state[REVIEW] = rm.ALL
+    st.selectbox(
+        "Review filter",
+        choices,
+        key=REVIEW,
+        format_func=lambda c: {
+            rm.ALL: "All rows",
+            rm.UNLABELLED: "Unlabelled",
+            rm.BY_ME: "By me",
+        }.get(c, f"Labelled {c}"),
+        on_change=_first_page,
+    )
+    branches = rm.branches(name)
+    if st.session_state.get(BRANCH) not in branches:
+        st.session_state[BRANCH] = "main"
+    if len(branches) > 1:
+        st.selectbox("Edits go to branch", branches, key=BRANCH)
+    names = next((s.refs for s in snapshots if s.snapshot_id == sid), ())
+    ref = next((n for n in names if n != "main"), None) or sid
+    if st.button(f"Train on this ({ref})", key="browse.train", icon=":material/model_training:"):
+        st.switch_page(page_file("train"), query_params=rm.train_params(name, ref))
+    which = st.session_state.get(REVIEW)
+    if which not in (rm.ALL, rm.UNLABELLED, rm.BY_ME) and st.button(
+        f"Train on rows labelled {which}", key="browse.train_label"
+    ):
+        try:
+            made = rm.labelled_snapshot(name, which, rm.current_user(), sid)
+        except PodiumError as exc:
+            st.error(str(exc))
+        else:
+            st.switch_page(page_file("train"), query_params=rm.train_params(name, made.name))
+
+
+def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> None:
+    """Label every row of the current filter, or remove the ones failing a report,
+    after a confirmation that names the count."""
+    with st.expander("Bulk actions on the current filter"):
+        user = rm.current_user()
+        report = report_for(name, sid)
+        c1, c2 = st.columns(2)
+        label = c1.selectbox("Label", rm.review_filters(name)[3:], key="browse.bulk.label")
+        failing = c2.checkbox(
+            f"Only rows failing {report}" if report else "Only rows failing validation",
+            key="browse.bulk.failing",
+            disabled=report is None,
+            help=None if report else "No validation report covers this snapshot.",
+        )
+        try:
+            ids = rm.filter_ids(
+                name,
+                st.session_state.get(REVIEW) or rm.ALL,
+                user,
+                search=view.search or None,
+                where=view.where or None,
+                filters=dict(view.filters) or None,
+                keep=keep,
+                failing_report=report if failing else None,
+                snapshot_id=sid,
+            )
+        except PodiumError as exc:
+            st.error(str(exc))
+            return
+        sure = st.checkbox(
+            rm.confirm_text("Yes, act on", ids), key="browse.bulk.sure", disabled=not ids
+        )
+        why = st.text_input("Why (kept in the snapshot)", key="browse.bulk.why")
+        a, b = st.columns(2)
+        branch = st.session_state.get(BRANCH) or "main"
+        base = sid if branch == "main" else branch
+        if a.button(
+            f"Label {len(ids):,} rows {label}", key="browse.bulk.do_label", disabled=not sure
+        ):
+            browse_panels.act(lambda: rm.label_rows(name, ids, user, label, sid))
+        if b.button(f"Remove {len(ids):,} rows", key="browse.bulk.do_remove", disabled=not sure):
+            browse_panels.act(
+                lambda: rm.delete_rows(name, ids, user, why=why, base=base, branch=branch)
+            )
+
+
 def _rows_of(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> Page:
+    which = st.session_state.get(REVIEW) or rm.ALL
+    if which != rm.ALL:
+        return rm.review_page(
+            name,
+            which,
+            rm.current_user(),
+            offset=view.offset,
+            limit=view.page_size,
+            search=view.search or None,
+            where=view.where or None,
+            filters=dict(view.filters) or None,
+            keep=keep,
+            snapshot_id=sid,
+        )
     return page(
         name,
         offset=view.offset,
@@ -256,6 +397,9 @@ def main() -> None:
         widgets.no_tables_message()
         return
     _sync_from_url(tables)
+    if browse_panels.take_to_head():  # a save made a new snapshot, or a reload was asked
+        st.session_state[SNAPSHOT] = None
+    browse_panels.save_feedback()
     try:
         name, sid, _, keep = _sidebar(tables)
     except PodiumError as exc:
@@ -292,6 +436,8 @@ def main() -> None:
             browse_panels.stats_panel(name, sid, view)
         else:
             _rows_view(name, view, result)
+            if sid is not None and result.total and "id" in result.columns:
+                _bulk_actions(name, view, sid, keep)
     except PodiumError as exc:
         st.error(str(exc))
     _write_url(replace(_current(), snapshot=sid))

@@ -1,6 +1,7 @@
 """Train page: launch an SFT or GRPO run on a table snapshot and watch it live.
 
-Choose a base checkpoint, a table and snapshot (`?table=` and `?model=` preselect), SFT
+Choose a base checkpoint, a table and snapshot (`?table=`, `?snapshot=` (an id, tag or
+branch) and `?model=` preselect), SFT
 or GRPO, a preset (it fills the form; every value stays editable) and, for GRPO,
 weighted rewards; "Queue job" queues the run for the worker.
 The run's loss, rewards, learning rate, grad norm and tokens/s update every few
@@ -15,6 +16,7 @@ import streamlit as st
 from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
+from podium.app.review_model import linked_snapshot_labels
 from podium.app.train_model import (
     KINDS,
     REWARD_CHOICES,
@@ -84,12 +86,18 @@ def _launch_form() -> None:
         empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --table NS.NAME`.")
         return
     snaps = snapshot_choices(table)
-    snap_labels = {sid: label for label, sid in snaps}
+    # A tag or branch from "Train on this" (`?snapshot=`) is offered first and chosen once.
+    linked = st.query_params.get("snapshot") if table == st.query_params.get("table") else None
+    snap_labels = linked_snapshot_labels(table, {sid: label for label, sid in snaps}, linked)
+    snap_key = f"train.snapshot.{table}"
+    if linked and st.session_state.get(snap_key + ".linked") != linked:
+        st.session_state[snap_key] = next(iter(snap_labels))
+        st.session_state[snap_key + ".linked"] = linked
     snapshot = c2.selectbox(
         "Snapshot",
         list(snap_labels),
         format_func=lambda sid: snap_labels.get(sid, str(sid)),
-        key=f"train.snapshot.{table}",
+        key=snap_key,
     )
     preset = c1.selectbox(
         "Preset",

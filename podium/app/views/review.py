@@ -1,0 +1,218 @@
+"""Review page: work through a review queue, and compare, tag and branch snapshots.
+
+Queue: start one on a table (or the rows a search/condition keeps; N rows, in order or
+sampled), then review row by row. Keys: j / → next, k / ← previous, 1-3 the first three
+labels, e edit. Progress ("143 of 500 reviewed") and claims live in the state database,
+so a reload continues where it was and two reviewers never get the same row.
+Snapshots: diff any two snapshots, tags or branches (rows added, removed, changed with
+per-message text diffs), tag or branch a snapshot, fast-forward main to a branch, and
+train on a tag. `?table=` picks the table. Logic: `podium.app.review_model`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from podium.app import browse_panels, widgets
+from podium.app import review_model as rm
+from podium.app.feedback import empty_state
+from podium.app.pages import page_file
+from podium.app.shortcuts import keyboard_shortcuts
+from podium.errors import PodiumError
+from podium.review import annotations as ann
+from podium.review import queues
+
+CURSOR, EDITING = "review.cursor", "review.editing"
+
+
+def _new_queue(table: str) -> None:
+    with st.form("review.new"):
+        c1, c2, c3 = st.columns(3)
+        size = c1.number_input("Rows", 1, 100_000, 50, key="review.new.size")
+        name = c2.text_input("Queue name", "default", key="review.new.name")
+        sampled = c3.toggle("Sampled (else in table order)", key="review.new.sampled")
+        c1, c2, c3 = st.columns(3)
+        search = c1.text_input("Only rows containing", key="review.new.search")
+        where = c2.text_input("Only rows where (SQL)", key="review.new.where")
+        seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="review.new.seed")
+        if st.form_submit_button("Start queue"):
+            try:
+                q = rm.start_queue(
+                    table,
+                    int(size),
+                    rm.current_user(),
+                    sampled=sampled,
+                    seed=int(seed),
+                    search=search,
+                    where=where,
+                    queue=name.strip() or "default",
+                )
+            except PodiumError as exc:
+                st.error(str(exc))
+            else:
+                st.session_state["review.queue"] = q.name
+                st.session_state[CURSOR] = 0
+                st.rerun()
+
+
+def _queue_tab(table: str) -> None:
+    found = queues.list_queues(table)
+    with st.expander("Start a review queue", expanded=not found):
+        _new_queue(table)
+    if not found:
+        return
+    names = [q.name for q in found]
+    if st.session_state.get("review.queue") not in names:
+        st.session_state["review.queue"] = names[-1]
+    name = st.selectbox("Queue", names, key="review.queue")
+    queue = queues.get_queue(table, name)
+    st.progress(queue.done / max(queue.size, 1), text=f"{queue.progress} · {queue.description}")
+    user = rm.current_user()
+    cursor = int(st.session_state.get(CURSOR, 0))
+    row = rm.queue_row(table, user, cursor, name)
+    if row is None:
+        st.success("Nothing left for you in this queue.")
+        return
+    keys = rm.label_keys(table)
+    keyboard_shortcuts(
+        {
+            "j": "Next",
+            "ArrowRight": "Next",
+            "k": "Previous",
+            "ArrowLeft": "Previous",
+            "e": "Edit",
+            **{k: f"{k} {label}" for k, label in keys.items()},
+        }
+    )
+    nav = st.columns([1, 1, 1, *([1] * len(keys)), 4])
+    if nav[0].button("Previous", key="review.prev", disabled=cursor == 0):
+        st.session_state[CURSOR] = max(0, cursor - 1)
+        st.rerun()
+    if nav[1].button("Next", key="review.next"):
+        st.session_state[CURSOR] = cursor + 1
+        st.rerun()
+    if nav[2].button("Edit", key="review.edit"):
+        st.session_state[EDITING] = not st.session_state.get(EDITING)
+    row_id = str(row["id"])
+    snapshot = queue.snapshot_id
+    for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
+        if col.button(f"{k} {label}", key=f"review.key.{k}"):
+            browse_panels.act(
+                lambda label=label: rm.label_rows(table, [row_id], user, label, snapshot)
+            )
+    st.subheader(f"Row {row_id} · queue position {row['queue_position'] + 1} of {queue.size}")
+    notes = rm.annotations_by_row(table, [row_id]).get(row_id, [])
+    st.caption("Annotations: " + (rm.annotation_text(notes) or "none yet"))
+    browse_panels.review_conversation(
+        row.get("messages") or [],
+        key=f"review.turns.{row_id}",
+        errors=browse_panels.error_locations(table, snapshot, row_id),
+    )
+    if st.session_state.get(EDITING):
+        browse_panels.edit_panel(table, row, snapshot, f"review.row.{row_id}", "main")
+    with st.expander("Rating, note and history"):
+        browse_panels.annotate_panel(table, row_id, snapshot, f"review.row.{row_id}")
+        browse_panels.history_panel(table, row_id)
+
+
+def _picker(table: str, label: str, key: str, default: str | None) -> str | None:
+    choices = rm.snapshot_choices(table)
+    by_id = rm.snapshots_by_id(table)
+    if st.session_state.get(key) is None and default in choices:
+        st.session_state[key] = default
+    return st.selectbox(
+        label,
+        choices,
+        key=key,
+        format_func=lambda c: rm.choice_label(table, c, by_id),
+        accept_new_options=True,
+        help="A snapshot id, a tag or a branch; type a name to use it.",
+    )
+
+
+def _snapshots_tab(table: str) -> None:
+    user = rm.current_user()
+    choices = rm.snapshot_choices(table)
+    ids = [c for c in choices if c.isdigit()]
+    c1, c2 = st.columns(2)
+    with c1:
+        a = _picker(table, "From (A)", "review.diff.a", ids[1] if len(ids) > 1 else None)
+    with c2:
+        b = _picker(table, "To (B)", "review.diff.b", "main")
+    if a and b:
+        try:
+            d = rm.diff(table, a, b)
+        except PodiumError as exc:
+            st.error(str(exc))
+        else:
+            st.markdown(f"**{rm.diff_summary(d)}**")
+            for step in d.authors:
+                st.caption(
+                    f"snapshot {step['snapshot_id']} · {step['action']} by {step['author'] or '?'}"
+                    + (f" · {step['message']}" if step["message"] else "")
+                )
+            if d.added:
+                st.markdown("Added: " + ", ".join(f"`{i}`" for i in d.added[:200]))
+            if d.removed:
+                st.markdown("Removed: " + ", ".join(f"`{i}`" for i in d.removed[:200]))
+            for row in d.changed[:50]:
+                with st.expander(f"Changed {row.id} ({', '.join(row.columns)})"):
+                    for m in row.messages:
+                        head = f"message {m['index']} {m['status']}" + (
+                            f" · role {m['role']}" if m.get("role") else ""
+                        )
+                        st.caption(head)
+                        st.code(m.get("diff") or m.get("text") or "", language="diff")
+            if st.button(f"Train on {b}", key="review.train"):
+                st.switch_page(page_file("train"), query_params=rm.train_params(table, b))
+    st.divider()
+    c1, c2, c3 = st.columns(3)
+    with c1.form("review.tag"):
+        tag_name = st.text_input("New tag (on B)", key="review.tag.name")
+        if st.form_submit_button("Create tag"):
+            _ref_action(lambda: rm.tag(table, tag_name, user, b), "Tagged")
+    with c2.form("review.branch"):
+        branch_name = st.text_input("New branch (from B)", key="review.branch.name")
+        if st.form_submit_button("Create branch"):
+            _ref_action(lambda: rm.branch(table, branch_name, user, b), "Branched")
+    branches = rm.branches(table)[1:]
+    with c3.form("review.ff"):
+        chosen = st.selectbox("Branch", branches, key="review.ff.branch")
+        if st.form_submit_button("Fast-forward main", disabled=not branches):
+            _ref_action(lambda: rm.merge(table, chosen or "", user), "Fast-forwarded")
+
+
+def _ref_action(do, done: str) -> None:  # type: ignore[no-untyped-def]
+    try:
+        ref = do()
+    except PodiumError as exc:
+        st.error(str(exc))
+    else:
+        st.success(f"{done}: {ref.name} → snapshot {ref.snapshot_id}.")
+
+
+def main() -> None:
+    st.title("Review")
+    st.caption(
+        "Review queues, snapshot diffs, tags and branches. Every label is recorded with "
+        "its author; every edit is a snapshot."
+    )
+    browse_panels.take_to_head()
+    browse_panels.save_feedback()
+    table = widgets.table_select("review.table", linked=st.query_params.get("table"))
+    if table is None:
+        empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --table NS.NAME`.")
+        return
+    st.query_params["table"] = table
+    try:
+        ann.label_set(table)
+        queue_tab, snapshots_tab = st.tabs(["Queue", "Snapshots"])
+        with queue_tab:
+            _queue_tab(table)
+        with snapshots_tab:
+            _snapshots_tab(table)
+    except PodiumError as exc:
+        st.error(str(exc))
+
+
+main()
