@@ -1,11 +1,16 @@
 """Home page: the loop Podium serves, one link per step, each opening the page that
-does it. Jobs started anywhere show in the sidebar's job tray."""
+does it, and a button that loads the demo tables (what `podium demo` does). Jobs started
+anywhere show in the sidebar's job tray."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from generators.code_exec.demo_functions import DEMO_TABLE as DEMO_FUNCTIONS
+from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.pages import PAGES, page_file
+from podium.app.widgets import browse_link
+from podium.store.demo import load_demo
 
 STEPS = (
     ("browse", "Review a dataset: search, filter, read conversations, see statistics."),
@@ -27,3 +32,15 @@ st.caption(
 for name, text in STEPS:
     _, title, icon = PAGES[name]
     st.page_link(page_file(name), label=f"{title}: {text}", icon=icon)
+
+st.subheader("Demo data")
+st.caption("Small chat, JSON, tool-call and code datasets, made locally (no downloads).")
+if st.button("Load the demo data", icon=":material/download:", key="home.demo"):
+    with st.spinner("Writing the demo tables"):
+        created = {**load_demo(), DEMO_FUNCTIONS: load_demo_functions()}
+    st.success(
+        "Demo tables: "
+        + ", ".join(f"{t} ({'created' if new else 'already there'})" for t, new in created.items())
+    )
+    for table in created:
+        browse_link(table, label=f"Browse {table}")
