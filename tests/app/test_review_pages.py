@@ -1,0 +1,143 @@
+"""Browse's review tools and the Review page with AppTest, on real Iceberg tables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
+from review_data import BOB, make_table, row_id  # noqa: E402
+
+from podium.app import review_model as rm  # noqa: E402
+from podium.review.annotations import latest  # noqa: E402
+from podium.review.queues import get_queue  # noqa: E402
+from podium.store.catalog import load_table  # noqa: E402
+from podium.store.query import page  # noqa: E402
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+T = "rv.pages"
+
+
+def _open(view: str, **query: str) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=90)
+    at.run()
+    at.switch_page(f"views/{view}.py")
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _button(at: AppTest, label: str):  # type: ignore[no-untyped-def]
+    return next(b for b in at.button if b.label == label)
+
+
+def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
+    make_table(T, 6)
+    at = _open("browse", table=T, sample=row_id(1))
+    _button(at, "2 bad").click().run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success] == ["Labelled 1 row bad."]
+    assert [(a.row_id, a.label) for a in latest(T)] == [(row_id(1), "bad")]
+    # The grid shows the annotation; the review filter keeps only that row.
+    assert "bad (" in at.dataframe[0].value.set_index("id").loc[row_id(1), "review"]
+    at.selectbox(key="browse.review").set_value("bad").run()
+    assert list(at.dataframe[0].value["id"]) == [row_id(1)]
+    at.selectbox(key="browse.review").set_value(rm.UNLABELLED).run()
+    assert row_id(1) not in list(at.dataframe[0].value["id"])
+    at.selectbox(key="browse.review").set_value(rm.ALL).run()
+
+    # Someone else edits the row after this page read it: the save is refused, explained,
+    # and a reload moves the page to the newest snapshot.
+    before = load_table(T).current_snapshot().snapshot_id
+    row = page(T, ids=[row_id(1)]).rows[0]
+    rm.edit_message(T, row, 1, BOB, content="bob's fix", role=None, why="bob", base=before)
+    key = f"browse.row.{row_id(1)}.{before}"
+    at.text_area(key=f"{key}.edit.content.0").set_value("my edit")
+    at.text_input(key=f"{key}.edit.why").set_value("typo")
+    at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
+    assert any("changed by bob" in e.value for e in at.error), [e.value for e in at.error]
+    assert page(T, ids=[row_id(1)]).rows[0]["messages"][0]["content"] == "question 1"
+    at.button(key="review.reload").click().run()
+    head = load_table(T).current_snapshot().snapshot_id
+    assert at.selectbox(key="browse.snapshot").value == head
+    key = f"browse.row.{row_id(1)}.{head}"
+    at.text_area(key=f"{key}.edit.content.0").set_value("my edit")
+    at.text_input(key=f"{key}.edit.why").set_value("typo")
+    at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert page(T, ids=[row_id(1)]).rows[0]["messages"][0]["content"] == "my edit"
+    history = "\n".join(m.value for m in at.markdown)
+    assert "**edit** by `bob`" in history and "**annotation** by" in history
+
+
+def test_bulk_remove_needs_the_confirmation_with_the_count(podium_home: Path) -> None:
+    make_table(T, 30)
+    at = _open("browse", table=T, search="question 2")
+    sure = at.checkbox(key="browse.bulk.sure")
+    assert sure.label == "Yes, act on 11 rows?"  # question 2, 20-29
+    assert at.button(key="browse.bulk.do_remove").disabled
+    sure.check().run()
+    at.text_input(key="browse.bulk.why").set_value("off topic").run()
+    at.button(key="browse.bulk.do_remove").click().run()
+    assert not at.exception, at.exception
+    assert page(T, limit=0).total == 19
+    snap = load_table(T).current_snapshot()
+    assert snap.summary.additional_properties["podium.message"] == "off topic"
+
+
+def test_review_queue_progress_keys_and_reload(podium_home: Path) -> None:
+    make_table(T, 8)
+    at = _open("review", table=T)
+    at.number_input(key="review.new.size").set_value(3)
+    at.button(key="FormSubmitter:review.new-Start queue").click().run()
+    assert not at.exception, at.exception
+    assert "0 of 3 reviewed" in at.get("progress")[0].proto.text
+    first = at.session_state["review.cursor"]
+    assert first == 0
+    shown = next(h.value for h in at.subheader if h.value.startswith("Row "))
+    assert row_id(0) in shown
+    _button(at, "1 good").click().run()
+    assert "1 of 3 reviewed" in at.get("progress")[0].proto.text
+    assert row_id(1) in next(h.value for h in at.subheader if h.value.startswith("Row "))
+    _button(at, "Next").click().run()
+    assert row_id(2) in next(h.value for h in at.subheader if h.value.startswith("Row "))
+    # A reload (a fresh session) continues the same queue with the rows still held.
+    again = _open("review", table=T)
+    assert "1 of 3 reviewed" in again.get("progress")[0].proto.text
+    assert row_id(1) in next(h.value for h in again.subheader if h.value.startswith("Row "))
+    assert get_queue(T).done == 1
+
+
+def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_path: Path) -> None:
+    from podium.models.registry import register_model
+
+    stub = tmp_path / "stub"  # the form lists registered checkpoints; nothing runs here
+    stub.mkdir()
+    (stub / "config.json").write_text("{}")
+    (stub / "model.safetensors").write_bytes(b"")
+    register_model("stub-base", kind="base", path=str(stub))
+    make_table(T, 5)
+    first = load_table(T).current_snapshot().snapshot_id
+    rm.delete_rows(T, [row_id(4)], BOB, why="junk", base=None)
+    at = _open("review", table=T)
+    at.selectbox(key="review.diff.a").set_value(str(first)).run()
+    text = "\n".join(m.value for m in at.markdown)
+    assert "0 added, 1 removed, 0 changed" in text and f"`{row_id(4)}`" in text
+    at.text_input(key="review.tag.name").set_value("cleaned")
+    at.button(key="FormSubmitter:review.tag-Create tag").click().run()
+    assert any("Tagged: cleaned" in s.value for s in at.success)
+    assert "cleaned" in rm.snapshot_choices(T)
+    at.run()  # the pickers above the form list the new tag on the next run
+    at.selectbox(key="review.diff.b").set_value("cleaned").run()
+    at.button(key="review.train").click().run()
+    assert not at.exception, at.exception
+    # The Train page opened on this table with the tag chosen: the card will keep the
+    # name and pin the tag's snapshot.
+    assert at.query_params["snapshot"] in ("cleaned", ["cleaned"])
+    assert at.selectbox(key="train.table").value == T
+    chosen = at.selectbox(key=f"train.snapshot.{T}")
+    assert chosen.value == "cleaned"
+    assert chosen.format_func(chosen.value) == f"cleaned → {rm.resolve(T, 'cleaned')}"
