@@ -71,6 +71,11 @@ class Settings(BaseSettings):
         "(env: JSON object).",
     )
     default_namespace: str = Field("default", description="Namespace for unqualified names.")
+    file_roots: CommaList = Field(
+        default_factory=list,
+        description="Directories besides $PODIUM_HOME/exports and the warehouse where exports, "
+        "reports and uploads may be written and read (podium.paths).",
+    )
     launcher: Literal["local", "ray"] = Field("local", description="Where jobs run.")
     ray_address: str = Field("", description="Ray cluster address for launcher=ray.")
     sandbox_backend: Literal["local", "docker"] = Field(

@@ -93,6 +93,7 @@ register(
         "podium.store.export:run_export",
         "Export a table snapshot to JSONL or Parquet.",
         options={"input": "--table", "input.snapshot_id": "--snapshot"},
+        preflight_path="podium.store.export:preflight",
     )
 )
 register(

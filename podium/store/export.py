@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from podium.errors import InvalidInput
+from podium.paths import resolve_under_roots
 from podium.reporting import JobOutputs, Reporter
 from podium.store.read import iter_table_batches, open_snapshot
 from podium.store.refs import TableRef
@@ -39,6 +40,13 @@ class ExportConfig(BaseModel):
     format: ExportFormat | None = Field(
         None, description="File format; from the suffix if omitted."
     )
+
+
+def preflight(cfg: ExportConfig) -> ExportConfig:
+    """Refuse a path outside the roots before the job exists; the card names the real path."""
+    path = resolve_under_roots(cfg.path, "export")
+    _format_of(path, cfg.format)
+    return cfg.model_copy(update={"path": str(path)})
 
 
 def _json_value(key: str, value: Any) -> Any:
@@ -74,7 +82,7 @@ def _jsonl_line(row: dict[str, Any]) -> bytes:
 
 def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
     """Stream the snapshot into the file batch by batch; memory does not grow with it."""
-    path = Path(cfg.path).expanduser()
+    path = resolve_under_roots(cfg.path, "export")  # again here: a card may be hand-written
     fmt = _format_of(path, cfg.format)
     table, plan = open_snapshot(cfg.input.name, cfg.input.snapshot_id)
     total = plan.total

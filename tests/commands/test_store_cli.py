@@ -89,8 +89,8 @@ def test_export_then_reimport_gives_identical_rows(
     podium_home: Path, jsonl: Path, tmp_path: Path
 ) -> None:
     podium("import", str(jsonl), "--table", "t.chat")
-    podium("export", "t.chat", str(tmp_path / "out.jsonl"))
-    podium("import", str(tmp_path / "out.jsonl"), "--table", "t.copy")
+    podium("export", "t.chat", str(podium_home / "exports" / "out.jsonl"))
+    podium("import", str(podium_home / "exports" / "out.jsonl"), "--table", "t.copy")
     a = json.loads(podium("show", "t.chat", "--json", "--limit", "100").stdout)["rows"]
     b = json.loads(podium("show", "t.copy", "--json", "--limit", "100").stdout)["rows"]
     assert a == b and len(a) == 12

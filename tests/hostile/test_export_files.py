@@ -35,20 +35,20 @@ def test_export_honours_the_umask(
 ) -> None:
     import_file(chat_jsonl, "ns.chat")
     os.umask(mask)
-    out = tmp_path / f"out.{suffix}"
+    out = podium_home / "exports" / f"out.{suffix}"
     export_table("ns.chat", out)
     assert stat.S_IMODE(out.stat().st_mode) == mode
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".out")] == []
 
 
 def test_export_to_a_directory_path_is_refused_and_leaves_no_temp_file(
     podium_home: Path, chat_jsonl: Path, tmp_path: Path
 ) -> None:
     assert podium("import", str(chat_jsonl), "--table", "ns.chat").returncode == 0
-    target = tmp_path / "adir.jsonl"
-    target.mkdir()
+    target = podium_home / "exports" / "adir.jsonl"
+    target.mkdir(parents=True)
     proc = podium("export", "ns.chat", str(target))
     assert "Traceback" not in proc.stderr and proc.returncode != 0
     assert "adir.jsonl is a directory; name the file to write" in " ".join(proc.stderr.split())
-    assert list(tmp_path.glob(".adir.jsonl.*")) == []
+    assert list(target.parent.glob(".adir.jsonl.*")) == []
     assert target.is_dir() and not any(target.iterdir())

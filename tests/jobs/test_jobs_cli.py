@@ -42,14 +42,16 @@ def test_import_card_written_then_run_creates_table_with_lineage(
     # An export card pins the table's snapshot: the job's inputs name it.
     snap = load_table("ns.chat").current_snapshot().snapshot_id
     export_card = tmp_path / "export.md"
-    podium("export", "ns.chat", str(tmp_path / "out.jsonl"), "--card", str(export_card))
+    podium(
+        "export", "ns.chat", str(jobs_home / "exports" / "out.jsonl"), "--card", str(export_card)
+    )
     assert f"snapshot_id: {snap}" in export_card.read_text()
     podium("run", str(export_card))
     shown = json.loads(podium("jobs", "show", jobs[0]["id"][:20], "--json").stdout)
     assert shown["id"] == jobs[0]["id"]
     latest = json.loads(podium("jobs", "--json").stdout)[0]
     assert latest["kind"] == "export" and latest["inputs"] == [f"ns.chat@{snap}"]
-    assert (tmp_path / "out.jsonl").read_text().count("\n") == 3
+    assert (jobs_home / "exports" / "out.jsonl").read_text().count("\n") == 3
 
 
 def test_submitted_card_is_run_by_the_worker(jobs_home: Path, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from podium.store.read import read_small
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_round_trip(podium_home: Path, tmp_path: Path, suffix: str) -> None:
     load_demo()
-    out = tmp_path / f"chat{suffix}"
+    out = podium_home / "exports" / f"chat{suffix}"
     export_table("demo.json_sft", out)
     import_file(out, "copy.json_sft")
     original, _ = read_small("demo.json_sft")
@@ -32,8 +32,8 @@ def test_export_of_old_snapshot(podium_home: Path, tmp_path: Path) -> None:
     load_demo()
     first = read_small("demo.chat")[1]
     import_file(_one(tmp_path), "demo.chat", mode="append")
-    export_table("demo.chat", tmp_path / "old.jsonl", snapshot_id=first)
-    assert len((tmp_path / "old.jsonl").read_text().splitlines()) == 600
+    export_table("demo.chat", "old.jsonl", snapshot_id=first)  # relative: under the exports root
+    assert len((podium_home / "exports" / "old.jsonl").read_text().splitlines()) == 600
 
 
 def _one(tmp_path: Path) -> Path:
@@ -57,9 +57,9 @@ def test_export_streams_several_data_files_in_order(
     import_file(src, "ns.many")
     assert len(load_table("ns.many").inspect.files()) > 3
     reporter = Recorder()
-    out = export_table("ns.many", tmp_path / f"out{suffix}", reporter=reporter)
+    out = export_table("ns.many", podium_home / "exports" / f"out{suffix}", reporter=reporter)
     assert out.summary["rows"] == 300
     assert reporter.calls[0][1] == 300 and reporter.calls[0][0] < 300  # a bar, batch by batch
-    import_file(tmp_path / f"out{suffix}", "ns.back")
+    import_file(podium_home / "exports" / f"out{suffix}", "ns.back")
     assert read_small("ns.back")[0].to_pylist() == read_small("ns.many")[0].to_pylist()
     assert read_small("ns.back")[0].column("id").to_pylist() == [r["id"] for r in rows]
