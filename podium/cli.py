@@ -150,8 +150,13 @@ def main() -> None:
         code = app.main(standalone_mode=False)
     except PodiumError as exc:
         from rich.console import Console
+        from rich.text import Text
 
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        from podium.commands.terminal import printable
+
+        # The message quotes user data (a line of a file, a value): never markup.
+        message = Text.assemble(("error:", "bold red"), " ", printable(str(exc)))
+        Console(stderr=True).print(message, highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except (click.exceptions.Abort, typer.Abort):
         print("aborted", file=sys.stderr)

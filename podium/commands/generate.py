@@ -109,6 +109,7 @@ def list_cmd(
 ) -> None:
     """Vibe-check submissions, newest first."""
     from generators.vibes import list_vibes
+    from podium.commands.terminal import plain_text
 
     rows = list_vibes(tags=tag, search=search)
     if as_json:
@@ -117,8 +118,11 @@ def list_cmd(
     if not rows:
         console.print("No submissions yet; add one with `podium vibes submit PROMPT`.")
     for r in rows:
-        console.rule(f"{r['id']} · {r['checkpoint']} · {', '.join(r['tags'] or [])}", align="left")
-        console.print(f"prompt: {r['prompt']}\nideal:  {r['ideal']}\nanswer: {r['answer']}")
+        title = f"{r['id']} · {r['checkpoint']} · {', '.join(r['tags'] or [])}"
+        console.rule(plain_text(title), align="left")  # what people typed: data, not markup
+        console.print(
+            plain_text(f"prompt: {r['prompt']}\nideal:  {r['ideal']}\nanswer: {r['answer']}")
+        )
 
 
 @vibes_app.command("evalset")

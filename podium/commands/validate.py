@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from podium.commands.terminal import plain_text
 from podium.validate.report import read_report
 from podium.validate.review import marked_failure, message_texts
 from podium.validate.rules import RULE_HELP
@@ -92,7 +93,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
         counts = RichTable("rule", "kind", "count")
         for rule_name, kinds in summary["by_kind"].items():
             for kind, n in kinds.items():
-                counts.add_row(rule_name, kind, str(n))
+                counts.add_row(plain_text(rule_name), plain_text(kind), str(n))
         console.print(counts)
     console.print(f"report: {summary['report']}", highlight=False)
 
@@ -101,9 +102,8 @@ def _print_examples(summary: dict[str, Any], failures: list[dict[str, Any]]) -> 
     texts = message_texts(summary["table"], summary["snapshot_id"], [f["id"] for f in failures])
     for failure in failures:
         where, shown = marked_failure(failure, texts.get(failure["id"], []))
-        console.rule(
-            f"{failure['id']} turn {failure['turn']} · {failure['rule']} · {where}", align="left"
-        )
+        title = f"{failure['id']} turn {failure['turn']} · {failure['rule']} · {where}"
+        console.rule(plain_text(title), align="left")  # ids and rules are data, not markup
         typer.echo(shown)  # plain: rich would wrap long lines and misplace the caret
 
 
