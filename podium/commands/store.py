@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from podium.commands.terminal import plain_text, printable
 from podium.errors import InvalidInput
 from podium.store.modes import ChatFormat, WriteMode
 
@@ -43,17 +44,19 @@ def print_json(value: Any) -> None:
 
 
 def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:
+    """Rows as a table. Cells, headers and title are data, never markup: `[/INST]` or
+    `[bold` in a value prints as it is, and control characters print escaped."""
     from rich.table import Table as RichTable
 
     console = _console()
     if not rows:
         console.print("(no rows)")
         return
-    table = RichTable(title=title, show_lines=False)
+    table = RichTable(title=plain_text(title) if title else None, show_lines=False)
     for col in rows[0]:
-        table.add_column(str(col), overflow="fold", max_width=80)
+        table.add_column(plain_text(str(col)), overflow="fold", max_width=80)
     for row in rows:
-        table.add_row(*(_cell(v) for v in row.values()))
+        table.add_row(*(plain_text(_cell(v)) for v in row.values()))
     console.print(table)
 
 
@@ -67,15 +70,18 @@ def print_conversation(row: dict[str, Any], max_chars: int = 600) -> None:
     )
     tags = ", ".join(row.get("tags") or [])
     console.rule(
-        Text.assemble((header, "bold"), (f"  {tags}" if tags else "", "dim")), align="left"
+        Text.assemble((printable(header), "bold"), (printable(f"  {tags}") if tags else "", "dim")),
+        align="left",
     )
     if row.get("system"):
-        console.print(Text.assemble(("system: ", "dim"), row["system"]))
+        console.print(Text.assemble(("system: ", "dim"), printable(row["system"])))
     for msg in row.get("messages") or []:
         text = msg.get("content") or ""
         text = text if len(text) <= max_chars else text[:max_chars] + " …"
         style = {"user": "cyan", "assistant": "green"}.get(msg.get("role") or "", "magenta")
-        console.print(Text.assemble((f"{msg.get('role')}: ", style), text))
+        console.print(
+            Text.assemble((f"{printable(str(msg.get('role')))}: ", style), printable(text))
+        )
 
 
 def _cell(value: Any) -> str:
