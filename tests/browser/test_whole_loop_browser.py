@@ -1,0 +1,241 @@
+"""The whole loop by clicks in a real Chromium against `podium up` (app + worker):
+load the demo, review it, validate, generate from the base model with real vLLM, build
+a code-exec set in the real sandbox, train a cpu-smoke SFT, compare the new checkpoint
+with its base, and vote. The tab is closed and reopened while generation and training
+run, and every job still completes, because the worker runs them, not the page.
+
+Limits are tiny (a few prompts, a few tokens, two steps): it still takes minutes.
+Screenshots of each page (1440x900) land in test-artifacts/loop-*.png.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from app_driver import REPO, START_TIMEOUT_S, free_port, using_home, wait_for_app
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+
+from podium.jobs.queue import Job, get_job
+from podium.jobs.tables import FINISHED
+
+pytestmark = [pytest.mark.browser, pytest.mark.vllm, pytest.mark.train, pytest.mark.sandbox]
+VIEWPORT = {"width": 1440, "height": 900}
+JOB_TIMEOUT_S = 900
+
+
+@pytest.fixture(scope="module")
+def loop_app(
+    tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
+) -> Iterator[tuple[str, Path]]:
+    """`podium up` on a fresh home where only the base model is registered (what
+    `make run` converts); everything else is made by clicks."""
+    from podium.models.bootstrap import bootstrap
+
+    home = tmp_path_factory.mktemp("loop-home")
+    with using_home(home):
+        bootstrap()
+    port = free_port()
+    env = dict(os.environ, PODIUM_HOME=str(home), PYTHONUNBUFFERED="1")
+    log_path = artifacts_dir / "loop-podium-up.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail(f"podium up exited with {proc.returncode}; see {log_path}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/_stcore/health", timeout=2).text.strip() == "ok":
+                        break
+                if time.monotonic() > deadline:
+                    pytest.fail(f"podium up not healthy after {START_TIMEOUT_S}s; see {log_path}")
+                time.sleep(0.5)
+            yield url, home
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)  # `up` stops the worker and the app
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            with using_home(home):
+                from podium.models.serving import list_servers, stop_server
+
+                for server in list_servers():  # vLLM servers outlive the worker's jobs
+                    stop_server(server.model)
+
+
+class Loop:
+    """The browser tab (reopened at will) and what the test reads of the jobs."""
+
+    def __init__(self, browser: Browser, url: str, home: Path, artifacts: Path) -> None:
+        self.browser, self.url, self.home, self.artifacts = browser, url, home, artifacts
+        self.context: BrowserContext = browser.new_context(viewport=VIEWPORT)
+        self.context.set_default_timeout(60_000)
+        self.page: Page = self.context.new_page()
+
+    def open(self, path: str) -> Page:
+        self.page.goto(f"{self.url}/{path}")
+        wait_for_app(self.page)
+        return self.page
+
+    def reopen(self, path: str) -> Page:
+        """Close the tab (the page's script stops) and open a new one at `path`."""
+        self.page.close()
+        self.page = self.context.new_page()
+        return self.open(path)
+
+    def click(self, role: str, name: str) -> None:
+        self.page.get_by_role(role, name=name).first.click()  # type: ignore[arg-type]
+        wait_for_app(self.page)
+
+    def fill(self, label: str, value: str) -> None:
+        box = self.page.get_by_label(label, exact=True)
+        box.fill(value)
+        box.press("Tab")
+
+    def queue(self) -> str:
+        """Click the one submit verb; returns the queued job's id from the message."""
+        self.click("button", "Queue job")
+        message = self.page.get_by_text(re.compile(r"^Queued job ")).first
+        expect(message).to_be_visible()
+        found = re.search(r"Queued job (\S+);", message.inner_text())
+        assert found, message.inner_text()
+        return found.group(1)
+
+    def job(self, job_id: str) -> Job:
+        with using_home(self.home):
+            return get_job(job_id)
+
+    def wait(self, job_id: str, until: tuple[str, ...] = FINISHED) -> Job:
+        deadline = time.monotonic() + JOB_TIMEOUT_S
+        while (job := self.job(job_id))["status"] not in until:
+            assert time.monotonic() < deadline, f"job {job_id} still {job['status']}"
+            time.sleep(1)
+        return job
+
+    def succeeded(self, job_id: str) -> Job:
+        job = self.wait(job_id)
+        assert job["status"] == "succeeded", job["error"]
+        return job
+
+    def status_shown(self, status: str) -> Locator:
+        """The Logbook header's status (bold), not a cell of the jobs table."""
+        return self.page.locator("strong", has_text=re.compile(rf"^{status}$")).first
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(self.artifacts / f"loop-{name}.png"))
+
+
+def test_the_whole_loop_by_clicks(
+    loop_app: tuple[str, Path], browser: Browser, artifacts_dir: Path
+) -> None:
+    url, home = loop_app
+    loop = Loop(browser, url, home, artifacts_dir)
+    page = loop.open("")
+
+    # Import the demo.
+    expect(page.get_by_role("heading", name="Podium")).to_be_visible()
+    loop.click("button", "Load the demo data")
+    expect(page.get_by_text(re.compile("^Demo tables:"))).to_be_visible()
+    loop.shot("home")
+
+    # A deep link opens Browse itself, not behind a "page not found" notice.
+    page = loop.open("browse?table=demo.chat")
+    expect(page.get_by_role("heading", name="Browse")).to_be_visible()
+    expect(page.get_by_text(re.compile("page not found", re.I))).to_have_count(0)
+    page = loop.open("")
+    loop.click("button", "Load the demo data")
+
+    # Review it in Browse.
+    loop.click("link", "Browse demo.json_sft")
+    expect(page).to_have_url(re.compile(r"/browse\?table=demo\.json_sft"))
+    expect(page.get_by_role("heading", name="Browse")).to_be_visible()
+    loop.shot("browse")
+
+    # Validate the table the link carried.
+    loop.click("link", "Validate this table")
+    expect(page).to_have_url(re.compile(r"/validate\?table=demo\.json_sft"))
+    validation = loop.queue()
+    loop.succeeded(validation)
+    expect(page.get_by_text("Malformed rows")).to_be_visible(timeout=30_000)
+    loop.shot("validate")
+    loop.click("link", "Open the malformed rows in Browse")
+    expect(page).to_have_url(re.compile(r"malformed=1"))
+
+    # Generate from these prompts with the base model; close the tab while it runs.
+    loop.click("link", "Generate from these prompts")
+    expect(page).to_have_url(re.compile(r"/generate\?table=demo\.json_sft"))
+    page.get_by_text("Advanced").first.click()
+    loop.fill("limit", "3")
+    loop.fill("max_tokens", "16")
+    loop.fill("n", "1")
+    generation = loop.queue()
+    loop.shot("generate")
+    loop.wait(generation, until=("running", *FINISHED))
+    page = loop.reopen(f"logbook?job={generation}")
+    job = loop.succeeded(generation)
+    expect(loop.status_shown("succeeded")).to_be_visible()  # live: opened while running
+    samples = job["outputs"]["tables"][0]
+    loop.shot("logbook")
+
+    # Build a code-exec set in the sandbox.
+    loop.click("link", "Code-exec build")
+    loop.fill("limit", "2")
+    loop.fill("inputs_per_function", "2")
+    build = loop.queue()
+    loop.succeeded(build)
+    expect(
+        page.get_by_text("Failures and timeouts").or_(page.get_by_text("Mismatches"))
+    ).to_be_visible()
+    loop.shot("build")
+
+    # Train a cpu-smoke SFT on the generated samples; close the tab while it trains.
+    page = loop.open(f"logbook?job={generation}")
+    loop.click("link", f"{samples['name']}@{samples['snapshot_id']}")
+    loop.click("link", "Train on this table")
+    expect(page).to_have_url(re.compile(rf"/train\?table={re.escape(samples['name'])}"))
+    loop.fill("max_steps", "2")
+    training = loop.queue()
+    loop.shot("train")
+    loop.wait(training, until=("running", *FINISHED))
+    page = loop.reopen(f"logbook?job={training}")
+    job = loop.succeeded(training)
+    checkpoint = job["outputs"]["checkpoints"][-1]
+    expect(loop.status_shown("succeeded")).to_be_visible()
+
+    # Compare the new checkpoint with its base, then vote blind.
+    loop.click("link", f"Compare {checkpoint} with")
+    expect(page).to_have_url(re.compile(r"/compare\?models="))
+    loop.fill("limit", "2")
+    loop.fill("max_tokens", "16")
+    comparison = loop.queue()
+    job = loop.succeeded(comparison)
+    name = job["outputs"]["tables"][0]["name"]
+    loop.click("link", f"Open {name}")
+    page.get_by_text("Blind vote", exact=True).click()
+    wait_for_app(page)
+    loop.click("button", "A is better")
+    expect(page.get_by_text(re.compile("^A was "))).to_be_visible()
+    loop.shot("compare")
+    for job_id in (validation, generation, build, training, comparison):
+        assert loop.job(job_id)["status"] == "succeeded"
