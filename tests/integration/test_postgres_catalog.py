@@ -31,3 +31,20 @@ def test_demo_tables_on_postgres_catalog(postgres_home: str) -> None:
     assert page("demo.json_sft", search="osaka").total > 0
     # app state shares the catalog's database
     assert engine().url.get_backend_name() == "postgresql"
+
+
+def test_cold_reads_find_cached_plans_through_the_postgres_catalog(
+    postgres_home: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.store import catalog, names
+    from podium.store.plan import clear_plans
+    from podium.store.query import open_view
+
+    load_demo()
+    expected = page("demo.chat", offset=2, limit=3).to_dict()
+    location = catalog.load_table("demo.chat").metadata_location
+    assert names.metadata_location("demo", "chat") == location  # read with SQLAlchemy
+    clear_plans()
+    monkeypatch.setattr(catalog, "load_table", None)  # a cache miss would fail loudly
+    assert open_view("demo.chat").table is None
+    assert page("demo.chat", offset=2, limit=3).to_dict() == expected

@@ -16,7 +16,7 @@ import pytest
 from store_helpers import write_in_files
 
 from podium.errors import NotFound
-from podium.store import catalog, plan_cache, scan
+from podium.store import catalog, names, plan_cache, scan
 from podium.store.plan import FilePlan, PlannedFile, clear_plans
 from podium.store.plan import open_parquet as real_open
 from podium.store.query import open_view, page
@@ -225,3 +225,14 @@ def test_rows_convert_utc_timestamps_as_pyarrow_does() -> None:
 
 def ids(start: int, end: int) -> list[str]:
     return [f"r{i:04d}" for i in range(start, end)]
+
+
+def test_anything_the_catalog_row_cannot_answer_is_a_miss(table: str, podium_home: Path) -> None:
+    page(table, limit=1)  # the current snapshot is cached
+    assert plan_cache.cached_snapshot(table, None) is not None
+    assert plan_cache.cached_snapshot("cached", None) is None  # default namespace: no table
+    assert plan_cache.cached_snapshot("t.nope", None) is None
+    assert plan_cache.cached_snapshot("a.b.c", None) is None
+    assert plan_cache.cached_snapshot(table, "main") is None  # refs go through pyiceberg
+    (podium_home / "catalog.db").rename(podium_home / "moved.db")
+    assert names.metadata_location("t", "cached") is None
