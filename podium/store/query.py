@@ -148,16 +148,69 @@ def table_mapping(name: str) -> dict[str, str]:
     return json.loads(raw) if raw else {}
 
 
-def check_expression(con: duckdb.DuckDBPyConnection, where: str) -> None:
-    """Refuse anything but one boolean expression (no second statement, no DDL)."""
+def where_select(where: str) -> str:
+    """`SELECT * FROM t WHERE <where>` rebuilt by DuckDB from its own parse tree.
+
+    The expression is parsed alone, checked to be one condition over `t` (no subquery, so
+    no table function such as read_csv, no ORDER BY/LIMIT/UNION tail) and then written
+    back out from the tree, fully parenthesised. Callers use the result as a subquery:
+    a payload such as `a') OR (1=1` cannot close it and escape the conditions and id
+    sets that are ANDed around it, because its text never reaches the final query."""
     import duckdb
 
-    try:
-        statements = con.extract_statements(f"SELECT * FROM t WHERE ({where})")
-    except duckdb.Error as exc:
-        raise InvalidInput(f"Filter expression {where!r} does not parse: {exc}") from None
-    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-        raise InvalidInput(f"Filter expression {where!r} must be a single SQL condition.")
+    sql = f"SELECT * FROM t WHERE {where}"
+    con = duckdb.connect()
+    tree = json.loads(con.execute("SELECT json_serialize_sql($q)", {"q": sql}).fetchone()[0])
+    shown = where if len(where) <= 200 else where[:200] + "..."
+    if tree.get("error"):
+        raise InvalidInput(
+            f"Filter expression {shown!r} does not parse as a single SQL condition: "
+            f"{tree.get('error_message')}. Write a condition such as \"split = 'test'\"."
+        )
+    statements = tree["statements"]
+    node = statements[0]["node"] if len(statements) == 1 else {}
+    if not _only_a_where(node):
+        raise InvalidInput(
+            f"Filter expression {shown!r} must be a single SQL condition (no ORDER BY, LIMIT, "
+            "GROUP BY, UNION or a second statement)."
+        )
+    if _has_subquery(node["where_clause"]):
+        raise InvalidInput(
+            f"Filter expression {shown!r} contains a subquery; a filter may only use the "
+            "row's own columns (no SELECT, and no table functions such as read_csv)."
+        )
+    rebuilt = con.execute("SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}).fetchone()
+    return str(rebuilt[0])
+
+
+def _only_a_where(node: dict[str, Any]) -> bool:
+    source = node.get("from_table") or {}
+    star = node.get("select_list") or [{}]
+    return (
+        node.get("type") == "SELECT_NODE"
+        and node.get("where_clause") is not None
+        and not node.get("modifiers")
+        and not (node.get("cte_map") or {}).get("map")
+        and not node.get("group_expressions")
+        and not node.get("group_sets")
+        and node.get("having") is None
+        and node.get("qualify") is None
+        and node.get("sample") is None
+        and source.get("type") == "BASE_TABLE"
+        and source.get("table_name") == "t"
+        and len(star) == 1
+        and star[0].get("class") == "STAR"
+    )
+
+
+def _has_subquery(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        if tree.get("class") == "SUBQUERY" or tree.get("type") in ("SELECT_NODE", "SUBQUERY"):
+            return True
+        return any(_has_subquery(v) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_has_subquery(v) for v in tree)
+    return False
 
 
 def _is_list(t: pa.DataType) -> bool:
@@ -205,17 +258,14 @@ def conditions(
     schema: pa.Schema,
     *,
     search: str | None,
-    where: str | None,
     filters: Mapping[str, FilterValue] | None,
     params: dict[str, Any],
 ) -> list[str]:
-    """SQL conditions for a search, a `where` expression and equality filters."""
+    """SQL conditions for a search and equality filters, values bound as parameters."""
     conds: list[str] = []
     if search:
         params["needle"] = search_pattern(search)
         conds.append(search_condition(schema, "needle"))
-    if where:
-        conds.append(f"({where})")
     for i, (column, value) in enumerate((filters or {}).items()):
         if column not in schema.names or column == POS:
             names = ", ".join(n for n in schema.names if n != POS)
@@ -263,14 +313,13 @@ def filtered_source(
     ids: Collection[str] | None,
     params: dict[str, Any],
 ) -> str:
-    """`FROM ...` clause of the rows passing every condition, on a connection with `t`."""
-    if where:
-        check_expression(con, where)
-    conds = conditions(view.schema, search=search, where=where, filters=filters, params=params)
-    source = "t"
+    """`FROM ...` clause of the rows passing every condition, on a connection with `t`.
+    A `where` expression is a subquery rebuilt from its parse tree (`where_select`)."""
+    conds = conditions(view.schema, search=search, filters=filters, params=params)
+    source = f"({where_select(where)}) AS t" if where else "t"
     if ids is not None:
         con.register("wanted", pa.table({"id": pa.array(sorted(set(ids)), pa.string())}))
-        source = "t SEMI JOIN wanted USING (id)"
+        source += " SEMI JOIN wanted USING (id)"
     return source + ((" WHERE " + " AND ".join(conds)) if conds else "")
 
 
