@@ -28,7 +28,11 @@ from typing import IO, Any, cast
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import TableAlreadyExistsError
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    TableAlreadyExistsError,
+    ValidationException,
+)
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import (
     ParquetFormatModel,
@@ -43,7 +47,7 @@ from pyiceberg.io.pyarrow import (
 )
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.schema import Schema
-from pyiceberg.table import Table, Transaction
+from pyiceberg.table import Table, TableProperties, Transaction
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import Record
@@ -57,6 +61,7 @@ from podium.store.users import AUTHOR, author_name
 log = logging.getLogger("podium")
 
 RowsWritten = Callable[[int], None]
+REPLACE_ATTEMPTS = 8
 
 
 def write_table(
@@ -163,6 +168,101 @@ def write_batches(
     return catalog.load_table(ident)
 
 
+def replace_batches(
+    name: str,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    schema: pa.Schema,
+    properties: Mapping[str, str] | None = None,
+    final_properties: Callable[[], Mapping[str, str]] | None = None,
+    may_replace: Callable[[Table], None] | None = None,
+    target_file_bytes: int | None = None,
+    author: str | None = None,
+) -> Table:
+    """Create table `name`, or replace all its rows, with `batches`: one snapshot.
+
+    For outputs a run replaces whole (a validation report), where the last writer
+    wins. The stream is written once; the commit then retries against whatever is
+    current, so two runs replacing one table at the same time each commit a complete
+    table (a reader sees one run's rows, never a mix) and no data file is left outside
+    it. `final_properties` is called once the stream is consumed (a summary counted
+    from it) and set in the same commit; `may_replace` raises to refuse replacing an
+    existing table (checked again at every attempt).
+    """
+    catalog = open_catalog()
+    ident = parse_name(name)
+    props = {k: str(v) for k, v in (properties or {}).items()}
+    new_namespace = not catalog.namespace_exists(ident[0])
+    ensure_namespace(ident[0], catalog)
+    if catalog.table_exists(ident):
+        table = catalog.load_table(ident)
+        if may_replace is not None:
+            may_replace(table)
+        txn = table.transaction()
+    else:
+        txn = catalog.create_table_transaction(ident, schema=schema)
+    summary = {AUTHOR: author or author_name()}
+    writer = _FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
+    try:
+        files = writer.write(_prefetched(iter(batches)), None)
+        if final_properties is not None:
+            props.update({k: str(v) for k, v in final_properties().items()})
+        for attempt in range(REPLACE_ATTEMPTS):
+            try:
+                return _replace_once(
+                    catalog, ident, schema, writer, files, props, summary, may_replace
+                )
+            except (TableAlreadyExistsError, CommitFailedException, ValidationException):
+                if attempt + 1 == REPLACE_ATTEMPTS:
+                    raise InvalidInput(
+                        f"Table {'.'.join(ident)} kept changing while this run replaced it; "
+                        "nothing was written. Run it again."
+                    ) from None
+        raise AssertionError("unreachable")
+    except BaseException:
+        writer.discard()
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+        raise
+
+
+def _replace_once(
+    catalog: Catalog,
+    ident: tuple[str, str],
+    schema: pa.Schema,
+    writer: _FileWriter,
+    files: list[DataFile],
+    props: dict[str, str],
+    summary: dict[str, str],
+    may_replace: Callable[[Table], None] | None,
+) -> Table:
+    """One attempt: drop every file live now, add `files`, in one commit."""
+    if catalog.table_exists(ident):
+        table = catalog.load_table(ident)
+        if may_replace is not None:
+            may_replace(table)
+        if table.schema().as_struct() != writer.file_schema.as_struct():
+            raise InvalidInput(
+                f"Table {'.'.join(ident)} changed its columns meanwhile; nothing was written."
+            )
+        # pyiceberg's own retry would keep a concurrent replacer's files beside these;
+        # a conflict comes back here instead, to replace whatever is current then.
+        txn = _without_commit_retries(table).transaction()
+        if props:
+            txn.set_properties(props)
+    else:
+        txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
+    _commit_files(txn, files, overwrite=True, summary=summary)
+    txn.commit_transaction()
+    return catalog.load_table(ident)
+
+
+def _without_commit_retries(table: Table) -> Table:
+    properties = {**table.metadata.properties, TableProperties.COMMIT_NUM_RETRIES: "0"}
+    metadata = table.metadata.model_copy(update={"properties": properties})
+    return Table(table.name(), metadata, table.metadata_location, table.io, table.catalog)
+
+
 class _FileWriter:
     """Parquet data files for one transaction, rolled over at a target size on disk."""
 
@@ -172,12 +272,12 @@ class _FileWriter:
         self.target_bytes = max(1, target_bytes)
         self.paths: list[str] = []
         self._uuid = uuid.uuid4()
-        self._file_schema = self.meta.schema()
-        self._arrow_schema = schema_to_pyarrow(self._file_schema, include_field_ids=True)
+        self.file_schema = self.meta.schema()
+        self._arrow_schema = schema_to_pyarrow(self.file_schema, include_field_ids=True)
         self._locations = load_location_provider(self.meta.location, self.meta.properties)
         self._kwargs = _get_parquet_writer_kwargs(self.meta.properties)
-        self._stats_plan = compute_statistics_plan(self._file_schema, self.meta.properties)
-        self._id_mapping = parquet_path_to_id_mapping(self._file_schema)
+        self._stats_plan = compute_statistics_plan(self.file_schema, self.meta.properties)
+        self._id_mapping = parquet_path_to_id_mapping(self.file_schema)
 
     def write(
         self, batches: Iterator[pa.RecordBatch], on_rows: RowsWritten | None
@@ -216,20 +316,20 @@ class _FileWriter:
     def _task_schema(self, schema: pa.Schema) -> Schema:
         try:
             _check_pyarrow_schema_compatible(
-                self._file_schema, schema, format_version=self.meta.format_version
+                self.file_schema, schema, format_version=self.meta.format_version
             )
         except ValueError as exc:
             raise InvalidInput(f"The rows do not fit the table's columns: {exc}") from None
         return pyarrow_to_schema(
             schema,
-            name_mapping=self._file_schema.name_mapping,
+            name_mapping=self.file_schema.name_mapping,
             format_version=self.meta.format_version,
         )
 
     def _to_file_schema(self, batch: pa.RecordBatch, task_schema: Schema) -> pa.RecordBatch:
         """`batch` with the table's field ids and the file's exact Arrow types."""
         projected = _to_requested_schema(
-            requested_schema=self._file_schema,
+            requested_schema=self.file_schema,
             file_schema=task_schema,
             batch=batch,
             include_field_ids=True,

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+import pyarrow as pa
 from pydantic import BaseModel, Field, field_validator
 
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table
+from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_MAPPING
 from podium.store.snapshots import resolve_snapshot
-from podium.validate.parallel import available_cores, map_batches, rebatch, task_for
+from podium.validate.parallel import available_cores, map_batches, task_for
 from podium.validate.report import (
     PROP_EXTRACT,
     PROP_ROLES,
@@ -30,6 +33,7 @@ from podium.validate.report import (
     PROP_SUMMARY,
     PROP_VALIDATED_SNAPSHOT,
     PROP_VALIDATED_TABLE,
+    failure_batch,
     report_name,
     write_report,
 )
@@ -118,21 +122,32 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
     heavy = any(rule.name in HEAVY_RULES for rule in rules)
     workers = config.workers or (available_cores() if heavy and total >= PARALLEL_MIN_ROWS else 1)
     summary = Summary(name, sid, full_name(config.report or report_name(name)))
-    failures: list[dict[str, Any]] = []
-    if sid is not None:
-        reader = table.scan(snapshot_id=sid, selected_fields=tuple(wanted)).to_arrow_batch_reader()
+    tally = _Tally()
+
+    def report_batches() -> Iterator[pa.RecordBatch]:
+        """Failures straight into the report: memory holds one batch, not the run."""
+        if sid is None:
+            return
+        batches = iter_table_batches(table, sid, columns=wanted, batch_size=config.batch_rows)
         task = task_for(rules, config.extract, config.roles, columns)
         reporter.log(
             f"validating {name}@{sid}: {total} rows, rules {config.rules}, {workers} process(es)"
         )
         reporter.progress(0, total, "validating")
-        for result in map_batches(rebatch(reader, config.batch_rows), task, workers, reporter):
+        for result in map_batches(batches, task, workers, reporter):
             summary.rows += result.rows
             summary.turns += result.turns
-            failures.extend(result.failures)
-            reporter.progress(summary.rows, total, f"{len(failures)} failures")
-    reporter.check_cancelled()
-    _count(summary, failures)
+            tally.add(result.failures)
+            reporter.progress(summary.rows, total, f"{tally.failures} failures")
+            if result.failures:
+                yield failure_batch(result.failures)
+        reporter.check_cancelled()
+
+    def final_properties() -> dict[str, str]:
+        tally.fill(summary)
+        counts = {k: v for k, v in summary.to_dict().items() if k != "report_snapshot_id"}
+        return {PROP_SUMMARY: json.dumps(counts)}
+
     properties = {
         **reporter.lineage,
         PROP_VALIDATED_TABLE: name,
@@ -140,11 +155,10 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
         PROP_RULES: json.dumps(config.rules),
         PROP_EXTRACT: config.extract,
         PROP_ROLES: json.dumps(config.roles),
-        PROP_SUMMARY: json.dumps(
-            {k: v for k, v in summary.to_dict().items() if k != "report_snapshot_id"}
-        ),
     }
-    summary.report_snapshot_id = write_report(summary.report, failures, properties)
+    summary.report_snapshot_id = write_report(
+        summary.report, report_batches(), properties, final_properties
+    )
     reporter.log(
         f"{summary.failures} failing turns in {summary.failing_rows} of {summary.rows} rows; "
         f"report {summary.report}"
@@ -152,14 +166,28 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
     return summary
 
 
-def _count(summary: Summary, failures: list[dict[str, Any]]) -> None:
-    summary.failures = len(failures)
-    summary.failing_rows = len({f["id"] for f in failures})
-    summary.by_rule = dict(Counter(f["rule"] for f in failures).most_common())
-    by_kind: dict[str, Counter[str]] = {}
-    for f in failures:
-        by_kind.setdefault(f["rule"], Counter())[f["kind"]] += 1
-    summary.by_kind = {rule: dict(c.most_common()) for rule, c in by_kind.items()}
+@dataclass
+class _Tally:
+    """Counts of the failures streamed past, bounded whatever the table's size."""
+
+    failures: int = 0
+    failing_rows: int = 0
+    by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def add(self, failures: list[dict[str, Any]]) -> None:
+        # A row's turns are checked in one batch, so distinct ids per batch add up to
+        # the failing rows without a set of every id in the table.
+        self.failures += len(failures)
+        self.failing_rows += len({f["id"] for f in failures})
+        for f in failures:
+            self.by_kind.setdefault(f["rule"], Counter())[f["kind"]] += 1
+
+    def fill(self, summary: Summary) -> None:
+        summary.failures = self.failures
+        summary.failing_rows = self.failing_rows
+        totals = Counter({rule: sum(kinds.values()) for rule, kinds in self.by_kind.items()})
+        summary.by_rule = dict(totals.most_common())
+        summary.by_kind = {rule: dict(self.by_kind[rule].most_common()) for rule in summary.by_rule}
 
 
 def run_validate(config: ValidateConfig, reporter: Reporter) -> JobOutputs:

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
 from podium.store.catalog import full_name, load_table, parse_name, table_exists
 from podium.store.read import iter_table_batches, read_small_table
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.snapshots import resolve_snapshot
-from podium.store.write import write_table
+from podium.store.write import replace_batches
 
 REPORT_KIND = "validation-report"
 PROP_VALIDATED_TABLE = f"{PROP_LINEAGE_PREFIX}validated_table"
@@ -52,30 +53,45 @@ def report_name(table: str) -> str:
 
 
 def write_report(
-    name: str, failures: Sequence[Mapping[str, Any]], properties: Mapping[str, str]
+    name: str,
+    failures: Iterable[pa.RecordBatch],
+    properties: Mapping[str, str],
+    final_properties: Callable[[], Mapping[str, str]] | None = None,
 ) -> int | None:
-    """Create or replace report `name` in one commit; returns its new snapshot id.
+    """Create or replace report `name` with the streamed `failures` in one commit;
+    returns its new snapshot id. Concurrent runs writing one report each commit whole
+    (the last one wins) and leave no data files behind.
 
     Refuses to overwrite a table that is not a validation report, so a mistyped
     `--report` can never clobber a dataset.
     """
-    data = pa.Table.from_pylist(list(failures), schema=REPORT_SCHEMA)
-    props = {PROP_KIND: REPORT_KIND, **properties}
-    mode = "create"
-    if table_exists(name):
-        kind = load_table(name).properties.get(PROP_KIND)
-        if kind != REPORT_KIND:
-            raise InvalidInput(
-                f"Table {full_name(name)} exists and is not a validation report "
-                f"(podium.kind={kind!r}); choose another --report name."
-            )
-        mode = "overwrite"
     with warnings.catch_warnings():
         # Replacing a report with an empty one deletes nothing, which pyiceberg warns about.
         warnings.filterwarnings("ignore", message="Delete operation did not match any records")
-        table = write_table(name, data, mode=mode, properties=props)  # type: ignore[arg-type]
+        table = replace_batches(
+            name,
+            failures,
+            schema=REPORT_SCHEMA,
+            properties={PROP_KIND: REPORT_KIND, **properties},
+            final_properties=final_properties,
+            may_replace=_must_be_report,
+        )
     snapshot = table.current_snapshot()
     return snapshot.snapshot_id if snapshot else None
+
+
+def failure_batch(failures: Sequence[Mapping[str, Any]]) -> pa.RecordBatch:
+    """Report rows as one Arrow batch of the report's schema."""
+    return pa.RecordBatch.from_pylist(list(failures), schema=REPORT_SCHEMA)
+
+
+def _must_be_report(table: Table) -> None:
+    kind = table.properties.get(PROP_KIND)
+    if kind != REPORT_KIND:
+        raise InvalidInput(
+            f"Table {'.'.join(table.name())} exists and is not a validation report "
+            f"(podium.kind={kind!r}); choose another --report name."
+        )
 
 
 def report_for(
