@@ -34,7 +34,7 @@ def test_open_table_search_and_read_a_sample(
     app_page: Page, app_url: str, artifacts_dir: Path
 ) -> None:
     page = app_page
-    page.goto(app_url)
+    page.goto(f"{app_url}/browse")  # Home is the default page; Browse has its own path
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Browse")).to_be_visible()
 
@@ -76,7 +76,7 @@ def test_open_table_search_and_read_a_sample(
 
 def test_time_travel_and_statistics(app_page: Page, app_url: str, artifacts_dir: Path) -> None:
     page = app_page
-    page.goto(f"{app_url}/?table={CHAT}")
+    page.goto(f"{app_url}/browse?table={CHAT}")
     wait_for_app(page)
     expect(page.get_by_text(f"Rows 1–25 of {CHAT_ROWS + APPENDED}")).to_be_visible()
 
@@ -104,3 +104,19 @@ def test_time_travel_and_statistics(app_page: Page, app_url: str, artifacts_dir:
     expect(rows_metric).to_contain_text(str(CHAT_ROWS))
     expect(page.get_by_text("Sample length (characters)")).to_be_visible()
     page.screenshot(path=str(artifacts_dir / "browse-stats.png"), full_page=True)
+
+
+def test_a_page_number_out_of_range_is_replaced_by_the_last_page(
+    app_page: Page, app_url: str
+) -> None:
+    """Before: the box kept showing 999 (the widget refused it, the view stayed on page 1)."""
+    page = app_page
+    page.goto(f"{app_url}/browse?table={CHAT}")
+    wait_for_app(page)
+    box = page.get_by_label(re.compile(r"^Page \(of 3\)"))
+    box.fill("999")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(box).to_have_value("3")
+    expect(page.get_by_text(f"Rows 51–65 of {CHAT_ROWS + APPENDED}")).to_be_visible()
+    assert parse_qs(urlparse(page.url).query)["page"] == ["3"]

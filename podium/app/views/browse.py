@@ -426,7 +426,9 @@ def main() -> None:
         _write_url(replace(view, snapshot=sid))
         return
     pages = bm.page_count(result.total, view.page_size)
-    page_col.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=PAGE)
+    # No max_value: the browser would keep showing a number past the end that the widget
+    # refused; the view clamps it above instead, and the box then shows the last page.
+    page_col.number_input(f"Page (of {pages:,})", min_value=1, step=1, key=PAGE)
     widgets.table_next_steps(name, sid)  # the same table in Validate, Generate, Train
     mode = st.segmented_control(
         "View", ["Rows", "Statistics"], key=MODE, default="Rows", required=True
