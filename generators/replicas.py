@@ -6,9 +6,11 @@
 Each actor takes one CPU (`REPLICA_CPUS`), so Ray places replicas where cores are free,
 one node or many; it starts the server with Podium's own serving code (same command,
 environment and warm-up as `podium models serve`) bound to its node's address, and
-stops it when the job leaves the `with` (success, failure or cancel). The actors fate-
-share with the job: if the job's process dies, Ray ends them, and a server whose actor
-is gone is stopped by the actor's exit handler.
+stops it when the job leaves the `with` (success, failure or cancel: the Ray launcher
+gives a stopped job 30 s before SIGKILL for this). The actors fate-share with the job:
+if the job's process dies, Ray ends them, and an actor that exits normally stops its
+server from an exit handler. Known gap: an actor process killed with SIGKILL leaves
+its server running (these servers are not recorded, so no idle watcher stops them).
 """
 
 from __future__ import annotations
