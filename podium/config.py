@@ -95,6 +95,11 @@ class Settings(BaseSettings):
         gt=0,
         description="Size on disk at which a write starts its next Parquet data file.",
     )
+    import_max_line_bytes: int = Field(
+        8 * 2**20,
+        gt=0,
+        description="Longest JSONL line (one record) an import accepts; longer ones are refused.",
+    )
     heartbeat_seconds: float = Field(2.0, description="How often a running job reports life.")
     stale_after_seconds: float = Field(
         30.0, description="A running job silent this long is taken as dead."

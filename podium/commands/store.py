@@ -114,6 +114,12 @@ def import_(
     mode: Annotated[WriteMode, typer.Option(help="create, append or overwrite.")] = "create",
     prompt_column: Annotated[str | None, typer.Option(help="Prompt column name.")] = None,
     response_column: Annotated[str | None, typer.Option(help="Response column name.")] = None,
+    allow_duplicate_ids: Annotated[
+        bool,
+        typer.Option(
+            "--allow-duplicate-ids", help="Import rows that repeat an id (counted) instead."
+        ),
+    ] = False,
     card: CardOption = None,
 ) -> None:
     """Import chat data into an SFT table (one atomic commit; a bad line changes nothing)."""
@@ -127,6 +133,7 @@ def import_(
         mode=mode,
         prompt_column=prompt_column,
         response_column=response_column,
+        allow_duplicate_ids=allow_duplicate_ids,
     )
     run_or_write_card("import", cfg, card)
 

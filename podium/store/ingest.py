@@ -30,6 +30,7 @@ from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name
+from podium.store.duplicate_ids import IdLedger
 from podium.store.modes import ChatFormat, WriteMode
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.table_name import TableName
@@ -85,6 +86,11 @@ class ImportConfig(BaseModel):
     source: str | None = Field(
         None, description="Value for the source column (default: file name)."
     )
+    allow_duplicate_ids: bool = Field(
+        False,
+        description="Import rows whose id repeats an earlier row's, and report how many, "
+        "instead of refusing the file.",
+    )
 
 
 def file_format(path: Path) -> FileFormat:
@@ -117,26 +123,52 @@ class Position:
 
 
 def _jsonl_records(path: Path, pos: Position) -> Iterator[tuple[str, dict[str, Any]]]:
+    limit = get_settings().import_max_line_bytes
     with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
+        # readline with a limit: a huge line is refused after `limit` bytes, not held whole.
+        for lineno, line in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
             pos.done += len(line)
+            where = f"{path.name} line {lineno}"
+            if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+                raise InvalidInput(
+                    f"{where}: the line is longer than {limit:,} bytes, the limit for one "
+                    "record (setting import_max_line_bytes, PODIUM_IMPORT_MAX_LINE_BYTES); "
+                    "split that record or raise the limit."
+                )
             if not line.strip():
                 continue
-            where = f"{path.name} line {lineno}"
             try:
                 record = orjson.loads(line)
             except orjson.JSONDecodeError:
-                try:
-                    json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InvalidInput(
-                        f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
-                        "fix or remove that line and import again."
-                    ) from None
-                raise InvalidInput(f"{where}: invalid JSON; fix or remove that line.") from None
+                raise _json_problem(line, where) from None
             if not isinstance(record, dict):
                 raise InvalidInput(f"{where}: expected a JSON object, got {type(record).__name__}.")
             yield where, record
+
+
+def _json_problem(line: bytes, where: str) -> InvalidInput:
+    """Why orjson refused a line, in words, naming the line (and byte or column)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return InvalidInput(
+            f"{where}: not UTF-8 text (byte {exc.start + 1} of the line is "
+            f"0x{line[exc.start]:02x}); convert the file to UTF-8 (e.g. `iconv -f latin1 "
+            "-t utf-8`) and import again."
+        )
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return InvalidInput(
+            f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
+            "fix or remove that line and import again."
+        )
+    except RecursionError:
+        pass
+    return InvalidInput(
+        f"{where}: the JSON is nested too deeply to read (orjson stops at 1024 levels); "
+        "fix or remove that line."
+    )
 
 
 def _batch_records(
@@ -301,8 +333,12 @@ def to_sft_row(record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: Ch
     if isinstance(metadata, str):
         try:
             metadata = json.loads(metadata) if metadata else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise InvalidInput(f"{where}: `metadata` is a string but not JSON.") from None
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidInput(
+            f"{where}: `metadata` must be a JSON object ({{...}}), got {_json_type(metadata)}."
+        )
     metadata = dict(metadata or {})
     metadata.update({k: v for k, v in record.items() if k not in used})
     if record.get("tools") is not None:
@@ -310,16 +346,41 @@ def to_sft_row(record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: Ch
     tags = record.get("tags")
     if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
         raise InvalidInput(f"{where}: `tags` must be a list of strings.")
+    row_id = record.get("id")
+    if row_id is not None and (isinstance(row_id, bool) or not isinstance(row_id, str | int)):
+        raise InvalidInput(
+            f"{where}: `id` must be a string or an integer, got {_json_type(row_id)}."
+        )
     return {
-        "id": None if record.get("id") is None else str(record["id"]),
+        "id": None if row_id is None else str(row_id),
         "messages": messages,
         "system": _text(record.get("system"), where, "system"),
-        "source": record.get("source") or cfg.source or Path(cfg.path).name,
-        "split": record.get("split"),
+        "source": _string(record, "source", where) or cfg.source or Path(cfg.path).name,
+        "split": _string(record, "split", where),
         "tags": tags,
         "metadata": canonical_json(metadata) if metadata else None,
         "created_at": _created_at(record.get("created_at"), where),
     }
+
+
+def _string(record: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = record.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidInput(
+        f"{where}: `{key}` must be a string, got {_json_type(value)} ({value!r:.40})."
+    )
+
+
+def _json_type(value: Any) -> str:
+    names = {
+        dict: "an object",
+        list: "a list",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }
+    return names.get(type(value), type(value).__name__)
 
 
 class _IdFiller:
@@ -356,11 +417,14 @@ def sft_batches(
     cfg: ImportConfig,
     reporter: Reporter | None = None,
     batch_bytes: int = BATCH_BYTES,
+    counts: dict[str, int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Parse and check the input as SFT record batches of about `batch_bytes` of text.
 
     Streams: one batch of rows is held at a time. Raises InvalidInput naming the line
-    or row of the first bad record, and when the input holds no records at all.
+    or row of the first bad record, when the input holds no records at all, and (after
+    the last batch, so before any commit) when ids repeat, unless the config allows it;
+    `counts["duplicate_ids"]` then says how many rows repeated an id.
     """
     reporter = reporter or Reporter()
     path = Path(cfg.path).expanduser()
@@ -368,28 +432,51 @@ def sft_batches(
     label = path.name
     ids = _IdFiller()
     rows: list[dict[str, Any]] = []
+    places: list[str] = []  # where each row of the batch came from, for duplicate reports
     size = total = 0
     fmt: ChatFormat | None = None
     now = datetime.now(UTC)
-    for where, record in records(path, pos):
-        fmt = fmt or detect_format(record, cfg, where)
-        row = to_sft_row(record, cfg, where, fmt)
-        row["created_at"] = row["created_at"] or now
-        ids.fill(row)
-        rows.append(row)
-        size += _row_bytes(row)
-        if size >= batch_bytes:
+    with IdLedger() as ledger:
+        for where, record in records(path, pos):
+            fmt = fmt or detect_format(record, cfg, where)
+            row = to_sft_row(record, cfg, where, fmt)
+            row["created_at"] = row["created_at"] or now
+            ids.fill(row)
+            rows.append(row)
+            places.append(where)
+            size += _row_bytes(row)
+            if size >= batch_bytes:
+                total += len(rows)
+                ledger.add([r["id"] for r in rows], places)
+                yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+                rows, places, size = [], [], 0
+                _report(reporter, pos, label, total)
+                reporter.check_cancelled()
+        if rows:
             total += len(rows)
+            ledger.add([r["id"] for r in rows], places)
             yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
-            rows, size = [], 0
-            _report(reporter, pos, label, total)
-            reporter.check_cancelled()
-    if rows:
-        total += len(rows)
-        yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
-    if not total:
-        raise InvalidInput(f"{path} holds no records; nothing was imported.")
+        if not total:
+            raise InvalidInput(f"{path} holds no records; nothing was imported.")
+        repeated = _check_duplicates(ledger, cfg.allow_duplicate_ids)
+    if counts is not None:
+        counts["duplicate_ids"] = repeated
     _report(reporter, pos, label, total)
+
+
+def _check_duplicates(ledger: IdLedger, allowed: bool) -> int:
+    repeated, shown = ledger.duplicates()
+    if repeated and not allowed:
+        first = shown[0]
+        others = ", ".join(repr(d.id) for d in shown[1:])
+        raise InvalidInput(
+            f"{first.again}: duplicate id {first.id!r} (first at {first.first}); "
+            f"{repeated:,} rows repeat an earlier row's id"
+            + (f" (also {others})" if others else "")
+            + ". Nothing was imported: give each row its own id, drop the `id` field to "
+            "have ids generated, or import anyway with --allow-duplicate-ids."
+        )
+    return repeated
 
 
 def _report(reporter: Reporter, pos: Position, label: str, rows: int) -> None:
@@ -427,7 +514,10 @@ def run_import(cfg: ImportConfig, reporter: Reporter) -> JobOutputs:
     target = get_settings().target_file_bytes
     # A row group is never more than a quarter of a data file, so files roll over
     # near their target and tiny targets (tests) still give several files.
-    batches = sft_batches(cfg, reporter, batch_bytes=min(BATCH_BYTES, max(1, target // 4)))
+    counts: dict[str, int] = {}
+    batches = sft_batches(
+        cfg, reporter, batch_bytes=min(BATCH_BYTES, max(1, target // 4)), counts=counts
+    )
     props = {PROP_KIND: "sft", **reporter.lineage}
     rows = 0
 
@@ -444,5 +534,8 @@ def run_import(cfg: ImportConfig, reporter: Reporter) -> JobOutputs:
         target_file_bytes=target,
         on_rows=written,
     )
-    reporter.progress(rows, rows, f"imported {rows:,} rows into {name}")
-    return JobOutputs(tables=[name], summary={"rows": rows})
+    repeated = counts.get("duplicate_ids", 0)
+    note = f"; {repeated:,} rows repeat an earlier row's id (allowed)" if repeated else ""
+    reporter.progress(rows, rows, f"imported {rows:,} rows into {name}{note}")
+    summary = {"rows": rows, **({"duplicate_ids": repeated} if repeated else {})}
+    return JobOutputs(tables=[name], summary=summary)

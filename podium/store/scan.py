@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from podium.store.plan import FilePlan, open_parquet, row_group_sizes
+from podium.store.private_tmp import private_dir
 
 if TYPE_CHECKING:
     import duckdb
@@ -56,6 +57,8 @@ def connect(
     import duckdb
 
     con = duckdb.connect()
+    # Spills (a query over its memory cap) go to a directory only this user can read.
+    con.execute("SET temp_directory = $1", [str(private_dir("duckdb"))])
     allowed = sorted(set(paths))
     if allowed:
         con.execute("SET allowed_paths = $1", [allowed])

@@ -13,10 +13,11 @@ def podium(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]
     return subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def refused(proc: subprocess.CompletedProcess[str], *phrases: str) -> str:
-    """Assert a clean refusal: exit 2, no traceback, every phrase in the message."""
+def refused(proc: subprocess.CompletedProcess[str], *phrases: str, code: int = 2) -> str:
+    """Assert a clean refusal: exit `code` (2: refused before any job; 1: the job ran
+    and failed), no traceback, every phrase in the message."""
     assert "Traceback" not in proc.stderr, proc.stderr
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
     message = " ".join(proc.stderr.split())  # rich may wrap long lines
     for phrase in phrases:
         assert phrase in message, (phrase, message)

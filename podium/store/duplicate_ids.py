@@ -1,0 +1,89 @@
+"""Finding duplicate row ids in an import of any size, in bounded memory.
+
+Each batch's ids (with where each came from) are appended to a DuckDB database file in
+a private scratch directory; when the input is read, one GROUP BY finds the ids seen
+more than once. DuckDB runs that aggregate under a memory cap and spills to disk past
+it, so a 10 GB file with tens of millions of ids costs a few hundred MB of RAM at most,
+never a Python set of every id. The check runs after the last row is parsed and before
+the import's commit: refusing then deletes the data files written so far, and the table
+is left as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+
+import pyarrow as pa
+
+from podium.store.private_tmp import private_scratch
+
+MEMORY_LIMIT = "256MB"
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    id: str
+    count: int
+    first: str  # where it first appears, e.g. "data.jsonl line 3"
+    again: str  # where it appears a second time
+
+
+class IdLedger:
+    """Ids seen so far, on disk. Use as a context manager (the scratch files go at exit)."""
+
+    def __init__(self) -> None:
+        import duckdb
+
+        self._scratch = private_scratch("import-ids")
+        self._con = duckdb.connect(f"{self._scratch.name}/ids.duckdb")
+        self._con.execute("SET memory_limit = $1", [MEMORY_LIMIT])
+        self._con.execute("SET temp_directory = $1", [f"{self._scratch.name}/spill"])
+        self._con.execute("SET preserve_insertion_order = false")
+        self._con.execute("CREATE TABLE ids (id VARCHAR, ord BIGINT, loc VARCHAR)")
+        self._rows = 0
+
+    def add(self, ids: list[str], locations: list[str]) -> None:
+        batch = pa.table(
+            {
+                "id": pa.array(ids, pa.string()),
+                "ord": pa.array(range(self._rows, self._rows + len(ids)), pa.int64()),
+                "loc": pa.array(locations, pa.string()),
+            }
+        )
+        self._rows += len(ids)
+        self._con.register("batch", batch)
+        self._con.execute("INSERT INTO ids SELECT * FROM batch")
+        self._con.unregister("batch")
+
+    def duplicates(self, show: int = 3) -> tuple[int, list[Duplicate]]:
+        """(rows whose id was seen before, the first `show` duplicated ids in file order)."""
+        extra = self._con.execute("SELECT count(*) - count(DISTINCT id) FROM ids").fetchone()
+        top = self._con.execute(
+            "SELECT id, count(*) FROM ids GROUP BY id HAVING count(*) > 1 "
+            "ORDER BY min(ord) LIMIT $n",
+            {"n": show},
+        ).fetchall()
+        places: dict[str, list[str]] = {}
+        for dup_id, loc in self._con.execute(
+            "SELECT id, loc FROM ids WHERE list_contains($ids, id) ORDER BY ord",
+            {"ids": [dup_id for dup_id, _ in top]},
+        ).fetchall():
+            places.setdefault(dup_id, []).append(loc)
+        found = [Duplicate(i, n, places[i][0], places[i][1]) for i, n in top]
+        return int(extra[0]) if extra else 0, found
+
+    def close(self) -> None:
+        self._con.close()
+        self._scratch.cleanup()
+
+    def __enter__(self) -> IdLedger:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
