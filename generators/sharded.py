@@ -27,8 +27,7 @@ from generators.retry import RetryPolicy
 from generators.samples import SAMPLES_SCHEMA, sample_rows, to_arrow
 from podium.errors import PodiumError
 from podium.reporting import Reporter
-from podium.store.catalog import load_table, table_exists
-from podium.store.staged import Staging, commit_staged, stage, staged_files, write_staged
+from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
 
 _WAIT_S = 0.5
 
@@ -78,12 +77,6 @@ def plan_shards(
     return shards
 
 
-def _committed(out: str) -> set[str]:
-    if not table_exists(out):
-        return set()
-    return set(load_table(out).inspect.files()["file_path"].to_pylist())
-
-
 def generate_sharded(
     *,
     endpoints: list[Endpoint],
@@ -100,8 +93,7 @@ def generate_sharded(
     reporter: Reporter,
 ) -> dict[str, float]:
     staging = stage(out, SAMPLES_SCHEMA, key)
-    committed = _committed(out)
-    finished = {n: p for n, p in staged_files(staging).items() if p not in committed}
+    finished = pending_files(staging)
     shards = plan_shards(prompts, batch_size, done_ids, set(finished))
     reporter.log(
         f"{len(shards)} shards of up to {batch_size} prompts over {len(endpoints)} replicas; "

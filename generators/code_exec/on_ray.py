@@ -24,8 +24,7 @@ from generators.cluster import ray_module
 from generators.code_exec import tables
 from generators.sandbox import Limits, Sandbox
 from podium.reporting import Reporter
-from podium.store.catalog import load_table, table_exists
-from podium.store.staged import Staging, commit_staged, stage, staged_files, write_staged
+from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
 
 NODE_CPUS = 1.0
 
@@ -61,12 +60,6 @@ def staging_key(out: str, input_ref: str, config: dict[str, Any]) -> str:
     return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
-def _committed(out: str) -> set[str]:
-    if not table_exists(out):
-        return set()
-    return set(load_table(out).inspect.files()["file_path"].to_pylist())
-
-
 def build_on_ray(
     *,
     batches: list[tuple[str, list[dict[str, Any]]]],
@@ -86,8 +79,7 @@ def build_on_ray(
     """Run `batches` (name, functions) over `nodes` sandbox actors; commit once."""
     ray = ray_module()
     staging = stage(out, tables.ROWS_ARROW_SCHEMA, key)
-    committed = _committed(out)
-    finished = {n: p for n, p in staged_files(staging).items() if p not in committed}
+    finished = pending_files(staging)
     todo = [(name, fns) for name, fns in batches if name not in finished]
     done += sum(len(fns) for name, fns in batches if name in finished)
     reporter.log(

@@ -117,6 +117,17 @@ def staged_files(staging: Staging) -> dict[str, str]:
     }
 
 
+def pending_files(staging: Staging) -> dict[str, str]:
+    """Staged files not yet in the table (a re-run after a commit must not add them twice)."""
+    files = staged_files(staging)
+    catalog = open_catalog()
+    ident = parse_name(staging.table)
+    if not files or not catalog.table_exists(ident):
+        return files
+    committed = set(catalog.load_table(ident).inspect.files()["file_path"].to_pylist())
+    return {name: path for name, path in files.items() if path not in committed}
+
+
 def commit_staged(
     staging: Staging, paths: list[str], *, properties: dict[str, str] | None = None
 ) -> Table:

@@ -9,7 +9,7 @@ import pytest
 
 from podium.errors import InvalidInput
 from podium.store.catalog import table_exists
-from podium.store.staged import commit_staged, stage, staged_files, write_staged
+from podium.store.staged import commit_staged, pending_files, stage, staged_files, write_staged
 from podium.store.write import write_table
 
 SCHEMA = pa.schema([pa.field("id", pa.string()), pa.field("n", pa.int64())])
@@ -57,3 +57,11 @@ def test_rows_that_do_not_fit_are_refused_and_nothing_is_committed(podium_home: 
     with pytest.raises(InvalidInput, match="no staged files"):
         commit_staged(staging, [])
     assert not table_exists("ns.bad")
+
+
+def test_files_already_committed_are_not_pending_again(podium_home: Path) -> None:
+    staging = stage("ns.re", SCHEMA, key="k5")
+    first = write_staged(staging, "s0", _rows(0, 3))
+    commit_staged(staging, [first])
+    write_staged(staging, "s1", _rows(3, 3))  # a later run of the same card
+    assert list(pending_files(staging)) == ["s1"]
