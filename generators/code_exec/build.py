@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from typing import Any, Literal
 
+import pyarrow as pa
 from pydantic import Field
 
 from generators.code_exec import tables
@@ -42,10 +43,10 @@ from podium.errors import InvalidInput
 from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import read_small
+from podium.store.read import iter_batches
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.write import write_batches, write_table
 
 KIND = "code-exec-build"
 PROP_ROWS_TABLE = PROP_LINEAGE_PREFIX + "code_exec_rows"
@@ -215,20 +216,31 @@ def write_batch(
 
 
 def write_sft(cfg: CodeExecConfig, out: str, lineage: dict[str, str]) -> int:
-    """(Re)write the SFT table from every successful row of `out`, in one commit."""
+    """(Re)write the SFT table from every successful row of `out`, streamed batch by
+    batch into one commit (the rows table can be larger than memory)."""
     sft = cfg.sft_table()
-    rows = read_small(out)[0].to_pylist()
-    data = tables.sft_arrow(rows, source=f"code-exec:{out}")
+    source = f"code-exec:{out}"
     properties = {**lineage, PROP_KIND: "sft", PROP_ROWS_TABLE: out}
+    written = 0
+
+    def samples() -> Iterator[pa.RecordBatch]:
+        nonlocal written
+        for batch in iter_batches(out):
+            data = tables.sft_arrow(batch.to_pylist(), source=source)
+            written += data.num_rows
+            yield from data.to_batches()
+
     if table_exists(sft):
         if load_table(sft).properties.get(PROP_ROWS_TABLE) != out:
             raise InvalidInput(
                 f"Table {sft} exists and was not written from {out}; choose another --sft-out."
             )
-        write_table(sft, data, mode="overwrite", properties=properties)
+        write_batches(
+            sft, samples(), mode="overwrite", schema=SFT_ARROW_SCHEMA, properties=properties
+        )
     else:
-        write_table(sft, data, schema=SFT_SCHEMA, properties=properties)
-    return data.num_rows
+        write_batches(sft, samples(), schema=SFT_SCHEMA, properties=properties)
+    return written
 
 
 def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
