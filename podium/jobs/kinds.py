@@ -84,6 +84,7 @@ register(
         "podium.store.ingest:ImportConfig",
         "podium.store.ingest:run_import",
         "Import JSONL, Parquet or a saved Hugging Face dataset into an SFT table.",
+        preflight_path="podium.store.ingest:preflight",
     )
 )
 register(

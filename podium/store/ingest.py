@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
+from podium.paths import resolve_under_roots
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name
 from podium.store.duplicate_ids import IdLedger
@@ -427,7 +428,7 @@ def sft_batches(
     `counts["duplicate_ids"]` then says how many rows repeated an id.
     """
     reporter = reporter or Reporter()
-    path = Path(cfg.path).expanduser()
+    path = resolve_under_roots(cfg.path, "import")  # a shared deployment reads only its roots
     pos = Position(None, "rows")
     label = path.name
     ids = _IdFiller()
@@ -506,6 +507,11 @@ def import_file(
         response_column=response_column,
     )
     return run_import(cfg, reporter or Reporter())
+
+
+def preflight(cfg: ImportConfig) -> ImportConfig:
+    """Refuse a source outside the roots (shared deployments) before the job exists."""
+    return cfg.model_copy(update={"path": str(resolve_under_roots(cfg.path, "import"))})
 
 
 def run_import(cfg: ImportConfig, reporter: Reporter) -> JobOutputs:

@@ -7,12 +7,12 @@ sample cannot read files or expand a billion laughs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lxml import etree
 
 from podium.errors import InvalidInput
+from podium.paths import resolve_under_roots
 from podium.validate.json_rules import not_text
 from podium.validate.result import Result, failed_at_line, kebab, passed
 
@@ -66,7 +66,7 @@ class XmlRule:
 
 def load_xsd(path: str) -> bytes:
     """Read and compile-check an XSD file; problems are InvalidInput naming the file."""
-    file = Path(path)
+    file = resolve_under_roots(path, "rule file")
     if not file.is_file():
         raise InvalidInput(
             f"XSD file {path} does not exist; give --rule xsd:PATH to a schema file."

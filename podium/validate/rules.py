@@ -16,6 +16,7 @@ import orjson
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
+from podium.paths import resolve_under_roots
 from podium.validate.json_rules import JsonRule, JsonSchemaRule, compile_schema
 from podium.validate.markup_rules import XmlRule, XsdRule, load_xsd
 from podium.validate.result import Result
@@ -65,7 +66,7 @@ def check_spec(spec: str) -> str:
 
 
 def _read_schema(path: str) -> Any:
-    file = Path(path)
+    file = resolve_under_roots(path, "rule file")
     if not file.is_file():
         raise InvalidInput(f"JSON Schema file {path} does not exist; give --rule json-schema:PATH.")
     try:

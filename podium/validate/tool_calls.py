@@ -11,12 +11,12 @@ outer text, through the string's escapes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from podium.errors import InvalidInput
+from podium.paths import resolve_under_roots
 from podium.validate.json_rules import (
     CompiledSchema,
     check_json_text,
@@ -45,7 +45,7 @@ def tool_schemas(tools: Any, source: str) -> dict[str, str]:
 
 
 def load_tools(path: str) -> dict[str, str]:
-    file = Path(path)
+    file = resolve_under_roots(path, "rule file")
     if not file.is_file():
         raise InvalidInput(f"Tools file {path} does not exist; give --rule tool-call:PATH.")
     try:

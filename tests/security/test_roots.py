@@ -176,3 +176,27 @@ def test_the_app_refuses_an_export_outside_the_roots(home: Path) -> None:
     errors = " ".join(" ".join(str(e.value).split()) for e in at.error)
     assert OUTSIDE_ROOTS in errors, errors
     assert list_jobs() == [] and not Path("/etc/x.jsonl").exists()
+
+
+# Reads in a shared deployment: a card cannot read the server's files into a table.
+
+
+def test_a_shared_deployment_imports_and_reads_rule_files_only_from_its_roots(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PODIUM_USER", "op@example.org")
+    monkeypatch.setenv("PODIUM_ADMINS", "op@example.org")
+    reset_settings()
+    secret = tmp_path / "server-secret.jsonl"
+    secret.write_text('{"messages": [{"role": "user", "content": "secret"}]}\n')
+    read_refusal = "is outside the directories Podium may read"
+    _refused(podium("import", str(secret), "--table", "ns.leak"), read_refusal)
+    schema = tmp_path / "schema.json"
+    schema.write_text("{}")
+    _refused(podium("validate", "ns.chat", "--rule", f"json-schema:{schema}"), read_refusal)
+    uploads = home / "uploads"
+    uploads.mkdir()
+    (uploads / "ok.jsonl").write_text(secret.read_text())
+    proc = podium("import", str(uploads / "ok.jsonl"), "--table", "ns.uploaded")
+    assert proc.returncode == 0, proc.stderr
+    assert list_jobs(submitted_by="op@example.org")  # the allowed import ran, as op
