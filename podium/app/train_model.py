@@ -179,6 +179,7 @@ class RunView:
     samples: list[dict[str, Any]] = field(default_factory=list)
     checkpoint: str | None = None
     base: str | None = None
+    table: str | None = None  # what it trained on, so Compare can prompt with it
     error: str | None = None
 
     @property
@@ -221,5 +222,6 @@ def run_view(job_id: str) -> RunView:
         samples=samples(job["id"], limit=10),
         checkpoint=checkpoint,
         base=base or config.get("model"),
+        table=(config.get("table") or {}).get("name"),
         error=(job["error"] or "").splitlines()[0] if job["error"] else None,
     )

@@ -226,6 +226,8 @@ def test_the_whole_loop_by_clicks(
     # Compare the new checkpoint with its base, then vote blind.
     loop.click("link", f"Compare {checkpoint} with")
     expect(page).to_have_url(re.compile(r"/compare\?models="))
+    # The prompt set is the table it was trained on (carried by the link).
+    expect(page).to_have_url(re.compile(rf"table={re.escape(samples['name'])}"))
     loop.fill("limit", "2")
     loop.fill("max_tokens", "16")
     comparison = loop.queue()

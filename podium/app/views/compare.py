@@ -152,7 +152,9 @@ def _new(preset: list[str]) -> None:
         st.session_state["compare.new.models"] = [m for m in preset if m in choices]
         st.session_state["compare.new.linked"] = preset
     models = st.multiselect("Checkpoints", choices, key="compare.new.models")
-    table = widgets.table_select("compare.new.table", label="Prompt set")
+    table = widgets.table_select(
+        "compare.new.table", label="Prompt set", linked=st.query_params.get("table")
+    )
     if table is None:
         empty_state("No prompt tables yet.", "Run `podium demo` or import one.")
         return

@@ -119,12 +119,19 @@ def outputs(job: Job) -> None:
         st.markdown("**Outputs**")
         for name, snapshot in links["outputs"]:
             widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
-        base = json.loads(job["config"] or "{}").get("model")
+        config = json.loads(job["config"] or "{}")
+        table = config.get("table")
+        base, trained_on = (
+            config.get("model"),
+            table.get("name") if isinstance(table, dict) else None,
+        )
         for checkpoint in checkpoints:
             models = f"{base},{checkpoint}" if isinstance(base, str) else checkpoint
+            # On the prompts it was trained on: a table known to hold user turns.
             page_link(
-                "compare", f"Compare {checkpoint} with {base}", ":material/compare:", models=models
-            )
+                "compare", f"Compare {checkpoint} with {base}", ":material/compare:",
+                models=models, table=trained_on,
+            )  # fmt: skip
         if not (links["outputs"] or checkpoints):
             st.caption("none yet" if job["status"] in ACTIVE else "none")
 

@@ -158,7 +158,9 @@ def _watch(job_id: str) -> bool:
         if c1.button(f"Chat with {view.checkpoint}", key="train.chat"):
             st.switch_page(GENERATE_PAGE, query_params={"model": view.checkpoint})
         if view.base and c2.button(f"Compare with {view.base}", key="train.compare"):
-            st.switch_page(COMPARE_PAGE, query_params={"models": f"{view.base},{view.checkpoint}"})
+            models = f"{view.base},{view.checkpoint}"
+            query = {"models": models, **({"table": view.table} if view.table else {})}
+            st.switch_page(COMPARE_PAGE, query_params=query)
     return view.finished
 
 
