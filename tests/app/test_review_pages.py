@@ -123,6 +123,7 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     first = load_table(T).current_snapshot().snapshot_id
     rm.delete_rows(T, [row_id(4)], BOB, why="junk", base=None)
     at = _open("review", table=T)
+    at.segmented_control(key="review.mode").set_value("Snapshots").run()
     at.selectbox(key="review.diff.a").set_value(str(first)).run()
     text = "\n".join(m.value for m in at.markdown)
     assert "0 added, 1 removed, 0 changed" in text and f"`{row_id(4)}`" in text

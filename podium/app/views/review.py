@@ -206,11 +206,14 @@ def main() -> None:
     st.query_params["table"] = table
     try:
         ann.label_set(table)
-        queue_tab, snapshots_tab = st.tabs(["Queue", "Snapshots"])
-        with queue_tab:
-            _queue_tab(table)
-        with snapshots_tab:
+        # A segmented control, not tabs: the choice survives the reruns a save makes.
+        mode = st.segmented_control(
+            "View", ["Queue", "Snapshots"], key="review.mode", default="Queue", required=True
+        )
+        if mode == "Snapshots":
             _snapshots_tab(table)
+        else:
+            _queue_tab(table)
     except PodiumError as exc:
         st.error(str(exc))
 
