@@ -39,6 +39,7 @@ class TableChoice:
     name: str
     kind: str  # the table's podium.kind property ("" when it has none)
     updated_ms: int  # when its current snapshot was committed (0: never written)
+    rows: int | None = None  # rows in the current snapshot (None: unknown)
 
     @property
     def group(self) -> str:
@@ -65,11 +66,14 @@ def table_choices() -> list[TableChoice]:
     for name in list_tables(catalog):
         table = catalog.load_table(parse_name(name))
         snapshot = table.current_snapshot()
+        summary = snapshot.summary if snapshot else None
+        records = summary.additional_properties.get("total-records") if summary else None
         choices.append(
             TableChoice(
                 name=name,
                 kind=table.properties.get(PROP_KIND, ""),
                 updated_ms=snapshot.timestamp_ms if snapshot else 0,
+                rows=int(records) if records is not None else (0 if snapshot is None else None),
             )
         )
     return choices
@@ -81,7 +85,8 @@ def pick(
     include_internal: bool = False,
     exclude: Collection[str] = (),
 ) -> list[TableChoice]:
-    """The tables to offer, most recently written first (ties by name).
+    """The tables to offer, most recently written first (ties by name); empty tables
+    last, so a default never has nothing to read.
 
     `groups=None` offers every group; internal tables only with `include_internal`.
     """
@@ -92,7 +97,7 @@ def pick(
         and (include_internal or not c.internal)
         and c.name not in exclude
     ]
-    return sorted(kept, key=lambda c: (-c.updated_ms, c.name))
+    return sorted(kept, key=lambda c: (c.rows == 0, -c.updated_ms, c.name))
 
 
 def ordered_names(

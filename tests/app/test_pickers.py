@@ -38,6 +38,8 @@ def test_pick_groups_hides_internal_and_orders_by_recency() -> None:
     shown = [c.name for c in pick(choices, groups=None, include_internal=True)]
     assert shown[:2] == ["a.fns", "a.rep"] and len(shown) == 7
     assert TableChoice("x.y", "comparison", 0).label == "x.y · comparisons"
+    empty_newest = [TableChoice("a.empty", "sft", 99, rows=0), *choices]
+    assert pick(empty_newest)[-1].name == "a.empty"  # nothing to read: never the default
 
 
 def test_default_is_the_newest_table_that_is_not_internal(podium_home: Path) -> None:
