@@ -25,7 +25,7 @@ from podium.jobs.environment import lineage_properties
 from podium.jobs.kinds import get_kind
 from podium.jobs.logs import log_tail
 from podium.jobs.plugins import load_plugins
-from podium.jobs.queue import Job, get_job, recover, transition
+from podium.jobs.queue import Job, get_job, record_process, recover, transition
 from podium.jobs.reporter import JobReporter
 from podium.processes import kill_own_group
 from podium.reporting import JobOutputs
@@ -63,6 +63,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
     except PodiumError as exc:  # e.g. a plugin kind this process cannot see
         transition(job["id"], "failed", when=_LIVE, error=str(exc), message=str(exc))
         return get_job(job["id"])
+    record_process(job["id"])  # so `podium jobs` can tell when this process is gone
     reporter = reporter_factory(job["id"], job["log_path"], lineage_for(job))
     with reporter:
         reporter.log(f"job {job['id']} ({kind.name}) attempt {job['attempt']} pid {os.getpid()}")

@@ -8,6 +8,7 @@ the row first wins, the others see zero rows updated.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import socket
@@ -24,6 +25,7 @@ from podium.jobs.cards import Card, table_refs
 from podium.jobs.environment import capture, warn_differences
 from podium.jobs.preflight import preflight
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
+from podium.processes import PidFile, find
 from podium.store.users import acting_user
 
 Job = dict[str, Any]
@@ -110,6 +112,8 @@ def get_job(job_id: str, eng: Engine | None = None) -> Job:
 def list_jobs(
     limit: int = 200, status: str | None = None, submitted_by: str | None = None
 ) -> list[Job]:
+    """Jobs, newest first; a running job whose process is gone is marked first."""
+    fail_dead_jobs()
     query = select(jobs).order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(limit)
     if status:
         query = query.where(jobs.c.status == status)
@@ -256,6 +260,48 @@ def stale_jobs(stale_after: float | None = None) -> list[Job]:
             )
         ).all()
     return [_as_job(row._mapping) for row in rows]
+
+
+def process_file(job_id: str) -> Path:
+    """Where the process running a job on this host records its pid and start time."""
+    return job_dir(job_id) / f"process-{socket.gethostname()}"
+
+
+def record_process(job_id: str) -> None:
+    """Called by the process that runs a job, when it starts (pid + start time)."""
+    PidFile(process_file(job_id)).write(os.getpid())
+
+
+def fail_dead_jobs() -> list[str]:
+    """Mark running jobs whose recorded process on this host is gone (SIGKILL, OOM, a
+    crash) as failed, with the reason, at once: the worker's heartbeat check needs a
+    worker and 30 s. A job without a process record here (another host, a Ray job, one
+    just starting) is left to the heartbeat. Returns the ids it marked."""
+    with db().connect() as conn:
+        rows = conn.execute(select(jobs).where(jobs.c.status.in_(("running", "cancelling"))))
+        live = [_as_job(row._mapping) for row in rows]
+    marked = []
+    for job in live:
+        record = PidFile(process_file(job["id"])).read()
+        if record is None or find(record) is not None:
+            continue
+        reason = (
+            f"its process (pid {record.pid}) is gone: killed or crashed without reporting "
+            "an outcome; see its log"
+        )
+        resumable = job["launcher"] != "foreground" and _resumable_kind(job["kind"])
+        recover(job, reason, resumable)
+        marked.append(job["id"])
+    return marked
+
+
+def _resumable_kind(kind: str) -> bool:
+    from podium.jobs.kinds import get_kind
+
+    try:
+        return bool(get_kind(kind).resumable)
+    except Exception:  # noqa: BLE001 - a plugin kind this process cannot see
+        return False
 
 
 def recover(job: Job, reason: str, resumable: bool) -> str:
