@@ -9,16 +9,25 @@ tests, expected output). Problems with the data are found here, before any model
 
 from __future__ import annotations
 
+import atexit
 import json
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
+from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.read import iter_batches, open_snapshot
 from podium.store.refs import TableRef
 
 EVAL_SPLITS = ("eval", "validation", "test")
+NO_PROMPTS = (
+    "No conversation has a user turn before its last assistant turn; GRPO needs "
+    "prompts to sample completions for."
+)
 
 
 @dataclass
@@ -29,14 +38,39 @@ class Conversation:
     metadata: str
 
 
+class Conversations(Sequence[Conversation]):
+    """Some rows of a datasets `Dataset` kept on disk (memory-mapped Arrow), read as
+    Conversations one at a time: a big snapshot is never held in Python objects."""
+
+    def __init__(self, rows: Any, indices: list[int]) -> None:
+        self.rows, self.indices = rows, indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    @overload
+    def __getitem__(self, i: int) -> Conversation: ...
+    @overload
+    def __getitem__(self, i: slice) -> Conversations: ...
+    def __getitem__(self, i: int | slice) -> Conversation | Conversations:
+        if isinstance(i, slice):
+            return Conversations(self.rows, self.indices[i])
+        row = self.rows[self.indices[i]]
+        return Conversation(row["id"], row["messages"], row["split"], row["metadata"])
+
+    def dataset(self, columns: Sequence[str]) -> Any:
+        """These rows as a `Dataset` of `columns` (an index mapping: no copy)."""
+        return self.rows.select(self.indices).select_columns(list(columns))
+
+
 @dataclass
 class TrainingData:
     """Conversations read from one snapshot, with what was skipped and why."""
 
     table: str
     snapshot_id: int | None
-    train: list[Conversation]
-    eval: list[Conversation]
+    train: Sequence[Conversation]
+    eval: Sequence[Conversation]
     skipped_no_assistant: int
     skipped_invalid: int
 
@@ -89,19 +123,24 @@ def load_training_data(
             "training needs an SFT chat table. Import one with `podium import`."
         )
     bad = malformed_row_ids(ref, snapshot_id) if only_valid else set()
-    rows: list[Conversation] = []
-    no_assistant = invalid = 0
-    for i, row in enumerate(_rows(ref.name, snapshot_id, columns)):
-        row_id = str(row.get("id") if row.get("id") is not None else i)
-        if row_id in bad:
-            invalid += 1
-            continue
-        msgs = _messages(row)
-        if not _has_assistant(msgs):
-            no_assistant += 1
-            continue
-        rows.append(Conversation(row_id, msgs, row.get("split"), str(row.get("metadata") or "{}")))
-    if not rows:
+    skipped = Counter[str]()
+
+    def conversations() -> Iterator[dict[str, Any]]:
+        for i, row in enumerate(_rows(ref.name, snapshot_id, columns)):
+            row_id = str(row.get("id") if row.get("id") is not None else i)
+            if row_id in bad:
+                skipped["invalid"] += 1
+                continue
+            msgs = _messages(row)
+            if not _has_assistant(msgs):
+                skipped["no_assistant"] += 1
+                continue
+            metadata = str(row.get("metadata") or "{}")
+            yield {"id": row_id, "messages": msgs, "split": row.get("split"), "metadata": metadata}
+
+    rows = _on_disk(conversations)
+    no_assistant, invalid = skipped["no_assistant"], skipped["invalid"]
+    if not len(rows):
         reason = (
             f"all {invalid} rows are marked malformed by its validation report"
             if invalid and not no_assistant
@@ -111,10 +150,18 @@ def load_training_data(
             f"Table {ref.name} at snapshot {snapshot_id} has nothing to train on: {reason}. "
             "Training needs conversations with at least one non-empty assistant message."
         )
-    train, evals = _split(rows, eval_fraction, seed, max_eval_rows)
+    splits = rows.data.column("split").to_pylist()
+    train, evals = _split(splits, eval_fraction, seed, max_eval_rows)
     if max_rows is not None:
         train = train[:max_rows]
-    return TrainingData(ref.name, snapshot_id, train, evals, no_assistant, invalid)
+    return TrainingData(
+        ref.name,
+        snapshot_id,
+        Conversations(rows, train),
+        Conversations(rows, evals),
+        no_assistant,
+        invalid,
+    )
 
 
 def _rows(name: str, snapshot_id: int | None, columns: list[str]) -> Iterator[dict[str, Any]]:
@@ -124,17 +171,39 @@ def _rows(name: str, snapshot_id: int | None, columns: list[str]) -> Iterator[di
         yield from batch.to_pylist()
 
 
+def _on_disk(rows: Callable[[], Iterator[dict[str, Any]]]) -> Any:
+    """`rows` streamed into an Arrow file under Podium's home, read memory-mapped; the
+    folder is fresh per load (the stream also counts what it skips) and removed at exit."""
+    from datasets import Dataset, Features, List, Value
+
+    root = get_settings().ensure_home() / "cache" / "training-data"
+    root.mkdir(parents=True, exist_ok=True)
+    folder = tempfile.mkdtemp(dir=root)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    text = Value("string")
+    features = Features(
+        {
+            "id": text,
+            "messages": List({"role": text, "content": text}),
+            "split": text,
+            "metadata": text,
+        }
+    )
+    return Dataset.from_generator(rows, features=features, cache_dir=folder)
+
+
 def _split(
-    rows: list[Conversation], eval_fraction: float, seed: int, max_eval: int
-) -> tuple[list[Conversation], list[Conversation]]:
-    """No eval set at fraction 0; else the table's own eval split if it has one (rows
-    marked eval/validation/test never train), else a seeded random share; at most
-    `max_eval` rows are evaluated, since every evaluation pass costs compute."""
+    splits: list[str | None], eval_fraction: float, seed: int, max_eval: int
+) -> tuple[list[int], list[int]]:
+    """Row indices to train and evaluate on. No eval set at fraction 0; else the
+    table's own eval split if it has one (rows marked eval/validation/test never
+    train), else a seeded random share; at most `max_eval` rows are evaluated, since
+    every evaluation pass costs compute."""
     import random
 
-    marked = [(r.split or "").lower() in EVAL_SPLITS for r in rows]
-    train = [r for r, m in zip(rows, marked, strict=True) if not m]
-    held = [r for r, m in zip(rows, marked, strict=True) if m]
+    marked = [(s or "").lower() in EVAL_SPLITS for s in splits]
+    train = [i for i, m in enumerate(marked) if not m]
+    held = [i for i, m in enumerate(marked) if m]
     if eval_fraction <= 0 or not held:
         order = list(train)
         random.Random(seed).shuffle(order)
@@ -147,7 +216,9 @@ def _split(
     return train, held[:max_eval]
 
 
-def sft_dataset(convs: list[Conversation]) -> Any:
+def sft_dataset(convs: Sequence[Conversation]) -> Any:
+    if isinstance(convs, Conversations):
+        return convs.dataset(["messages"])
     from datasets import Dataset
 
     return Dataset.from_list([{"messages": c.messages} for c in convs])
@@ -159,7 +230,15 @@ def prompt_and_answer(msgs: list[dict[str, str]]) -> tuple[list[dict[str, str]],
     return msgs[:last], msgs[last]["content"]
 
 
-def grpo_dataset(convs: list[Conversation]) -> Any:
+def grpo_dataset(convs: Sequence[Conversation]) -> Any:
+    if isinstance(convs, Conversations):
+        records = convs.dataset(["id", "messages", "metadata"]).map(
+            _grpo_record, remove_columns=["messages"]
+        )
+        records = records.filter(lambda r: r["prompt"] is not None)
+        if not len(records):
+            raise InvalidInput(NO_PROMPTS)
+        return records
     from datasets import Dataset
 
     records = []
@@ -169,11 +248,15 @@ def grpo_dataset(convs: list[Conversation]) -> Any:
             continue
         records.append({"prompt": prompt, "answer": answer, "metadata": c.metadata, "id": c.id})
     if not records:
-        raise InvalidInput(
-            "No conversation has a user turn before its last assistant turn; GRPO needs "
-            "prompts to sample completions for."
-        )
+        raise InvalidInput(NO_PROMPTS)
     return Dataset.from_list(records)
+
+
+def _grpo_record(row: dict[str, Any]) -> dict[str, Any]:
+    prompt, answer = prompt_and_answer(row["messages"])
+    if not any(m["role"] == "user" for m in prompt):
+        return {"prompt": None, "answer": answer}
+    return {"prompt": prompt, "answer": answer}
 
 
 def parse_metadata(text: str | None) -> dict[str, Any]:
