@@ -16,6 +16,7 @@ so the UI, the votes and the ratings find everything from the comparison's name.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,11 +43,12 @@ from podium.store.read import iter_batches, open_snapshot
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.table_name import TableName
-from podium.store.write import write_table
+from podium.store.write import write_batches
 from podium.validate.extract import Extract
 from podium.validate.rules import check_spec
 
 MAX_MODELS = 16  # a training run's checkpoints plus its base, for trends
+CHUNK_PROMPTS = 512  # comparison rows checked and written at a time
 
 
 class CompareConfig(BaseModel):
@@ -133,7 +135,9 @@ def _samples_for(
     cfg: CompareConfig, model: str, input_ref: str, prompt_ids: list[str], reporter: Reporter
 ) -> str:
     info = get_model(model)
-    gen = cfg.generate_config(info.name, "")
+    # The output name is not part of the key; a valid placeholder until the table is known
+    # (a blank one is refused by the table-name rule).
+    gen = cfg.generate_config(info.name, cfg.out)
     key = SampleKey.of(info, input_ref, gen)
     found = find_samples(key, prompt_ids)
     if found is not None:
@@ -156,29 +160,30 @@ def _rows(
     tables: dict[str, str],
     prompts: list[Any],
     metadata: dict[str, str | None],
-) -> list[dict[str, Any]]:
+) -> Iterator[list[dict[str, Any]]]:
+    """Comparison rows, side by side, `CHUNK_PROMPTS` prompts at a time."""
     rules = compile_rules(cfg.checks)
     now = datetime.now(UTC)
-    rows: list[dict[str, Any]] = []
+    wanted = {p.prompt_id for p in prompts}
     for side, model in enumerate(models):
-        wanted = {p.prompt_id for p in prompts}
         by_prompt = {
             r["prompt_id"]: r
             for batch in iter_batches(tables[model])
             for r in batch.to_pylist()
             if r["sample_index"] == 0 and r["prompt_id"] in wanted
         }
-        picked = [by_prompt.get(p.prompt_id) for p in prompts]
-        answers = [(s or {}).get("completion") or "" for s in picked]
-        checks = check_answers(
-            answers,
-            [(s or {}).get("finish_reason") for s in picked],
-            rules,
-            [code_task(metadata.get(p.prompt_id)) for p in prompts],
-            cfg.extract,
-        )
-        for prompt, sample, answer, check in zip(prompts, picked, answers, checks, strict=True):
-            rows.append(
+        for start in range(0, len(prompts), CHUNK_PROMPTS):
+            chunk = prompts[start : start + CHUNK_PROMPTS]
+            picked = [by_prompt.get(p.prompt_id) for p in chunk]
+            answers = [(s or {}).get("completion") or "" for s in picked]
+            checks = check_answers(
+                answers,
+                [(s or {}).get("finish_reason") for s in picked],
+                rules,
+                [code_task(metadata.get(p.prompt_id)) for p in chunk],
+                cfg.extract,
+            )
+            yield [
                 {
                     "prompt_id": prompt.prompt_id,
                     "prompt": prompt.messages,
@@ -194,8 +199,10 @@ def _rows(
                     "passed": check.passed,
                     "created_at": now,
                 }
-            )
-    return rows
+                for prompt, sample, answer, check in zip(
+                    chunk, picked, answers, checks, strict=True
+                )
+            ]
 
 
 def _prompt_metadata(ref: TableRef) -> dict[str, str | None]:
@@ -228,7 +235,6 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
             pinned, model, input_ref, [p.prompt_id for p in prompts], reporter
         )
     reporter.progress(len(models), len(models) + 1, "checking answers")
-    rows = _rows(cfg, models, tables, prompts, _prompt_metadata(ref))
     properties = {
         **reporter.lineage,
         PROP_KIND: COMPARISON_KIND,
@@ -240,15 +246,23 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
         ),
         PROP_CHECKS: json.dumps(cfg.checks),
     }
-    data = pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA)
-    write_table(
-        out, data, mode="overwrite" if table_exists(out) else "create", properties=properties
+    passed: dict[str, list[bool]] = {m: [] for m in models}
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for rows in _rows(cfg, models, tables, prompts, _prompt_metadata(ref)):
+            for r in rows:
+                if r["passed"] is not None:
+                    passed[r["model"]].append(r["passed"])
+            yield pa.RecordBatch.from_pylist(rows, schema=COMPARISON_SCHEMA)
+
+    write_batches(
+        out,
+        batches(),
+        mode="overwrite" if table_exists(out) else "create",
+        schema=COMPARISON_SCHEMA,
+        properties=properties,
     )
     reporter.progress(len(models) + 1, len(models) + 1, "done")
-    passed = {
-        m: [r["passed"] for r in rows if r["model"] == m and r["passed"] is not None]
-        for m in models
-    }
     summary = {
         "comparison": out,
         "prompts": len(prompts),
