@@ -9,8 +9,9 @@ environment and warm-up as `podium models serve`) bound to its node's address, a
 stops it when the job leaves the `with` (success, failure or cancel: the Ray launcher
 gives a stopped job 30 s before SIGKILL for this). The actors fate-share with the job:
 if the job's process dies, Ray ends them, and an actor that exits normally stops its
-server from an exit handler. Known gap: an actor process killed with SIGKILL leaves
-its server running (these servers are not recorded, so no idle watcher stops them).
+server from an exit handler; an actor killed outright (Ray's out-of-memory killer,
+SIGKILL) cannot, so on leaving the `with` the job also reaps each replica's server by
+its recorded pid and start time, with a small task pinned to that replica's node.
 """
 
 from __future__ import annotations
@@ -49,7 +50,14 @@ class VllmReplica:
         self.proc, url, log = launch_server(
             get_model(self.model), START_TIMEOUT_S, Reporter(), host=host
         )
-        return {"url": url, "pid": self.proc.pid, "log": str(log), "node": host}
+        return {
+            "url": url,
+            "pid": self.proc.pid,
+            "started": processes.started_at(self.proc.pid),
+            "log": str(log),
+            "node": host,
+            "node_id": ray_module().get_runtime_context().get_node_id(),
+        }
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -69,9 +77,10 @@ def replicas(
     actor_cls = ray.remote(num_cpus=REPLICA_CPUS, max_restarts=0)(VllmReplica)
     env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
     actors = [actor_cls.options(runtime_env=env).remote(model) for _ in range(count)]
+    started: list[dict[str, Any]] = []
     try:
         reporter.log(f"starting {count} vLLM replicas of {model} as Ray actors")
-        started = ray.get([a.start.remote() for a in actors])
+        started += ray.get([a.start.remote() for a in actors])
         for i, info in enumerate(started):
             reporter.log(
                 f"replica {i}: {info['url']} (pid {info['pid']} on {info['node']}, "
@@ -82,6 +91,29 @@ def replicas(
         for actor in actors:
             try:
                 ray.get(actor.stop.remote(), timeout=30)
-            except Exception as exc:  # dead already: its exit handler stopped its server
+            except Exception as exc:  # dead already; its server is reaped below
                 reporter.log(f"replica stop: {type(exc).__name__}")
             ray.kill(actor)
+        _reap_servers(ray, started, reporter)
+
+
+def _reap_server(pid: int, started: float | None) -> bool:
+    from podium.models.server_records import VLLM_MARKER
+
+    return processes.reap(processes.Recorded(pid, started), VLLM_MARKER, grace_s=10)
+
+
+def _reap_servers(ray: Any, started: list[dict[str, Any]], reporter: Reporter) -> None:
+    """Stop servers whose actor died without stopping them (on each one's own node)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    task = ray.remote(num_cpus=0)(_reap_server)
+    refs = [
+        task.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(info["node_id"], soft=False)
+        ).remote(info["pid"], info["started"])
+        for info in started
+    ]
+    for info, reaped in zip(started, ray.get(refs, timeout=60), strict=True):
+        if reaped:
+            reporter.log(f"stopped the server of a dead replica: pid {info['pid']}")
