@@ -114,3 +114,19 @@ def test_code_prompts_with_expected_output_run_in_the_sandbox():
     assert checks[2].truncated and not checks[0].truncated
     fenced = check_answers(answers[:1], ["stop"], compile_rules(["python"]), [None], "fenced")
     assert fenced[0].results == {"python": {"ok": True, "message": ""}}
+
+
+def test_comparison_rows_stream_into_several_files_and_one_snapshot(compare_config, monkeypatch):
+    import podium.compare.job as compare_job
+    from podium.config import reset_settings
+
+    monkeypatch.setattr(compare_job, "CHUNK_PROMPTS", 1)
+    monkeypatch.setenv("PODIUM_TARGET_FILE_BYTES", "1")
+    reset_settings()
+    result = run_compare(compare_config, Reporter())
+    table = load_table("cmp.colours")
+    assert len(table.snapshots()) == 1 and len(table.inspect.files()) == 2 * len(PROMPTS)
+    comparison = load_comparison("cmp.colours")
+    assert [it.prompt_id for it in comparison.items] == [p[0] for p in PROMPTS]
+    # Counted while streaming: alpha's fenced code on p2 is not JSON, omega passes only p1.
+    assert result.summary["pass_rate"] == {"alpha": 0.75, "omega": 0.25}
