@@ -59,6 +59,14 @@ def list_cmd(as_json: JsonFlag = False) -> None:
     console.print(table)
 
 
+def _may_serve() -> None:
+    """Registering, removing, starting and stopping models is operators' work."""
+    from podium.identity import require
+    from podium.store.users import acting_user
+
+    require(acting_user(), "serve_model")
+
+
 @models_app.command("add")
 def add(
     path: Annotated[Path, typer.Argument(help="Hugging Face checkpoint directory.")],
@@ -67,6 +75,7 @@ def add(
     base: Annotated[bool, typer.Option("--base", help="Register as a base model.")] = False,
 ) -> None:
     """Register a checkpoint directory."""
+    _may_serve()
     from podium.models import register_checkpoint
 
     info = register_checkpoint(
@@ -92,6 +101,7 @@ def add_endpoint_cmd(
     ] = None,
 ) -> None:
     """Register an external OpenAI-compatible endpoint, used as is."""
+    _may_serve()
     from podium.models import add_endpoint
 
     info = add_endpoint(url, name, api_key_env=api_key_env, remote_model=model_id)
@@ -101,6 +111,7 @@ def add_endpoint_cmd(
 @models_app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="Registered model name.")]) -> None:
     """Forget a model; its files are not touched."""
+    _may_serve()
     from podium.models import remove_model, stop_server
 
     stop_server(name)
@@ -111,6 +122,7 @@ def remove(name: Annotated[str, typer.Argument(help="Registered model name.")]) 
 @models_app.command("bootstrap")
 def bootstrap_cmd(as_json: JsonFlag = False) -> None:
     """Convert the shipped SmolLM2-135M-Instruct once and register it as the default base."""
+    _may_serve()
     from podium.models.bootstrap import bootstrap
 
     info = bootstrap()
@@ -139,6 +151,7 @@ def servers(as_json: JsonFlag = False) -> None:
 @models_app.command("stop")
 def stop(name: Annotated[str, typer.Argument(help="Model whose server to stop.")]) -> None:
     """Stop a model's vLLM server."""
+    _may_serve()
     from podium.models import stop_server
 
     console.print(f"stopped {name}" if stop_server(name) else f"no server for {name}")
@@ -151,6 +164,7 @@ def serve(
     ] = False,
 ) -> None:
     """Start (or reuse) the model's vLLM server and print its OpenAI-compatible URL."""
+    _may_serve()
     from podium.models import ensure_server, get_model
     from podium.models.serving import _alive, _row, log_tail, stop_server, touch
 

@@ -37,9 +37,10 @@ review_app = typer.Typer(help="Review queues and row history.", no_args_is_help=
 
 
 def _user() -> Any:
-    from podium.identity import local_user
+    """The acting user (PODIUM_USER in a shared deployment); each write checks the role."""
+    from podium.store.users import acting_user
 
-    return local_user()
+    return acting_user()
 
 
 def _ids(

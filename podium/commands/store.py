@@ -274,9 +274,13 @@ def map_columns(
     id: Annotated[str | None, typer.Option("--id", help="Column holding the row id.")] = None,
 ) -> None:
     """Map a foreign table's columns onto the SFT names (stored in table properties)."""
+    from podium.identity import require
     from podium.store.catalog import load_table
     from podium.store.schema import PROP_MAPPING
+    from podium.store.users import acting_user
     from podium.store.write import set_properties
+
+    require(acting_user(), "edit")  # how every reader sees the table's rows
 
     mapping = {
         k: v

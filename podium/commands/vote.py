@@ -1,16 +1,16 @@
 """Blind votes in the terminal, into the same votes table as the Compare page.
 
-    podium vote cmp.json_sft [--voter NAME] [--all]
+    podium vote cmp.json_sft [--all]
 
 Each prompt shows two answers as A and B (the same blind pair the page shows this voter:
 `podium.compare.votes.blind_pair`); the checkpoints are named only after the vote.
 Keys: a = A is better, b = B is better, t = tie, x = both bad, s = skip, q = quit.
-Prompts already voted on by this voter are skipped unless --all.
+Prompts already voted on by this voter are skipped unless --all. Votes are by the
+acting user (PODIUM_USER in a shared deployment, else your login), never a typed name.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 import click
@@ -21,7 +21,8 @@ from rich.text import Text
 
 from podium.compare.table import Comparison, Item, load_comparison
 from podium.compare.votes import VERDICT_LABELS, blind_pair, cast_vote, voted_prompts
-from podium.identity import local_user
+from podium.identity import require
+from podium.store.users import acting_user
 
 console = Console(highlight=False)
 KEYS = {"a": "A", "b": "B", "t": "tie", "x": "both_bad"}
@@ -32,18 +33,14 @@ def vote(
     comparison: Annotated[
         str, typer.Argument(help="Comparison table (see `podium compare list`).")
     ],
-    voter: Annotated[
-        str | None, typer.Option(help="Your name on the votes (default: your login).")
-    ] = None,
     all_prompts: Annotated[
         bool, typer.Option("--all", help="Also prompts you have voted on.")
     ] = False,
 ) -> None:
     """Vote blind on a comparison's answer pairs, prompt by prompt."""
+    user = acting_user()
+    require(user, "vote")  # before any prompt is shown, not after the first answer
     chosen = load_comparison(comparison)
-    user = local_user()
-    if voter and voter.strip():
-        user = replace(user, name=voter.strip())
     name = user.name
     done = voted_prompts(chosen.name, name)
     todo = [it for it in chosen.items if all_prompts or it.prompt_id not in done]

@@ -287,6 +287,7 @@ def claim_next(
 
 def mark_reviewed(table_name: str, ids: list[str], user: User) -> int:
     """Mark `ids` done in every queue of the table; returns how many items changed."""
+    require(user, "annotate")
     table_name = full_name(table_name)
     changed = 0
     with engine().begin() as con:

@@ -21,8 +21,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from podium.identity import require
 from podium.store.catalog import table_exists
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.users import acting_user
 from podium.store.write import write_table
 
 DEMO_JSON_SCHEMA: dict[str, Any] = {
@@ -304,4 +306,5 @@ DEMO_TABLES: dict[str, Callable[[], bool]] = {
 
 def load_demo() -> dict[str, bool]:
     """Create each missing demo table; returns {table: created?}. Idempotent."""
+    require(acting_user(), "run_job")  # new tables, as an import makes: operators' work
     return {name: load() for name, load in DEMO_TABLES.items()}

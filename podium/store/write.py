@@ -54,9 +54,10 @@ from pyiceberg.typedef import Record
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
+from podium.identity import require
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
 from podium.store.modes import WRITE_MODES, WriteMode
-from podium.store.users import AUTHOR, author_name
+from podium.store.users import AUTHOR, acting_user, author_name
 
 log = logging.getLogger("podium")
 
@@ -467,5 +468,6 @@ def set_properties(
 
 
 def drop_table(name: str, catalog: Catalog | None = None) -> None:
+    require(acting_user(), "drop_table")
     catalog = catalog or open_catalog()
     catalog.purge_table(parse_name(name))

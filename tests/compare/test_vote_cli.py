@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -14,9 +15,12 @@ compare_config = compare_data.compare_config  # fixtures
 comparison = compare_data.comparison
 
 
-def _vote(*args: str, keys: str) -> subprocess.CompletedProcess[str]:
+def _vote(*args: str, keys: str, user: str) -> subprocess.CompletedProcess[str]:
+    """`podium vote` as `user` of a shared deployment where anyone allowed in reviews."""
+    env = {**os.environ, "PODIUM_USER": user, "PODIUM_DEFAULT_ROLE": "reviewer"}
     return subprocess.run(
         [sys.executable, "-m", "podium.cli", "vote", *args],
+        env=env,
         input=keys,
         capture_output=True,
         text=True,
@@ -26,7 +30,7 @@ def _vote(*args: str, keys: str) -> subprocess.CompletedProcess[str]:
 
 def test_votes_blind_then_reveals_and_skips_what_is_voted(comparison: Comparison) -> None:
     first, second = comparison.items[:2]
-    run = _vote("cmp.colours", "--voter", "carol", keys="a\ns\nq\n")
+    run = _vote("cmp.colours", keys="a\ns\nq\n", user="carol")
     assert run.returncode == 0, run.stderr
     before_vote = run.stdout.split("A was ")[0]
     assert "alpha" not in before_vote and "omega" not in before_vote  # names stay hidden
@@ -37,7 +41,7 @@ def test_votes_blind_then_reveals_and_skips_what_is_voted(comparison: Comparison
     assert (vote["voter"], vote["prompt_id"], vote["verdict"]) == ("carol", first.prompt_id, "A")
     assert vote["winner"] == pair.model_a  # the same pair and rules as the Compare page
 
-    again = _vote("cmp.colours", "--voter", "carol", keys="x\nq\n")
+    again = _vote("cmp.colours", keys="x\nq\n", user="carol")
     assert again.returncode == 0, again.stderr
     assert "1 of 4 prompts voted by carol" in again.stdout
     verdicts = [(v["prompt_id"], v["verdict"]) for v in list_votes("cmp.colours")]
@@ -45,7 +49,7 @@ def test_votes_blind_then_reveals_and_skips_what_is_voted(comparison: Comparison
 
 
 def test_an_unknown_key_is_asked_again(comparison: Comparison) -> None:
-    run = _vote("cmp.colours", "--voter", "dan", keys="z\nt\nq\n")
+    run = _vote("cmp.colours", keys="z\nt\nq\n", user="dan")
     assert run.returncode == 0, run.stderr
     assert "is not one of" in run.stdout + run.stderr
     assert [v["verdict"] for v in list_votes("cmp.colours")] == ["tie"]
