@@ -11,6 +11,7 @@ from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.pages import PAGES, page_file
 from podium.app.widgets import browse_link
 from podium.store.demo import load_demo
+from podium.store.users import acting_user
 
 STEPS = (
     ("browse", "Review a dataset: search, filter, read conversations, see statistics."),
@@ -35,7 +36,9 @@ for name, text in STEPS:
 
 st.subheader("Demo data")
 st.caption("Small chat, JSON, tool-call and code datasets, made locally (no downloads).")
-if st.button("Load the demo data", icon=":material/download:", key="home.demo"):
+if acting_user().can("run_job") and st.button(  # load_demo checks the role again
+    "Load the demo data", icon=":material/download:", key="home.demo"
+):
     with st.spinner("Writing the demo tables"):
         created = {**load_demo(), DEMO_FUNCTIONS: load_demo_functions()}
     st.success(
