@@ -107,7 +107,9 @@ def job_detail(job_id: str) -> None:
 
 def outputs(job: Job) -> None:
     links = lb.table_links(job)
-    checkpoints = (job["outputs"] or {}).get("checkpoints", [])
+    # Only a training run makes checkpoints; other kinds list the one they used.
+    trained = job["kind"] in ("sft", "grpo")
+    checkpoints = (job["outputs"] or {}).get("checkpoints", []) if trained else []
     inputs_col, outputs_col = st.columns(2)
     with inputs_col:
         st.markdown("**Inputs**")
