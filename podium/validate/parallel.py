@@ -66,13 +66,6 @@ def _run_in_worker(data: bytes) -> BatchResult:
     return check_batch(batch, _worker_plan, task.mode, task.roles, task.columns)
 
 
-def rebatch(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
-    """Slices of at most `size` rows (files can hold row groups of any size)."""
-    for batch in batches:
-        for start in range(0, batch.num_rows, size):
-            yield batch.slice(start, size)
-
-
 def map_batches(
     batches: Iterable[pa.RecordBatch],
     task: Task,
