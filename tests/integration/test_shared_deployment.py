@@ -173,6 +173,13 @@ def test_shared_deployment_end_to_end(stack: tuple[SharedStack, str], base_check
         )  # fmt: skip
         compare_id = st.ok(OPERATOR, "submit", str(cards / "compare.md")).split()[-1]
         _wait_finished([compare_id], 1200)
+        # A job records its own outcome; its worker notices the exit a poll later.
+        wait_until(
+            lambda: all(any(f"job {j}: " in w.output for w in procs) for j in first_ids),
+            120,
+            "the workers to see their jobs exit",
+        )
+        wait_until(lambda: any(f"job {compare_id}: " in w.output for w in procs), 120, "compare")
         outputs = [w.output for w in procs]
         pids = [str(w.proc.pid) for w in procs]
 
