@@ -227,8 +227,15 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
     summary = bm.summarize_rows(result.rows, result.columns)
     if "id" in result.columns:
         notes = rm.annotations_by_row(name, [str(r.get("id")) for r in result.rows])
-        for line, r in zip(summary, result.rows, strict=True):
-            line["review"] = rm.annotation_text(notes.get(str(r.get("id")), []))
+        # The review column goes right after the id, where a reviewer's eye starts.
+        summary = [
+            {
+                "id": line.pop("id", None),
+                "review": rm.annotation_text(notes.get(str(r.get("id")), [])),
+                **line,
+            }
+            for line, r in zip(summary, result.rows, strict=True)
+        ]
     with grid_col:
         st.caption(bm.row_range(result.offset, len(result.rows), result.total))
         if result.rows:

@@ -84,7 +84,7 @@ def _queue_tab(table: str) -> None:
             **{k: f"{k} {label}" for k, label in keys.items()},
         }
     )
-    nav = st.columns([1, 1, 1, *([1] * len(keys)), 4])
+    nav = st.columns([1, 1, 1, *([1.6] * len(keys)), 2])
     if nav[0].button("Previous", key="review.prev", disabled=cursor == 0):
         st.session_state[CURSOR] = max(0, cursor - 1)
         st.rerun()
