@@ -130,13 +130,13 @@ def malformed_ids(
     name = report_for(table, snapshot_id, report)
     if name is None:
         return None
-    table = load_table(name)
-    snapshot = table.current_snapshot()
+    loaded = load_table(name)
+    snapshot = loaded.current_snapshot()
     if snapshot is None:
         return set()
     return {
         i
-        for batch in iter_table_batches(table, snapshot.snapshot_id, columns=["id"])
+        for batch in iter_table_batches(loaded, snapshot.snapshot_id, columns=["id"])
         for i in batch.column("id").to_pylist()
         if i is not None
     }
