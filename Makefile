@@ -13,13 +13,13 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test check setup home system-packages vllm sandbox-image lint bench clean
+.PHONY: run test check setup home system-packages vllm sandbox-image oidc-provider lint bench clean
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
 
 # `check` comes first: a lint or type error fails in a minute, before any slow set-up.
-test: setup check system-packages vllm sandbox-image
+test: setup check system-packages vllm sandbox-image oidc-provider
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 setup: $(VENV)/.installed
@@ -50,6 +50,13 @@ $(VLLM_VENV)/.installed: scripts/setup_vllm.sh
 sandbox-image:
 	bash scripts/setup_sandbox.sh
 
+# The login tests' OpenID Connect provider (panva/node-oidc-provider on the system's
+# Node.js), installed exactly as tests/oidc/package-lock.json pins it.
+oidc-provider: tests/oidc/node_modules/.installed
+tests/oidc/node_modules/.installed: tests/oidc/package.json tests/oidc/package-lock.json
+	cd tests/oidc && npm ci --no-audit --no-fund
+	touch $@
+
 CODE := podium generators trainers tests benchmarks
 
 # Lint, formatting, types (strict on store, jobs, validate) and the layer contracts of
@@ -66,4 +73,5 @@ bench: setup
 	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) test-artifacts .cache .mypy_cache .import_linter_cache
+	rm -rf $(VENV) $(VLLM_VENV) test-artifacts .cache .mypy_cache .import_linter_cache \
+		tests/oidc/node_modules
