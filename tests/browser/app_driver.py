@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +45,17 @@ def using_home(home: Path) -> Iterator[None]:
         else:
             os.environ["PODIUM_HOME"] = old
         reset_settings()
+
+
+def stop_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a server started with start_new_session=True and all it started; then KILL."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def free_port() -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from app_driver import (
     START_TIMEOUT_S,
     free_port,
     server_command,
+    stop_process_group,
     using_home,
 )
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -79,13 +79,7 @@ def app_url(app_home: Path, artifacts_dir: Path) -> Iterator[str]:
                 time.sleep(0.5)
             yield url
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_process_group(proc)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -23,7 +22,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from app_driver import REPO, START_TIMEOUT_S, free_port, server_command, using_home, wait_for_app
+from app_driver import (
+    REPO,
+    START_TIMEOUT_S,
+    free_port,
+    server_command,
+    stop_process_group,
+    using_home,
+    wait_for_app,
+)
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -69,13 +76,7 @@ def _process(
         try:
             yield proc
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_process_group(proc)
 
 
 def _seed(home: Path) -> tuple[str, dict[str, str]]:
