@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pyarrow.compute as pc
 import pytest
 from conftest import RayCluster
@@ -67,6 +68,17 @@ GENERATE = [
 ]
 
 
+def _assert_no_replica_left(home: Path) -> None:
+    """The job stopped every vLLM server it started (the killed one's is gone too)."""
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if "vllm.entrypoints" in " ".join(p.info["cmdline"] or ())
+        and str(home) in " ".join(p.info["cmdline"] or ())
+    ]
+    assert not left, f"vLLM replicas left running: {left}"
+
+
 def _assert_every_prompt_once(out: str) -> None:
     table = load_table(out)
     assert len(table.snapshots()) == 1  # workers staged files, the driver committed once
@@ -74,9 +86,12 @@ def _assert_every_prompt_once(out: str) -> None:
     assert len(ids) == PROMPTS and len(pc.unique(ids)) == PROMPTS
 
 
-def test_generate_over_two_replicas_on_ray(prompts_table: str, ray_cluster: RayCluster) -> None:
+def test_generate_over_two_replicas_on_ray(
+    prompts_table: str, ray_cluster: RayCluster, ray_home: Path
+) -> None:
     _podium(*GENERATE, "--table", prompts_table, "--out", "gen.two", "--max-tokens", "8")
     _assert_every_prompt_once("gen.two")
+    _assert_no_replica_left(ray_home)
     job = list_jobs(limit=1)[0]
     assert job["status"] == "succeeded" and job["launcher"] == "ray"
     log = Path(job["log_path"]).read_text()
@@ -85,7 +100,10 @@ def test_generate_over_two_replicas_on_ray(prompts_table: str, ray_cluster: RayC
     assert str(listed[submission_id(job)].status) == "SUCCEEDED"
 
 
-def test_killing_one_replica_mid_job_loses_and_repeats_nothing(prompts_table: str) -> None:
+def test_killing_one_replica_mid_job_loses_and_repeats_nothing(
+    prompts_table: str, ray_home: Path
+) -> None:
+    prompts_home = ray_home
     cli = subprocess.Popen(
         [sys.executable, "-m", "podium.cli", *GENERATE]
         + ["--table", prompts_table, "--out", "gen.kill", "--max-tokens", "48"],
@@ -105,6 +123,7 @@ def test_killing_one_replica_mid_job_loses_and_repeats_nothing(prompts_table: st
     assert job["status"] == "succeeded"
     assert "goes back to the queue" in Path(job["log_path"]).read_text()
     _assert_every_prompt_once("gen.kill")
+    _assert_no_replica_left(prompts_home)
 
 
 def _replica_pid_after_first_shard(cli: subprocess.Popen[str]) -> int:
