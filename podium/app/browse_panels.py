@@ -6,6 +6,7 @@ and `podium.app.review_model`."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -153,7 +154,7 @@ def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
     for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
         shown = f"{n + 1} {label}" if n < rm.LABEL_KEYS else label
         if col.button(shown, key=f"{key}.label.{label}"):
-            act(lambda label=label: rm.label_rows(name, [row_id], user, label, sid))
+            act(functools.partial(rm.label_rows, name, [row_id], user, label, sid))
     with st.form(f"{key}.note", border=False):
         c1, c2 = st.columns([1, 4])
         rating = c1.number_input("Rating (1-5; 0 none)", 0, 5, 0, key=f"{key}.rating")

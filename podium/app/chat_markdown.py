@@ -238,7 +238,8 @@ def fold(text: str, limit: int = FOLD_CHARS) -> tuple[str, bool]:
     closed again), and whether anything was left out."""
     if len(text) <= limit:
         return text, False
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for line in text.split("\n"):
         if kept and size + len(line) > limit:
             break

@@ -441,11 +441,11 @@ def linked_snapshot_labels(
     """The Train page's snapshot choices with a linked id, tag or branch first: a name
     stays a name (the card keeps it and pins its snapshot when written)."""
     if not linked:
-        return dict(labels)
+        return {k: v for k, v in labels.items()}
     try:
         sid = resolve(name, linked)
     except NotFound:  # a stale link: the usual choices
-        return dict(labels)
+        return {k: v for k, v in labels.items()}
     value: int | str = int(linked) if linked.lstrip("-").isdigit() else linked
     label = labels.get(sid or 0, str(sid)) if isinstance(value, int) else f"{linked} → {sid}"
     return {value: label, **{k: v for k, v in labels.items() if k != value}}

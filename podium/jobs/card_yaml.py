@@ -23,7 +23,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # untyped stub
             raise _AliasFound(mark.line + 1, mark.column + 1)
         return super().compose_node(parent, index)
 
@@ -65,4 +65,5 @@ def load_yaml(text: str, source: str, first_line: int = 1) -> Any:
 def dump_yaml(value: Any, **options: Any) -> str:
     """`value` as YAML that `load_yaml` reads back: repeated objects are written out in
     full, never as anchors and aliases."""
-    return yaml.dump(value, Dumper=_NoAliasDumper, **options)
+    text: str = yaml.dump(value, Dumper=_NoAliasDumper, **options)
+    return text

@@ -72,7 +72,7 @@ def message_diff(
             continue
         entry: dict[str, Any] = {"index": i}
         if a is None:
-            entry.update(status="added", role=b["role"], text=b.get("content") or "")  # type: ignore[index]
+            entry.update(status="added", role=b["role"], text=b.get("content") or "")  # type: ignore[index,union-attr]
         elif b is None:
             entry.update(status="removed", role=a["role"], text=a.get("content") or "")
         else:

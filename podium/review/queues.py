@@ -161,7 +161,7 @@ def create_queue(
         if part
     )
     with engine().begin() as con:
-        qid = con.execute(
+        inserted = con.execute(
             queues.insert().values(
                 name=name,
                 table_name=table_name,
@@ -171,7 +171,9 @@ def create_queue(
                 created_by=user.name,
                 created_at=datetime.now(UTC),
             )
-        ).inserted_primary_key[0]
+        ).inserted_primary_key
+        assert inserted is not None  # an INSERT always has one
+        qid = inserted[0]
         con.execute(
             items.insert(),
             [

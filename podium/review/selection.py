@@ -51,7 +51,7 @@ def select_ids(
         hits = failing_ids(failing)
         chosen = hits if chosen is None else chosen & hits
     out = set(ids) | (chosen or set())
-    out.discard(None)  # type: ignore[arg-type]
+    out.discard(None)  # type: ignore[arg-type,unused-ignore]
     if not out:
         raise InvalidInput("No rows chosen: name ids, or a search/where/label/report that matches.")
     return sorted(out)

@@ -11,6 +11,10 @@ train on a tag. `?table=` picks the table. Logic: `podium.app.review_model`.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from podium.app import browse_panels, widgets
@@ -98,7 +102,7 @@ def _queue_tab(table: str) -> None:
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {label}", key=f"review.key.{k}"):
             browse_panels.act(
-                lambda label=label: rm.label_rows(table, [row_id], user, label, snapshot)
+                functools.partial(rm.label_rows, table, [row_id], user, label, snapshot)
             )
     st.subheader(f"Row {row_id} · queue position {row['queue_position'] + 1} of {queue.size}")
     notes = rm.annotations_by_row(table, [row_id]).get(row_id, [])
@@ -182,7 +186,7 @@ def _snapshots_tab(table: str) -> None:
             _ref_action(lambda: rm.merge(table, chosen or "", user), "Fast-forwarded")
 
 
-def _ref_action(do, done: str) -> None:  # type: ignore[no-untyped-def]
+def _ref_action(do: Callable[[], Any], done: str) -> None:
     try:
         ref = do()
     except PodiumError as exc:
