@@ -1,7 +1,8 @@
 """How every page says things: one error format, one "queued" message, empty states.
 
-An error reads as its first line (what went wrong and what to do), with anything
-longer (a traceback, a list of rows) folded under "Details".
+An error reads as its first paragraph (what went wrong and what to do, including a
+list of the fields at fault), with anything after a blank line (a traceback, a log
+tail) folded under "Details": the page then says what the CLI and the Logbook say.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from podium.app.pages import page_file
 def error_parts(text: str) -> tuple[str, str]:
     """(headline, details): the first paragraph, and the rest to fold away."""
     text = text.strip()
-    head, _, rest = text.partition("\n")
+    head, _, rest = text.partition("\n\n")
     return head.strip(), rest.strip()
 
 

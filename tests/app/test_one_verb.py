@@ -33,3 +33,12 @@ def test_every_job_page_submits_with_queue_job(podium_home: Path, tmp_path: Path
     at.switch_page("views/compare.py").run()
     at.radio(key="compare.mode").set_value("New comparison").run()
     assert QUEUE_VERB in [b.proto.label for b in at.button]
+
+
+def test_an_error_shows_its_whole_first_paragraph_and_folds_the_rest() -> None:
+    from podium.app.feedback import error_parts
+
+    settings = "Invalid 'generate' settings:\n  n (--n): must be >= 1 (got 0)"
+    assert error_parts(settings) == (settings, "")
+    head, details = error_parts(f"{settings}\n\nTraceback (most recent call last):\n  ...")
+    assert head == settings and details.startswith("Traceback")
