@@ -126,7 +126,8 @@ def register_snapshot(
             f"FROM read_parquet({files}, union_by_name = true)"
         )
     else:
-        batches = _positioned(iter_batches(_needed(table), plan))
+        # An empty snapshot has no file to read, so needs no table either.
+        batches = _positioned(iter_batches(_needed(table), plan)) if plan.files else iter(())
         reader = pa.RecordBatchReader.from_batches(_with_pos(plan.schema), batches)
         con.register(raw, reader)
     target = f"{quote(schema)}.{quote(alias)}" if schema else quote(alias)
