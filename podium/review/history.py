@@ -21,14 +21,18 @@ def row_history(name: str, row_id: str) -> list[dict[str, Any]]:
         touched = touched_rows(props)
         if touched is not None and row_id not in touched:
             continue
+        # Whole-table writes (an import, a job's output) carry an author but no review
+        # action: they show as the Iceberg operation that created or replaced the row.
+        action = props.get(ACTION)
+        operation = snap.summary.operation.value if snap.summary else "write"
         events.append(
             {
                 "at": datetime.fromtimestamp(snap.timestamp_ms / 1000, UTC).isoformat(
                     timespec="seconds"
                 ),
-                "kind": props.get(ACTION, "edit"),
+                "kind": action or operation,
                 "author": props[AUTHOR],
-                "detail": props.get(MESSAGE, ""),
+                "detail": props.get(MESSAGE, "" if action else "whole-table write"),
                 "snapshot_id": snap.snapshot_id,
             }
         )

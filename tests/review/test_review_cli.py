@@ -67,10 +67,14 @@ def test_label_edit_delete_each_one_snapshot_and_diff_lists_exactly_them(
 
     history = as_json("review", "history", "t.chat", row_id(10))
     assert [(e["kind"], e["author"], e["detail"]) for e in history] == [
-        ("edit", getpass.getuser(), "typo")
+        ("append", getpass.getuser(), "whole-table write"),
+        ("edit", getpass.getuser(), "typo"),
     ]
     history = as_json("review", "history", "t.chat", row_id(2))
-    assert [(e["kind"], e["detail"]) for e in history] == [("annotation", "label bad")]
+    assert [(e["kind"], e["detail"]) for e in history] == [
+        ("append", "whole-table write"),
+        ("annotation", "label bad"),
+    ]
 
 
 def test_bad_input_is_a_clear_error_and_changes_nothing(podium_home: Path) -> None:
