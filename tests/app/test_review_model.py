@@ -4,6 +4,7 @@ reviewer's rendering of a turn (escaped, highlighted, numbered, folded)."""
 
 from __future__ import annotations
 
+import getpass
 import sys
 from pathlib import Path
 
@@ -88,9 +89,9 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
     rm.delete_rows(table, [row_id(7), row_id(8)], ALICE, why="junk", base=None)
     assert page(table, limit=0).total == 10
     history = rm.history_rows(table, row_id(2))
-    # (the table's own creation may be listed first: writes record their author too)
-    assert [(h["what"], h["author"], h["detail"]) for h in history if h["detail"]] == [
-        ("edit", "alice", "fix")
+    assert [(h["what"], h["author"], h["detail"]) for h in history] == [
+        ("append", getpass.getuser(), "whole-table write"),  # the table's creation
+        ("edit", "alice", "fix"),
     ]
 
 
