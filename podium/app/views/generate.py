@@ -35,6 +35,12 @@ def _next_steps(job: Job) -> None:
     cols[1].metric("Completion tokens", f"{summary['completion_tokens']:,}")
     cols[2].metric("Tokens/s", f"{summary['tokens_per_s']:.1f}")
     if summary["table"]:
+        st.markdown(
+            f"Samples in `{summary['table']}` at snapshot `{summary['snapshot_id']}`"
+            + (f" ({summary['resumed_from']:,} prompts were already done)"
+               if summary["resumed_from"] else "")
+            + (f" · {summary['errors']:,} requests refused" if summary["errors"] else "")
+        )  # fmt: skip
         widgets.browse_link(
             summary["table"], snapshot=summary["snapshot_id"], label="Open the samples in Browse"
         )
