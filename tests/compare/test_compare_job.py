@@ -22,7 +22,7 @@ from podium.store.refs import TableRef
 def _key(cfg: CompareConfig, model: str) -> SampleKey:
     _, snapshot, _ = load_prompts(cfg.input)
     ref = f"{cfg.input.name}@{snapshot}"
-    gen = cfg.generate_config(model, "")
+    gen = cfg.generate_config(model, cfg.out)  # as the job keys its sample sets
     return SampleKey.of(
         get_model(model),
         ref,
