@@ -1,7 +1,7 @@
 """Real-size tables: cold `podium` commands beside DuckDB on the same snapshot's files.
 
     python benchmarks/real_size.py --rows 200000            # ~1.5 GB JSONL, ~10 min
-    python benchmarks/real_size.py --rows 2000000 --repeat 1
+    python benchmarks/real_size.py --rows 2000000 --repeat 1 --no-import-baseline
     python benchmarks/real_size.py --rows 20000 --repeat 1  # a quick check
 
 Builds a deterministic SFT JSONL file (seeded, no downloads; 6 turns and 5-10 KB of
