@@ -126,6 +126,35 @@ def test_search_finds_the_needle_and_resets_the_page(browse_home: Path) -> None:
     assert "page" not in at.query_params
 
 
+def test_a_change_here_wins_over_a_url_the_browser_has_not_updated_yet(
+    browse_home: Path,
+) -> None:
+    """The browser applies the URL a run wrote only when that message arrives; a search
+    typed before then comes with the previous URL. Before: the page took that stale URL
+    for a link from outside and went back to the newest table, dropping the search."""
+    at = open_browse()
+    stale = dict(at.query_params)
+    assert stale["table"] == SCORES
+    at.selectbox(key="browse.table").set_value(CHAT).run()
+    assert at.query_params["table"] == CHAT
+    at.query_params.clear()
+    at.query_params.update(stale)  # what the browser still shows
+    at.text_input(key="browse.search").input(NEEDLE).run()
+    assert at.selectbox(key="browse.table").value == CHAT
+    assert "Rows 1–1 of 1" in captions(at)
+    assert (at.query_params["table"], at.query_params["search"]) == (CHAT, NEEDLE)
+
+
+def test_a_new_url_without_a_change_here_is_followed(browse_home: Path) -> None:
+    """The back button or a link to Browse from Browse: only the URL changed."""
+    at = open_browse(table=CHAT, search=NEEDLE)
+    at.query_params.clear()
+    at.query_params.update({"table": SCORES})
+    at.run()
+    assert at.selectbox(key="browse.table").value == SCORES
+    assert at.text_input(key="browse.search").value == ""
+
+
 def test_paging_page_size_and_jump_to_page(browse_home: Path) -> None:
     at = open_browse(table=CHAT)
     seen = list(at.dataframe[0].value["id"])

@@ -89,9 +89,17 @@ def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> 
 
 
 def _sync_from_url(tables: list[str]) -> None:
-    """Seed the widgets from the URL when it changed outside this page's control."""
+    """Seed the widgets from the URL when it changed outside this page's control.
+
+    A run that follows a change made here (a widget moved since the last run) keeps it:
+    the URL it comes with may predate the one the last run wrote, because the browser
+    applies a rewritten URL only when that message arrives; the view is written back to
+    the URL at the end of the run. A new URL with the widgets as they were (a link, the
+    back button) is followed."""
     url = _url()
-    if url == st.session_state.get(LAST_URL) and TABLE in st.session_state:
+    ss = st.session_state
+    changed_here = SAVED in ss and _current() != ss[SAVED]
+    if TABLE in ss and (url == ss.get(LAST_URL) or changed_here):
         return
     asked = (url.get("snapshot") or [""])[-1]
     if asked and not asked.lstrip("-").isdigit() and url.get("table"):
