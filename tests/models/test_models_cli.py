@@ -78,6 +78,7 @@ def test_generate_card_pins_input_and_model(podium_home, base_checkpoint, tmp_pa
     assert front["input"] == {
         "name": "t.prompts",
         "snapshot_id": table.current_snapshot().snapshot_id,
+        "ref": None,  # no tag or branch named
     }
     assert front["model"] == "smollm2-135m-instruct"  # the alias is resolved in the card
     assert (front["n"], front["max_tokens"]) == (3, 16)
