@@ -46,6 +46,7 @@ def test_blind_vote_with_keyboard_changes_ratings(
     from podium.compare.ratings import ratings_report
     from podium.compare.table import load_comparison
     from podium.compare.votes import list_votes
+    from podium.identity import local_user
 
     page = app_page
     page.goto(f"{app_url}/compare?name={browser_comparison}")
@@ -54,33 +55,32 @@ def test_blind_vote_with_keyboard_changes_ratings(
     expect(page.get_by_text("prompt 1 of 4")).to_be_visible()
     page.get_by_text("Blind vote", exact=True).click()
     wait_for_app(page)
-    name = page.get_by_label("Your name")
-    name.fill("browser-voter")
-    name.press("Enter")
-    wait_for_app(page)
-    expect(page.get_by_text("0 of 4 prompts voted by browser-voter")).to_be_visible()
+    # Votes are the signed-in user's (the OS user in local mode), never a typed-in name.
+    voter = local_user().name
+    expect(page.get_by_text(f"0 of 4 prompts voted by {voter}")).to_be_visible()
+    expect(page.get_by_label("Your name")).to_have_count(0)
     expect(page.get_by_role("button", name="B is better")).to_be_visible()
     assert page.get_by_text(re.compile("vote-alpha|vote-omega")).count() == 0  # blind
     page.screenshot(path=str(artifacts_dir / "compare-blind.png"), full_page=True)
 
-    page.get_by_role("heading", name="Compare").click()  # focus off the text field
+    page.get_by_role("heading", name="Compare").click()  # focus on the page, not a widget
     page.keyboard.press("2")  # shortcut: B is better
     wait_for_app(page)
     expect(page.get_by_text(re.compile(r"A was vote-(alpha|omega), B was"))).to_be_visible()
-    expect(page.get_by_text("1 of 4 prompts voted by browser-voter")).to_be_visible()
+    expect(page.get_by_text(f"1 of 4 prompts voted by {voter}")).to_be_visible()
     page.keyboard.press("j")  # shortcut: next prompt
     wait_for_app(page)
     expect(page.get_by_text("prompt 2 of 4")).to_be_visible()
     page.get_by_role("button", name="A is better").click()
     wait_for_app(page)
-    expect(page.get_by_text("2 of 4 prompts voted by browser-voter")).to_be_visible()
+    expect(page.get_by_text(f"2 of 4 prompts voted by {voter}")).to_be_visible()
     page.screenshot(path=str(artifacts_dir / "compare-revealed.png"), full_page=True)
 
     with using_home(app_home):
         votes = list_votes(browser_comparison)
         assert [(v["voter"], v["verdict"]) for v in votes] == [
-            ("browser-voter", "B"),
-            ("browser-voter", "A"),
+            (voter, "B"),
+            (voter, "A"),
         ]
         report = ratings_report(load_comparison(browser_comparison), votes, bootstrap=20)
     assert report["votes"] == 2
