@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,3 +59,18 @@ def _dev_null_stays_a_device() -> Iterator[None]:
     yield
     mode = os.lstat("/dev/null").st_mode
     assert stat.S_ISCHR(mode), "this test replaced /dev/null (now not a character device)"
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept() -> Iterator[None]:
+    """Streamlit's AppTest runs a page as `__main__` and leaves `__main__.__file__` on
+    its deleted temp script, so a later multiprocessing "spawn" child tried to re-run
+    that script and died: put `__main__` back after every test."""
+    main = sys.modules["__main__"]
+    file = main.__dict__.get("__file__")
+    yield
+    sys.modules["__main__"] = main
+    if file is None:
+        main.__dict__.pop("__file__", None)
+    else:
+        main.__file__ = file
