@@ -136,11 +136,17 @@ def load_training_data(
                 skipped["no_assistant"] += 1
                 continue
             metadata = str(row.get("metadata") or "{}")
+            skipped["kept"] += 1
             yield {"id": row_id, "messages": msgs, "split": row.get("split"), "metadata": metadata}
 
-    rows = _on_disk(conversations)
+    try:
+        rows = _on_disk(conversations)
+    except ValueError:
+        if skipped["kept"]:
+            raise
+        rows = None  # `datasets` refuses to build a dataset from a stream of no rows
     no_assistant, invalid = skipped["no_assistant"], skipped["invalid"]
-    if not len(rows):
+    if rows is None or not len(rows):
         reason = (
             f"all {invalid} rows are marked malformed by its validation report"
             if invalid and not no_assistant
