@@ -74,3 +74,13 @@ def _main_module_kept() -> Iterator[None]:
         main.__dict__.pop("__file__", None)
     else:
         main.__file__ = file
+
+
+@pytest.fixture(autouse=True)
+def _no_app_session_user() -> Iterator[None]:
+    """A page run under AppTest registers the browser session's user for the whole
+    process (as the Streamlit server does); later tests must act as themselves."""
+    yield
+    from podium.store.users import use_session_user
+
+    use_session_user(None)
