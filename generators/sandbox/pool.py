@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,7 +178,7 @@ class Sandbox:
     def run_job(self, job: Job) -> Result:
         return self.run(job.code, job.stdin, job.args, job.limits)
 
-    def imap(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Result]]:
+    def imap(self, jobs: Iterable[Job]) -> Generator[tuple[Job, Result], None, None]:
         """Run jobs on all workers; yields (job, result) in completion order.
 
         Closing the iterator early (a cancelled build) drops the jobs not yet started.
