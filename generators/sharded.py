@@ -38,6 +38,19 @@ class Shard:
     prompts: list[Prompt]
 
 
+@dataclass(frozen=True)
+class _Work:
+    """What every puller does with a shard: the same for all replicas."""
+
+    staging: Staging
+    requests: Any  # (Prompt) -> list[ChatRequest]
+    sampling: dict[str, Any]
+    concurrency: int
+    retry: RetryPolicy
+    reporter: Reporter
+    total: int
+
+
 @dataclass
 class _Board:
     """What the pullers share: the queue, what is left, what was written."""
@@ -100,20 +113,9 @@ def generate_sharded(
         f"{len(finished)} shards already staged"
     )
     began = time.perf_counter()
-    board = asyncio.run(
-        _pull_all(
-            endpoints,
-            shards,
-            staging,
-            requests,
-            sampling,
-            concurrency,
-            retry,
-            reporter,
-            total=len(prompts),
-            done=len(prompts) - sum(len(s.prompts) for s in shards),
-        )
-    )
+    work = _Work(staging, requests, sampling, concurrency, retry, reporter, total=len(prompts))
+    done = len(prompts) - sum(len(s.prompts) for s in shards)
+    board = asyncio.run(_pull_all(endpoints, shards, work, done))
     board.stats["gen_seconds"] = time.perf_counter() - began  # wall time over all replicas
     if board.left:
         raise PodiumError(
@@ -128,27 +130,12 @@ def generate_sharded(
 
 
 async def _pull_all(
-    endpoints: list[Endpoint],
-    shards: list[Shard],
-    staging: Staging,
-    requests: Any,
-    sampling: dict[str, Any],
-    concurrency: int,
-    retry: RetryPolicy,
-    reporter: Reporter,
-    *,
-    total: int,
-    done: int,
+    endpoints: list[Endpoint], shards: list[Shard], work: _Work, done: int
 ) -> _Board:
     board = _Board(asyncio.Queue(), left=len(shards), prompts_done=done)
     for shard in shards:
         board.queue.put_nowait(shard)
-    pullers = [
-        asyncio.create_task(
-            _pull(i, e, board, staging, requests, sampling, concurrency, retry, reporter, total)
-        )
-        for i, e in enumerate(endpoints)
-    ]
+    pullers = [asyncio.create_task(_pull(i, e, board, work)) for i, e in enumerate(endpoints)]
     try:
         await asyncio.gather(*pullers)
     except BaseException:
@@ -159,18 +146,9 @@ async def _pull_all(
     return board
 
 
-async def _pull(
-    index: int,
-    endpoint: Endpoint,
-    board: _Board,
-    staging: Staging,
-    requests: Any,
-    sampling: dict[str, Any],
-    concurrency: int,
-    retry: RetryPolicy,
-    reporter: Reporter,
-    total: int,
-) -> None:
+async def _pull(index: int, endpoint: Endpoint, board: _Board, work: _Work) -> None:
+    staging, requests, sampling = work.staging, work.requests, work.sampling
+    reporter, total = work.reporter, work.total
     loop = asyncio.get_running_loop()
     while board.left > 0:
         reporter.check_cancelled()
@@ -184,9 +162,9 @@ async def _pull(
             results = await agenerate_batch(
                 endpoint,
                 reqs,
-                concurrency=concurrency,
+                concurrency=work.concurrency,
                 reporter=reporter,
-                retry=retry,
+                retry=work.retry,
                 report_progress=False,
             )
         except ServerUnavailable as exc:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import pyarrow as pa
 from pydantic import Field
 
+from generators.client import Endpoint
 from generators.code_exec import tables
 from generators.code_exec.harness import (
     InputRejected,
@@ -152,6 +153,35 @@ def plan_calls(
     return rejected, calls
 
 
+def propose_and_plan(
+    cfg: CodeExecConfig,
+    endpoint: Endpoint,
+    batch: list[dict[str, Any]],
+    model: str,
+    backend: str,
+    reporter: Reporter,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows for rejected proposals, calls to execute) for a batch of functions: one
+    proposal request per function, all in flight together so the server batches them."""
+    proposals = propose_inputs(
+        endpoint,
+        [(f["code"], f["entry_point"]) for f in batch],
+        cfg.inputs_per_function,
+        temperature=cfg.temperature,
+        max_tokens=cfg.max_tokens,
+        seed=cfg.seed,
+        concurrency=cfg.concurrency,
+        reporter=reporter,
+    )
+    rows: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for fn, proposal in zip(batch, proposals, strict=True):
+        rejected, planned = plan_calls(fn, proposal, cfg.inputs_per_function, model, backend)
+        rows += rejected
+        calls += planned
+    return rows, calls
+
+
 def execute_calls(
     box: Sandbox, calls: list[dict[str, Any]], limits: Limits, model: str, reporter: Reporter
 ) -> list[dict[str, Any]]:
@@ -271,24 +301,7 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
             finished = len(functions) - len(todo)
             for batch in chunks(todo, cfg.batch_size):
                 reporter.check_cancelled()
-                proposals = propose_inputs(
-                    endpoint,
-                    [(f["code"], f["entry_point"]) for f in batch],
-                    cfg.inputs_per_function,
-                    temperature=cfg.temperature,
-                    max_tokens=cfg.max_tokens,
-                    seed=cfg.seed,
-                    concurrency=cfg.concurrency,
-                    reporter=reporter,
-                )
-                rows: list[dict[str, Any]] = []
-                calls: list[dict[str, Any]] = []
-                for fn, proposal in zip(batch, proposals, strict=True):
-                    rejected, planned = plan_calls(
-                        fn, proposal, cfg.inputs_per_function, model, backend
-                    )
-                    rows += rejected
-                    calls += planned
+                rows, calls = propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
                 rows = sort_rows(rows + execute_calls(box, calls, limits, model, reporter))
                 write_batch(out, rows, tables.ROWS_ARROW_SCHEMA, properties)
                 statuses.update(r["status"] for r in rows)
@@ -337,23 +350,7 @@ def _build_on_ray(
     endpoint = endpoint_for(model, reporter)
 
     def plan(batch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        proposals = propose_inputs(
-            endpoint,
-            [(f["code"], f["entry_point"]) for f in batch],
-            cfg.inputs_per_function,
-            temperature=cfg.temperature,
-            max_tokens=cfg.max_tokens,
-            seed=cfg.seed,
-            concurrency=cfg.concurrency,
-            reporter=reporter,
-        )
-        rows: list[dict[str, Any]] = []
-        calls: list[dict[str, Any]] = []
-        for fn, proposal in zip(batch, proposals, strict=True):
-            rejected, planned = plan_calls(fn, proposal, cfg.inputs_per_function, model, backend)
-            rows += rejected
-            calls += planned
-        return rows, calls
+        return propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
 
     # Batches are cut from the whole list so a resumed job sees the same batch names.
     batches = [
