@@ -146,18 +146,18 @@ def list_cmd(as_json: JsonOpt = False) -> None:
     """Comparisons in the catalog."""
     from podium.compare.table import list_comparisons, load_comparison
 
-    rows = []
-    for name in list_comparisons():
-        c = load_comparison(name)
-        rows.append(
-            {"name": c.name, "models": c.models, "input": c.input_ref, "prompts": len(c.items)}
-        )
+    comparisons = [load_comparison(name) for name in list_comparisons()]
     if as_json:
-        _print_json(rows)
+        _print_json(
+            [
+                {"name": c.name, "models": c.models, "input": c.input_ref, "prompts": len(c.items)}
+                for c in comparisons
+            ]
+        )
         return
-    for r in rows:
+    for c in comparisons:
         console.print(
-            f"{r['name']}  {', '.join(r['models'])}  on {r['input']}  ({r['prompts']} prompts)"
+            f"{c.name}  {', '.join(c.models)}  on {c.input_ref}  ({len(c.items)} prompts)"
         )
 
 

@@ -268,21 +268,21 @@ def kinds(
         for k in chosen:
             typer.echo(f"### `{k.name}`\n\n{k.description}\n\n{markdown_table(k.fields())}")
         return
-    data = [
-        {
-            "name": k.name,
-            "description": k.description,
-            "resumable": k.resumable,
-            "fields": [field_json(f) for f in k.fields()],
-        }
-        for k in chosen
-    ]
     if as_json:
+        data = [
+            {
+                "name": k.name,
+                "description": k.description,
+                "resumable": k.resumable,
+                "fields": [field_json(f) for f in k.fields()],
+            }
+            for k in chosen
+        ]
         typer.echo(json.dumps(data, indent=2))
         return
-    for k in data:
-        out.print(f"{k['name']}: {k['description']}")
-        for f in k["fields"]:
+    for k in chosen:
+        out.print(f"{k.name}: {k.description}")
+        for f in map(field_json, k.fields()):
             default = "required" if f["required"] else f"= {f['default']!r}"
             out.print(f"    {f['name']} ({f['option']}): {f['type']} {default}  {f['help']}")
 

@@ -195,15 +195,15 @@ def _walk_refs(value: Any) -> Iterator[TableRef]:
 
 def pin_inputs(config: BaseModel) -> BaseModel:
     """A copy of `config` whose TableRefs name existing snapshots (current if unset)."""
-    return _pin(config)
+    if isinstance(config, TableRef):
+        return config.pinned()
+    updates = {name: _pin(getattr(config, name)) for name in type(config).model_fields}
+    return config.model_copy(update=updates)
 
 
 def _pin(value: Any) -> Any:
-    if isinstance(value, TableRef):
-        return value.pinned()
     if isinstance(value, BaseModel):
-        updates = {name: _pin(getattr(value, name)) for name in type(value).model_fields}
-        return value.model_copy(update=updates)
+        return pin_inputs(value)
     if isinstance(value, list):
         return [_pin(item) for item in value]
     if isinstance(value, tuple):

@@ -44,7 +44,14 @@ class JobKind:
     preflight_path: str | None = None  # "package.module:function"
 
     def config_model(self) -> type[BaseModel]:
-        return _load(self.config_path)
+        model = _load(self.config_path)
+        # The path is a string in a registration (or a plugin's): a typo there should name
+        # itself here, not surface later as an attribute error deep in the form code.
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise InvalidInput(
+                f"Job kind {self.name!r}: {self.config_path} is not a pydantic model."
+            )
+        return model
 
     def fields(self) -> list[FlatField]:
         return flat_fields(self.config_model(), self.options)
@@ -77,6 +84,14 @@ def get_kind(name: str) -> JobKind:
         ) from None
 
 
+# The CLI names these kinds' shared settings have always had (see podium/jobs/fields.py).
+_TABLE_INPUT_OPTIONS = {"input": "--table", "input.snapshot_id": "--snapshot"}
+_TRAIN_OPTIONS = {
+    "table.snapshot_id": "--snapshot",
+    "max_steps": "--steps",
+    "learning_rate": "--lr",
+}
+
 # Registrations: one line per kind, added by the package that owns it.
 register(
     JobKind(
@@ -93,7 +108,7 @@ register(
         "podium.store.export:ExportConfig",
         "podium.store.export:run_export",
         "Export a table snapshot to JSONL or Parquet.",
-        options={"input": "--table", "input.snapshot_id": "--snapshot"},
+        options=_TABLE_INPUT_OPTIONS,
         preflight_path="podium.store.export:preflight",
     )
 )
@@ -104,7 +119,7 @@ register(
         "generators.generate:run_generate",
         "Sample a registered checkpoint on every prompt of a table into a samples table.",
         resumable=True,
-        options={"input": "--table", "input.snapshot_id": "--snapshot"},
+        options=_TABLE_INPUT_OPTIONS,
         preflight_path="generators.preflight:generate",
     )
 )
@@ -114,11 +129,7 @@ register(
         "trainers.config:SftConfig",
         "trainers.sft:run_sft",
         "Supervised fine-tuning (full or LoRA) on a table snapshot; registers checkpoints.",
-        options={
-            "table.snapshot_id": "--snapshot",
-            "max_steps": "--steps",
-            "learning_rate": "--lr",
-        },
+        options=_TRAIN_OPTIONS,
         preflight_path="trainers.preflight:train",
     )
 )
@@ -128,11 +139,7 @@ register(
         "trainers.config:GrpoConfig",
         "trainers.grpo:run_grpo",
         "GRPO with rewards from validation rules, the sandbox, exact match and length.",
-        options={
-            "table.snapshot_id": "--snapshot",
-            "max_steps": "--steps",
-            "learning_rate": "--lr",
-        },
+        options=_TRAIN_OPTIONS,
         preflight_path="trainers.preflight:train",
     )
 )
@@ -167,7 +174,7 @@ register(
         "Answer one prompt set with several checkpoints (reusing existing samples) and "
         "check every answer; writes a comparison table for side-by-side votes and ratings.",
         resumable=True,
-        options={"input": "--table", "input.snapshot_id": "--snapshot", "checks": "--check"},
+        options={**_TABLE_INPUT_OPTIONS, "checks": "--check"},
         preflight_path="podium.compare.preflight:compare",
     )
 )
