@@ -43,7 +43,7 @@ from podium.errors import PodiumError
 COMMANDS: dict[str, tuple[str, str]] = {
     "tables": ("podium.commands.store", "List the tables in the catalog."),
     "import": ("podium.commands.store", "Import chat data into an SFT table (one commit)."),
-    "show": ("podium.commands.store", "Show rows of a table: a page at any offset, search."),
+    "show": ("podium.commands.show", "Show rows of a table: a page at any offset, search."),
     "snapshots": ("podium.commands.store", "List a table's snapshots, oldest first."),
     "export": ("podium.commands.store", "Export a table snapshot to JSONL or Parquet."),
     "demo": ("podium.commands.store", "Load the demo tables (made locally, no downloads)."),
@@ -106,6 +106,7 @@ class TyperCommand(click.Command):
     def __init__(self, name: str, holder: typer.Typer) -> None:
         super().__init__(name, add_help_option=False, help=COMMANDS.get(name, ("", ""))[1])
         self.holder = holder
+        self.typer_name = name  # click types `self.name` as optional; this one is always set
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.args = list(args)
@@ -115,7 +116,9 @@ class TyperCommand(click.Command):
         import typer
 
         group = typer.main.get_command(self.holder)
-        return group.main(args=[self.name, *ctx.args], prog_name="podium", standalone_mode=False)
+        return group.main(
+            args=[self.typer_name, *ctx.args], prog_name="podium", standalone_mode=False
+        )
 
 
 class LazyGroup(click.Group):
@@ -142,9 +145,16 @@ app = LazyGroup(
 )
 
 
-def main() -> None:
-    import typer  # its exceptions; ~50 ms, and every command but --help needs it anyway
+def _typer_errors() -> tuple[tuple[type[BaseException], ...], ...]:
+    """typer's Abort, Exit and usage errors, when a typer command ran (it bundles its own
+    click, so they are not click's); `podium show` and `--help` never import typer."""
+    typer = sys.modules.get("typer")
+    if typer is None:
+        return (), (), ()
+    return (typer.Abort,), (typer.Exit,), (typer.TyperException,)
 
+
+def main() -> None:
     try:
         # Without standalone mode, click returns a command's exit code instead of exiting.
         code = app.main(standalone_mode=False)
@@ -158,14 +168,18 @@ def main() -> None:
         message = Text.assemble(("error:", "bold red"), " ", printable(str(exc)))
         Console(stderr=True).print(message, highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except (click.exceptions.Abort, typer.Abort):
-        print("aborted", file=sys.stderr)
-        sys.exit(130)
-    except (click.exceptions.Exit, typer.Exit) as exc:
-        sys.exit(exc.exit_code)
-    except (click.ClickException, typer.TyperException) as exc:  # usage errors
-        exc.show() if hasattr(exc, "show") else print(exc.format_message(), file=sys.stderr)
-        sys.exit(exc.exit_code)
+    except Exception as exc:
+        aborts, exits, usage = _typer_errors()
+        if isinstance(exc, (click.exceptions.Abort, *aborts)):
+            print("aborted", file=sys.stderr)
+            sys.exit(130)
+        if isinstance(exc, (click.exceptions.Exit, *exits)):
+            sys.exit(getattr(exc, "exit_code", 0))
+        if isinstance(exc, (click.ClickException, *usage)):  # usage errors
+            show = getattr(exc, "show", None)
+            show() if show else print(exc, file=sys.stderr)
+            sys.exit(getattr(exc, "exit_code", 2))
+        raise
     sys.exit(code if isinstance(code, int) else 0)
 
 

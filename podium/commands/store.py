@@ -1,20 +1,19 @@
-"""Data commands: tables, import, show, snapshots, export, demo, sql, stats, map."""
+"""Data commands: tables, import, snapshots, export, demo, sql, stats, map (`show` is
+in `podium/commands/show.py`)."""
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from podium.commands.terminal import plain_text, printable
+from podium.commands.printing import console as _console
+from podium.commands.printing import print_conversation as print_conversation  # review.py
+from podium.commands.printing import print_json, print_rows
 from podium.errors import InvalidInput
 from podium.store.modes import ChatFormat, WriteMode
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 # pyiceberg, pyarrow, pydantic models and rich are imported inside the commands: every
 # `podium` call (and the worker's job processes) would otherwise pay for them at start-up,
@@ -26,69 +25,10 @@ CardOption = Annotated[
 ]
 
 
-@functools.cache
-def _console() -> Console:
-    from rich.console import Console
-
-    return Console()
-
-
 def __getattr__(name: str) -> Any:
     if name == "console":  # other command modules print through the same console
         return _console()
     raise AttributeError(name)
-
-
-def print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
-
-
-def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:
-    """Rows as a table. Cells, headers and title are data, never markup: `[/INST]` or
-    `[bold` in a value prints as it is, and control characters print escaped."""
-    from rich.table import Table as RichTable
-
-    console = _console()
-    if not rows:
-        console.print("(no rows)")
-        return
-    table = RichTable(title=plain_text(title) if title else None, show_lines=False)
-    for col in rows[0]:
-        table.add_column(plain_text(str(col)), overflow="fold", max_width=80)
-    for row in rows:
-        table.add_row(*(plain_text(_cell(v)) for v in row.values()))
-    console.print(table)
-
-
-def print_conversation(row: dict[str, Any], max_chars: int = 600) -> None:
-    """One SFT row as a readable block: a header line, then each turn."""
-    from rich.text import Text
-
-    console = _console()
-    header = " · ".join(
-        str(v) for v in (row.get("id"), row.get("source"), row.get("split")) if v is not None
-    )
-    tags = ", ".join(row.get("tags") or [])
-    console.rule(
-        Text.assemble((printable(header), "bold"), (printable(f"  {tags}") if tags else "", "dim")),
-        align="left",
-    )
-    if row.get("system"):
-        console.print(Text.assemble(("system: ", "dim"), printable(row["system"])))
-    for msg in row.get("messages") or []:
-        text = msg.get("content") or ""
-        text = text if len(text) <= max_chars else text[:max_chars] + " …"
-        style = {"user": "cyan", "assistant": "green"}.get(msg.get("role") or "", "magenta")
-        console.print(
-            Text.assemble((f"{printable(str(msg.get('role')))}: ", style), printable(text))
-        )
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, list) and value and isinstance(value[0], dict) and "role" in value[0]:
-        return "\n".join(f"[{m['role']}] {(m.get('content') or '')[:200]}" for m in value)
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 300 else text[:300] + "…"
 
 
 def tables(as_json: JsonFlag = False) -> None:
@@ -136,45 +76,6 @@ def import_(
         allow_duplicate_ids=allow_duplicate_ids,
     )
     run_or_write_card("import", cfg, card)
-
-
-def show(
-    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
-    offset: Annotated[int, typer.Option(help="Rows to skip.")] = 0,
-    limit: Annotated[int, typer.Option(help="Rows to show.")] = 10,
-    search: Annotated[str | None, typer.Option(help="Case-insensitive text to find.")] = None,
-    where: Annotated[
-        str | None, typer.Option(help="SQL condition, e.g. \"split = 'test'\".")
-    ] = None,
-    snapshot: Annotated[str | None, typer.Option(help="Snapshot id (time travel).")] = None,
-    count: Annotated[
-        bool, typer.Option(help="Count every match (--no-count: stop at the page's last hit).")
-    ] = True,
-    as_json: JsonFlag = False,
-) -> None:
-    """Show rows of a table: a page at any offset, with search and filters."""
-    from podium.store.query import page
-
-    result = page(
-        name,
-        offset=offset,
-        limit=limit,
-        search=search,
-        where=where,
-        snapshot_id=snapshot,
-        count=count,
-    )
-    if as_json:
-        print_json(result.to_dict())
-        return
-    if "messages" in result.columns:
-        for row in result.rows:
-            print_conversation(row)
-    else:
-        print_rows(result.rows, title=f"{name} @ {result.snapshot_id}")
-    end = result.offset + len(result.rows)
-    of = "" if result.total is None else f" of {result.total}"
-    _console().print(f"rows {result.offset + 1 if result.rows else 0}-{end}{of}")
 
 
 def snapshots(
@@ -302,7 +203,6 @@ def map_columns(
 def register(app: typer.Typer) -> None:
     app.command("tables")(tables)
     app.command("import")(import_)
-    app.command("show")(show)
     app.command("snapshots")(snapshots)
     app.command("export")(export)
     app.command("demo")(demo)

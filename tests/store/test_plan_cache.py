@@ -37,7 +37,7 @@ with contextlib.redirect_stdout(out):
         runpy.run_module("podium.cli", run_name="__main__")
     except SystemExit as exc:
         assert not exc.code, exc.code
-heavy = [m for m in ("pyiceberg", "duckdb", "pandas", "sqlalchemy") if m in sys.modules]
+heavy = [m for m in ("pyiceberg", "duckdb", "pandas", "sqlalchemy", "typer") if m in sys.modules]
 print(json.dumps({"page": json.loads(out.getvalue()), "heavy": heavy}))
 """
 
@@ -82,7 +82,7 @@ def test_a_second_cold_show_reads_the_cached_plan_without_pyiceberg(
     first = show_in_new_process(podium_home, table, "--offset", "45", "--limit", "10")
     second = show_in_new_process(podium_home, table, "--offset", "45", "--limit", "10")
     assert "pyiceberg" in first["heavy"]  # nothing cached yet: planned with pyiceberg
-    assert second["heavy"] == []  # no pyiceberg, DuckDB, pandas or SQLAlchemy
+    assert second["heavy"] == []  # no pyiceberg, DuckDB, pandas, SQLAlchemy or typer
     assert second["page"] == first["page"]
     assert [r["id"] for r in second["page"]["rows"]] == [f"r{i:04d}" for i in range(45, 55)]
     assert second["page"]["total"] == 80
