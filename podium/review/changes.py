@@ -42,6 +42,7 @@ from pyiceberg.types import StringType
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.store.catalog import load_table
+from podium.store.plan import warm_after_commit
 from podium.store.schema import PROP_MAPPING, ROLES
 from podium.store.snapshots import resolve_snapshot
 
@@ -224,7 +225,7 @@ def commit_change(
         except BaseException:
             _discard(table, written)
             raise
-        table = load_table(name)
+        table = warm_after_commit(load_table(name))
         new_head = branch_head(table, branch)
         assert new_head is not None
         return Committed(new_head, head, ids, len(holding), attempt)

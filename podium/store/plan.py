@@ -14,6 +14,7 @@ only inside the functions that plan.
 from __future__ import annotations
 
 import bisect
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -105,7 +106,11 @@ class FilePlan:
             i += 1
 
 
-_plans: OrderedDict[tuple[str, str, int | None], FilePlan] = OrderedDict()
+_log = logging.getLogger(__name__)
+
+# Keyed by metadata location too: a hit then means the on-disk cache already has this
+# plan under that metadata file, so later processes find it there as well.
+_plans: OrderedDict[tuple[str, str, int | None, str], FilePlan] = OrderedDict()
 _footers: OrderedDict[str, tuple[int, ...]] = OrderedDict()
 _lock = threading.Lock()
 
@@ -113,7 +118,7 @@ _lock = threading.Lock()
 def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
     """The (cached) plan of `table` at `snapshot_id`; None means a table with no rows."""
     name = ".".join(table.name())
-    key = (get_settings().catalog_uri, name, snapshot_id)
+    key = (get_settings().catalog_uri, name, snapshot_id, table.metadata_location)
     with _lock:
         if key in _plans:
             _plans.move_to_end(key)
@@ -125,6 +130,20 @@ def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
         while len(_plans) > _PLANS_KEPT:
             _plans.popitem(last=False)
     return plan
+
+
+def warm_after_commit(table: Table) -> Table:
+    """Plan `table`'s new current snapshot now, so the first read after a write (a
+    `podium show` in a new process, the app's next page) finds its plan on disk instead
+    of importing pyiceberg and reading manifests. The writer has the table loaded and
+    its manifests were just written, so this costs it little. Best effort: the commit
+    has happened, and a plan that cannot be made here is made by the first read."""
+    current = table.current_snapshot()
+    try:
+        plan_snapshot(table, current.snapshot_id if current else None)
+    except Exception:  # noqa: BLE001 - never fail a write that has committed
+        _log.debug("could not plan %s after its commit", table.name(), exc_info=True)
+    return table
 
 
 def _remember_on_disk(table: Table, plan: FilePlan) -> None:

@@ -35,6 +35,7 @@ from pyiceberg.table import Table
 from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
+from podium.store.plan import warm_after_commit
 
 SUFFIX = ".parquet"
 
@@ -148,7 +149,7 @@ def commit_staged(
         for path in paths:
             append.append_data_file(parquet_file_to_data_file(io, txn.table_metadata, path))
     txn.commit_transaction()
-    return catalog.load_table(ident)
+    return warm_after_commit(catalog.load_table(ident))
 
 
 def discard_staged(staging: Staging) -> None:

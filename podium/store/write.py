@@ -57,6 +57,7 @@ from podium.errors import InvalidInput
 from podium.identity import require
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
 from podium.store.modes import WRITE_MODES, WriteMode
+from podium.store.plan import warm_after_commit
 from podium.store.users import AUTHOR, acting_user, author_name
 
 log = logging.getLogger("podium")
@@ -166,7 +167,7 @@ def write_batches(
         if new_namespace:
             _drop_empty_namespace(catalog, ident[0])
         raise
-    return catalog.load_table(ident)
+    return warm_after_commit(catalog.load_table(ident))
 
 
 def replace_batches(
@@ -255,7 +256,7 @@ def _replace_once(
         txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
     _commit_files(txn, files, overwrite=True, summary=summary)
     txn.commit_transaction()
-    return catalog.load_table(ident)
+    return warm_after_commit(catalog.load_table(ident))
 
 
 def _without_commit_retries(table: Table) -> Table:
