@@ -157,12 +157,14 @@ def _render(record: dict[str, Any], rng: random.Random) -> tuple[str, str]:
     return text, text
 
 
-def json_sft_rows(n: int = 3000, seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, dict]]:
+def json_sft_rows(
+    n: int = 3000, seed: int = 0
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Rows for `demo.json_sft` and {id: {"turn", "rule", "kind"}} for planted defects."""
     rng = random.Random(seed)
     start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     rows: list[dict[str, Any]] = []
-    planted: dict[str, dict] = {}
+    planted: dict[str, dict[str, Any]] = {}
     for i in range(n):
         rid = f"json-{i:05d}"
         record = _record(rng)

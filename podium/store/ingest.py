@@ -287,10 +287,10 @@ def _messages_sharegpt(record: Mapping[str, Any], where: str) -> list[dict[str, 
 
 def _messages_prompt_response(
     record: Mapping[str, Any], cfg: ImportConfig, where: str
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     pkey = cfg.prompt_column or next((k for k in PROMPT_KEYS if k in record), None)
     rkey = cfg.response_column or next((k for k in RESPONSE_KEYS if k in record), None)
-    if pkey not in record or rkey not in record:
+    if pkey is None or rkey is None or pkey not in record or rkey not in record:
         raise InvalidInput(
             f"{where}: prompt-response data needs a prompt and a response column "
             f"(found {', '.join(sorted(record))}); "
@@ -320,7 +320,9 @@ def _created_at(value: Any, where: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def to_sft_row(record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: ChatFormat) -> dict:
+def to_sft_row(
+    record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: ChatFormat
+) -> dict[str, Any]:
     if fmt == "openai":
         messages = _messages_openai(record, where)
     elif fmt == "sharegpt":
@@ -329,7 +331,8 @@ def to_sft_row(record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: Ch
         messages = _messages_prompt_response(record, cfg, where)
     used = set(KNOWN_KEYS)
     if fmt == "prompt-response":
-        used |= {cfg.prompt_column, cfg.response_column, *PROMPT_KEYS, *RESPONSE_KEYS, "input"}
+        named = {c for c in (cfg.prompt_column, cfg.response_column) if c}
+        used |= {*named, *PROMPT_KEYS, *RESPONSE_KEYS, "input"}
     metadata = record.get("metadata")
     if isinstance(metadata, str):
         try:

@@ -160,7 +160,7 @@ def where_select(where: str) -> str:
 
     sql = f"SELECT * FROM t WHERE {where}"
     con = duckdb.connect()
-    tree = json.loads(con.execute("SELECT json_serialize_sql($q)", {"q": sql}).fetchone()[0])
+    tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
     shown = where if len(where) <= 200 else where[:200] + "..."
     if tree.get("error"):
         raise InvalidInput(
@@ -179,8 +179,14 @@ def where_select(where: str) -> str:
             f"Filter expression {shown!r} contains a subquery; a filter may only use the "
             "row's own columns (no SELECT, and no table functions such as read_csv)."
         )
-    rebuilt = con.execute("SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}).fetchone()
-    return str(rebuilt[0])
+    return str(_one_value(con, "SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}))
+
+
+def _one_value(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> Any:
+    row = con.execute(sql, params).fetchone()
+    if row is None:
+        raise AssertionError(f"{sql} returned no row")  # a scalar SELECT always has one
+    return row[0]
 
 
 def _only_a_where(node: dict[str, Any]) -> bool:
@@ -214,11 +220,11 @@ def _has_subquery(tree: Any) -> bool:
 
 
 def _is_list(t: pa.DataType) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t)
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
 
 
 def _is_text(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
 def search_condition(schema: pa.Schema, param: str) -> str:

@@ -135,6 +135,7 @@ def write_batches(
         stream = itertools.chain([first], stream)
 
     new_namespace = False
+    txn: Transaction  # a CreateTableTransaction when the table is new
     if mode == "create":
         new_namespace = not catalog.namespace_exists(ident[0])
         ensure_namespace(ident[0], catalog)
