@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlencode
 
 import numpy as np
@@ -26,6 +26,14 @@ PREVIEW_CHARS = 120
 ROW_KEY_PREFIX = "row-"  # sample key of a row in a table without an `id` column
 
 QueryParams = Mapping[str, str | Sequence[str]]
+
+
+class RowFilter(TypedDict):
+    """A view's search, condition and column filters as the store's readers take them."""
+
+    search: str | None
+    where: str | None
+    filters: dict[str, tuple[str, ...]] | None
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,12 @@ class ViewState:
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.page_size
+
+    def row_filter(self) -> RowFilter:
+        """Keyword arguments for `page`, `review_page` and `filter_ids` (blank: none)."""
+        return RowFilter(
+            search=self.search or None, where=self.where or None, filters=dict(self.filters) or None
+        )
 
     def for_table(self, table: str) -> ViewState:
         """The view after switching to another table: same search, everything else reset."""

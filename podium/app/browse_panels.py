@@ -1,6 +1,7 @@
 """The Browse page's heavier panels: table statistics with charts, a sample's
 validation failures, and reviewing one row (conversation with marks, annotations,
-edits, history), which the Review page uses too. Layout only; the numbers and saves
+edits, history), which the Review page uses too; a role that cannot write sees a caption
+naming the role needed instead of the controls. Layout only; the numbers and saves
 come from `podium.store.stats`, `podium.validate.report`, `podium.app.browse_model`
 and `podium.app.review_model`."""
 
@@ -17,6 +18,7 @@ import streamlit as st
 from podium.app import browse_model as bm
 from podium.app import review_model as rm
 from podium.app.chat_markdown import review_turn
+from podium.app.roles import allowed
 from podium.app.widgets import ROLE_AVATARS
 from podium.config import get_settings
 from podium.errors import PodiumError
@@ -149,6 +151,8 @@ def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
     user = rm.current_user()
     notes = rm.annotations_by_row(name, [row_id]).get(row_id, [])
     st.caption("Annotations: " + (rm.annotation_text(notes) or "none yet"))
+    if not allowed(user, "annotate", "labels, ratings and notes"):
+        return
     labels = ann.label_set(name)
     cols = st.columns(len(labels) + 1)
     for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
@@ -170,6 +174,8 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
     """Edit a message's content or role, add or remove a turn, or delete the row; each
     save is one snapshot made on `sid` (a conflict explains itself and offers a reload)."""
     user = rm.current_user()
+    if not allowed(user, "edit", "editing or removing rows"):
+        return
     messages = list(row.get("messages") or [])
     base = sid if branch == "main" else branch
     with st.form(f"{key}.edit"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from app_pages import open_page as _open
 from streamlit.testing.v1 import AppTest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
@@ -16,18 +17,7 @@ from podium.review.queues import get_queue  # noqa: E402
 from podium.store.catalog import load_table  # noqa: E402
 from podium.store.query import page  # noqa: E402
 
-MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 T = "rv.pages"
-
-
-def _open(view: str, **query: str) -> AppTest:
-    at = AppTest.from_file(MAIN, default_timeout=90)
-    at.run()
-    at.switch_page(f"views/{view}.py")
-    at.query_params.update(query)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _button(at: AppTest, label: str):  # type: ignore[no-untyped-def]

@@ -7,8 +7,10 @@ edited (a message, a turn, the whole row), and shows its history; bulk actions w
 every row of the current filter after a confirmation with the count. Every edit is one
 snapshot; "Train on this" opens the Train page on this snapshot, tag or label.
 
-The URL holds the view (see `podium.app.browse_model`): it is read when it changes
-(a pasted link, another page's link) and rewritten after every change here.
+The URL holds the view (`podium.app.browse_state`): it is read when it changes (a
+pasted link, another page's link) and rewritten after every change here. The sidebar
+(table, snapshot, filters, review filter) is `podium.app.browse_sidebar`. Controls for
+writes the user's role does not allow are not offered; a caption names the role.
 """
 
 from __future__ import annotations
@@ -20,174 +22,33 @@ import streamlit as st
 
 from podium.app import browse_model as bm
 from podium.app import browse_panels, widgets
+from podium.app import browse_state as bs
 from podium.app import review_model as rm
-from podium.app.pages import page_file
-from podium.config import get_settings
+from podium.app.browse_sidebar import sidebar
+from podium.app.roles import allowed
 from podium.errors import PodiumError
-from podium.store.catalog import list_tables, load_table
-from podium.store.query import Page, count_by, page
-from podium.store.snapshots import list_snapshots
-from podium.validate.report import malformed_ids, report_for
-
-# Session-state keys. The widget keys hold the view; the others are this page's memory.
-TABLE, SNAPSHOT, PAGE, SIZE = "browse.table", "browse.snapshot", "browse.page", "browse.size"
-SEARCH, WHERE, SAMPLE = "browse.search", "browse.where", "browse.sample"
-MALFORMED, MODE, GRID = "browse.malformed", "browse.mode", "browse.grid"
-FILTER = "browse.filter."  # + column
-ROW_KEYS = "browse.row_keys"  # sample keys of the grid's rows, for its selection callback
-LAST_URL = "browse.last_url"  # the query string this page wrote last
-SAVED = "browse.saved_view"  # the view to come back to after visiting another page
-REVIEW, BRANCH = "browse.review", "browse.branch"  # review filter; branch edits go to
-
-
-def _url() -> dict[str, list[str]]:
-    return {k: st.query_params.get_all(k) for k in st.query_params.keys()}
-
-
-def _seed(view: bm.ViewState) -> None:
-    ss = st.session_state
-    ss[TABLE], ss[SNAPSHOT], ss[SAMPLE] = view.table, view.snapshot, view.sample
-    ss[PAGE], ss[SIZE] = view.page, view.page_size
-    ss[SEARCH], ss[WHERE], ss[MALFORMED] = view.search, view.where, view.malformed_only
-    for column in bm.FILTER_COLUMNS:
-        ss[FILTER + column] = list(view.filters.get(column, ()))
-
-
-def _current() -> bm.ViewState:
-    ss = st.session_state
-    return bm.ViewState(
-        table=ss.get(TABLE),
-        snapshot=ss.get(SNAPSHOT),
-        page=int(ss.get(PAGE) or 1),
-        page_size=int(ss.get(SIZE) or bm.DEFAULT_PAGE_SIZE),
-        search=ss.get(SEARCH) or "",
-        where=ss.get(WHERE) or "",
-        filters={c: tuple(ss[FILTER + c]) for c in bm.FILTER_COLUMNS if ss.get(FILTER + c)},
-        sample=ss.get(SAMPLE),
-        malformed_only=bool(ss.get(MALFORMED)),
-    )
-
-
-def _first_page() -> None:
-    st.session_state[PAGE] = 1
-
-
-def _table_changed() -> None:
-    _seed(_current().for_table(st.session_state[TABLE]))
+from podium.store.catalog import list_tables
+from podium.store.query import Page, page
+from podium.validate.report import report_for
 
 
 def _grid_selected() -> None:
-    rows = st.session_state[GRID].selection.rows
-    keys = st.session_state.get(ROW_KEYS) or []
+    rows = st.session_state[bs.GRID].selection.rows
+    keys = st.session_state.get(bs.ROW_KEYS) or []
     if rows and rows[0] < len(keys):
-        st.session_state[SAMPLE] = keys[rows[0]]
+        st.session_state[bs.SAMPLE] = keys[rows[0]]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> list:
-    return count_by(table, column, snapshot_id=snapshot)
-
-
-def _sync_from_url(tables: list[str]) -> None:
-    """Seed the widgets from the URL when it changed outside this page's control.
-
-    A run that follows a change made here (a widget moved since the last run) keeps it:
-    the URL it comes with may predate the one the last run wrote, because the browser
-    applies a rewritten URL only when that message arrives; the view is written back to
-    the URL at the end of the run. A new URL with the widgets as they were (a link, the
-    back button) is followed."""
-    url = _url()
-    ss = st.session_state
-    changed_here = SAVED in ss and _current() != ss[SAVED]
-    if TABLE in ss and (url == ss.get(LAST_URL) or changed_here):
-        return
-    asked = (url.get("snapshot") or [""])[-1]
-    if asked and not asked.lstrip("-").isdigit() and url.get("table"):
-        try:  # a tag or branch name in a link: the snapshot it names now
-            url = {**url, "snapshot": [str(rm.resolve(url["table"][-1], asked))]}
-        except PodiumError as exc:
-            st.warning(str(exc))
-            url = {k: v for k, v in url.items() if k != "snapshot"}
-    if url or SAVED not in st.session_state:
-        view, problems = bm.parse_query(url)
-    else:
-        view, problems = st.session_state[SAVED], []
-    if view.table and view.table not in tables:
-        problems.append(f"No table named {view.table}; showing {tables[0]} instead.")
-        view = bm.ViewState(table=tables[0])
-    _seed(view)
-    for problem in problems:
-        st.warning(problem)
-
-
-def _write_url(view: bm.ViewState) -> None:
-    st.session_state[SAVED] = view
-    wanted = bm.to_query(view)
-    if wanted != _url():
-        st.query_params.from_dict(wanted)
-    st.session_state[LAST_URL] = wanted
-
-
-def _filters_sidebar(name: str, snapshot: int | None, columns: list[str]) -> None:
-    for column in (c for c in bm.FILTER_COLUMNS if c in columns):
-        options = bm.filter_options(_counts(get_settings().catalog_uri, name, column, snapshot))
-        if not options:
-            continue
-        chosen = st.session_state.get(FILTER + column) or []
-        dropped = [v for v in chosen if v not in options]
-        if dropped:
-            st.warning(f"No {column} {', '.join(dropped)} in this snapshot; filter dropped.")
-            st.session_state[FILTER + column] = [v for v in chosen if v in options]
-        st.multiselect(
-            column.capitalize(),
-            list(options),
-            key=FILTER + column,
-            format_func=lambda v, o=options: f"{v} ({o[v]:,})",
-            on_change=_first_page,
-        )
-    st.text_input(
-        "SQL condition",
-        key=WHERE,
-        placeholder="len(messages) > 2",
-        help="Any DuckDB condition over this table's columns, e.g. "
-        "`source = 'synthetic' AND len(messages) > 2`.",
-        on_change=_first_page,
-    )
-
-
-def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
-    """The 'malformed only' switch, offered when a validation report covers this snapshot;
-    returns the ids to keep when it is on."""
-    bad = malformed_ids(name, sid)
-    if bad is None:
-        if st.session_state.get(MALFORMED):
-            st.warning(
-                "No validation report covers this snapshot, so every row is shown. "
-                "Validate it first (Validate page or `podium validate`)."
-            )
-        st.session_state[MALFORMED] = False
-        return None
-    on = st.toggle(
-        f"Malformed only ({len(bad):,} rows)",
-        key=MALFORMED,
-        on_change=_first_page,
-        help="Rows with a failing turn in this snapshot's validation report.",
-    )
-    return bad if on else None
+def _counted(result: Page) -> int:
+    # Browse asks for counted pages (the default): the page box and caption need it.
+    assert result.total is not None
+    return result.total
 
 
 def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> Page:
     position = bm.row_position(view.sample or "", "id" in columns)
     if position is not None:  # tables without ids: the n-th row of the same filters
-        return page(
-            name,
-            offset=position,
-            limit=1,
-            search=view.search or None,
-            where=view.where or None,
-            filters=dict(view.filters) or None,
-            snapshot_id=sid,
-        )
+        return page(name, offset=position, limit=1, snapshot_id=sid, **view.row_filter())
     return page(name, ids=[view.sample or ""], limit=1, snapshot_id=sid)
 
 
@@ -220,8 +81,7 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
     with annotate_tab:
         browse_panels.annotate_panel(name, row_id, sid, key)
     with edit_tab:
-        branch = st.session_state.get(BRANCH) or "main"
-        browse_panels.edit_panel(name, row, sid, key, branch)
+        browse_panels.edit_panel(name, row, sid, key, bs.edit_branch())
     with history_tab:
         browse_panels.history_panel(name, row_id)
     with fields_tab:
@@ -231,7 +91,7 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
 def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
     grid_col, sample_col = st.columns([3, 2], gap="medium")
     keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
-    st.session_state[ROW_KEYS] = keys
+    st.session_state[bs.ROW_KEYS] = keys
     summary = bm.summarize_rows(result.rows, result.columns)
     if "id" in result.columns:
         notes = rm.annotations_by_row(name, [str(r.get("id")) for r in result.rows])
@@ -245,12 +105,12 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
             for line, r in zip(summary, result.rows, strict=True)
         ]
     with grid_col:
-        st.caption(bm.row_range(result.offset, len(result.rows), result.total))
+        st.caption(bm.row_range(result.offset, len(result.rows), _counted(result)))
         if result.rows:
             st.dataframe(
                 pd.DataFrame(summary),
                 hide_index=True,
-                key=GRID,
+                key=bs.GRID,
                 on_select=_grid_selected,
                 selection_mode="single-row",
             )
@@ -268,7 +128,7 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
         st.selectbox(
             "Open sample",
             [None, *labels],
-            key=SAMPLE,
+            key=bs.SAMPLE,
             format_func=lambda k: "Choose a row…" if k is None else labels[k],
             help="Or click a row in the table.",
         )
@@ -276,67 +136,13 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
         _sample_panel(name, view, result.columns, result.snapshot_id)
 
 
-def _sidebar(tables: list[str]) -> tuple[str, int | None, list[str], set[str] | None]:
-    """Table, snapshot, malformed switch and filters; returns what the query needs."""
-    with st.sidebar:
-        name = widgets.table_picker(tables, key=TABLE, on_change=_table_changed)
-        assert name is not None  # tables is not empty
-        snapshots = list_snapshots(load_table(name))
-        asked = st.session_state.get(SNAPSHOT)
-        if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
-            st.warning(f"Table {name} has no snapshot {asked}; showing the current one.")
-        sid = widgets.snapshot_picker(snapshots, key=SNAPSHOT, on_change=_first_page)
-        columns = page(name, limit=0, snapshot_id=sid).columns
-        keep = _malformed_toggle(name, sid) if "id" in columns else None
-        if "id" in columns:
-            _review_sidebar(name, sid, snapshots)
-        with st.expander("Filters", expanded=bool(_current().filters or _current().where)):
-            _filters_sidebar(name, sid, columns)
-    return name, sid, columns, keep
-
-
-def _review_sidebar(name: str, sid: int | None, snapshots: list) -> None:
-    """Review filter, the branch edits go to, and "Train on this"."""
-    choices = rm.review_filters(name)
-    if st.session_state.get(REVIEW) not in choices:
-        st.session_state[REVIEW] = rm.ALL
-    st.selectbox(
-        "Review filter",
-        choices,
-        key=REVIEW,
-        format_func=lambda c: {
-            rm.ALL: "All rows",
-            rm.UNLABELLED: "Unlabelled",
-            rm.BY_ME: "By me",
-        }.get(c, f"Labelled {c}"),
-        on_change=_first_page,
-    )
-    branches = rm.branches(name)
-    if st.session_state.get(BRANCH) not in branches:
-        st.session_state[BRANCH] = "main"
-    if len(branches) > 1:
-        st.selectbox("Edits go to branch", branches, key=BRANCH)
-    names = next((s.refs for s in snapshots if s.snapshot_id == sid), ())
-    ref = next((n for n in names if n != "main"), None) or sid
-    if st.button(f"Train on this ({ref})", key="browse.train", icon=":material/model_training:"):
-        st.switch_page(page_file("train"), query_params=rm.train_params(name, ref))
-    which = st.session_state.get(REVIEW)
-    if which not in (rm.ALL, rm.UNLABELLED, rm.BY_ME) and st.button(
-        f"Train on rows labelled {which}", key="browse.train_label"
-    ):
-        try:
-            made = rm.labelled_snapshot(name, which, rm.current_user(), sid)
-        except PodiumError as exc:
-            st.error(str(exc))
-        else:
-            st.switch_page(page_file("train"), query_params=rm.train_params(name, made.name))
-
-
 def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> None:
     """Label every row of the current filter, or remove the ones failing a report,
     after a confirmation that names the count."""
     with st.expander("Bulk actions on the current filter"):
         user = rm.current_user()
+        if not allowed(user, "annotate", "labelling or removing rows in bulk"):
+            return
         report = report_for(name, sid)
         c1, c2 = st.columns(2)
         label = c1.selectbox("Label", rm.review_filters(name)[3:], key="browse.bulk.label")
@@ -349,14 +155,12 @@ def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str]
         try:
             ids = rm.filter_ids(
                 name,
-                st.session_state.get(REVIEW) or rm.ALL,
+                bs.review_filter(),
                 user,
-                search=view.search or None,
-                where=view.where or None,
-                filters=dict(view.filters) or None,
                 keep=keep,
                 failing_report=report if failing else None,
                 snapshot_id=sid,
+                **view.row_filter(),
             )
         except PodiumError as exc:
             st.error(str(exc))
@@ -366,43 +170,39 @@ def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str]
         )
         why = st.text_input("Why (kept in the snapshot)", key="browse.bulk.why")
         a, b = st.columns(2)
-        branch = st.session_state.get(BRANCH) or "main"
+        branch = bs.edit_branch()
         base = sid if branch == "main" else branch
         if a.button(
-            f"Label {len(ids):,} rows {label}", key="browse.bulk.do_label", disabled=not sure
+            f"Label {len(ids):,} rows {label}",
+            key="browse.bulk.do_label",
+            disabled=not sure or label is None,
         ):
-            browse_panels.act(lambda: rm.label_rows(name, ids, user, label, sid))
-        if b.button(f"Remove {len(ids):,} rows", key="browse.bulk.do_remove", disabled=not sure):
+            browse_panels.act(lambda: rm.label_rows(name, ids, user, label or "", sid))
+        if b.button(
+            f"Remove {len(ids):,} rows",
+            key="browse.bulk.do_remove",
+            disabled=not sure or not user.can("edit"),
+        ):
             browse_panels.act(
                 lambda: rm.delete_rows(name, ids, user, why=why, base=base, branch=branch)
             )
 
 
 def _rows_of(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> Page:
-    which = st.session_state.get(REVIEW) or rm.ALL
+    which = bs.review_filter()
+    offset, limit = view.offset, view.page_size
     if which != rm.ALL:
         return rm.review_page(
             name,
             which,
             rm.current_user(),
-            offset=view.offset,
-            limit=view.page_size,
-            search=view.search or None,
-            where=view.where or None,
-            filters=dict(view.filters) or None,
+            offset=offset,
+            limit=limit,
             keep=keep,
             snapshot_id=sid,
+            **view.row_filter(),
         )
-    return page(
-        name,
-        offset=view.offset,
-        limit=view.page_size,
-        search=view.search or None,
-        where=view.where or None,
-        filters=dict(view.filters) or None,
-        ids=keep,
-        snapshot_id=sid,
-    )
+    return page(name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter())
 
 
 def main() -> None:
@@ -411,42 +211,42 @@ def main() -> None:
     if not tables:
         widgets.no_tables_message()
         return
-    _sync_from_url(tables)
+    bs.sync_from_url(tables)
     if browse_panels.take_to_head():  # a save made a new snapshot, or a reload was asked
-        st.session_state[SNAPSHOT] = None
+        st.session_state[bs.SNAPSHOT] = None
     browse_panels.save_feedback()
     try:
-        name, sid, _, keep = _sidebar(tables)
+        name, sid, keep = sidebar(tables)
     except PodiumError as exc:
         st.error(str(exc))
         return
     search_col, size_col, page_col = st.columns([6, 1, 2], vertical_alignment="bottom")
     search_col.text_input(
         "Search messages",
-        key=SEARCH,
+        key=bs.SEARCH,
         placeholder="Text inside any turn (case-insensitive)",
-        on_change=_first_page,
+        on_change=bs.first_page,
     )
-    size_col.selectbox("Rows per page", bm.PAGE_SIZES, key=SIZE, on_change=_first_page)
-    view = _current()
+    size_col.selectbox("Rows per page", bm.PAGE_SIZES, key=bs.SIZE, on_change=bs.first_page)
+    view = bs.current()
     try:
         result = _rows_of(name, view, sid, keep)
-        clamped = bm.with_page_in_range(view, result.total)
+        clamped = bm.with_page_in_range(view, _counted(result))
         if clamped.page != view.page:  # fewer rows than the link remembered
-            st.session_state[PAGE] = clamped.page
+            st.session_state[bs.PAGE] = clamped.page
             view = clamped
             result = _rows_of(name, view, sid, keep)
     except PodiumError as exc:  # e.g. a SQL condition that does not parse
         st.error(str(exc))
-        _write_url(replace(view, snapshot=sid))
+        bs.write_url(replace(view, snapshot=sid))
         return
-    pages = bm.page_count(result.total, view.page_size)
+    pages = bm.page_count(_counted(result), view.page_size)
     # No max_value: the browser would keep showing a number past the end that the widget
     # refused; the view clamps it above instead, and the box then shows the last page.
-    page_col.number_input(f"Page (of {pages:,})", min_value=1, step=1, key=PAGE)
+    page_col.number_input(f"Page (of {pages:,})", min_value=1, step=1, key=bs.PAGE)
     widgets.table_next_steps(name, sid)  # the same table in Validate, Generate, Train
     mode = st.segmented_control(
-        "View", ["Rows", "Statistics"], key=MODE, default="Rows", required=True
+        "View", ["Rows", "Statistics"], key=bs.MODE, default="Rows", required=True
     )
     try:
         if mode == "Statistics":
@@ -457,7 +257,7 @@ def main() -> None:
                 _bulk_actions(name, view, sid, keep)
     except PodiumError as exc:
         st.error(str(exc))
-    _write_url(replace(_current(), snapshot=sid))
+    bs.write_url(replace(bs.current(), snapshot=sid))
 
 
 main()

@@ -16,6 +16,7 @@ from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
+from podium.app.roles import missing_role
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.widgets import render_conversation
 from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
@@ -83,8 +84,9 @@ def _side_by_side(comparison: cm.Comparison) -> None:
 
 def _blind(comparison: cm.Comparison) -> None:
     user = acting_user()  # the logged-in user (the OS user in local mode)
-    if not user.can("vote"):
-        st.info(f"Your role ({user.role}) can read comparisons; voting needs reviewer.")
+    locked = missing_role(user, "vote", "voting", "comparisons")
+    if locked:
+        st.info(locked)
         return
     voter = user.name
     votes = voted_prompts(comparison.name, voter)

@@ -6,7 +6,8 @@ labels, e edit. Progress ("143 of 500 reviewed") and claims live in the state da
 so a reload continues where it was and two reviewers never get the same row.
 Snapshots: diff any two snapshots, tags or branches (rows added, removed, changed with
 per-message text diffs), tag or branch a snapshot, fast-forward main to a branch, and
-train on a tag. `?table=` picks the table. Logic: `podium.app.review_model`.
+train on a tag. `?table=` picks the table. Logic: `podium.app.review_model`. A role
+that cannot write (a viewer) reads diffs and history; a caption names the role needed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from podium.app import browse_panels, widgets
 from podium.app import review_model as rm
 from podium.app.feedback import empty_state
 from podium.app.pages import page_file
+from podium.app.roles import allowed
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.errors import PodiumError
 from podium.review import annotations as ann
@@ -61,6 +63,10 @@ def _new_queue(table: str) -> None:
 
 def _queue_tab(table: str) -> None:
     found = queues.list_queues(table)
+    user = rm.current_user()
+    # Working through a queue claims rows, which is a reviewer's write.
+    if not allowed(user, "annotate", "reviewing from a queue", "this table"):
+        return
     with st.expander("Start a review queue", expanded=not found):
         _new_queue(table)
     if not found:
@@ -71,7 +77,6 @@ def _queue_tab(table: str) -> None:
     name = st.selectbox("Queue", names, key="review.queue")
     queue = queues.get_queue(table, name)
     st.progress(queue.done / max(queue.size, 1), text=f"{queue.progress} · {queue.description}")
-    user = rm.current_user()
     cursor = int(st.session_state.get(CURSOR, 0))
     row = rm.queue_row(table, user, cursor, name)
     if row is None:
@@ -95,7 +100,7 @@ def _queue_tab(table: str) -> None:
     if nav[1].button("Next", key="review.next"):
         st.session_state[CURSOR] = cursor + 1
         st.rerun()
-    if nav[2].button("Edit", key="review.edit"):
+    if nav[2].button("Edit", key="review.edit", disabled=not user.can("edit")):
         st.session_state[EDITING] = not st.session_state.get(EDITING)
     row_id = str(row["id"])
     snapshot = queue.snapshot_id
@@ -170,6 +175,8 @@ def _snapshots_tab(table: str) -> None:
             if st.button(f"Train on {b}", key="review.train"):
                 st.switch_page(page_file("train"), query_params=rm.train_params(table, b))
     st.divider()
+    if not allowed(user, "edit", "making tags and branches", "snapshots and diffs"):
+        return
     c1, c2, c3 = st.columns(3)
     with c1.form("review.tag"):
         tag_name = st.text_input("New tag (on B)", key="review.tag.name")

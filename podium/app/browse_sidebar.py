@@ -1,0 +1,141 @@
+"""The Browse page's sidebar: table and snapshot, the 'malformed only' switch, the
+review filter and edit branch, "Train on this", and the column filters and SQL
+condition. Everything chosen here lives in the widgets' session state
+(`podium.app.browse_state`), which the page reads back as its view."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+import streamlit as st
+
+from podium.app import browse_model as bm
+from podium.app import browse_state as bs
+from podium.app import review_model as rm
+from podium.app import widgets
+from podium.app.pages import page_file
+from podium.app.roles import allowed
+from podium.config import get_settings
+from podium.errors import PodiumError
+from podium.store.catalog import load_table
+from podium.store.query import count_by, page
+from podium.store.snapshots import SnapshotInfo, list_snapshots
+from podium.validate.report import malformed_ids
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> list:
+    return count_by(table, column, snapshot_id=snapshot)
+
+
+def sidebar(tables: list[str]) -> tuple[str, int | None, set[str] | None]:
+    """Table, snapshot, malformed switch and filters; returns the table, the snapshot
+    and the ids the malformed switch keeps (None: every row)."""
+    with st.sidebar:
+        name = widgets.table_picker(tables, key=bs.TABLE, on_change=bs.table_changed)
+        assert name is not None  # tables is not empty
+        snapshots = list_snapshots(load_table(name))
+        asked = st.session_state.get(bs.SNAPSHOT)
+        if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
+            st.warning(f"Table {name} has no snapshot {asked}; showing the current one.")
+        sid = widgets.snapshot_picker(snapshots, key=bs.SNAPSHOT, on_change=bs.first_page)
+        columns = page(name, limit=0, snapshot_id=sid).columns
+        keep = _malformed_toggle(name, sid) if "id" in columns else None
+        if "id" in columns:
+            _review_sidebar(name, sid, snapshots)
+        with st.expander("Filters", expanded=bool(bs.current().filters or bs.current().where)):
+            _filters(name, sid, columns)
+    return name, sid, keep
+
+
+def _count_label(options: Mapping[str, int], value: str) -> str:
+    return f"{value} ({options[value]:,})"
+
+
+def _filters(name: str, snapshot: int | None, columns: list[str]) -> None:
+    for column in (c for c in bm.FILTER_COLUMNS if c in columns):
+        options = bm.filter_options(_counts(get_settings().catalog_uri, name, column, snapshot))
+        if not options:
+            continue
+        chosen = st.session_state.get(bs.FILTER + column) or []
+        dropped = [v for v in chosen if v not in options]
+        if dropped:
+            st.warning(f"No {column} {', '.join(dropped)} in this snapshot; filter dropped.")
+            st.session_state[bs.FILTER + column] = [v for v in chosen if v in options]
+        st.multiselect(
+            column.capitalize(),
+            list(options),
+            key=bs.FILTER + column,
+            format_func=functools.partial(_count_label, options),
+            on_change=bs.first_page,
+        )
+    st.text_input(
+        "SQL condition",
+        key=bs.WHERE,
+        placeholder="len(messages) > 2",
+        help="Any DuckDB condition over this table's columns, e.g. "
+        "`source = 'synthetic' AND len(messages) > 2`.",
+        on_change=bs.first_page,
+    )
+
+
+def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
+    """The 'malformed only' switch, offered when a validation report covers this snapshot;
+    returns the ids to keep when it is on."""
+    bad = malformed_ids(name, sid)
+    if bad is None:
+        if st.session_state.get(bs.MALFORMED):
+            st.warning(
+                "No validation report covers this snapshot, so every row is shown. "
+                "Validate it first (Validate page or `podium validate`)."
+            )
+        st.session_state[bs.MALFORMED] = False
+        return None
+    on = st.toggle(
+        f"Malformed only ({len(bad):,} rows)",
+        key=bs.MALFORMED,
+        on_change=bs.first_page,
+        help="Rows with a failing turn in this snapshot's validation report.",
+    )
+    return bad if on else None
+
+
+_FILTER_NAMES = {rm.ALL: "All rows", rm.UNLABELLED: "Unlabelled", rm.BY_ME: "By me"}
+
+
+def _review_sidebar(name: str, sid: int | None, snapshots: list[SnapshotInfo]) -> None:
+    """Review filter, the branch edits go to, and "Train on this"."""
+    choices = rm.review_filters(name)
+    if st.session_state.get(bs.REVIEW) not in choices:
+        st.session_state[bs.REVIEW] = rm.ALL
+    st.selectbox(
+        "Review filter",
+        choices,
+        key=bs.REVIEW,
+        format_func=lambda c: _FILTER_NAMES.get(c, f"Labelled {c}"),
+        on_change=bs.first_page,
+    )
+    user = rm.current_user()
+    branches = rm.branches(name)
+    if st.session_state.get(bs.BRANCH) not in branches:
+        st.session_state[bs.BRANCH] = "main"
+    if len(branches) > 1 and user.can("edit"):
+        st.selectbox("Edits go to branch", branches, key=bs.BRANCH)
+    names = next((s.refs for s in snapshots if s.snapshot_id == sid), ())
+    ref = next((n for n in names if n != "main"), None) or sid
+    if st.button(f"Train on this ({ref})", key="browse.train", icon=":material/model_training:"):
+        st.switch_page(page_file("train"), query_params=rm.train_params(name, ref))
+    which = bs.review_filter()
+    if which in (rm.ALL, rm.UNLABELLED, rm.BY_ME):
+        return
+    # Training on a label first writes a branch holding only those rows.
+    if allowed(user, "edit", f"training on rows labelled {which}") and st.button(
+        f"Train on rows labelled {which}", key="browse.train_label"
+    ):
+        try:
+            made = rm.labelled_snapshot(name, which, user, sid)
+        except PodiumError as exc:
+            st.error(str(exc))
+        else:
+            st.switch_page(page_file("train"), query_params=rm.train_params(name, made.name))

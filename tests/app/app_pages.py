@@ -1,0 +1,23 @@
+"""Open one page of the app in Streamlit's AppTest, as a signed-in user or locally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+def open_page(view: str, *, user: dict[str, object] | None = None, **query: str) -> AppTest:
+    """`views/<view>.py` after Home's first run (its own path), with `query` in the URL;
+    `user` seeds `st.user` when login is configured."""
+    at = AppTest.from_file(MAIN, default_timeout=90)
+    if user is not None:
+        at.user = user
+    at.run()
+    at.switch_page(f"views/{view}.py")
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
