@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 from rich.table import Table
 
+from podium.commands.typer_commands import add_commands
 from podium.jobs.cards import card_template, read_card
 from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import run_foreground, submit
@@ -288,7 +289,5 @@ def kinds(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
-    app.command("submit")(submit_cmd)
-    app.command("worker")(worker)
+    add_commands(app, {"run": run, "submit": submit_cmd, "worker": worker})
     app.add_typer(jobs_app, name="jobs")

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from podium.commands.store import JsonFlag, console, print_conversation, print_json, print_rows
+from podium.commands.typer_commands import add_commands
 
 Table = Annotated[str, typer.Argument(help="NAMESPACE.TABLE")]
 Ids = Annotated[list[str] | None, typer.Argument(help="Row ids.")]
@@ -300,11 +301,16 @@ def review_history(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("label")(label)
-    app.command("edit")(edit)
-    app.command("delete-rows")(delete_rows)
-    app.command("tag")(tag)
-    app.command("branch")(branch)
-    app.command("refs")(refs)
-    app.command("diff")(diff)
+    add_commands(
+        app,
+        {
+            "label": label,
+            "edit": edit,
+            "delete-rows": delete_rows,
+            "tag": tag,
+            "branch": branch,
+            "refs": refs,
+            "diff": diff,
+        },
+    )
     app.add_typer(review_app, name="review")
