@@ -137,7 +137,17 @@ class GrpoConfig(TrainConfig):
     temperature: float = Field(1.0, gt=0, description="Sampling temperature.")
     beta: float = Field(0.0, ge=0, description="KL penalty against the base model (0 = none).")
     use_vllm: bool = Field(
-        False, description="Generate with vLLM colocated in the training process (GPU only)."
+        False,
+        description="Generate with vLLM (GPU only); where vLLM cannot run, TRL's own "
+        "generation is used and the job log says so.",
+    )
+    vllm_mode: Literal["colocate", "server"] = Field(
+        "colocate",
+        description="colocate: vLLM inside the training process on the same GPU; server: a "
+        "`trl vllm-serve` on another GPU at vllm_server_url.",
+    )
+    vllm_server_url: str | None = Field(
+        None, description="Base URL of the `trl vllm-serve` server (vllm_mode: server)."
     )
     vllm_gpu_memory_utilization: float = Field(
         0.3, gt=0, le=0.95, description="GPU memory share for the colocated vLLM engine."
@@ -154,4 +164,11 @@ class GrpoConfig(TrainConfig):
             )
         if not self.rewards:
             raise ValueError("at least one reward is needed")
+        if self.max_completion_length >= self.max_length:
+            raise ValueError(
+                f"max_length ({self.max_length}) must exceed max_completion_length "
+                f"({self.max_completion_length}): it caps prompt plus completion tokens"
+            )
+        if self.use_vllm and self.vllm_mode == "server" and not self.vllm_server_url:
+            raise ValueError("vllm_mode: server needs vllm_server_url (the trl vllm-serve URL)")
         return self

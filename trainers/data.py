@@ -271,3 +271,23 @@ def parse_metadata(text: str | None) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def fit_prompts(dataset: Any, tokenizer: Any, budget: int) -> tuple[Any, int]:
+    """(the GRPO rows whose chat-formatted prompt has at most `budget` tokens, how many
+    were left out). TRL never truncates a GRPO prompt, so a card's `max_length` is kept by
+    leaving longer prompts out; none fitting is an error that names the field."""
+
+    def fits(row: dict[str, Any]) -> bool:
+        ids = tokenizer.apply_chat_template(
+            row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
+        )["input_ids"]
+        return len(ids) <= budget
+
+    kept = dataset.filter(fits)
+    if not len(kept):
+        raise InvalidInput(
+            f"No prompt fits max_length minus max_completion_length ({budget} tokens); "
+            "raise max_length or lower max_completion_length."
+        )
+    return kept, len(dataset) - len(kept)

@@ -25,10 +25,10 @@ How generation works, and how new weights reach the generator:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from trainers.checkpoints import (
     CheckpointWriter,
@@ -38,12 +38,13 @@ from trainers.checkpoints import (
     run_lineage,
 )
 from trainers.config import GrpoConfig
-from trainers.data import TrainingData, grpo_dataset, load_training_data
+from trainers.data import TrainingData, fit_prompts, grpo_dataset, load_training_data
+from trainers.generation import GenerationPlan, plan_generation, vllm_importable
 from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import (
     BaseModelRef,
     check_out_name,
-    check_vllm_available,
+    configure_attention,
     load_model,
     load_tokenizer,
     peft_config,
@@ -57,14 +58,7 @@ from trainers.runtime import (
 def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
     """Everything that can be wrong with a card, found before any compute."""
     check_rewards(cfg.rewards, *_table_context(cfg))
-    device = resolve_device(cfg.device)
-    if cfg.use_vllm:
-        if device != "cuda":
-            raise InvalidInput(
-                "use_vllm needs a GPU (TRL colocates vLLM on the training GPU); on CPU set "
-                "use_vllm: false and completions are generated with transformers."
-            )
-        check_vllm_available()
+    resolve_device(cfg.device)  # a card asking for cuda on a CPU machine fails here
     base = resolve_base(cfg.model)
     check_out_name(cfg.out)
     check_root_free(cfg.out)
@@ -72,8 +66,9 @@ def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
         cfg.table,
         only_valid=cfg.only_valid,
         max_rows=cfg.max_rows,
-        eval_fraction=0.0,
+        eval_fraction=cfg.eval_fraction,
         seed=cfg.seed,
+        max_eval_rows=cfg.max_eval_rows,
     )
     return base, data
 
@@ -92,41 +87,60 @@ def build_grpo_trainer(
     output_dir: Path,
     callbacks: list[Any],
     tap: SampleTap,
-) -> tuple[Any, Any]:
+    generation: GenerationPlan,
+) -> tuple[Any, Any, GrpoDatasets]:
     from trl import GRPOConfig, GRPOTrainer
 
     device = resolve_device(cfg.device)
+    configure_attention(device)
     tokenizer = load_tokenizer(base.path)
+    datasets = grpo_datasets(cfg, data, tokenizer)
     funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
-    vllm_args: dict[str, Any] = {}
-    if cfg.use_vllm:
-        vllm_args = dict(
-            use_vllm=True,
-            vllm_mode="colocate",
-            vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
-        )
     args = GRPOConfig(
-        **trainer_args(cfg, device, output_dir, has_eval=False),
+        **{
+            **trainer_args(cfg, device, output_dir, has_eval=datasets.eval is not None),
+            # One prompt's group per evaluation batch: TRL needs whole groups there.
+            "per_device_eval_batch_size": cfg.num_generations,
+        },
         num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length,
         temperature=cfg.temperature,
         beta=cfg.beta,
         reward_weights=weights,
         log_completions=False,
-        **vllm_args,
+        **generation.args,
     )
     trainer = GRPOTrainer(
-        model=load_model(base.path, device),
+        model=load_model(base.path, device, frozen_base=cfg.method == "lora"),
         # TRL types rewards as returning list[float | None]; ours return list[float], which
         # the invariant list type refuses though TRL accepts it.
         reward_funcs=funcs,  # type: ignore[arg-type]
         args=args,
-        train_dataset=grpo_dataset(data.train),
+        train_dataset=datasets.train,
+        eval_dataset=datasets.eval,
         processing_class=tokenizer,
         peft_config=peft_config(cfg),
         callbacks=callbacks,
     )
-    return trainer, tokenizer
+    return trainer, tokenizer, datasets
+
+
+@dataclass(frozen=True)
+class GrpoDatasets:
+    train: Any
+    eval: Any | None
+    too_long: int  # prompts left out because they exceed max_length - max_completion_length
+
+
+def grpo_datasets(cfg: GrpoConfig, data: TrainingData, tokenizer: Any) -> GrpoDatasets:
+    """Train (and eval) prompts that leave max_completion_length room within max_length."""
+    budget = cfg.max_length - cfg.max_completion_length
+    train, dropped = fit_prompts(grpo_dataset(data.train), tokenizer, budget)
+    evals = None
+    if data.eval:
+        evals, dropped_eval = fit_prompts(grpo_dataset(data.eval), tokenizer, budget)
+        dropped += dropped_eval
+    return GrpoDatasets(train, evals, dropped)
 
 
 def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
@@ -138,9 +152,13 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     )
     base, data = check_inputs(cfg)
     reporter.log(
-        f"grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base {base.name}; "
+        f"grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts / "
+        f"{len(data.eval)} eval; base {base.name}; "
         f"rewards {', '.join(f'{r.rule}*{r.weight:g}' for r in cfg.rewards)}"
     )
+    generation = plan_generation(cfg, resolve_device(cfg.device), vllm_importable())
+    if generation.notice:
+        reporter.log(generation.notice)
     reporter.check_cancelled()
     tap = SampleTap(keep=cfg.samples_per_log)
     writer = CheckpointWriter(
@@ -155,7 +173,14 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     )
     callback = ReporterCallback(reporter, writer, cfg.save_every, samples=tap.take)
     work_dir = checkpoint_root(cfg.out) / ".trainer"
-    trainer, tokenizer = build_grpo_trainer(cfg, base, data, work_dir, [callback], tap)
+    trainer, tokenizer, datasets = build_grpo_trainer(
+        cfg, base, data, work_dir, [callback], tap, generation
+    )
+    if datasets.too_long:
+        reporter.log(
+            f"{datasets.too_long} prompts left out: longer than max_length - "
+            f"max_completion_length ({cfg.max_length - cfg.max_completion_length} tokens)"
+        )
     writer.tokenizer = tokenizer
     trainer.train()
     final = finish_training(trainer, callback.cancelled, writer, work_dir)
@@ -168,7 +193,7 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
             "steps": trainer.state.global_step,
             "first_reward": rewards[0] if rewards else None,
             "last_reward": rewards[-1] if rewards else None,
-            "prompts": len(data.train),
+            "prompts": len(datasets.train),
             "snapshot_id": data.snapshot_id,
         },
     )

@@ -3,7 +3,8 @@
 - `cpu-smoke`: a few steps on tiny batches; seconds on a tiny model, a minute or two on
   SmolLM2-135M. Tests and demos use it.
 - `cpu-small`: a real but small run on 2 CPU cores (LoRA, a few minutes).
-- `gpu`: a real run on one GPU (full fine-tune, bf16, vLLM colocated for GRPO).
+- `gpu`: a real run on one GPU (full fine-tune, bf16, vLLM colocated for GRPO where vLLM
+  is importable in the trainer; TRL's own generation, with a notice, where it is not).
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ _GRPO: dict[str, dict[str, Any]] = {
         "max_completion_length": 64,
         "learning_rate": 5e-6,
         "max_rows": 200,
+        # A GRPO evaluation samples num_generations completions per held-out prompt:
+        # minutes on 2 cores, so the CPU preset holds nothing out.
+        "eval_fraction": 0.0,
     },
     "gpu": {
         "method": "full",

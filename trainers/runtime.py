@@ -131,20 +131,37 @@ def load_tokenizer(path: Path) -> Any:
     return tok
 
 
-def load_model(path: Path, device: str) -> Any:
-    """Weights in float32 everywhere: on a GPU the Trainer's bf16 autocast does the mixed
+def base_dtype(frozen_base: bool, device: str, bf16_supported: bool) -> str:
+    """float32, except a LoRA run's frozen base on a bf16 GPU: no optimizer keeps master
+    weights for it, so bf16 halves its memory and its matmuls (the adapters stay float32,
+    as peft casts them)."""
+    return "bfloat16" if frozen_base and device == "cuda" and bf16_supported else "float32"
+
+
+def load_model(path: Path, device: str, frozen_base: bool = False) -> Any:
+    """Full fine-tunes load float32: on a GPU the Trainer's bf16 autocast does the mixed
     precision and the optimizer keeps float32 master weights."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32)
+    bf16_ok = device == "cuda" and torch.cuda.is_bf16_supported()
+    dtype = getattr(torch, base_dtype(frozen_base, device, bf16_ok))
+    return AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
 
 
-def check_vllm_available() -> None:
-    import importlib.util
+CUDNN_SDPA_ENV = "PODIUM_CUDNN_SDPA"
 
-    if importlib.util.find_spec("vllm") is None:
-        raise InvalidInput(
-            "use_vllm needs the `vllm` package (a CUDA build) in the training environment; "
-            "install it there (`pip install vllm`) or set use_vllm: false."
-        )
+
+def configure_attention(device: str) -> bool:
+    """On CUDA, turn off cuDNN's scaled-dot-product attention unless PODIUM_CUDNN_SDPA=1:
+    it builds a new plan for every new sequence length, and a training run sees many
+    (lent H100: SFT tiny 21.1 -> 5.1 s, SmolLM2-135M 0.375 -> 0.276 s/step, GRPO 25.6 ->
+    16.8 s/step with it off). PyTorch then uses its flash / memory-efficient kernels.
+    Returns whether cuDNN SDPA stays on."""
+    if device != "cuda":
+        return False
+    import torch
+
+    keep = os.environ.get(CUDNN_SDPA_ENV, "0") == "1"
+    torch.backends.cuda.enable_cudnn_sdp(keep)
+    return keep

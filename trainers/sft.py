@@ -28,6 +28,7 @@ from trainers.data import TrainingData, load_training_data, sft_dataset
 from trainers.runtime import (
     BaseModelRef,
     check_out_name,
+    configure_attention,
     load_model,
     load_tokenizer,
     peft_config,
@@ -64,6 +65,7 @@ def build_sft_trainer(
     from trainers.chat_template import training_template
 
     device = resolve_device(cfg.device)
+    configure_attention(device)
     tokenizer = load_tokenizer(base.path)
     train_tok = load_tokenizer(base.path)
     train_tok.chat_template = training_template(tokenizer)
