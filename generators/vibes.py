@@ -16,22 +16,19 @@ that lost a race, so concurrent submitters lose nothing. A selection of submissi
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
-from pyiceberg.exceptions import CommitFailedException
 
 from generators.client import ChatRequest, endpoint_for, stream_chat
-from podium.config import get_settings
+from generators.row_tables import append_row, ensure_row_table
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
-from podium.models.locks import file_lock
 from podium.reporting import Reporter
-from podium.store.catalog import ensure_namespace, open_catalog, parse_name, table_exists
+from podium.store.catalog import table_exists
 from podium.store.query import page
 from podium.store.read import iter_batches
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
@@ -53,31 +50,10 @@ VIBES_SCHEMA = pa.schema(
         pa.field("created_at", pa.timestamp("us", tz="UTC")),
     ]
 )
-# pyiceberg retries a commit that lost a race against another writer; give it room.
-_TABLE_PROPERTIES = {
-    PROP_KIND: VIBES_KIND,
-    "commit.retry.num-retries": "20",
-    "commit.retry.min-wait-ms": "20",
-}
-_WRITE_ATTEMPTS = 5
-_create_lock = threading.Lock()
 
 
 def ensure_vibes_table() -> None:
-    # The first submissions may race to create the table (and, in a fresh home, the
-    # catalog's own SQL tables): threads and processes take turns.
-    with _create_lock:
-        if table_exists(VIBES_TABLE):
-            return
-        with file_lock(get_settings().ensure_home() / ".vibes-table.lock"):
-            if table_exists(VIBES_TABLE):
-                return
-            catalog = open_catalog()
-            ns, name = parse_name(VIBES_TABLE)
-            ensure_namespace(ns, catalog)
-            catalog.create_table_if_not_exists(
-                (ns, name), schema=VIBES_SCHEMA, properties=_TABLE_PROPERTIES
-            )
+    ensure_row_table(VIBES_TABLE, VIBES_SCHEMA, VIBES_KIND)
 
 
 def clean_tags(tags: Sequence[str] | str | None) -> list[str]:
@@ -132,15 +108,7 @@ def submit_vibe(
         "submitter": user.name,
         "created_at": datetime.now(UTC),
     }
-    data = pa.Table.from_pylist([row], schema=VIBES_SCHEMA)
-    for attempt in range(_WRITE_ATTEMPTS):
-        try:
-            write_table(VIBES_TABLE, data, mode="append")
-            break
-        except CommitFailedException:
-            # A failed commit leaves nothing behind; pyiceberg's own retries ran out.
-            if attempt == _WRITE_ATTEMPTS - 1:
-                raise
+    append_row(VIBES_TABLE, VIBES_SCHEMA, row)
     return vibe_id
 
 

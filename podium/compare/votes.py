@@ -13,24 +13,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-import threading
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import pyarrow as pa
-from pyiceberg.exceptions import CommitFailedException
 
+from generators.row_tables import append_row, ensure_row_table
 from podium.compare.table import Comparison, Item
-from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.identity import User, require
-from podium.models.locks import file_lock
-from podium.store.catalog import ensure_namespace, full_name, open_catalog, parse_name, table_exists
+from podium.store.catalog import full_name, table_exists
 from podium.store.read import read_small
-from podium.store.schema import PROP_KIND
-from podium.store.write import write_table
 
 VOTES_TABLE = "compare.votes"
 VOTES_KIND = "compare-votes"
@@ -53,13 +48,6 @@ VOTES_SCHEMA = pa.schema(
         pa.field("created_at", pa.timestamp("us", tz="UTC")),
     ]
 )
-_TABLE_PROPERTIES = {
-    PROP_KIND: VOTES_KIND,
-    "commit.retry.num-retries": "20",
-    "commit.retry.min-wait-ms": "20",
-}
-_WRITE_ATTEMPTS = 5
-_create_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -83,18 +71,7 @@ def blind_pair(comparison: Comparison, item: Item, voter: str) -> BlindPair:
 
 
 def ensure_votes_table() -> None:
-    if table_exists(VOTES_TABLE):
-        return
-    # The first voters may race to create the table: threads and processes take turns.
-    with _create_lock, file_lock(get_settings().ensure_home() / ".compare-votes.lock"):
-        if table_exists(VOTES_TABLE):
-            return
-        catalog = open_catalog()
-        ns, name = parse_name(VOTES_TABLE)
-        ensure_namespace(ns, catalog)
-        catalog.create_table_if_not_exists(
-            (ns, name), schema=VOTES_SCHEMA, properties=_TABLE_PROPERTIES
-        )
+    ensure_row_table(VOTES_TABLE, VOTES_SCHEMA, VOTES_KIND)
 
 
 def cast_vote(
@@ -124,15 +101,7 @@ def cast_vote(
         "created_at": datetime.now(UTC),
     }
     ensure_votes_table()
-    data = pa.Table.from_pylist([row], schema=VOTES_SCHEMA)
-    for attempt in range(_WRITE_ATTEMPTS):
-        try:
-            write_table(VOTES_TABLE, data, mode="append")
-            break
-        except CommitFailedException:
-            # A failed commit leaves nothing behind; pyiceberg's own retries ran out.
-            if attempt == _WRITE_ATTEMPTS - 1:
-                raise
+    append_row(VOTES_TABLE, VOTES_SCHEMA, row)
     return row
 
 
