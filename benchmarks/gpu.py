@@ -201,7 +201,7 @@ def bench_generate() -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("what", choices=("sft", "grpo", "generate", "all"))
+    ap.add_argument("what", nargs="?", default="all", choices=("sft", "grpo", "generate", "all"))
     ap.add_argument("--model", choices=("smollm2", "tiny"), default="smollm2")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--plain-cudnn-off", action="store_true")
