@@ -17,6 +17,7 @@ import streamlit as st
 
 from podium.app import browse_model as bm
 from podium.app import review_model as rm
+from podium.app import review_saves as rs
 from podium.app.chat_markdown import review_turn
 from podium.app.roles import allowed
 from podium.app.widgets import ROLE_AVATARS
@@ -158,16 +159,16 @@ def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
     for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
         shown = f"{n + 1} {label}" if n < rm.LABEL_KEYS else label
         if col.button(shown, key=f"{key}.label.{label}"):
-            act(functools.partial(rm.label_rows, name, [row_id], user, label, sid))
+            act(functools.partial(rs.label_rows, name, [row_id], user, label, sid))
     with st.form(f"{key}.note", border=False):
         c1, c2 = st.columns([1, 4])
         rating = c1.number_input("Rating (1-5; 0 none)", 0, 5, 0, key=f"{key}.rating")
         note = c2.text_input("Note", key=f"{key}.note_text")
         if st.form_submit_button("Save rating and note"):
             if rating:
-                act(lambda: rm.rate_row(name, row_id, user, int(rating), sid))
+                act(lambda: rs.rate_row(name, row_id, user, int(rating), sid))
             if note.strip():
-                act(lambda: rm.note_row(name, row_id, user, note, sid))
+                act(lambda: rs.note_row(name, row_id, user, note, sid))
 
 
 def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, branch: str) -> None:
@@ -195,7 +196,7 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         why = st.text_input("Why (kept in the snapshot)", key=f"{key}.edit.why")
         if st.form_submit_button("Save edit"):
             act(
-                lambda: rm.edit_message(
+                lambda: rs.edit_message(
                     name,
                     row,
                     index,
@@ -214,7 +215,7 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         why_turn = st.text_input("Why", key=f"{key}.turn.why")
         if st.form_submit_button("Add turn at the end"):
             act(
-                lambda: rm.insert_turn(
+                lambda: rs.insert_turn(
                     name,
                     row,
                     user,
@@ -232,10 +233,10 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         why_gone = c2.text_input("Why", key=f"{key}.remove.why")
         a, b = st.columns(2)
         if a.form_submit_button("Remove turn"):
-            act(lambda: rm.drop_turn(name, row, gone, user, why=why_gone, base=base, branch=branch))
+            act(lambda: rs.drop_turn(name, row, gone, user, why=why_gone, base=base, branch=branch))
         if b.form_submit_button("Delete row"):
             act(
-                lambda: rm.delete_rows(
+                lambda: rs.delete_rows(
                     name, [row["id"]], user, why=why_gone, base=base, branch=branch
                 )
             )
@@ -269,7 +270,7 @@ SAVED = "review.saved"  # the last save's confirmation or error, shown after the
 TO_HEAD = "review.to_head"  # the page moves its snapshot picker to the newest snapshot
 
 
-def act(save: Callable[[], rm.Saved]) -> None:
+def act(save: Callable[[], rs.Saved]) -> None:
     """Run a save; remember its outcome for the rerun that shows the new snapshot."""
     try:
         done = save()

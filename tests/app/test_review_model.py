@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import ALICE, BOB, make_table, row_id  # noqa: E402
 
 from podium.app import review_model as rm  # noqa: E402
+from podium.app import review_saves as rs  # noqa: E402
 from podium.app.chat_markdown import error_span, fold, marked_html, review_turn  # noqa: E402
 from podium.errors import InvalidInput, NotFound  # noqa: E402
 from podium.jobs.cards import pin_inputs  # noqa: E402
@@ -38,8 +39,8 @@ def _ids(p) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_review_filters_unlabelled_bad_and_by_me(table: str) -> None:
-    rm.label_rows(table, [row_id(1), row_id(2)], ALICE, "bad")
-    rm.label_rows(table, [row_id(3)], BOB, "good")
+    rs.label_rows(table, [row_id(1), row_id(2)], ALICE, "bad")
+    rs.label_rows(table, [row_id(3)], BOB, "good")
     assert _ids(rm.review_page(table, "bad", ALICE)) == [row_id(1), row_id(2)]
     assert _ids(rm.review_page(table, rm.BY_ME, BOB)) == [row_id(3)]
     unl = rm.review_page(table, rm.UNLABELLED, ALICE, limit=3)
@@ -53,40 +54,40 @@ def test_review_filters_unlabelled_bad_and_by_me(table: str) -> None:
 
 
 def test_rating_and_note_keep_the_label(table: str) -> None:
-    rm.label_rows(table, [row_id(1)], ALICE, "needs-fix")
-    rm.rate_row(table, row_id(1), ALICE, 2)
-    rm.note_row(table, row_id(1), ALICE, "typo in <b>step</b> 3")
+    rs.label_rows(table, [row_id(1)], ALICE, "needs-fix")
+    rs.rate_row(table, row_id(1), ALICE, 2)
+    rs.note_row(table, row_id(1), ALICE, "typo in <b>step</b> 3")
     (a,) = rm.annotations_by_row(table, [row_id(1)])[row_id(1)]
     assert (a.label, a.rating, a.note) == ("needs-fix", 2, "typo in <b>step</b> 3")
     with pytest.raises(InvalidInput, match="empty note"):
-        rm.note_row(table, row_id(1), ALICE, "  ")
+        rs.note_row(table, row_id(1), ALICE, "  ")
 
 
 def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
     before = load_table(table).current_snapshot().snapshot_id
     row = page(table, ids=[row_id(2)]).rows[0]
-    saved = rm.edit_message(
+    saved = rs.edit_message(
         table, row, 1, ALICE, content="fixed answer", role=None, why="fix", base=before
     )
     assert saved.snapshot_id != before
     assert page(table, ids=[row_id(2)]).rows[0]["messages"][1]["content"] == "fixed answer"
     # Bob still looks at the old snapshot: his edit of the same row is refused, not lost.
     with pytest.raises(EditConflict, match="changed by alice"):
-        rm.edit_message(table, row, 0, BOB, content="other", role=None, why="x", base=before)
+        rs.edit_message(table, row, 0, BOB, content="other", role=None, why="x", base=before)
     assert page(table, ids=[row_id(2)]).rows[0]["messages"][0]["content"] == "question 2"
     # An edit of a different row from the same old snapshot lands.
     other = page(table, ids=[row_id(5)], snapshot_id=before).rows[0]
-    rm.insert_turn(
+    rs.insert_turn(
         table, other, BOB, role="user", content="thanks", at=None, why="more", base=before
     )
-    rm.drop_turn(table, page(table, ids=[row_id(5)]).rows[0], 0, BOB, why="less", base=None)
+    rs.drop_turn(table, page(table, ids=[row_id(5)]).rows[0], 0, BOB, why="less", base=None)
     assert [m["content"] for m in page(table, ids=[row_id(5)]).rows[0]["messages"]] == [
         "answer 5\nsecond line",
         "thanks",
     ]
     with pytest.raises(InvalidInput, match="Nothing changed"):
-        rm.edit_message(table, row, 0, ALICE, content="question 2", role=None, why="x", base=None)
-    rm.delete_rows(table, [row_id(7), row_id(8)], ALICE, why="junk", base=None)
+        rs.edit_message(table, row, 0, ALICE, content="question 2", role=None, why="x", base=None)
+    rs.delete_rows(table, [row_id(7), row_id(8)], ALICE, why="junk", base=None)
     assert page(table, limit=0).total == 10
     history = rm.history_rows(table, row_id(2))
     assert [(h["what"], h["author"], h["detail"]) for h in history] == [
@@ -96,7 +97,7 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
 
 
 def test_bulk_ids_follow_the_filter_and_confirm_the_count(table: str) -> None:
-    rm.label_rows(table, [row_id(1), row_id(10)], ALICE, "bad")
+    rs.label_rows(table, [row_id(1), row_id(10)], ALICE, "bad")
     ids = rm.filter_ids(table, "bad", ALICE, search="question 1")
     assert ids == [row_id(1), row_id(10)]
     assert rm.confirm_text("Remove", ids) == "Remove 2 rows?"
@@ -112,7 +113,7 @@ def test_queue_cursor_hands_out_distinct_rows(table: str) -> None:
     b0 = rm.queue_row(table, BOB, 0)
     assert a0 and a1 and b0
     assert len({a0["id"], a1["id"], b0["id"]}) == 3
-    rm.label_rows(table, [a0["id"]], ALICE, rm.label_keys(table)["1"])
+    rs.label_rows(table, [a0["id"]], ALICE, rm.label_keys(table)["1"])
     assert rm.queue_row(table, ALICE, 0)["id"] == a1["id"]  # type: ignore[index]
     assert rm.start_queue.__name__ and rm.label_keys(table) == {
         "1": "good",
@@ -124,7 +125,7 @@ def test_queue_cursor_hands_out_distinct_rows(table: str) -> None:
 def test_refs_in_pickers_diffs_and_cards(table: str) -> None:
     first = load_table(table).current_snapshot().snapshot_id
     rm.tag(table, "raw", ALICE)
-    rm.delete_rows(table, [row_id(0)], ALICE, why="bad row", base=None)
+    rs.delete_rows(table, [row_id(0)], ALICE, why="bad row", base=None)
     assert rm.snapshot_choices(table)[:2] == ["main", "raw"]
     assert rm.resolve(table, "raw") == first
     d = rm.diff(table, "raw", None)
@@ -151,7 +152,7 @@ def test_branch_edits_leave_main_until_fast_forward(table: str) -> None:
     main = load_table(table).current_snapshot().snapshot_id
     rm.branch(table, "review", ALICE)
     assert rm.branches(table) == ["main", "review"]
-    rm.delete_rows(table, [row_id(3)], ALICE, why="on branch", base="review", branch="review")
+    rs.delete_rows(table, [row_id(3)], ALICE, why="on branch", base="review", branch="review")
     assert load_table(table).current_snapshot().snapshot_id == main
     assert page(table, limit=0, snapshot_id="review").total == 11
     rm.merge(table, "review", ALICE)
@@ -159,7 +160,7 @@ def test_branch_edits_leave_main_until_fast_forward(table: str) -> None:
 
 
 def test_labelled_snapshot_keeps_only_that_label(table: str) -> None:
-    rm.label_rows(table, [row_id(4), row_id(6)], ALICE, "good")
+    rs.label_rows(table, [row_id(4), row_id(6)], ALICE, "good")
     ref = rm.labelled_snapshot(table, "good", ALICE)
     assert ref.kind == "branch" and ref.name.startswith("good-only-")
     assert sorted(_ids(page(table, snapshot_id=ref.name))) == [row_id(4), row_id(6)]

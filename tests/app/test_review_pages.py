@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import BOB, make_table, row_id  # noqa: E402
 
 from podium.app import review_model as rm  # noqa: E402
+from podium.app import review_saves as rs  # noqa: E402
 from podium.review.annotations import latest  # noqa: E402
 from podium.review.queues import get_queue  # noqa: E402
 from podium.store.catalog import load_table  # noqa: E402
@@ -43,7 +44,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     # and a reload moves the page to the newest snapshot.
     before = load_table(T).current_snapshot().snapshot_id
     row = page(T, ids=[row_id(1)]).rows[0]
-    rm.edit_message(T, row, 1, BOB, content="bob's fix", role=None, why="bob", base=before)
+    rs.edit_message(T, row, 1, BOB, content="bob's fix", role=None, why="bob", base=before)
     key = f"browse.row.{row_id(1)}.{before}"
     at.text_area(key=f"{key}.edit.content.0").set_value("my edit")
     at.text_input(key=f"{key}.edit.why").set_value("typo")
@@ -111,7 +112,7 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     register_model("stub-base", kind="base", path=str(stub))
     make_table(T, 5)
     first = load_table(T).current_snapshot().snapshot_id
-    rm.delete_rows(T, [row_id(4)], BOB, why="junk", base=None)
+    rs.delete_rows(T, [row_id(4)], BOB, why="junk", base=None)
     at = _open("review", table=T)
     at.segmented_control(key="review.mode").set_value("Snapshots").run()
     at.selectbox(key="review.diff.a").set_value(str(first)).run()

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import BOB, make_table, row_id  # noqa: E402
 
-from podium.app import review_model as rm  # noqa: E402
+from podium.app import review_saves as rs  # noqa: E402
 from podium.config import reset_settings  # noqa: E402
 from podium.identity import User  # noqa: E402
 from podium.store.users import grant, use_session_user  # noqa: E402
@@ -30,7 +30,7 @@ def shared(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     """A table, then login configured (AppTest seeds `st.user`; no provider is reached);
     anyone not granted a role is a viewer."""
     make_table(T, 4)
-    rm.delete_rows(T, [row_id(3)], BOB, why="junk", base=None)  # a second snapshot to diff
+    rs.delete_rows(T, [row_id(3)], BOB, why="junk", base=None)  # a second snapshot to diff
     monkeypatch.setenv("PODIUM_OIDC_ISSUER", "http://127.0.0.1:9")
     monkeypatch.setenv("PODIUM_OIDC_CLIENT_ID", "podium")
     monkeypatch.setenv("PODIUM_ADMINS", ADMIN.name)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.app import review_model
+from podium.app import review_model, review_saves
 from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.identity import User
@@ -130,10 +130,10 @@ def test_the_review_pages_handlers_refuse_a_viewer(shared: Path) -> None:
     assert viewer == acting_user() and viewer.role == "viewer"
     snap = load_table("ns.chat").current_snapshot().snapshot_id
     forged = [
-        lambda: review_model.label_rows("ns.chat", ["r0"], viewer, "bad"),
-        lambda: review_model.rate_row("ns.chat", "r0", viewer, 1),
-        lambda: review_model.note_row("ns.chat", "r0", viewer, "x"),
-        lambda: review_model.delete_rows("ns.chat", ["r1"], viewer, why="w", base=snap),
+        lambda: review_saves.label_rows("ns.chat", ["r0"], viewer, "bad"),
+        lambda: review_saves.rate_row("ns.chat", "r0", viewer, 1),
+        lambda: review_saves.note_row("ns.chat", "r0", viewer, "x"),
+        lambda: review_saves.delete_rows("ns.chat", ["r1"], viewer, why="w", base=snap),
         lambda: review_model.tag("ns.chat", "v1", viewer),
         lambda: review_model.branch("ns.chat", "fix", viewer),
         lambda: review_model.start_queue("ns.chat", 2, viewer, sampled=False),

@@ -24,6 +24,7 @@ from podium.app import browse_model as bm
 from podium.app import browse_panels, widgets
 from podium.app import browse_state as bs
 from podium.app import review_model as rm
+from podium.app import review_saves as rs
 from podium.app.browse_sidebar import sidebar
 from podium.app.roles import allowed
 from podium.errors import PodiumError
@@ -177,14 +178,14 @@ def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str]
             key="browse.bulk.do_label",
             disabled=not sure or label is None,
         ):
-            browse_panels.act(lambda: rm.label_rows(name, ids, user, label or "", sid))
+            browse_panels.act(lambda: rs.label_rows(name, ids, user, label or "", sid))
         if b.button(
             f"Remove {len(ids):,} rows",
             key="browse.bulk.do_remove",
             disabled=not sure or not user.can("edit"),
         ):
             browse_panels.act(
-                lambda: rm.delete_rows(name, ids, user, why=why, base=base, branch=branch)
+                lambda: rs.delete_rows(name, ids, user, why=why, base=base, branch=branch)
             )
 
 

@@ -20,6 +20,7 @@ import streamlit as st
 
 from podium.app import browse_panels, widgets
 from podium.app import review_model as rm
+from podium.app import review_saves as rs
 from podium.app.feedback import empty_state
 from podium.app.pages import page_file
 from podium.app.roles import allowed
@@ -107,7 +108,7 @@ def _queue_tab(table: str) -> None:
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {label}", key=f"review.key.{k}"):
             browse_panels.act(
-                functools.partial(rm.label_rows, table, [row_id], user, label, snapshot)
+                functools.partial(rs.label_rows, table, [row_id], user, label, snapshot)
             )
     st.subheader(f"Row {row_id} · queue position {row['queue_position'] + 1} of {queue.size}")
     notes = rm.annotations_by_row(table, [row_id]).get(row_id, [])
