@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from generators.client import Endpoint
-from generators.cluster import ray_module
 from podium import processes
+from podium.processes import ray_module
 from podium.reporting import Reporter
 
 REPLICA_CPUS = 1.0

@@ -6,6 +6,7 @@ watchers, job processes, sandbox workers, a private dockerd.
     stop(proc, grace_s=30)                           # SIGTERM the group, SIGKILL on timeout
     PidFile(path).write(proc.pid)                    # pid + start time
     reap(PidFile(path).read(), "dockerd")            # only if it is still that process
+    ray = ray_module()                               # joined to the Ray cluster, once
 
 A process leads its own session so that stopping it also stops whatever it started
 (engine workers, dataloaders, a job's server). A recorded pid is trusted only while it
@@ -246,3 +247,36 @@ def _reap(target: Target) -> None:
         os.waitpid(target, os.WNOHANG)
     except ChildProcessError:
         pass  # not our child: its own parent reaps it
+
+
+def ray_module() -> Any:
+    """`ray`, joined to the cluster a job fans its work out over (once per process).
+
+    A job launched with `launcher: ray` runs as a Ray job, where `ray.init()` joins the
+    cluster it runs on ($RAY_ADDRESS is set by Ray). Elsewhere it joins a running local
+    cluster (`ray start --head`), and says how to get one if there is none. Imported
+    lazily: Ray is an extra. It lives at the bottom layer because generation, code-exec
+    builds and validation all fan out over it.
+    """
+    import logging
+
+    from podium.errors import InvalidInput
+
+    try:
+        import ray
+    except ImportError:
+        raise InvalidInput(
+            "Spreading a job over a cluster needs Ray: pip install 'podium[cluster]'."
+        ) from None
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS", "")
+        if "://" in address and not address.startswith("ray://"):
+            address = ""  # a job server (dashboard) URL is not what ray.init joins
+        try:
+            ray.init(address=address or "auto", logging_level=logging.WARNING)
+        except ConnectionError as exc:
+            raise InvalidInput(
+                f"No Ray cluster to join ({exc}). Run the job with `--launcher ray` "
+                "(ray_address set), or start one with `ray start --head`."
+            ) from None
+    return ray

@@ -19,9 +19,11 @@ input that no longer evaluates, apart (`verify.py`).
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -93,6 +95,20 @@ class CodeExecConfig(LaunchOptions):
 
     def sft_table(self) -> str:
         return full_name(self.sft_out or f"{self.out}_sft")
+
+
+@dataclass
+class Spent:
+    """Where a build's time went: proposing inputs (the model) vs running the calls."""
+
+    propose_s: float = 0.0
+    sandbox_s: float = 0.0  # summed over sandbox nodes on Ray (they overlap)
+    sandbox_runs: int = 0
+
+    def add(self, propose_s: float = 0.0, sandbox_s: float = 0.0, sandbox_runs: int = 0) -> None:
+        self.propose_s += propose_s
+        self.sandbox_s += sandbox_s
+        self.sandbox_runs += sandbox_runs
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
@@ -291,9 +307,10 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     reporter.log(f"{len(functions)} functions, {len(functions) - len(todo)} already in {out}")
     reporter.progress(len(functions) - len(todo), len(functions), "functions")
     statuses: Counter[str] = Counter()
+    spent = Spent()
     if todo and cfg.sandbox_nodes:
         statuses = _build_on_ray(cfg, functions, done, input_ref, out, model, backend, properties,
-                                 reporter)  # fmt: skip
+                                 reporter, spent)  # fmt: skip
     elif todo:
         endpoint = endpoint_for(model, reporter)
         limits = cfg.limits()
@@ -301,8 +318,15 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
             finished = len(functions) - len(todo)
             for batch in chunks(todo, cfg.batch_size):
                 reporter.check_cancelled()
+                began = time.perf_counter()
                 rows, calls = propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
+                proposed = time.perf_counter()
                 rows = sort_rows(rows + execute_calls(box, calls, limits, model, reporter))
+                spent.add(
+                    propose_s=proposed - began,
+                    sandbox_s=time.perf_counter() - proposed,
+                    sandbox_runs=len(calls),
+                )
                 write_batch(out, rows, tables.ROWS_ARROW_SCHEMA, properties)
                 statuses.update(r["status"] for r in rows)
                 finished += len(batch)
@@ -326,6 +350,9 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
         "resumed_from": len(functions) - len(todo),
         "rows_this_run": sum(statuses.values()),
         "statuses": dict(statuses),
+        "sandbox_runs": spent.sandbox_runs,
+        "propose_s": round(spent.propose_s, 2),
+        "sandbox_s": round(spent.sandbox_s, 2),  # summed over sandbox nodes on Ray
         "sft_rows": sft_rows,
         "backend": backend,
         "checkpoint": model,
@@ -343,6 +370,7 @@ def _build_on_ray(
     backend: str,
     properties: dict[str, str],
     reporter: Reporter,
+    spent: Spent,
 ) -> Counter[str]:
     from generators.client import endpoint_for
     from generators.code_exec.on_ray import build_on_ray, staging_key
@@ -350,7 +378,10 @@ def _build_on_ray(
     endpoint = endpoint_for(model, reporter)
 
     def plan(batch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        return propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
+        began = time.perf_counter()
+        planned = propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
+        spent.add(propose_s=time.perf_counter() - began)
+        return planned
 
     # Batches are cut from the whole list so a resumed job sees the same batch names.
     batches = [
@@ -372,6 +403,7 @@ def _build_on_ray(
         reporter=reporter,
         total=len(functions),
         done=len(done),
+        spent=spent,
     )
 
 

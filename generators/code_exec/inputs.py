@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generators.client import ChatRequest, ChatResult, Endpoint, generate_batch
+from generators.code_exec.harness import entry_arity
 from podium.reporting import Reporter
 
 SYSTEM = (
@@ -46,11 +47,28 @@ def input_schema(n: int) -> dict[str, Any]:
     }
 
 
+# Example arguments, as many as the entry point takes: a small model copies the
+# example's shape, so a two-argument example for a one-argument function taught it to
+# propose calls with the wrong number of arguments.
+EXAMPLE_ARGS = ("[3, 1, 2]", "2", "'abc'", "True")
+
+
+def example_call(code: str, entry_point: str) -> str:
+    try:
+        arity = entry_arity(code, entry_point)
+        count = arity.required or (0 if arity.maximum == 0 else 1)
+    except ValueError:
+        count = 1
+    args = [EXAMPLE_ARGS[i % len(EXAMPLE_ARGS)] for i in range(count)]
+    return ", ".join(args)
+
+
 def input_prompt(code: str, entry_point: str, n: int) -> list[dict[str, str]]:
+    example = example_call(code, entry_point)
     user = (
         f"Here is a Python function:\n\n```python\n{code.rstrip()}\n```\n\n"
         f"Propose {n} different inputs for `{entry_point}`. Write each input as the "
-        f"arguments of one call, for example `[3, 1, 2], 2` for `{entry_point}([3, 1, 2], 2)`. "
+        f"arguments of one call, for example `{example}` for `{entry_point}({example})`. "
         'Answer with JSON: {"inputs": ["...", "..."]}.'
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]

@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import Counter
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generators.cluster import ray_module
 from generators.code_exec import tables
 from generators.sandbox import Limits, Sandbox
+from podium.processes import ray_module
 from podium.reporting import Reporter
 from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
+
+if TYPE_CHECKING:
+    from generators.code_exec.build import Spent
 
 NODE_CPUS = 1.0
 
@@ -47,9 +51,16 @@ class SandboxNode:
     ) -> dict[str, Any]:
         from generators.code_exec.build import execute_calls, sort_rows
 
+        began = time.perf_counter()
         rows = sort_rows(rows + execute_calls(self.box, calls, self.limits, self.model, Reporter()))
+        seconds = time.perf_counter() - began
         path = write_staged(staging, name, tables.to_arrow(rows, tables.ROWS_ARROW_SCHEMA))
-        return {"name": name, "path": path, "statuses": dict(Counter(r["status"] for r in rows))}
+        return {
+            "name": name,
+            "path": path,
+            "statuses": dict(Counter(r["status"] for r in rows)),
+            "spent": {"sandbox_s": seconds, "sandbox_runs": len(calls)},
+        }
 
     def close(self) -> None:
         self.stack.close()
@@ -75,8 +86,10 @@ def build_on_ray(
     reporter: Reporter,
     total: int,
     done: int,
+    spent: Spent,
 ) -> Counter[str]:
-    """Run `batches` (name, functions) over `nodes` sandbox actors; commit once."""
+    """Run `batches` (name, functions) over `nodes` sandbox actors; commit once.
+    `spent` gains the actors' sandbox seconds and runs."""
     ray = ray_module()
     staging = stage(out, tables.ROWS_ARROW_SCHEMA, key)
     finished = pending_files(staging)
@@ -100,6 +113,7 @@ def build_on_ray(
         result = pool.get_next_unordered()
         paths.append(result["path"])
         statuses.update(result["statuses"])
+        spent.add(**result["spent"])
         done += sizes[result["name"]]
         reporter.progress(done, total, f"functions ({sum(statuses.values())} rows staged)")
 
