@@ -63,11 +63,26 @@ def git_commit(root: Path | None) -> str | None:
     return commit if done.returncode == 0 and commit else None
 
 
+def installed_lock(root: Path) -> Path:
+    """The checkout's lock this environment was set up from: `requirements-cuda.lock`
+    when the installed torch is a CUDA build (scripts/setup_python.sh), else the CPU
+    `requirements.lock`."""
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "+cpu"
+    cuda = root / "requirements-cuda.lock"
+    if not torch_version.endswith("+cpu") and cuda.is_file():
+        return cuda
+    return root / "requirements.lock"
+
+
 def lock_digest(root: Path | None) -> tuple[str | None, str | None]:
-    """(digest, source): the checkout's requirements.lock, else the installed metadata."""
-    if root is not None and (root / "requirements.lock").is_file():
-        data = (root / "requirements.lock").read_bytes()
-        return "sha256:" + hashlib.sha256(data).hexdigest(), "requirements.lock"
+    """(digest, source): the checkout's lock this environment came from, else the
+    installed metadata."""
+    lock = installed_lock(root) if root is not None else None
+    if lock is not None and lock.is_file():
+        return "sha256:" + hashlib.sha256(lock.read_bytes()).hexdigest(), lock.name
     try:
         metadata = importlib.metadata.distribution("podium").read_text("METADATA")
     except importlib.metadata.PackageNotFoundError:

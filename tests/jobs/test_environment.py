@@ -55,6 +55,26 @@ def test_outside_a_checkout_nothing_fails(tmp_path: Path) -> None:
     assert source == "installed metadata" and digest and digest.startswith("sha256:")
 
 
+@pytest.mark.parametrize(
+    ("torch_version", "expected"),
+    [("2.13.0+cpu", "requirements.lock"), ("2.13.0", "requirements-cuda.lock")],
+)
+def test_the_lock_recorded_is_the_one_the_installed_torch_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, torch_version: str, expected: str
+) -> None:
+    (tmp_path / "requirements.lock").write_text("torch==2.13.0+cpu\n")
+    (tmp_path / "requirements-cuda.lock").write_text("torch==2.13.0\n")
+    real_version = env.importlib.metadata.version
+    monkeypatch.setattr(
+        env.importlib.metadata,
+        "version",
+        lambda name: torch_version if name == "torch" else real_version(name),
+    )
+    digest, source = env.lock_digest(tmp_path)
+    data = (tmp_path / expected).read_bytes()
+    assert (digest, source) == ("sha256:" + hashlib.sha256(data).hexdigest(), expected)
+
+
 def test_differences_name_what_changed(caplog: pytest.LogCaptureFixture) -> None:
     recorded = {
         "podium_version": "0.1.0",
