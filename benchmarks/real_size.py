@@ -263,13 +263,24 @@ def main() -> None:
         action="store_true",
         help="Skip DuckDB's JSONL-to-Parquet copy (at 2M rows it costs as long as the import).",
     )
+    parser.add_argument(
+        "--keep", action="store_true", help="Keep the imported table for a --reads-only run."
+    )
+    parser.add_argument(
+        "--reads-only",
+        action="store_true",
+        help="Measure the reads again on the table a --keep run left (no import).",
+    )
     args = parser.parse_args()
     n = args.rows
 
     data = make_jsonl(n, args.seed, args.cache)
     work = args.cache / f"run-{n}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    if args.reads_only and not (work / "home").is_dir():
+        raise SystemExit(f"--reads-only needs the table a --keep run left in {work}.")
+    if not args.reads_only:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
     env = {
         **os.environ,
         "PODIUM_HOME": str(work / "home"),
@@ -280,6 +291,14 @@ def main() -> None:
     podium = [sys.executable, "-m", "podium.cli"]
     results: dict[str, tuple[Run, Run]] = {}
 
+    if not args.reads_only:
+        results["import"] = measure_import(args, data, work, env, podium)
+    _measure_reads(args, n, data, work, env, podium, results)
+
+
+def measure_import(
+    args: argparse.Namespace, data: Path, work: Path, env: dict[str, str], podium: list[str]
+) -> tuple[Run, Run]:
     # Import: once into the table the reads use, then again (overwrite) for the median.
     imports = [timed([*podium, "import", str(data), "--table", TABLE], env)]
     progress(f"import: {imports[0]}")
@@ -297,8 +316,18 @@ def main() -> None:
         if k + 1 < args.repeat:
             cmd = [*podium, "import", str(data), "--table", TABLE, "--mode", "overwrite"]
             imports.append(timed(cmd, env))
-    results["import"] = (median(imports), median(copies) if copies else Run(NAN, NAN))
+    return median(imports), median(copies) if copies else Run(NAN, NAN)
 
+
+def _measure_reads(
+    args: argparse.Namespace,
+    n: int,
+    data: Path,
+    work: Path,
+    env: dict[str, str],
+    podium: list[str],
+    results: dict[str, tuple[Run, Run]],
+) -> None:
     files = snapshot_files(env)
     parquet_bytes = sum(Path(f).stat().st_size for f in files)
     view = "read_parquet(?)"
@@ -356,7 +385,8 @@ def main() -> None:
                 indent=2,
             )
         )
-    shutil.rmtree(work, ignore_errors=True)
+    if not (args.keep or args.reads_only):
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def print_table(
