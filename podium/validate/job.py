@@ -10,17 +10,18 @@ one row per failing turn, whose properties pin the validated table and snapshot.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from podium.errors import InvalidInput
+from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table
+from podium.store.plan import plan_snapshot
 from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_MAPPING
@@ -38,7 +39,11 @@ from podium.validate.report import (
     write_report,
 )
 from podium.validate.rules import check_spec, parse_rules
+from podium.validate.tally import Tally
 from podium.validate.turns import Columns
+
+if TYPE_CHECKING:
+    from podium.validate.on_ray import RayValidation
 
 # Worker processes pay off only for rules that cost far more than reading the rows:
 # json and json-schema check 100k+ turns/s in-process, faster than the scan feeding
@@ -48,7 +53,7 @@ PARALLEL_MIN_ROWS = 100_000
 HEAVY_RULES = frozenset({"xml", "xsd", "python", "tool-call"})
 
 
-class ValidateConfig(BaseModel):
+class ValidateConfig(LaunchOptions):
     """Validate structured outputs in every row of a table snapshot."""
 
     table: TableRef = Field(description="The table to validate, pinned to a snapshot.")
@@ -73,6 +78,13 @@ class ValidateConfig(BaseModel):
         "costly rule (xml, xsd, python, tool-call), else one.",
     )
     batch_rows: int = Field(4096, ge=1, description="Rows per batch handed to a process.")
+    nodes: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="Check the snapshot's data files in Ray tasks spread over up to this many "
+        "nodes (0: in the job's own process(es)). The report is committed once either way.",
+    )
 
     @field_validator("rules")
     @classmethod
@@ -122,23 +134,46 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
     heavy = any(rule.name in HEAVY_RULES for rule in rules)
     workers = config.workers or (available_cores() if heavy and total >= PARALLEL_MIN_ROWS else 1)
     summary = Summary(name, sid, full_name(config.report or report_name(name)))
-    tally = _Tally()
+    tally = Tally()
+    on_ray: list[RayValidation] = []
+
+    def counted(rows: int, turns: int, failures: Tally) -> None:
+        summary.rows += rows
+        summary.turns += turns
+        tally.merge(failures)
+        reporter.progress(summary.rows, total, f"{tally.failures} failures")
 
     def report_batches() -> Iterator[pa.RecordBatch]:
         """Failures straight into the report: memory holds one batch, not the run."""
         if sid is None:
             return
-        batches = iter_table_batches(table, sid, columns=wanted, batch_size=config.batch_rows)
         task = task_for(rules, config.extract, config.roles, columns)
+        if config.nodes:
+            from podium.validate.on_ray import check_on_ray  # Ray and staging: only here
+
+            reporter.log(f"validating {name}@{sid}: {total} rows, rules {config.rules}, on Ray")
+            run = check_on_ray(
+                plan_snapshot(table, sid),
+                wanted,
+                task,
+                batch_rows=config.batch_rows,
+                nodes=config.nodes,
+                report=summary.report,
+                reporter=reporter,
+                done=lambda group: counted(group.rows, group.turns, group.tally),
+            )
+            on_ray.append(run)
+            yield from run.failures()
+            return
+        batches = iter_table_batches(table, sid, columns=wanted, batch_size=config.batch_rows)
         reporter.log(
             f"validating {name}@{sid}: {total} rows, rules {config.rules}, {workers} process(es)"
         )
         reporter.progress(0, total, "validating")
         for result in map_batches(batches, task, workers, reporter):
-            summary.rows += result.rows
-            summary.turns += result.turns
-            tally.add(result.failures)
-            reporter.progress(summary.rows, total, f"{tally.failures} failures")
+            found = Tally()
+            found.add(result.failures)
+            counted(result.rows, result.turns, found)
             if result.failures:
                 yield failure_batch(result.failures)
         reporter.check_cancelled()
@@ -156,38 +191,18 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
         PROP_EXTRACT: config.extract,
         PROP_ROLES: json.dumps(config.roles),
     }
-    summary.report_snapshot_id = write_report(
-        summary.report, report_batches(), properties, final_properties
-    )
+    try:
+        summary.report_snapshot_id = write_report(
+            summary.report, report_batches(), properties, final_properties
+        )
+    finally:
+        for run in on_ray:  # committed or not, the staged failures are not needed again
+            run.discard()
     reporter.log(
         f"{summary.failures} failing turns in {summary.failing_rows} of {summary.rows} rows; "
         f"report {summary.report}"
     )
     return summary
-
-
-@dataclass
-class _Tally:
-    """Counts of the failures streamed past, bounded whatever the table's size."""
-
-    failures: int = 0
-    failing_rows: int = 0
-    by_kind: dict[str, Counter[str]] = field(default_factory=dict)
-
-    def add(self, failures: list[dict[str, Any]]) -> None:
-        # A row's turns are checked in one batch, so distinct ids per batch add up to
-        # the failing rows without a set of every id in the table.
-        self.failures += len(failures)
-        self.failing_rows += len({f["id"] for f in failures})
-        for f in failures:
-            self.by_kind.setdefault(f["rule"], Counter())[f["kind"]] += 1
-
-    def fill(self, summary: Summary) -> None:
-        summary.failures = self.failures
-        summary.failing_rows = self.failing_rows
-        totals = Counter({rule: sum(kinds.values()) for rule, kinds in self.by_kind.items()})
-        summary.by_rule = dict(totals.most_common())
-        summary.by_kind = {rule: dict(self.by_kind[rule].most_common()) for rule in summary.by_rule}
 
 
 def run_validate(config: ValidateConfig, reporter: Reporter) -> JobOutputs:
