@@ -24,7 +24,8 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 from pydantic import Field
@@ -50,6 +51,9 @@ from podium.store.read import iter_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.write import write_batches, write_table
+
+if TYPE_CHECKING:
+    from generators.code_exec.on_ray import BatchWork, Finished
 
 KIND = "code-exec-build"
 PROP_ROWS_TABLE = PROP_LINEAGE_PREFIX + "code_exec_rows"
@@ -217,6 +221,21 @@ def execute_calls(
     return [r for r in rows if r is not None]
 
 
+def execute_batch(
+    rows: list[dict[str, Any]],
+    calls: list[dict[str, Any]],
+    limits: Limits,
+    model: str,
+    box: Sandbox,
+) -> Finished:
+    """A batch's work on a Ray sandbox node: its calls, run; all its rows, sorted."""
+    from generators.code_exec.on_ray import Finished
+
+    rows = sort_rows(rows + execute_calls(box, calls, limits, model, Reporter()))
+    counts = dict(Counter(r["status"] for r in rows))
+    return Finished(rows, tables.ROWS_ARROW_SCHEMA, counts, len(calls))
+
+
 def _record(
     rows: list[dict[str, Any] | None],
     calls: list[dict[str, Any]],
@@ -377,11 +396,11 @@ def _build_on_ray(
 
     endpoint = endpoint_for(model, reporter)
 
-    def plan(batch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def plan(batch: list[dict[str, Any]]) -> BatchWork:
         began = time.perf_counter()
-        planned = propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
+        rows, calls = propose_and_plan(cfg, endpoint, batch, model, backend, reporter)
         spent.add(propose_s=time.perf_counter() - began)
-        return planned
+        return partial(execute_batch, rows, calls, cfg.limits(), model)
 
     # Batches are cut from the whole list so a resumed job sees the same batch names.
     batches = [
@@ -392,13 +411,13 @@ def _build_on_ray(
     return build_on_ray(
         batches=[(name, fns) for name, fns in batches if fns],
         plan=plan,
+        schema=tables.ROWS_ARROW_SCHEMA,
         out=out,
         key=staging_key(out, input_ref, key_config),
         nodes=cfg.sandbox_nodes,
         backend=backend,
         workers=cfg.workers,
         limits=cfg.limits(),
-        model=model,
         properties=properties,
         reporter=reporter,
         total=len(functions),

@@ -18,8 +18,12 @@ import hashlib
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
 
 from generators.code_exec import tables
 from generators.sandbox import Limits, Sandbox
@@ -33,33 +37,42 @@ if TYPE_CHECKING:
 NODE_CPUS = 1.0
 
 
+@dataclass
+class Finished:
+    """One batch's rows as they are stored, with what to count of them."""
+
+    rows: list[dict[str, Any]]
+    schema: pa.Schema
+    counts: dict[str, int]  # statuses (build) or outcomes (verify)
+    runs: int  # sandbox executions
+
+
+# A batch's work on a node's sandbox pool: a picklable callable (a `partial` of a
+# module function) made by the driver, so a build and a verify share the nodes.
+BatchWork = Callable[[Sandbox], Finished]
+
+
 class SandboxNode:
     """One node's warm sandbox pool (made a Ray actor at run time)."""
 
-    def __init__(self, backend: str, workers: int | None, limits: Limits, model: str) -> None:
+    def __init__(self, backend: str, workers: int | None, limits: Limits) -> None:
         import os
 
         self.stack = ExitStack()
         self.box = self.stack.enter_context(
             Sandbox(backend, workers=workers or os.cpu_count(), limits=limits)
         )
-        self.limits = limits
-        self.model = model
 
-    def run(
-        self, staging: Staging, name: str, rows: list[dict[str, Any]], calls: list[dict[str, Any]]
-    ) -> dict[str, Any]:
-        from generators.code_exec.build import execute_calls, sort_rows
-
+    def run(self, staging: Staging, name: str, work: BatchWork) -> dict[str, Any]:
         began = time.perf_counter()
-        rows = sort_rows(rows + execute_calls(self.box, calls, self.limits, self.model, Reporter()))
+        done = work(self.box)
         seconds = time.perf_counter() - began
-        path = write_staged(staging, name, tables.to_arrow(rows, tables.ROWS_ARROW_SCHEMA))
+        path = write_staged(staging, name, tables.to_arrow(done.rows, done.schema))
         return {
             "name": name,
             "path": path,
-            "statuses": dict(Counter(r["status"] for r in rows)),
-            "spent": {"sandbox_s": seconds, "sandbox_runs": len(calls)},
+            "statuses": done.counts,
+            "spent": {"sandbox_s": seconds, "sandbox_runs": done.runs},
         }
 
     def close(self) -> None:
@@ -74,24 +87,25 @@ def staging_key(out: str, input_ref: str, config: dict[str, Any]) -> str:
 def build_on_ray(
     *,
     batches: list[tuple[str, list[dict[str, Any]]]],
-    plan: Any,  # (batch of functions) -> (rejected rows, calls): proposes and parses
+    plan: Callable[[list[dict[str, Any]]], BatchWork],  # proposes/parses; work for a node
+    schema: pa.Schema,
     out: str,
     key: str,
     nodes: int,
     backend: str,
     workers: int | None,
     limits: Limits,
-    model: str,
     properties: dict[str, str],
     reporter: Reporter,
     total: int,
     done: int,
     spent: Spent,
+    unit: str = "functions",
 ) -> Counter[str]:
-    """Run `batches` (name, functions) over `nodes` sandbox actors; commit once.
+    """Run `batches` (name, functions or rows) over `nodes` sandbox actors; commit once.
     `spent` gains the actors' sandbox seconds and runs."""
     ray = ray_module()
-    staging = stage(out, tables.ROWS_ARROW_SCHEMA, key)
+    staging = stage(out, schema, key)
     finished = pending_files(staging)
     todo = [(name, fns) for name, fns in batches if name not in finished]
     done += sum(len(fns) for name, fns in batches if name in finished)
@@ -100,7 +114,7 @@ def build_on_ray(
     )
     node_cls = ray.remote(num_cpus=NODE_CPUS, max_restarts=1, max_task_retries=1)(SandboxNode)
     actors = [
-        node_cls.options(scheduling_strategy="SPREAD").remote(backend, workers, limits, model)
+        node_cls.options(scheduling_strategy="SPREAD").remote(backend, workers, limits)
         for _ in range(nodes)
     ]
     pool = ray.util.ActorPool(actors)
@@ -115,15 +129,15 @@ def build_on_ray(
         statuses.update(result["statuses"])
         spent.add(**result["spent"])
         done += sizes[result["name"]]
-        reporter.progress(done, total, f"functions ({sum(statuses.values())} rows staged)")
+        reporter.progress(done, total, f"{unit} ({sum(statuses.values())} rows staged)")
 
     try:
         for name, fns in todo:
             reporter.check_cancelled()
-            rejected, calls = plan(fns)
+            work = plan(fns)
             if not pool.has_free():
                 collect()
-            pool.submit(lambda actor, v: actor.run.remote(staging, *v), (name, rejected, calls))
+            pool.submit(lambda actor, v: actor.run.remote(staging, *v), (name, work))
         while pool.has_next():
             reporter.check_cancelled()
             collect()

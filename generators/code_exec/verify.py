@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from contextlib import closing
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from generators.code_exec import tables
@@ -26,12 +27,13 @@ from generators.code_exec.harness import (
 )
 from generators.code_exec.source import done_ids, output_properties, read_input
 from generators.grading import error_line
-from generators.sandbox import Job, Result, Sandbox
+from generators.sandbox import Job, Limits, Result, Sandbox
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, table_exists
 
 if TYPE_CHECKING:
     from generators.code_exec.build import CodeExecConfig
+    from generators.code_exec.on_ray import Finished
 
 REQUIRED = ("code", "input", "output")
 
@@ -86,6 +88,97 @@ def _outcome(report_row: dict[str, Any]) -> str:
     return "match" if report_row["match"] else "mismatch"
 
 
+def _prepare(
+    batch: list[dict[str, Any]], limits: Limits, backend: str
+) -> tuple[list[dict[str, Any]], list[Job]]:
+    """(report rows of inputs that do not even parse, sandbox jobs for the rest)."""
+    report: list[dict[str, Any]] = []
+    jobs = []
+    for row in batch:
+        entry = row.get("entry_point") or "f"
+        try:
+            arity = entry_arity(row["code"], entry)
+            call = parse_input(row["input"] or "", arity)
+        except (InputRejected, ValueError) as exc:
+            report.append(_report_row(row, None, tables.REJECTED, str(exc), 0.0, backend))
+            continue
+        script = program(row["code"], entry, call, arity)
+        jobs.append(Job(script, limits=limits, meta={"row": row}))
+    return report, jobs
+
+
+def _run_checks(
+    box: Sandbox,
+    report: list[dict[str, Any]],
+    jobs: list[Job],
+    backend: str,
+    reporter: Reporter,
+) -> list[dict[str, Any]]:
+    """A batch's report rows: `report` plus one per job, run; sorted by id."""
+    report = list(report)
+    with closing(box.imap(jobs)) as stream:
+        for job, result in stream:
+            report.append(_checked_row(job.meta["row"], result, backend))
+            reporter.check_cancelled()
+    return sorted(report, key=lambda r: r["id"])
+
+
+def verify_batch(
+    report: list[dict[str, Any]], jobs: list[Job], backend: str, box: Sandbox
+) -> Finished:
+    """A batch's work on a Ray sandbox node (`generators.code_exec.on_ray`)."""
+    from generators.code_exec.on_ray import Finished
+
+    rows = _run_checks(box, report, jobs, backend, Reporter())
+    counts = dict(Counter(_outcome(r) for r in rows))
+    return Finished(rows, tables.VERIFY_ARROW_SCHEMA, counts, len(jobs))
+
+
+def _verify_on_ray(
+    cfg: CodeExecConfig,
+    candidates: list[dict[str, Any]],
+    done: set[str],
+    input_ref: str,
+    out: str,
+    backend: str,
+    properties: dict[str, str],
+    reporter: Reporter,
+) -> Counter[str]:
+    """The rows' re-runs on `sandbox_nodes` Ray actors, committed once (as a build's)."""
+    from generators.code_exec.build import Spent, chunks
+    from generators.code_exec.on_ray import BatchWork, build_on_ray, staging_key
+
+    limits = cfg.limits()
+
+    def plan(batch: list[dict[str, Any]]) -> BatchWork:
+        rejected, jobs = _prepare(batch, limits, backend)
+        return partial(verify_batch, rejected, jobs, backend)
+
+    # Batches are cut from the whole list so a resumed job sees the same batch names.
+    batches = [
+        (f"batch-{i:06d}", [r for r in chunk if r["id"] not in done])
+        for i, chunk in enumerate(chunks(candidates, cfg.batch_size))
+    ]
+    key_config = cfg.model_dump(mode="json", exclude={"launcher", "sandbox_nodes", "workers"})
+    return build_on_ray(
+        batches=[(name, rows) for name, rows in batches if rows],
+        plan=plan,
+        schema=tables.VERIFY_ARROW_SCHEMA,
+        out=out,
+        key=staging_key(out, input_ref, key_config),
+        nodes=cfg.sandbox_nodes,
+        backend=backend,
+        workers=cfg.workers,
+        limits=limits,
+        properties=properties,
+        reporter=reporter,
+        total=len(candidates),
+        done=sum(1 for r in candidates if r["id"] in done),
+        spent=Spent(),
+        unit="rows",
+    )
+
+
 def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     from generators.code_exec.build import chunks, write_batch
 
@@ -103,29 +196,15 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     finished = len(candidates) - len(todo)
     reporter.progress(finished, len(candidates), "rows")
     limits = cfg.limits()
-    if todo:
+    if todo and cfg.sandbox_nodes:
+        counts = _verify_on_ray(cfg, candidates, done, input_ref, out, backend, properties,
+                                reporter)  # fmt: skip
+    elif todo:
         with Sandbox(backend, workers=cfg.workers or os.cpu_count(), limits=limits) as box:
             for batch in chunks(todo, cfg.batch_size):
                 reporter.check_cancelled()
-                report: list[dict[str, Any]] = []
-                jobs = []
-                for row in batch:
-                    entry = row.get("entry_point") or "f"
-                    try:
-                        arity = entry_arity(row["code"], entry)
-                        call = parse_input(row["input"] or "", arity)
-                    except (InputRejected, ValueError) as exc:
-                        report.append(
-                            _report_row(row, None, tables.REJECTED, str(exc), 0.0, backend)
-                        )
-                        continue
-                    script = program(row["code"], entry, call, arity)
-                    jobs.append(Job(script, limits=limits, meta={"row": row}))
-                with closing(box.imap(jobs)) as stream:
-                    for job, result in stream:
-                        report.append(_checked_row(job.meta["row"], result, backend))
-                        reporter.check_cancelled()
-                report.sort(key=lambda r: r["id"])
+                rejected, jobs = _prepare(batch, limits, backend)
+                report = _run_checks(box, rejected, jobs, backend, reporter)
                 write_batch(out, report, tables.VERIFY_ARROW_SCHEMA, properties)
                 counts.update(_outcome(r) for r in report)
                 finished += len(batch)

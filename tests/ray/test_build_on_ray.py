@@ -2,7 +2,9 @@
 gives the same rows as the local build, committed in one snapshot.
 
 CI uses FUNCTIONS functions (greedy proposals from the real base model); the 1,000-
-function figure in the README comes from benchmarks/ray_build.py.
+function comparison (which also asserts identical rows) is `python benchmarks/ray_generate.py
+--build --functions 1000`: proposing 1,000 inputs with the real model takes ~10 minutes
+per build on two cores, too long for CI.
 """
 
 from __future__ import annotations
