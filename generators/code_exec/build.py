@@ -392,7 +392,7 @@ def _build_on_ray(
     spent: Spent,
 ) -> Counter[str]:
     from generators.client import endpoint_for
-    from generators.code_exec.on_ray import build_on_ray, staging_key
+    from generators.code_exec.on_ray import on_ray
 
     endpoint = endpoint_for(model, reporter)
 
@@ -402,28 +402,8 @@ def _build_on_ray(
         spent.add(propose_s=time.perf_counter() - began)
         return partial(execute_batch, rows, calls, cfg.limits(), model)
 
-    # Batches are cut from the whole list so a resumed job sees the same batch names.
-    batches = [
-        (f"batch-{i:06d}", [f for f in chunk if f["id"] not in done])
-        for i, chunk in enumerate(chunks(functions, cfg.batch_size))
-    ]
-    key_config = cfg.model_dump(mode="json", exclude={"launcher", "sandbox_nodes", "workers"})
-    return build_on_ray(
-        batches=[(name, fns) for name, fns in batches if fns],
-        plan=plan,
-        schema=tables.ROWS_ARROW_SCHEMA,
-        out=out,
-        key=staging_key(out, input_ref, key_config),
-        nodes=cfg.sandbox_nodes,
-        backend=backend,
-        workers=cfg.workers,
-        limits=cfg.limits(),
-        properties=properties,
-        reporter=reporter,
-        total=len(functions),
-        done=len(done),
-        spent=spent,
-    )
+    return on_ray(cfg, functions, done, plan, tables.ROWS_ARROW_SCHEMA, out, input_ref,
+                  backend, properties, reporter, spent, "functions")  # fmt: skip
 
 
 def _default_backend() -> str:

@@ -32,7 +32,7 @@ from podium.reporting import Reporter
 from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
 
 if TYPE_CHECKING:
-    from generators.code_exec.build import Spent
+    from generators.code_exec.build import CodeExecConfig, Spent
 
 NODE_CPUS = 1.0
 
@@ -82,6 +82,49 @@ class SandboxNode:
 def staging_key(out: str, input_ref: str, config: dict[str, Any]) -> str:
     what = json.dumps([out, input_ref, config], sort_keys=True, default=str)
     return hashlib.sha256(what.encode()).hexdigest()[:16]
+
+
+def on_ray(
+    cfg: CodeExecConfig,
+    items: list[dict[str, Any]],
+    done: set[str],
+    plan: Callable[[list[dict[str, Any]]], BatchWork],
+    schema: pa.Schema,
+    out: str,
+    input_ref: str,
+    backend: str,
+    properties: dict[str, str],
+    reporter: Reporter,
+    spent: Spent,
+    unit: str,
+) -> Counter[str]:
+    """A build's functions (or a verify's rows) over `cfg.sandbox_nodes` sandbox actors,
+    skipping the items whose id is in `done`."""
+    from generators.code_exec.build import chunks
+
+    # Batches are cut from the whole list so a resumed job sees the same batch names.
+    batches = [
+        (f"batch-{i:06d}", [item for item in chunk if item["id"] not in done])
+        for i, chunk in enumerate(chunks(items, cfg.batch_size))
+    ]
+    key_config = cfg.model_dump(mode="json", exclude={"launcher", "sandbox_nodes", "workers"})
+    return build_on_ray(
+        batches=[(name, todo) for name, todo in batches if todo],
+        plan=plan,
+        schema=schema,
+        out=out,
+        key=staging_key(out, input_ref, key_config),
+        nodes=cfg.sandbox_nodes,
+        backend=backend,
+        workers=cfg.workers,
+        limits=cfg.limits(),
+        properties=properties,
+        reporter=reporter,
+        total=len(items),
+        done=sum(1 for item in items if item["id"] in done),
+        spent=spent,
+        unit=unit,
+    )
 
 
 def build_on_ray(

@@ -145,8 +145,8 @@ def _verify_on_ray(
     reporter: Reporter,
 ) -> Counter[str]:
     """The rows' re-runs on `sandbox_nodes` Ray actors, committed once (as a build's)."""
-    from generators.code_exec.build import Spent, chunks
-    from generators.code_exec.on_ray import BatchWork, build_on_ray, staging_key
+    from generators.code_exec.build import Spent
+    from generators.code_exec.on_ray import BatchWork, on_ray
 
     limits = cfg.limits()
 
@@ -154,29 +154,8 @@ def _verify_on_ray(
         rejected, jobs = _prepare(batch, limits, backend)
         return partial(verify_batch, rejected, jobs, backend)
 
-    # Batches are cut from the whole list so a resumed job sees the same batch names.
-    batches = [
-        (f"batch-{i:06d}", [r for r in chunk if r["id"] not in done])
-        for i, chunk in enumerate(chunks(candidates, cfg.batch_size))
-    ]
-    key_config = cfg.model_dump(mode="json", exclude={"launcher", "sandbox_nodes", "workers"})
-    return build_on_ray(
-        batches=[(name, rows) for name, rows in batches if rows],
-        plan=plan,
-        schema=tables.VERIFY_ARROW_SCHEMA,
-        out=out,
-        key=staging_key(out, input_ref, key_config),
-        nodes=cfg.sandbox_nodes,
-        backend=backend,
-        workers=cfg.workers,
-        limits=limits,
-        properties=properties,
-        reporter=reporter,
-        total=len(candidates),
-        done=sum(1 for r in candidates if r["id"] in done),
-        spent=Spent(),
-        unit="rows",
-    )
+    return on_ray(cfg, candidates, done, plan, tables.VERIFY_ARROW_SCHEMA, out, input_ref,
+                  backend, properties, reporter, Spent(), "rows")  # fmt: skip
 
 
 def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
