@@ -12,7 +12,8 @@ import shutil
 import sys
 import tempfile
 
-from generators.sandbox.worker import SERVER_SCRIPT, ProcessWorker
+from generators.sandbox.server_script import server_source
+from generators.sandbox.worker import ProcessWorker
 
 
 class BareWorker(ProcessWorker):
@@ -26,7 +27,7 @@ class BareWorker(ProcessWorker):
         # The same base interpreter the local sandbox runs (not a venv shim), so that the
         # baseline differs from it only by the confinement.
         python = os.path.realpath(sys.executable)
-        return [python, "-s", str(SERVER_SCRIPT), "--tmp", self._dir]
+        return [python, "-s", "-c", server_source(), "--tmp", self._dir]
 
     def close(self) -> None:
         super().close()

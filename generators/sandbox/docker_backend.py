@@ -26,7 +26,8 @@ from typing import Any
 
 from generators.sandbox.limits import Limits, job_uid
 from generators.sandbox.seccomp import deny_list_bpf
-from generators.sandbox.worker import SERVER_ENV, SERVER_SCRIPT, Worker
+from generators.sandbox.server_script import server_source
+from generators.sandbox.worker import SERVER_ENV, Worker
 from podium.errors import PodiumError
 
 DEFAULT_IMAGE = "podium-sandbox:bookworm"
@@ -127,7 +128,7 @@ class DockerWorker(Worker):
     def _start(self) -> None:
         self.client = docker_client(self.base_url)
         ensure_image(self.client, self.image)
-        command = ["python3", "-s", "-c", SERVER_SCRIPT.read_text(), "--tmp", "/tmp"]
+        command = ["python3", "-s", "-c", server_source(), "--tmp", "/tmp"]
         command += ["--wipe", "/dev/shm", "--wipe", "/dev/mqueue"]
         command += ["--seccomp", deny_list_bpf().hex()]
         created = self.client.api.create_container(

@@ -21,7 +21,8 @@ from pathlib import Path
 from generators.sandbox.cgroups import CgroupLimits
 from generators.sandbox.limits import Limits, Result, job_uid
 from generators.sandbox.seccomp import bpf_fd
-from generators.sandbox.worker import SERVER_SCRIPT, ProcessWorker
+from generators.sandbox.server_script import server_source
+from generators.sandbox.worker import ProcessWorker
 
 TMP_BYTES = 256 * 1024 * 1024
 SHM_BYTES = 64 * 1024 * 1024
@@ -76,7 +77,7 @@ def filesystem_args(prefix: str) -> list[str]:
 def server_source_fd() -> int:
     """A descriptor holding the fork server's source, for bwrap to copy once."""
     fd = os.memfd_create("podium-forkserver", 0)
-    os.write(fd, SERVER_SCRIPT.read_bytes())
+    os.write(fd, server_source().encode())
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 

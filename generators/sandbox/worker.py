@@ -15,13 +15,11 @@ import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from pathlib import Path
 from typing import Any
 
 from generators.sandbox.limits import Limits, Result, sandbox_error
 from podium import processes
 
-SERVER_SCRIPT = Path(__file__).with_name("forkserver.py")
 # Time the server may take beyond the job's wall limit to kill, reap and answer.
 GRACE_S = 10.0
 START_TIMEOUT_S = 60.0

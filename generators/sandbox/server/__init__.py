@@ -1,0 +1,7 @@
+"""The fork server's parts: stdlib only (any Python >= 3.9), one idea per module.
+
+Inside a sandbox they run as one script (`generators/sandbox/server_script.py` joins them
+with `generators/sandbox/forkserver.py`, the server's main loop): the sandbox holds that
+single file and nothing of the checkout. Here they are ordinary modules, so that linters
+and type checkers read them like the rest of the code.
+"""
