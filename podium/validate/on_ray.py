@@ -25,11 +25,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
+from pyiceberg.io import load_file_io
 
 from podium.processes import ray_module
 from podium.reporting import Reporter
 from podium.store import scan
-from podium.store.plan import FilePlan, PlannedFile, open_parquet
+from podium.store.plan import FilePlan, PlannedFile, local_path, open_parquet
 from podium.store.staged import Staging, discard_staged, stage, write_staged
 from podium.validate.batch import Plan
 from podium.validate.parallel import Task
@@ -109,7 +111,13 @@ class RayValidation:
     def failures(self) -> Iterator[pa.RecordBatch]:
         for result in sorted(self.results, key=lambda r: r.index):
             if result.path is not None:
-                yield from open_parquet(None, result.path).iter_batches()
+                yield from self._open(result.path).iter_batches()
+
+    def _open(self, path: str) -> pq.ParquetFile:
+        if local_path(path) is not None:
+            return open_parquet(None, path)
+        io = load_file_io(self.staging.properties, path)  # the warehouse's object store
+        return pq.ParquetFile(io.new_input(path).open())
 
     def discard(self) -> None:
         discard_staged(self.staging)
