@@ -150,7 +150,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _derive_locations(self) -> Settings:
-        self.home = Path(self.home).expanduser()
+        self.home = Path(self.home).expanduser().absolute()  # children may run elsewhere
         if not self.catalog_uri:
             self.catalog_uri = f"sqlite:///{self.home / 'catalog.db'}"
         if not self.warehouse:

@@ -1,0 +1,28 @@
+"""A relative PODIUM_HOME is taken from where the command starts, as a path would be
+anywhere else on the command line (it used to end in a pydantic traceback)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_a_relative_home_works_and_is_kept_absolute(tmp_path: Path) -> None:
+    env = {**os.environ, "PODIUM_HOME": "rel/home"}
+    done = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "tables"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    from podium.config import Settings
+
+    settings = Settings(home=Path("rel/home"))
+    assert settings.home.is_absolute()
+    assert settings.catalog_uri == f"sqlite:///{Path.cwd() / 'rel/home' / 'catalog.db'}"
