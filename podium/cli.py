@@ -154,21 +154,35 @@ def _typer_errors() -> tuple[tuple[type[BaseException], ...], ...]:
     return (typer.Abort,), (typer.Exit,), (typer.TyperException,)
 
 
+def _report(message: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from podium.commands.terminal import printable
+
+    # The message quotes user data (a line of a file, a value): never markup.
+    text = Text.assemble(("error:", "bold red"), " ", printable(message))
+    Console(stderr=True).print(text, highlight=False, soft_wrap=True)
+
+
+def _is_settings_error(exc: Exception) -> bool:
+    """A bad PODIUM_* value or podium.toml entry (podium.config is not imported for
+    `--help`, so it is looked up only if a command loaded it)."""
+    config = sys.modules.get("podium.config")
+    return config is not None and isinstance(exc, config.SettingsError)
+
+
 def main() -> None:
     try:
         # Without standalone mode, click returns a command's exit code instead of exiting.
         code = app.main(standalone_mode=False)
     except PodiumError as exc:
-        from rich.console import Console
-        from rich.text import Text
-
-        from podium.commands.terminal import printable
-
-        # The message quotes user data (a line of a file, a value): never markup.
-        message = Text.assemble(("error:", "bold red"), " ", printable(str(exc)))
-        Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+        _report(str(exc))
         sys.exit(exc.exit_code)
     except Exception as exc:
+        if _is_settings_error(exc):
+            _report(str(exc))
+            sys.exit(2)
         aborts, exits, usage = _typer_errors()
         if isinstance(exc, (click.exceptions.Abort, *aborts)):
             print("aborted", file=sys.stderr)

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -181,10 +181,30 @@ class Settings(BaseSettings):
         return self.home
 
 
+class SettingsError(ValueError):
+    """A setting (environment or podium.toml) that does not validate. Not a PodiumError:
+    this bottom layer imports nothing of Podium's; `podium.cli` reports it the same way."""
+
+
 @functools.cache
 def get_settings() -> Settings:
     """The process-wide settings; tests call `reset_settings()` after changing env."""
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(_settings_problem(exc)) from None
+
+
+def _settings_problem(exc: ValidationError) -> str:
+    """Each bad setting by the names a person sets it by, with what was wrong."""
+    problems = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else ""
+        where = f"{field} (PODIUM_{field.upper()} or podium.toml)" if field else "settings"
+        got = error.get("input")
+        shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+        problems.append(f"{where}: {error['msg']}{shown}")
+    return "Bad setting: " + "; ".join(problems) + ". Fix or unset it and run again."
 
 
 def reset_settings() -> None:
