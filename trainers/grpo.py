@@ -30,26 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from podium.reporting import JobOutputs, Reporter
-from trainers.checkpoints import (
-    CheckpointWriter,
-    check_root_free,
-    checkpoint_root,
-    finish_training,
-    run_lineage,
-)
 from trainers.config import GrpoConfig
-from trainers.data import TrainingData, fit_prompts, grpo_dataset, load_training_data
+from trainers.data import TrainingData, fit_prompts, grpo_dataset
 from trainers.generation import GenerationPlan, plan_generation, vllm_importable
+from trainers.lifecycle import as_config, check_card, finish_run, first_and_last, start_run
 from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import (
     BaseModelRef,
-    check_out_name,
     configure_attention,
     load_model,
     load_tokenizer,
     peft_config,
     prepare_env,
-    resolve_base,
     resolve_device,
     trainer_args,
 )
@@ -58,19 +50,7 @@ from trainers.runtime import (
 def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
     """Everything that can be wrong with a card, found before any compute."""
     check_rewards(cfg.rewards, *_table_context(cfg))
-    resolve_device(cfg.device)  # a card asking for cuda on a CPU machine fails here
-    base = resolve_base(cfg.model)
-    check_out_name(cfg.out)
-    check_root_free(cfg.out)
-    data = load_training_data(
-        cfg.table,
-        only_valid=cfg.only_valid,
-        max_rows=cfg.max_rows,
-        eval_fraction=cfg.eval_fraction,
-        seed=cfg.seed,
-        max_eval_rows=cfg.max_eval_rows,
-    )
-    return base, data
+    return check_card(cfg)
 
 
 def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
@@ -145,11 +125,7 @@ def grpo_datasets(cfg: GrpoConfig, data: TrainingData, tokenizer: Any) -> GrpoDa
 
 def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     prepare_env()  # before torch loads (trainers.callbacks imports it): OpenMP reads it once
-    from trainers.callbacks import ReporterCallback
-
-    cfg = (
-        config if isinstance(config, GrpoConfig) else GrpoConfig.model_validate(config.model_dump())
-    )
+    cfg = as_config(config, GrpoConfig)
     base, data = check_inputs(cfg)
     reporter.log(
         f"grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts / "
@@ -161,38 +137,25 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
         reporter.log(generation.notice)
     reporter.check_cancelled()
     tap = SampleTap(keep=cfg.samples_per_log)
-    writer = CheckpointWriter(
-        out=cfg.out,
-        base_name=base.name,
-        tokenizer=None,
-        lineage={
-            **run_lineage("grpo", cfg, base.name, data.snapshot_id, reporter),
-            "rewards": [r.model_dump() for r in cfg.rewards],
-        },
-        reporter=reporter,
-    )
-    callback = ReporterCallback(reporter, writer, cfg.save_every, samples=tap.take)
-    work_dir = checkpoint_root(cfg.out) / ".trainer"
+    rewards_lineage = {"rewards": [r.model_dump() for r in cfg.rewards]}
+    run = start_run("grpo", cfg, base, data, reporter, rewards_lineage, samples=tap.take)
     trainer, tokenizer, datasets = build_grpo_trainer(
-        cfg, base, data, work_dir, [callback], tap, generation
+        cfg, base, data, run.work_dir, [run.callback], tap, generation
     )
     if datasets.too_long:
         reporter.log(
             f"{datasets.too_long} prompts left out: longer than max_length - "
             f"max_completion_length ({cfg.max_length - cfg.max_completion_length} tokens)"
         )
-    writer.tokenizer = tokenizer
+    run.writer.tokenizer = tokenizer
     trainer.train()
-    final = finish_training(trainer, callback.cancelled, writer, work_dir)
-    rewards = [h["reward"] for h in callback.history if "reward" in h]
-    return JobOutputs(
-        checkpoints=[info.name for info in writer.saved],
-        summary={
-            "checkpoint": final.name,
-            "path": final.path,
-            "steps": trainer.state.global_step,
-            "first_reward": rewards[0] if rewards else None,
-            "last_reward": rewards[-1] if rewards else None,
+    first_reward, last_reward = first_and_last(run.callback.history, "reward")
+    return finish_run(
+        run,
+        trainer,
+        {
+            "first_reward": first_reward,
+            "last_reward": last_reward,
             "prompts": len(datasets.train),
             "snapshot_id": data.snapshot_id,
         },

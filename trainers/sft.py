@@ -16,44 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from podium.reporting import JobOutputs, Reporter
-from trainers.checkpoints import (
-    CheckpointWriter,
-    check_root_free,
-    checkpoint_root,
-    finish_training,
-    run_lineage,
-)
 from trainers.config import SftConfig
-from trainers.data import TrainingData, load_training_data, sft_dataset
+from trainers.data import TrainingData, sft_dataset
+from trainers.lifecycle import as_config, check_card, finish_run, first_and_last, start_run
 from trainers.runtime import (
     BaseModelRef,
-    check_out_name,
     configure_attention,
     load_model,
     load_tokenizer,
     peft_config,
     prepare_env,
-    resolve_base,
     resolve_device,
     trainer_args,
 )
-
-
-def check_inputs(cfg: SftConfig) -> tuple[BaseModelRef, TrainingData]:
-    """Everything that can be wrong with a card, found before any compute."""
-    resolve_device(cfg.device)  # a card asking for cuda on a CPU machine fails here
-    base = resolve_base(cfg.model)
-    check_out_name(cfg.out)
-    check_root_free(cfg.out)
-    data = load_training_data(
-        cfg.table,
-        only_valid=cfg.only_valid,
-        max_rows=cfg.max_rows,
-        eval_fraction=cfg.eval_fraction,
-        seed=cfg.seed,
-        max_eval_rows=cfg.max_eval_rows,
-    )
-    return base, data
 
 
 def build_sft_trainer(
@@ -91,43 +66,26 @@ def build_sft_trainer(
 def run_sft(config: SftConfig, reporter: Reporter) -> JobOutputs:
     """Train, save, register; returns the registered checkpoints."""
     prepare_env()  # before torch loads (trainers.callbacks imports it): OpenMP reads it once
-    from trainers.callbacks import ReporterCallback
-
-    cfg = (
-        SftConfig.model_validate(config.model_dump())
-        if not isinstance(config, SftConfig)
-        else config
-    )
-    base, data = check_inputs(cfg)
+    cfg = as_config(config, SftConfig)
+    base, data = check_card(cfg)
     reporter.log(
         f"sft on {data.table}@{data.snapshot_id}: {len(data.train)} train / {len(data.eval)} eval "
         f"conversations ({data.skipped_no_assistant} without assistant turns and "
         f"{data.skipped_invalid} malformed skipped); base {base.name}; {cfg.method}"
     )
     reporter.check_cancelled()
-    writer = CheckpointWriter(
-        out=cfg.out,
-        base_name=base.name,
-        tokenizer=None,
-        lineage=run_lineage("sft", cfg, base.name, data.snapshot_id, reporter),
-        reporter=reporter,
-    )
-    callback = ReporterCallback(reporter, writer, cfg.save_every)
-    work_dir = checkpoint_root(cfg.out) / ".trainer"
-    trainer, tokenizer = build_sft_trainer(cfg, base, data, work_dir, [callback])
-    writer.tokenizer = tokenizer
+    run = start_run("sft", cfg, base, data, reporter)
+    trainer, tokenizer = build_sft_trainer(cfg, base, data, run.work_dir, [run.callback])
+    run.writer.tokenizer = tokenizer
     result = trainer.train()
-    final = finish_training(trainer, callback.cancelled, writer, work_dir)
-    losses = [h["loss"] for h in callback.history if "loss" in h]
-    return JobOutputs(
-        checkpoints=[info.name for info in writer.saved],
-        summary={
-            "checkpoint": final.name,
-            "path": final.path,
-            "steps": trainer.state.global_step,
+    first_loss, last_loss = first_and_last(run.callback.history, "loss")
+    return finish_run(
+        run,
+        trainer,
+        {
             "train_loss": float(result.training_loss),
-            "first_loss": losses[0] if losses else None,
-            "last_loss": losses[-1] if losses else None,
+            "first_loss": first_loss,
+            "last_loss": last_loss,
             "rows": len(data.train),
             "snapshot_id": data.snapshot_id,
         },
