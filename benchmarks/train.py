@@ -31,11 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from trainers.runtime import prepare_env  # noqa: E402 - needs the checkout on sys.path
+
+# Both sides train in this process: the training environment is set before torch loads.
+prepare_env()
 
 
 def tiny_model(path: Path) -> Path:
@@ -91,29 +91,16 @@ def plain_trl(base: Path, rows: list[list[dict]], cfg, out: Path) -> dict[str, f
     from trl import SFTConfig, SFTTrainer
 
     from trainers.chat_template import training_template
+    from trainers.runtime import trainer_args
 
     start, cpu_start = time.perf_counter(), time.process_time()
     tok = AutoTokenizer.from_pretrained(str(base))
     train_tok = AutoTokenizer.from_pretrained(str(base))
     train_tok.chat_template = training_template(tok)
+    # Podium's own TrainingArguments for a CPU run without evaluation: the comparison
+    # measures what Podium adds around TRL, not a different choice of settings.
     args = SFTConfig(
-        output_dir=str(out / "work"),
-        use_cpu=True,
-        bf16=False,
-        fp16=False,
-        gradient_checkpointing=False,
-        seed=cfg.seed,
-        data_seed=cfg.seed,
-        max_steps=cfg.max_steps,
-        per_device_train_batch_size=cfg.batch_size,
-        gradient_accumulation_steps=cfg.grad_accum,
-        learning_rate=cfg.learning_rate,
-        lr_scheduler_type=cfg.lr_scheduler,
-        logging_steps=cfg.logging_steps,
-        logging_first_step=True,
-        save_strategy="no",
-        report_to=[],
-        disable_tqdm=True,
+        **trainer_args(cfg, "cpu", out / "work", has_eval=False),
         max_length=cfg.max_length,
         assistant_only_loss=True,
     )
