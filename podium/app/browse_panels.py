@@ -179,6 +179,11 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         return
     messages = list(row.get("messages") or [])
     base = sid if branch == "main" else branch
+
+    def save(change: Callable[..., rs.Saved], *args: Any, **fields: Any) -> None:
+        """A `review_saves` change of this table by this user, on this base and branch."""
+        act(lambda: change(name, *args, user, base=base, branch=branch, **fields))
+
     with st.form(f"{key}.edit"):
         index = st.selectbox(
             "Message",
@@ -195,51 +200,23 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         )
         why = st.text_input("Why (kept in the snapshot)", key=f"{key}.edit.why")
         if st.form_submit_button("Save edit"):
-            act(
-                lambda: rs.edit_message(
-                    name,
-                    row,
-                    index,
-                    user,
-                    content=content,
-                    role=role,
-                    why=why,
-                    base=base,
-                    branch=branch,
-                )
-            )
+            save(rs.edit_message, row, index, content=content, role=role, why=why)
     with st.form(f"{key}.turn"):
         c1, c2 = st.columns([1, 3])
         new_role = c1.selectbox("New turn's role", ROLES, index=2, key=f"{key}.turn.role")
         new_content = c2.text_area("New turn's content", key=f"{key}.turn.content", height=100)
         why_turn = st.text_input("Why", key=f"{key}.turn.why")
         if st.form_submit_button("Add turn at the end"):
-            act(
-                lambda: rs.insert_turn(
-                    name,
-                    row,
-                    user,
-                    role=new_role,
-                    content=new_content,
-                    at=None,
-                    why=why_turn,
-                    base=base,
-                    branch=branch,
-                )
-            )
+            save(rs.insert_turn, row, role=new_role, content=new_content, at=None, why=why_turn)
     with st.form(f"{key}.remove"):
         c1, c2 = st.columns([1, 3])
         gone = c1.selectbox("Turn", list(range(len(messages))), key=f"{key}.remove.index")
         why_gone = c2.text_input("Why", key=f"{key}.remove.why")
         a, b = st.columns(2)
         if a.form_submit_button("Remove turn"):
-            act(lambda: rs.drop_turn(name, row, gone, user, why=why_gone, base=base, branch=branch))
+            save(rs.drop_turn, row, gone, why=why_gone)
         if b.form_submit_button("Delete row"):
-            act(
-                lambda: rs.delete_rows(
-                    name, [row["id"]], user, why=why_gone, base=base, branch=branch
-                )
-            )
+            save(rs.delete_rows, [row["id"]], why=why_gone)
 
 
 def _role_index(role: Any) -> int:

@@ -1,0 +1,60 @@
+"""The row panel's turn and row forms with AppTest: each button saves its own change."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from app_pages import open_page
+from streamlit.testing.v1 import AppTest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
+from review_data import make_table, row_id  # noqa: E402
+
+from podium.store.catalog import load_table  # noqa: E402
+from podium.store.query import page  # noqa: E402
+
+T = "rv.rowforms"
+
+
+def head() -> int:
+    return load_table(T).current_snapshot().snapshot_id
+
+
+def row_messages(i: int) -> list[tuple[str, str]]:
+    rows = page(T, ids=[row_id(i)]).rows
+    return [(m["role"], m["content"]) for m in rows[0]["messages"]] if rows else []
+
+
+def submit(at: AppTest, form: str, label: str) -> None:
+    at.button(key=f"FormSubmitter:{form}-{label}").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
+    make_table(T, 4)
+    at = open_page("browse", table=T, sample=row_id(2))
+    key = f"browse.row.{row_id(2)}.{head()}"
+    at.text_area(key=f"{key}.turn.content").set_value("one more question")
+    at.text_input(key=f"{key}.turn.why").set_value("follow-up")
+    submit(at, f"{key}.turn", "Add turn at the end")
+    assert row_messages(2)[-1] == ("assistant", "one more question")
+    assert at.success[0].value.startswith(f"Added a turn to {row_id(2)}: snapshot {head()}")
+
+    key = f"browse.row.{row_id(2)}.{head()}"
+    at.selectbox(key=f"{key}.remove.index").set_value(0)
+    at.text_input(key=f"{key}.remove.why").set_value("no greeting")
+    submit(at, f"{key}.remove", "Remove turn")
+    assert row_messages(2) == [
+        ("assistant", "answer 2\nsecond line"),
+        ("assistant", "one more question"),
+    ]
+    assert at.success[0].value.startswith(f"Removed turn 0 of {row_id(2)}")
+
+    key = f"browse.row.{row_id(2)}.{head()}"
+    at.text_input(key=f"{key}.remove.why").set_value("junk")
+    submit(at, f"{key}.remove", "Delete row")
+    assert row_messages(2) == []
+    assert at.success[0].value.startswith("Removed 1 row")
+    assert len(page(T).rows) == 3
