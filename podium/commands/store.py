@@ -12,6 +12,7 @@ import typer
 from podium.commands.printing import console as _console
 from podium.commands.printing import print_conversation as print_conversation  # review.py
 from podium.commands.printing import print_json, print_rows
+from podium.commands.typer_commands import add_commands
 from podium.errors import InvalidInput
 from podium.store.modes import ChatFormat, WriteMode
 
@@ -201,11 +202,16 @@ def map_columns(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("tables")(tables)
-    app.command("import")(import_)
-    app.command("snapshots")(snapshots)
-    app.command("export")(export)
-    app.command("demo")(demo)
-    app.command("sql")(sql)
-    app.command("stats")(stats)
-    app.command("map")(map_columns)
+    add_commands(
+        app,
+        {
+            "tables": tables,
+            "import": import_,
+            "snapshots": snapshots,
+            "export": export,
+            "demo": demo,
+            "sql": sql,
+            "stats": stats,
+            "map": map_columns,
+        },
+    )
