@@ -64,3 +64,21 @@ def test_empty_stream_without_schema_is_refused(podium_home: Path) -> None:
     with pytest.raises(InvalidInput, match="no rows and no schema"):
         write_batches("ns.none", iter([]))
     assert not table_exists("ns.none")
+
+
+def test_big_batches_are_cut_into_small_row_groups(podium_home: Path) -> None:
+    """A page read decodes one whole row group: a 16 MB input batch must not become one."""
+    import pyarrow.parquet as pq
+
+    from podium.store.plan import local_path
+    from podium.store.write import ROW_GROUP_BYTES
+
+    text = "x" * 4000
+    batch = pa.record_batch({"id": [f"r{i}" for i in range(3000)], "text": [text] * 3000})
+    write_batches("t.wide", [batch], mode="create")
+    (task,) = load_table("t.wide").scan().plan_files()
+    meta = pq.ParquetFile(local_path(task.file.file_path)).metadata
+    sizes = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
+    assert sum(meta.row_group(i).num_rows for i in range(meta.num_row_groups)) == 3000
+    assert len(sizes) >= batch.nbytes // ROW_GROUP_BYTES  # about 12 MB in ~2 MB groups
+    assert max(sizes) <= 2 * ROW_GROUP_BYTES
