@@ -226,12 +226,46 @@ for sql, params in json.load(open(sys.argv[1])):
 
 Statements = list[tuple[str, list[object]]]
 
+# The app's case: one long-lived process paging a table. Podium's `page()` and a DuckDB
+# connection each read the same 20 pages at seeded offsets (after one warm-up read);
+# medians in milliseconds. Peak RSS is not compared (one process runs both).
+WARM = r"""
+import json, random, statistics, sys, time
+import duckdb
+from podium.store.query import page
+table, files, n, limit = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+offsets = random.Random(0).sample(range(n - limit), 21)
+con = duckdb.connect()
+sql = "SELECT * FROM read_parquet(?) LIMIT ? OFFSET ?"
+ours, theirs = [], []
+for k, offset in enumerate(offsets):
+    t = time.perf_counter(); page(table, offset=offset, limit=limit, count=False)
+    a = time.perf_counter() - t
+    t = time.perf_counter(); con.execute(sql, [files, limit, offset]).to_arrow_table()
+    b = time.perf_counter() - t
+    if k:
+        ours.append(a); theirs.append(b)
+print(json.dumps([statistics.median(ours), statistics.median(theirs)]))
+"""
+
 
 def baseline(statements: Statements, work: Path) -> list[str]:
     """The command that runs `statements` (SQL, parameters) in a fresh DuckDB process."""
     path = work / f"baseline-{len(list(work.glob('baseline-*.json')))}.json"
     path.write_text(json.dumps(statements))
     return [sys.executable, "-c", DUCKDB, str(path)]
+
+
+def warm_pages(env: dict[str, str], files: list[str], n: int) -> tuple[Run, Run]:
+    out = subprocess.run(
+        [sys.executable, "-c", WARM, TABLE, json.dumps(files), str(n), str(PAGE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ours, theirs = json.loads(out.stdout.strip().splitlines()[-1])
+    return Run(ours, NAN), Run(theirs, NAN)
 
 
 def snapshot_files(env: dict[str, str]) -> list[str]:
@@ -369,6 +403,8 @@ def _measure_reads(
         results[name] = (median(ours), median(theirs))
         progress(f"{name}: podium {results[name][0]}, duckdb {results[name][1]}")
 
+    results["page at random offsets, warm process (as the app)"] = warm_pages(env, files, n)
+    progress(f"warm pages: {results['page at random offsets, warm process (as the app)']}")
     print_table(n, data, files, parquet_bytes, args.repeat, results)
     if args.out:
         args.out.write_text(
@@ -410,10 +446,14 @@ def print_table(
     print("|---|---|---|---|---|")
     for name, (ours, theirs) in results.items():
         print(
-            f"| {name} | {ours.wall:.2f} s / {ours.rss:,.0f} | "
-            f"{theirs.wall:.2f} s / {theirs.rss:,.0f} | "
+            f"| {name} | {_shown(ours)} | {_shown(theirs)} | "
             f"{ours.wall / theirs.wall:.2f} | {ours.rss / theirs.rss:.2f} |"
         )
+
+
+def _shown(run: Run) -> str:
+    wall = f"{run.wall:.2f} s" if run.wall >= 1 else f"{run.wall * 1000:.0f} ms"
+    return wall if run.rss != run.rss else f"{wall} / {run.rss:,.0f}"  # NaN: not measured
 
 
 if __name__ == "__main__":
