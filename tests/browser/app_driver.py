@@ -1,5 +1,6 @@
 """Helpers for driving `podium app` in a real browser: a loopback port, the server
-command, pointing this process at a Podium home, and waiting for a Streamlit rerun."""
+command, starting a server and waiting until it is healthy, pointing this process at a
+Podium home, and waiting for a Streamlit rerun."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
+import pytest
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -47,15 +51,45 @@ def using_home(home: Path) -> Iterator[None]:
         reset_settings()
 
 
-def stop_process_group(proc: subprocess.Popen[bytes]) -> None:
+def stop_process_group(proc: subprocess.Popen[bytes], timeout_s: float = 15) -> None:
     """SIGTERM a server started with start_new_session=True and all it started; then KILL."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=15)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+@contextlib.contextmanager
+def running(
+    command: list[str], env: dict[str, str], cwd: Path, log: Path, stop_timeout_s: float = 15
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A server in its own process group (so that stopping it stops all it started),
+    its output in `log`; stopped when the block ends."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        yield proc
+    finally:
+        stop_process_group(proc, stop_timeout_s)
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Poll `url` until it answers 200; fail the test if the server exits or is too slow."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{url}: process exited with {proc.returncode}; see {log}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        if time.monotonic() > deadline:
+            pytest.fail(f"{url} not up after {START_TIMEOUT_S}s; see {log}")
+        time.sleep(0.5)
 
 
 def free_port() -> int:

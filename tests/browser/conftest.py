@@ -13,24 +13,20 @@ Helpers (`wait_for_app`, `using_home`, ...) live in `app_driver.py`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from app_driver import (
     CHROMIUM_FLAGS,
     REPO,
-    START_TIMEOUT_S,
     free_port,
+    running,
     server_command,
-    stop_process_group,
     using_home,
+    wait_healthy,
 )
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
@@ -56,30 +52,10 @@ def app_url(app_home: Path, artifacts_dir: Path) -> Iterator[str]:
     port = free_port()
     env = dict(os.environ, PODIUM_HOME=str(app_home), PYTHONUNBUFFERED="1")
     log_path = artifacts_dir / "browser-app-server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            server_command(port),
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so teardown stops it all
-        )
+    with running(server_command(port), env, REPO, log_path) as proc:
         url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"podium app exited with {proc.returncode}; see {log_path}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/_stcore/health", timeout=2).text.strip() == "ok":
-                        break
-                if time.monotonic() > deadline:
-                    pytest.fail(f"podium app not healthy after {START_TIMEOUT_S}s; see {log_path}")
-                time.sleep(0.5)
-            yield url
-        finally:
-            stop_process_group(proc)
+        wait_healthy(proc, f"{url}/_stcore/health", log_path)
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -11,25 +11,21 @@ Logbook names who submitted each job.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from app_driver import (
     REPO,
-    START_TIMEOUT_S,
     free_port,
+    running,
     server_command,
-    stop_process_group,
     using_home,
     wait_for_app,
+    wait_healthy,
 )
 from playwright.sync_api import Page, expect
 
@@ -50,33 +46,6 @@ class Stack:
     home: Path
     comparison: str
     jobs: dict[str, str]  # job id -> submitter
-
-
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"{url}: process exited with {proc.returncode}; see {log}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        if time.monotonic() > deadline:
-            pytest.fail(f"{url} not up after {START_TIMEOUT_S}s; see {log}")
-        time.sleep(0.5)
-
-
-@contextlib.contextmanager
-def _process(
-    command: list[str], env: dict[str, str], cwd: Path, log: Path
-) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        try:
-            yield proc
-        finally:
-            stop_process_group(proc)
 
 
 def _seed(home: Path) -> tuple[str, dict[str, str]]:
@@ -142,10 +111,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path) -> Iter
     provider_log = artifacts_dir / "login-oidc-provider.log"
     app_log = artifacts_dir / "login-app-server.log"
     app_env = dict(os.environ, **settings, PYTHONUNBUFFERED="1")
-    with _process(["node", "provider.mjs"], provider_env, OIDC_DIR, provider_log) as provider:
-        _wait_healthy(provider, f"{issuer}/.well-known/openid-configuration", provider_log)
-        with _process(server_command(app_port), app_env, REPO, app_log) as app:
-            _wait_healthy(app, f"{url}/_stcore/health", app_log)
+    with running(["node", "provider.mjs"], provider_env, OIDC_DIR, provider_log) as provider:
+        wait_healthy(provider, f"{issuer}/.well-known/openid-configuration", provider_log)
+        with running(server_command(app_port), app_env, REPO, app_log) as app:
+            wait_healthy(app, f"{url}/_stcore/health", app_log)
             yield Stack(url=url, home=home, comparison=comparison, jobs=jobs)
 
 

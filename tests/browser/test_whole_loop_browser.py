@@ -10,19 +10,15 @@ Screenshots of each page (1440x900) land in test-artifacts/loop-*.png.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from app_driver import REPO, START_TIMEOUT_S, free_port, using_home, wait_for_app
+from app_driver import REPO, free_port, running, using_home, wait_for_app, wait_healthy
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 from podium.jobs.queue import Job, get_job
@@ -47,41 +43,19 @@ def loop_app(
     port = free_port()
     env = dict(os.environ, PODIUM_HOME=str(home), PYTHONUNBUFFERED="1")
     log_path = artifacts_dir / "loop-podium-up.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"podium up exited with {proc.returncode}; see {log_path}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/_stcore/health", timeout=2).text.strip() == "ok":
-                        break
-                if time.monotonic() > deadline:
-                    pytest.fail(f"podium up not healthy after {START_TIMEOUT_S}s; see {log_path}")
-                time.sleep(0.5)
+    command = [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)]
+    try:
+        # `up` stops the worker and the app on SIGTERM: give it time to.
+        with running(command, env, REPO, log_path, stop_timeout_s=60) as proc:
+            url = f"http://127.0.0.1:{port}"
+            wait_healthy(proc, f"{url}/_stcore/health", log_path)
             yield url, home
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)  # `up` stops the worker and the app
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            with using_home(home):
-                from podium.models.serving import list_servers, stop_server
+    finally:
+        with using_home(home):
+            from podium.models.serving import list_servers, stop_server
 
-                for server in list_servers():  # vLLM servers outlive the worker's jobs
-                    stop_server(server.model)
+            for server in list_servers():  # vLLM servers outlive the worker's jobs
+                stop_server(server.model)
 
 
 class Loop:
