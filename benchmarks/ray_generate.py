@@ -101,7 +101,7 @@ def _bench_generate(env: dict[str, str], tmp: Path, args: argparse.Namespace) ->
     _podium(env, "import", str(data), "--table", "b.prompts")
     common = ["generate", "--model", "base", "--table", "b.prompts", "--temperature", "0",
               "--max-tokens", str(args.max_tokens), "--batch-size", "4"]  # fmt: skip
-    rows = []
+    rows: list[tuple[str, float, float, float]] = []
     for label, extra in (
         ("local, 1 server", []),
         (
@@ -131,6 +131,8 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
 
     from generators.code_exec.demo_functions import FUNCTIONS_ARROW_SCHEMA
     from generators.code_exec.pipeline_functions import pipeline_function_rows
+    from podium.store.catalog import load_table
+    from podium.store.read import iter_batches
 
     fns = pipeline_function_rows(args.functions)
     os.environ.update(env)  # this process writes the functions table into the same home
@@ -144,8 +146,10 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
               "--temperature", "0", "--inputs-per-function", "1", "--max-tokens", "32",
               "--concurrency", "64", "--backend", "local", "--workers", "2",
               "--batch-size", str(args.batch_size)]  # fmt: skip
-    runs = []
-    methods = [("local, 1 sandbox pool", [])] if not args.skip_local else []
+    runs: list[tuple[str, str, float, dict[str, Any]]] = []
+    methods: list[tuple[str, list[str]]] = (
+        [("local, 1 sandbox pool", [])] if not args.skip_local else []
+    )
     methods.append(
         (
             f"ray, {args.nodes} sandbox nodes",
@@ -167,14 +171,14 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|---|")
     sets = []
     for label, out, wall, summary in runs:
-        rows = json.loads(
-            _podium(env, "sql", f"SELECT {', '.join(BUILD_KEY)} FROM {out}", "--json").stdout
-        )
-        sets.append({json.dumps(r, sort_keys=True) for r in rows})
+        # Every row, read here (`podium sql` shows a page of 100).
+        rows = [r for b in iter_batches(out, columns=list(BUILD_KEY)) for r in b.to_pylist()]
+        sets.append({tuple(r[k] for k in BUILD_KEY) for r in rows})
         runs_n = summary["sandbox_runs"]
         print(
             f"| {label} | {args.functions / wall:.2f} | {runs_n / wall:.2f} | {wall:.0f} | "
             f"{summary['propose_s']:.0f} | {summary['sandbox_s']:.1f} | {runs_n} | {len(rows)} |"
+            f" {len(load_table(out).snapshots())} |"
         )
     if len(runs) == 2:
         ratio = runs[0][2] / runs[1][2]
