@@ -194,26 +194,34 @@ def demo_function_rows(
     """The demo functions: `per_family` distinct functions of each template family."""
     rows: list[dict[str, Any]] = []
     for family, template in TEMPLATES.items():
-        rng = random.Random(f"{seed}:{family}")
-        seen: set[str] = set()
-        attempts = 0
-        while len(seen) < per_family and attempts < per_family * 20:
-            attempts += 1
-            code = template(rng)
-            if code in seen:
-                continue
-            seen.add(code)
+        codes = distinct_codes(template, random.Random(f"{seed}:{family}"), per_family)
+        for i, code in enumerate(codes, start=1):
             digest = hashlib.sha1(code.encode()).hexdigest()[:10]
             rows.append(
                 {
                     "id": f"{family}-{digest}",
-                    "name": f"{family}_{len(seen)}",
+                    "name": f"{family}_{i}",
                     "code": code,
                     "entry_point": "f",
                     "source": SOURCE,
                 }
             )
     return rows
+
+
+def distinct_codes(make: Template, rng: random.Random, count: int) -> list[str]:
+    """Up to `count` distinct code texts from `make`: it gives up after 20 draws per
+    text wanted (a template with few variants yields fewer)."""
+    codes: list[str] = []
+    seen: set[str] = set()
+    for _ in range(count * 20):
+        if len(codes) == count:
+            break
+        code = make(rng)
+        if code not in seen:
+            seen.add(code)
+            codes.append(code)
+    return codes
 
 
 def example_args(row: dict[str, Any]) -> tuple[Any, ...]:

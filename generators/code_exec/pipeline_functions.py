@@ -17,6 +17,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from generators.code_exec.demo_functions import distinct_codes
+
 SOURCE = "podium-pipeline-functions"
 
 Step = Callable[[random.Random], str]
@@ -54,23 +56,14 @@ def pipeline_code(rng: random.Random) -> str:
 def pipeline_function_rows(count: int, seed: int = 0) -> list[dict[str, Any]]:
     """`count` distinct functions (fewer only if the library ran out, which it does
     not below many thousands)."""
-    rng = random.Random(f"pipeline:{seed}")
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    attempts = 0
-    while len(rows) < count and attempts < count * 20:
-        attempts += 1
-        code = pipeline_code(rng)
-        if code in seen:
-            continue
-        seen.add(code)
-        rows.append(
-            {
-                "id": f"pipe-{hashlib.sha1(code.encode()).hexdigest()[:12]}",
-                "name": f"pipeline_{len(rows)}",
-                "code": code,
-                "entry_point": "f",
-                "source": SOURCE,
-            }
-        )
-    return rows
+    codes = distinct_codes(pipeline_code, random.Random(f"pipeline:{seed}"), count)
+    return [
+        {
+            "id": f"pipe-{hashlib.sha1(code.encode()).hexdigest()[:12]}",
+            "name": f"pipeline_{i}",
+            "code": code,
+            "entry_point": "f",
+            "source": SOURCE,
+        }
+        for i, code in enumerate(codes)
+    ]
