@@ -87,7 +87,7 @@ def _settings(table: str) -> None:
     job_id = queue_form(
         "validate",
         JOB,
-        advanced=("report", "workers", "batch_rows"),
+        advanced=("report", "workers", "batch_rows", "nodes", "launcher"),
         values={"report": report_name(table)},
         fixed={"table": {"name": table, "snapshot_id": snapshot}, "rules": specs},
     )
