@@ -166,9 +166,10 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
         print(f"{label}: {wall:.0f} s, load average {os.getloadavg()}", flush=True)
     print(f"code-exec build, {args.functions} functions, 1 greedy input each")
     print(
-        "| method | functions/s | sandbox runs/s | wall s | propose s | sandbox s | runs | rows |"
+        "| method | functions/s | sandbox runs/s | wall s | propose s | sandbox s | runs | rows "
+        "| snapshots |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     sets = []
     for label, out, wall, summary in runs:
         # Every row, read here (`podium sql` shows a page of 100).
