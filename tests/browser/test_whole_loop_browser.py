@@ -151,7 +151,7 @@ def test_the_whole_loop_by_clicks(
     expect(page).to_have_url(re.compile(r"/validate\?table=demo\.json_sft"))
     validation = loop.queue()
     loop.succeeded(validation)
-    expect(page.get_by_text("Malformed rows")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Malformed rows", exact=True)).to_be_visible(timeout=30_000)
     loop.shot("validate")
     loop.click("link", "Open the malformed rows in Browse")
     expect(page).to_have_url(re.compile(r"malformed=1"))
