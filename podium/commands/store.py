@@ -139,7 +139,7 @@ def sql(
     as_json: JsonFlag = False,
 ) -> None:
     """Run a read-only SQL query (DuckDB dialect); anything but SELECT is refused."""
-    from podium.store.query import run_sql
+    from podium.store.sql_console import run_sql
 
     rows = run_sql(query, max_rows=max_rows, timeout_s=timeout, memory_limit=memory).to_pylist()
     if as_json:

@@ -15,7 +15,6 @@ runs under a time limit and a memory cap, with `max_rows` pushed into the query.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
@@ -31,6 +30,7 @@ from podium.store import scan
 from podium.store.plan import FilePlan, plan_snapshot
 from podium.store.plan_cache import cached_snapshot
 from podium.store.scan import POS, connect, mapped_view_sql, quote
+from podium.store.where import where_select
 
 if TYPE_CHECKING:
     import duckdb
@@ -39,12 +39,10 @@ if TYPE_CHECKING:
 # DuckDB and pyiceberg are imported inside the functions that use them: a cold page of a
 # snapshot in the plan cache (`podium show`) needs neither.
 
-__all__ = ["Page", "connect", "count_by", "mapped_view_sql", "page", "run_sql"]
+__all__ = ["Page", "connect", "count_by", "mapped_view_sql", "page"]
 
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
 
-SQL_TIMEOUT_S = 60.0
-SQL_MEMORY_LIMIT = "2GB"
 _POSITIONS_BYTES = 64 * 2**20  # cache budget for search/filter results (int64 positions)
 
 
@@ -148,77 +146,6 @@ def table_mapping(name: str) -> dict[str, str]:
     return json.loads(raw) if raw else {}
 
 
-def where_select(where: str) -> str:
-    """`SELECT * FROM t WHERE <where>` rebuilt by DuckDB from its own parse tree.
-
-    The expression is parsed alone, checked to be one condition over `t` (no subquery, so
-    no table function such as read_csv, no ORDER BY/LIMIT/UNION tail) and then written
-    back out from the tree, fully parenthesised. Callers use the result as a subquery:
-    a payload such as `a') OR (1=1` cannot close it and escape the conditions and id
-    sets that are ANDed around it, because its text never reaches the final query."""
-    import duckdb
-
-    sql = f"SELECT * FROM t WHERE {where}"
-    con = duckdb.connect()
-    tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
-    shown = where if len(where) <= 200 else where[:200] + "..."
-    if tree.get("error"):
-        raise InvalidInput(
-            f"Filter expression {shown!r} does not parse as a single SQL condition: "
-            f"{tree.get('error_message')}. Write a condition such as \"split = 'test'\"."
-        )
-    statements = tree["statements"]
-    node = statements[0]["node"] if len(statements) == 1 else {}
-    if not _only_a_where(node):
-        raise InvalidInput(
-            f"Filter expression {shown!r} must be a single SQL condition (no ORDER BY, LIMIT, "
-            "GROUP BY, UNION or a second statement)."
-        )
-    if _has_subquery(node["where_clause"]):
-        raise InvalidInput(
-            f"Filter expression {shown!r} contains a subquery; a filter may only use the "
-            "row's own columns (no SELECT, and no table functions such as read_csv)."
-        )
-    return str(_one_value(con, "SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}))
-
-
-def _one_value(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> Any:
-    row = con.execute(sql, params).fetchone()
-    if row is None:
-        raise AssertionError(f"{sql} returned no row")  # a scalar SELECT always has one
-    return row[0]
-
-
-def _only_a_where(node: dict[str, Any]) -> bool:
-    source = node.get("from_table") or {}
-    star = node.get("select_list") or [{}]
-    return (
-        node.get("type") == "SELECT_NODE"
-        and node.get("where_clause") is not None
-        and not node.get("modifiers")
-        and not (node.get("cte_map") or {}).get("map")
-        and not node.get("group_expressions")
-        and not node.get("group_sets")
-        and node.get("having") is None
-        and node.get("qualify") is None
-        and node.get("sample") is None
-        and source.get("type") == "BASE_TABLE"
-        and source.get("table_name") == "t"
-        and len(star) == 1
-        and star[0].get("class") == "STAR"
-    )
-
-
-def _has_subquery(tree: Any) -> bool:
-    if isinstance(tree, dict):
-        if tree.get("class") == "SUBQUERY" or tree.get("type") in ("SELECT_NODE", "SUBQUERY"):
-            return True
-        return any(_has_subquery(v) for v in tree.values())
-    if isinstance(tree, list):
-        return any(_has_subquery(v) for v in tree)
-    return False
-
-
 def _is_list(t: pa.DataType) -> bool:
     return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
 
@@ -297,14 +224,15 @@ def arrow_of(
     import duckdb
 
     try:
-        return _arrow(con, sql, params)
+        return run_relation(con, sql, params)
     except duckdb.Error as exc:
         raise InvalidInput(f"Query failed: {exc}") from None
 
 
-def _arrow(
+def run_relation(
     con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
 ) -> pa.Table:
+    """The result of `sql` as Arrow; DuckDB's errors reach the caller, which names them."""
     relation = con.sql(sql, params=params or None)
     return relation.to_arrow_table() if relation is not None else pa.table({})
 
@@ -449,90 +377,3 @@ def count_by(
     )
     out = arrow_of(con, sql, params)
     return list(zip(out["value"].to_pylist(), out["n"].to_pylist(), strict=True))
-
-
-_TABLE_REF = re.compile(r"\b([A-Za-z_][\w]*)\s*\.\s*([A-Za-z_][\w]*)\b")
-
-
-def _single_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    import duckdb
-
-    try:
-        statements = con.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise InvalidInput(f"SQL does not parse: {exc}") from None
-    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-        raise InvalidInput("Only a single SELECT query is allowed; podium sql is read-only.")
-
-
-def run_guarded(
-    con: duckdb.DuckDBPyConnection,
-    sql: str,
-    params: dict[str, Any] | None = None,
-    *,
-    timeout_s: float,
-) -> pa.Table:
-    """Run `sql`, interrupting it after `timeout_s`; limits become clear errors."""
-    import duckdb
-
-    timer = threading.Timer(timeout_s, con.interrupt)
-    timer.daemon = True
-    timer.start()
-    try:
-        return _arrow(con, sql, params)
-    except duckdb.InterruptException:
-        raise InvalidInput(
-            f"The query was stopped after {timeout_s:g} s, its time limit. Narrow it "
-            "(a WHERE, fewer columns, a LIMIT) or raise the limit with --timeout."
-        ) from None
-    except duckdb.OutOfMemoryException as exc:
-        raise InvalidInput(
-            f"The query needs more than its memory cap: {exc}. Narrow it or raise the "
-            "cap with --memory."
-        ) from None
-    except duckdb.Error as exc:
-        raise InvalidInput(f"Query failed: {exc}") from None
-    finally:
-        timer.cancel()
-        # A live timer keeps `con.interrupt`, and so the connection, alive; a DuckDB
-        # connection still alive at interpreter exit aborts the process.
-        timer.join()
-
-
-def run_sql(
-    sql: str,
-    *,
-    max_rows: int = 10_000,
-    timeout_s: float = SQL_TIMEOUT_S,
-    memory_limit: str = SQL_MEMORY_LIMIT,
-) -> pa.Table:
-    """Run one read-only SELECT over catalog tables named NAMESPACE.TABLE.
-
-    At most `max_rows` rows come back (a LIMIT around the query, so DuckDB stops
-    early); the query is stopped after `timeout_s` and capped at `memory_limit`."""
-    import duckdb
-
-    from podium.store.catalog import list_tables, load_table
-    from podium.store.snapshots import resolve_snapshot
-
-    if max_rows < 0:
-        raise InvalidInput("--max-rows must not be negative.")
-    body = sql.strip().rstrip(";").strip()
-    with duckdb.connect() as parser:
-        _single_select(parser, body)
-        wrapped = f"SELECT * FROM (\n{body}\n) AS __query LIMIT {int(max_rows)}"
-        _single_select(parser, wrapped)  # a comment or quote must not escape the wrap
-    known = set(list_tables())
-    refs = sorted({f"{ns}.{tbl}" for ns, tbl in (m.groups() for m in _TABLE_REF.finditer(body))})
-    opened = []
-    for full in (r for r in refs if r in known):
-        table = load_table(full)
-        opened.append((full, table, plan_snapshot(table, resolve_snapshot(table, None))))
-    con = scan.connect_plans([p for *_, p in opened], memory_limit=memory_limit)
-    for full, table, plan in opened:
-        ns, tbl = full.split(".")
-        scan.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)
-    try:
-        return run_guarded(con, wrapped, timeout_s=timeout_s)
-    finally:
-        con.close()

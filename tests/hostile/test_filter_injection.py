@@ -11,7 +11,8 @@ from hostile_helpers import podium, refused
 
 from podium.errors import InvalidInput
 from podium.store.ingest import import_file
-from podium.store.query import count_by, page, run_sql
+from podium.store.query import count_by, page
+from podium.store.sql_console import run_sql
 
 ESCAPE = "source = 'a') OR (1=1"
 

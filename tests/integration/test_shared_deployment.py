@@ -98,7 +98,8 @@ def test_shared_deployment_end_to_end(stack: tuple[SharedStack, str], base_check
     from podium.jobs.queue import get_job, list_jobs
     from podium.models import get_model
     from podium.store.catalog import table_exists
-    from podium.store.query import page, run_sql
+    from podium.store.query import page
+    from podium.store.sql_console import run_sql
     from podium.store.users import resolve
 
     st, served_url = stack

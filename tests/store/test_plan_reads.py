@@ -17,10 +17,11 @@ from podium.errors import InvalidInput
 from podium.store import scan
 from podium.store.catalog import load_table
 from podium.store.plan import plan_snapshot
-from podium.store.query import count_by, page, run_sql
+from podium.store.query import count_by, page
 from podium.store.read import iter_batches, read_rows, row_count
 from podium.store.schema import PROP_MAPPING, SFT_SCHEMA
 from podium.store.snapshots import list_snapshots
+from podium.store.sql_console import run_sql
 from podium.store.stats import table_stats
 from podium.store.write import set_properties, write_batches, write_table
 

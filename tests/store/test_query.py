@@ -9,9 +9,10 @@ import pytest
 
 from podium.errors import InvalidInput, NotFound
 from podium.store.catalog import load_table
-from podium.store.query import count_by, page, run_sql
+from podium.store.query import count_by, page
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.snapshots import list_snapshots
+from podium.store.sql_console import run_sql
 from podium.store.stats import table_stats
 from podium.store.write import write_table
 

@@ -1,0 +1,85 @@
+"""A user's `--where` filter, made safe to splice into a query: DuckDB parses it, the
+tree is checked to be one condition over the row, and the SQL is rebuilt from the tree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import InvalidInput
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+def where_select(where: str) -> str:
+    """`SELECT * FROM t WHERE <where>` rebuilt by DuckDB from its own parse tree.
+
+    The expression is parsed alone, checked to be one condition over `t` (no subquery, so
+    no table function such as read_csv, no ORDER BY/LIMIT/UNION tail) and then written
+    back out from the tree, fully parenthesised. Callers use the result as a subquery:
+    a payload such as `a') OR (1=1` cannot close it and escape the conditions and id
+    sets that are ANDed around it, because its text never reaches the final query."""
+    import duckdb
+
+    sql = f"SELECT * FROM t WHERE {where}"
+    con = duckdb.connect()
+    tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    shown = where if len(where) <= 200 else where[:200] + "..."
+    if tree.get("error"):
+        raise InvalidInput(
+            f"Filter expression {shown!r} does not parse as a single SQL condition: "
+            f"{tree.get('error_message')}. Write a condition such as \"split = 'test'\"."
+        )
+    statements = tree["statements"]
+    node = statements[0]["node"] if len(statements) == 1 else {}
+    if not _only_a_where(node):
+        raise InvalidInput(
+            f"Filter expression {shown!r} must be a single SQL condition (no ORDER BY, LIMIT, "
+            "GROUP BY, UNION or a second statement)."
+        )
+    if _has_subquery(node["where_clause"]):
+        raise InvalidInput(
+            f"Filter expression {shown!r} contains a subquery; a filter may only use the "
+            "row's own columns (no SELECT, and no table functions such as read_csv)."
+        )
+    return str(_one_value(con, "SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}))
+
+
+def _one_value(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> Any:
+    row = con.execute(sql, params).fetchone()
+    if row is None:
+        raise AssertionError(f"{sql} returned no row")  # a scalar SELECT always has one
+    return row[0]
+
+
+def _only_a_where(node: dict[str, Any]) -> bool:
+    source = node.get("from_table") or {}
+    star = node.get("select_list") or [{}]
+    return (
+        node.get("type") == "SELECT_NODE"
+        and node.get("where_clause") is not None
+        and not node.get("modifiers")
+        and not (node.get("cte_map") or {}).get("map")
+        and not node.get("group_expressions")
+        and not node.get("group_sets")
+        and node.get("having") is None
+        and node.get("qualify") is None
+        and node.get("sample") is None
+        and source.get("type") == "BASE_TABLE"
+        and source.get("table_name") == "t"
+        and len(star) == 1
+        and star[0].get("class") == "STAR"
+    )
+
+
+def _has_subquery(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        if tree.get("class") == "SUBQUERY" or tree.get("type") in ("SELECT_NODE", "SUBQUERY"):
+            return True
+        return any(_has_subquery(v) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_has_subquery(v) for v in tree)
+    return False
