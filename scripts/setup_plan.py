@@ -5,6 +5,7 @@ Standard library only: it runs under the bare interpreter that builds the venv.
 
     python3 scripts/setup_plan.py accel                  # cpu or cuda
     python3 scripts/setup_plan.py lock cuda              # requirements-cuda.lock
+    python3 scripts/setup_plan.py system-venv .venv      # a venv that sees python3's torch
     .venv/bin/python scripts/setup_plan.py system-files requirements-cuda.lock train,dev OUTDIR
 
 `PODIUM_ACCEL=cpu|cuda` wins over detection; without it, cuda when `nvidia-smi -L` lists
@@ -12,12 +13,19 @@ a GPU. `system-files` writes OUTDIR/requirements.txt (the project's dependencies
 the environment lacks) and OUTDIR/constraints.txt (the lock's pins for those, the
 torch stack's pins removed, and `torch==` the installed version, so no resolve can
 replace the host's torch: it fails instead).
+
+`system-venv` exists because `python -m venv --system-site-packages` alone is not enough
+where the host's python3 is itself a virtual environment (CUDA images often install torch
+into one, e.g. /opt/torch/.venv): a venv's "system" packages are its base interpreter's,
+so the image's torch would be invisible. A `.pth` file then adds the host venv's
+site-packages after the new venv's own.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import site
 import subprocess
 import sys
 import tomllib
@@ -95,6 +103,37 @@ def system_files(
     return missing, constraints
 
 
+HOST_PTH = "_podium_host_site.pth"
+
+
+def host_site_lines(prefix: str, base_prefix: str, site_dirs: list[str]) -> list[str]:
+    """What the new venv's .pth must add so it sees the host interpreter's packages:
+    nothing for a plain interpreter (--system-site-packages covers it), the host venv's
+    site-packages when the interpreter is itself a venv."""
+    return [] if prefix == base_prefix else list(site_dirs)
+
+
+def system_venv(venv: Path) -> None:
+    """A venv (with pip) on this interpreter's packages; idempotent, rewrites the .pth."""
+    import venv as venv_module
+
+    if not (venv / "bin" / "python").exists():
+        venv_module.EnvBuilder(system_site_packages=True, with_pip=True).create(venv)
+    lines = host_site_lines(sys.prefix, sys.base_prefix, site.getsitepackages())
+    ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    purelib = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", ask],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    pth = Path(purelib) / HOST_PTH
+    if lines:
+        pth.write_text("".join(f"{line}\n" for line in lines))
+    else:
+        pth.unlink(missing_ok=True)
+
+
 def installed_distributions() -> dict[str, str]:
     return {normalize(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
 
@@ -106,6 +145,8 @@ def main(argv: list[str]) -> None:
         print(detect_accel(env_value, None if env_value else nvidia_smi_listing()))
     elif command == "lock":
         print(LOCKS[rest[0]])
+    elif command == "system-venv":
+        system_venv(Path(rest[0]))
     elif command == "system-files":
         lock, extras, out = rest
         requirements, constraints = system_files(

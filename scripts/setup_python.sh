@@ -31,7 +31,7 @@ case "$torch_mode" in
     accel=$("$python" "$here/setup_plan.py" accel)
     lock=$("$python" "$here/setup_plan.py" lock "$accel")
     echo "setup: $accel, the interpreter's own torch ($python), other pins from $lock"
-    test -x "$venv/bin/python" || "$python" -m venv --system-site-packages "$venv"
+    "$python" "$here/setup_plan.py" system-venv "$venv"
     plan=$(mktemp -d)
     trap 'rm -rf "$plan"' EXIT
     "$venv/bin/python" "$here/setup_plan.py" system-files "$lock" "$extras" "$plan"

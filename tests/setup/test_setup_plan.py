@@ -91,3 +91,34 @@ def test_unknown_extra_is_refused():
     with pytest.raises(SystemExit, match="unknown extras"):
         plan.project_requirements(REPO / "pyproject.toml", ["train", "gpus"])
     assert "vllm==0.32.0" in plan.project_requirements(REPO / "pyproject.toml", ["gpu"])
+
+
+def test_a_plain_interpreter_needs_no_extra_site_but_a_venv_interpreter_does():
+    assert plan.host_site_lines("/usr", "/usr", ["/usr/lib/python3/dist-packages"]) == []
+    image = ["/opt/torch/.venv/lib/python3.12/site-packages"]
+    assert plan.host_site_lines("/opt/torch/.venv", "/usr", image) == image
+
+
+def test_system_venv_sees_the_packages_of_an_interpreter_that_is_itself_a_venv(tmp_path: Path):
+    """The lent GPU's python3 is /opt/torch/.venv/bin/python3: a venv built from it with
+    --system-site-packages alone saw the base interpreter's packages, not its torch.
+    This test's interpreter is such a venv (.venv), whose base lacks duckdb and torch."""
+    assert sys.prefix != sys.base_prefix, "run the suite from the project's venv"
+    plain = tmp_path / "plain"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(plain)],
+        check=True,
+    )
+    blind = subprocess.run([str(plain / "bin" / "python"), "-c", "import duckdb"])
+    assert blind.returncode != 0  # the bug: the image's packages were invisible
+    script = str(REPO / "scripts" / "setup_plan.py")
+    new = tmp_path / "venv"
+    subprocess.run([sys.executable, script, "system-venv", str(new)], check=True)
+    subprocess.run([sys.executable, script, "system-venv", str(new)], check=True)  # idempotent
+    probe = "import duckdb, torch; print(torch.__file__)"
+    seen = subprocess.run(
+        [str(new / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True
+    )
+    import torch
+
+    assert seen.stdout.strip() == torch.__file__
