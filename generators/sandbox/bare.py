@@ -7,12 +7,10 @@ against, so that their overhead is a ratio measured in the same run.
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import tempfile
 
-from generators.sandbox.server_script import server_source
+from generators.sandbox.server_script import interpreter, server_source
 from generators.sandbox.worker import ProcessWorker
 
 
@@ -26,7 +24,7 @@ class BareWorker(ProcessWorker):
     def command(self) -> list[str]:
         # The same base interpreter the local sandbox runs (not a venv shim), so that the
         # baseline differs from it only by the confinement.
-        python = os.path.realpath(sys.executable)
+        python = interpreter()[0]
         return [python, "-s", "-c", server_source(), "--tmp", self._dir]
 
     def close(self) -> None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from generators.sandbox.cgroups import CgroupLimits
 from generators.sandbox.limits import Limits, Result, job_uid
 from generators.sandbox.seccomp import bpf_fd
-from generators.sandbox.server_script import server_source
+from generators.sandbox.server_script import interpreter, server_source
 from generators.sandbox.worker import ProcessWorker
 
 TMP_BYTES = 256 * 1024 * 1024
@@ -29,12 +28,6 @@ SHM_BYTES = 64 * 1024 * 1024
 SERVER_PATH = "/opt/podium/forkserver.py"
 SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
-
-
-def interpreter() -> tuple[str, str]:
-    """The host's base Python (not a venv shim) and the prefix that must be visible."""
-    exe = os.path.realpath(sys.executable)
-    return exe, os.path.realpath(sys.base_prefix)
 
 
 def bwrap_path() -> str:

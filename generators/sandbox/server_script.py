@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -53,6 +55,16 @@ def joined_part(name: str) -> str:
 def server_source() -> str:
     """The fork server's whole source, as `python3 -s -c` or a script file runs it."""
     return "\n\n".join(joined_part(name) for name in PARTS)
+
+
+def interpreter() -> tuple[str, str]:
+    """The host's base Python and the prefix that must be visible. Not the venv's own
+    binary: a venv made with --copies (or by venv.EnvBuilder's default) holds a copy
+    outside that prefix, which the sandbox cannot see."""
+    prefix = os.path.realpath(sys.base_prefix)
+    base = Path(prefix, "bin", f"python{sys.version_info[0]}.{sys.version_info[1]}")
+    exe = str(base) if base.exists() else sys.executable
+    return os.path.realpath(exe), prefix
 
 
 if __name__ == "__main__":

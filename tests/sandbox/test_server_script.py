@@ -71,3 +71,24 @@ def test_the_script_runs_isolated_from_the_checkout(tmp_path: Path) -> None:
     assert reply["stderr"].startswith('Traceback (most recent call last):\n  File "main.py"')
     assert reply["stderr"].rstrip().endswith("ZeroDivisionError: division by zero")
     assert os.listdir(scratch) == []
+
+
+def test_the_sandbox_interpreter_is_inside_the_prefix_it_mounts(tmp_path: Path) -> None:
+    """From a venv holding a copy of the binary (`venv --copies`; venv.EnvBuilder's
+    default), the sandbox ran that copy, outside the base prefix it mounts: 'execvp
+    .venv/bin/python: No such file or directory' inside bubblewrap."""
+    copies = tmp_path / "copies"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--copies", "--without-pip", str(copies)], check=True
+    )
+    # The module is stdlib only; run from its file, since the package needs the venv's.
+    script = Path(__file__).resolve().parents[2] / "generators" / "sandbox" / "server_script.py"
+    probe = (
+        f"import json, runpy; print(json.dumps(runpy.run_path({str(script)!r})['interpreter']()))"
+    )
+    done = subprocess.run(
+        [str(copies / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True
+    )
+    exe, prefix = json.loads(done.stdout)
+    assert not exe.startswith(str(copies)) and exe.startswith(prefix + os.sep)
+    assert subprocess.run([exe, "-c", "pass"]).returncode == 0
