@@ -23,6 +23,7 @@ site-packages after the new venv's own.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import site
@@ -118,7 +119,11 @@ def system_venv(venv: Path) -> None:
     import venv as venv_module
 
     if not (venv / "bin" / "python").exists():
-        venv_module.EnvBuilder(system_site_packages=True, with_pip=True).create(venv)
+        # The host's own pip serves the venv (`python -m pip`): ensurepip would also put
+        # an old setuptools there on 3.11, shadowing the host's newer one that torch needs.
+        own_pip = importlib.util.find_spec("pip") is None
+        builder = venv_module.EnvBuilder(system_site_packages=True, with_pip=own_pip, symlinks=True)
+        builder.create(venv)
     lines = host_site_lines(sys.prefix, sys.base_prefix, site.getsitepackages())
     ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
     purelib = subprocess.run(

