@@ -1,9 +1,10 @@
 """How a GRPO run samples its completions: vLLM inside the trainer (TRL's colocate mode),
 a separate `trl vllm-serve` (server mode, a second GPU), or TRL's own `model.generate`.
 
-`use_vllm: true` is a wish, not a requirement: where vLLM cannot run in the training
-process (no CUDA device, or no CUDA build of `vllm` importable there) the run still
-trains, generating with transformers, and says so in its job log. See `trainers/grpo.py`
+`use_vllm: true` is a wish, not a requirement: where `vllm` is not importable in the
+training process the run still trains, generating with transformers, and says so in its
+job log. Where it is (the CUDA lock; on CPU a venv holding both, as the colocated test
+builds) colocate mode runs, on a GPU or on the CPU build of vLLM. See `trainers/grpo.py`
 for how new weights reach vLLM after each step.
 
 Server mode, for a host with a second GPU (one GPU cannot hold two NCCL ranks):
@@ -40,12 +41,13 @@ def plan_generation(cfg: GrpoConfig, device: str, has_vllm: bool) -> GenerationP
     if not cfg.use_vllm:
         return GenerationPlan()
     missing = (
-        "no CUDA device is in use (device: cpu)"
-        if device != "cuda"
+        None
+        if has_vllm
         else "vLLM is not importable in the training environment (install the CUDA lock: "
         "PODIUM_ACCEL=cuda make setup)"
-        if not has_vllm
-        else None
+        if device == "cuda"
+        else "vLLM is not importable in the training environment (on CPU it lives in "
+        '.venv-vllm; README "GPUs" shows a training venv that has both)'
     )
     if missing:
         return GenerationPlan(
@@ -59,13 +61,17 @@ def plan_generation(cfg: GrpoConfig, device: str, has_vllm: bool) -> GenerationP
             notice=f"use_vllm: generating on the vLLM server at {cfg.vllm_server_url} "
             "(weights sent over NCCL after each step).",
         )
+    share = (
+        f"{cfg.vllm_gpu_memory_utilization:.0%} of the GPU's memory"
+        if device == "cuda"
+        else "on the CPU, its KV cache sized by VLLM_CPU_KVCACHE_SPACE"
+    )
     return GenerationPlan(
         args={
             **common,
             "vllm_mode": "colocate",
             "vllm_gpu_memory_utilization": cfg.vllm_gpu_memory_utilization,
         },
-        notice="use_vllm: generating with vLLM colocated in this process "
-        f"({cfg.vllm_gpu_memory_utilization:.0%} of the GPU's memory; weights synced in memory "
-        "after each step).",
+        notice=f"use_vllm: generating with vLLM colocated in this process ({share}; "
+        "weights synced in memory after each step).",
     )

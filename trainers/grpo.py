@@ -15,11 +15,12 @@ How generation works, and how new weights reach the generator:
 - GPU with `use_vllm: true` (the `gpu` preset): TRL's *colocate* mode builds a
   `vllm.LLM` inside the training process on the same GPU (`external_launcher`
   executor, `vllm_gpu_memory_utilization` of its memory). Before each generation
-  step TRL's `VLLMGeneration.sync_weights` walks the policy's parameters (with LoRA
-  merged into the base weights for the walk, then unmerged) and hands each tensor to
-  the engine's `model.load_weights([(name, tensor)])`: a GPU-to-GPU copy inside one
-  process, with no serialisation, no NCCL and no server. It then resets vLLM's prefix
-  cache so no stale KV from the old weights is reused. (TRL's other mode, `server`,
+  step TRL's `VLLMGeneration._iter_named_params` walks the policy's parameters (with
+  LoRA merged into the base weights for the walk, then unmerged) and vLLM's in-place
+  `reload_weights` takes each tensor (`trainers/vllm_sync.py` says why not TRL's own
+  `load_weights` call): a copy inside one process, with no serialisation, no NCCL and
+  no server. The prefix cache is then reset so no stale KV from the old weights is
+  reused. vLLM's CPU build runs the same path where it is importable. (TRL's other mode, `server`,
   broadcasts the same tensors to a separate `trl vllm-serve` process over NCCL.)
 """
 
@@ -45,6 +46,7 @@ from trainers.runtime import (
     resolve_device,
     trainer_args,
 )
+from trainers.vllm_sync import sync_by_reload
 
 
 def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
@@ -102,6 +104,8 @@ def build_grpo_trainer(
         peft_config=peft_config(cfg),
         callbacks=callbacks,
     )
+    if generation.args.get("vllm_mode") == "colocate":
+        sync_by_reload(trainer.vllm_generation)
     return trainer, tokenizer, datasets
 
 
