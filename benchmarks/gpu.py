@@ -1,5 +1,6 @@
 """GPU benchmark: each Podium path against its plain baseline in the same run, plus GPU
-memory. Written for a lent CUDA machine and NOT YET RUN on one (README "GPUs").
+memory. Written for a lent CUDA machine and NOT YET RUN on one (README "GPUs"); its sft
+and grpo paths were rehearsed on CPU (the gpu preset's device forced to cpu) and ran.
 
     .venv/bin/python benchmarks/gpu.py sft  [--model tiny] [--steps 20]   # tokens/s
     .venv/bin/python benchmarks/gpu.py grpo [--model tiny] [--steps 5]    # s/step

@@ -1,7 +1,8 @@
 """Podium's GPU path end to end on the tiny model (`make test-gpu`): SFT full and LoRA
 with the `gpu` preset, GRPO with sandbox rewards, GRPO with vLLM colocated in the
 trainer, a vLLM generation job and a compare of the trained checkpoints. Skipped with
-the reason on a machine without CUDA (see conftest.py). Not yet run on a GPU."""
+the reason on a machine without CUDA (see conftest.py). Not yet run on a GPU; rehearsed
+on CPU with the preset's device forced to cpu, where all four ran."""
 
 from __future__ import annotations
 
