@@ -2,7 +2,8 @@
 with the `gpu` preset, GRPO with sandbox rewards, GRPO with vLLM colocated in the
 trainer, a vLLM generation job and a compare of the trained checkpoints. Skipped with
 the reason on a machine without CUDA (see conftest.py). Not yet run on a GPU; rehearsed
-on CPU with the preset's device forced to cpu, where all four ran."""
+on CPU with the preset's device forced to cpu, where the other three ran; the colocated
+path runs on CPU in tests/trainers/test_colocated_vllm.py."""
 
 from __future__ import annotations
 
