@@ -26,13 +26,13 @@ run: setup home
 
 # `check` comes first: a lint or type error fails in a minute, before any slow set-up.
 test: setup check system-packages vllm sandbox-image oidc-provider
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
 
 # Only the GPU tests (tests marked `gpu`; README "GPUs"): on a CUDA host after `make setup`.
 # No vLLM server set-up: the colocated test needs vLLM in .venv, the generation test skips
 # with its reason when .venv-vllm is missing (a CUDA image without a registry).
 test-gpu: setup
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m pytest -m gpu tests/gpu $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest -m gpu tests/gpu $(PYTEST_ARGS)
 
 # One stamp per accelerator and torch source, so switching either re-runs the set-up.
 setup: $(VENV)/.installed-$(PODIUM_ACCEL)-$(PODIUM_TORCH)

@@ -84,7 +84,10 @@ def lock_digest(root: Path | None) -> tuple[str | None, str | None]:
     if lock is not None and lock.is_file():
         return "sha256:" + hashlib.sha256(lock.read_bytes()).hexdigest(), lock.name
     try:
-        metadata = importlib.metadata.distribution("podium").read_text("METADATA")
+        dist = importlib.metadata.distribution("podium")
+        # A source tree's podium.egg-info (found first when the cwd is on sys.path) holds
+        # PKG-INFO where an installed distribution holds METADATA.
+        metadata = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
     except importlib.metadata.PackageNotFoundError:
         metadata = None
     if metadata is None:
