@@ -1,8 +1,9 @@
 """GRPO with vLLM colocated in the trainer, on CPU: the path the `gpu` preset takes on
 CUDA, run here with vLLM's CPU build. The project venv has no vLLM (it lives in
-.venv-vllm), so this builds the training venv a CUDA image gets (`PODIUM_TORCH=system`
-on .venv-vllm's interpreter: its torch and vLLM, Podium's other packages added) and runs
-colocated_vllm_checks.py inside it."""
+.venv-vllm), so this sets up the training venv a CUDA image without a registry gets, as
+README "GPUs" tells it: the host's `pip freeze` (.venv-vllm's: its torch and vLLM), a
+wheelhouse of what it lacks (scripts/wheelhouse.py), then `PODIUM_TORCH=system` set-up
+with no index at all. colocated_vllm_checks.py then runs inside that venv."""
 
 from __future__ import annotations
 
@@ -20,17 +21,33 @@ pytestmark = [pytest.mark.vllm, pytest.mark.train]
 def test_colocated_grpo_in_a_venv_holding_vllm(tmp_path: Path):
     from podium.models.vllm_launch import vllm_python
 
+    host = vllm_python()
+    freeze = subprocess.run(
+        [host, "-m", "pip", "freeze"], capture_output=True, text=True, check=True
+    ).stdout
+    (tmp_path / "host.txt").write_text(freeze)
+    wheels = tmp_path / "wheelhouse"
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "wheelhouse.py"), str(tmp_path / "host.txt")]
+        + [str(wheels), "--accel", "cpu", "--python", "3.11", "--part-mib", "60"],
+        check=True,
+    )
+    parts = sorted(str(part) for part in wheels.iterdir())
+    assert len(parts) >= 2  # pyarrow (52 MiB), DuckDB, Streamlit... do not fit in one
     layer = tmp_path / "venv"
     env = {
         **os.environ,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": " ".join(parts),
         "PODIUM_TORCH": "system",
         "PODIUM_ACCEL": "cpu",
-        "PYTHON": vllm_python(),
+        "PYTHON": host,
         "PODIUM_EXTRAS": "train",
         "PODIUM_BASE_WEIGHTS": "skip",
     }
     subprocess.run(["bash", "scripts/setup_python.sh", str(layer)], cwd=REPO, env=env, check=True)
     python = str(layer / "bin" / "python")
+    # The test runner is this test's scaffolding, not part of the set-up under test.
     pins = ["-c", str(REPO / "requirements.lock"), "pytest", "pytest-timeout"]
     subprocess.run([python, "-m", "pip", "install", "-q", *pins], check=True)
     done = subprocess.run(
