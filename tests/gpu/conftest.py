@@ -1,10 +1,15 @@
 """GPU tests (`make test-gpu`, marker `gpu`): each is skipped with its reason where it
 cannot run (no CUDA device, no vLLM), never silently, so a CPU run of the whole suite
-lists them as skipped and costs nothing but collection."""
+lists them as skipped and costs nothing but collection.
+
+`PODIUM_GPU_REHEARSAL=1` runs their bodies on CPU instead (the cards' device set to cpu,
+the CUDA-only checks left out), to check this code where no GPU is lent;
+tests/setup/test_gpu_rehearsal.py does that in the default suite."""
 
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 
 import pytest
@@ -15,6 +20,8 @@ from train_fixtures import (  # noqa: F401  (fixtures are found by name)
     tiny_base,
     tiny_checkpoint,
 )
+
+REHEARSAL = os.environ.get("PODIUM_GPU_REHEARSAL") == "1"
 
 
 @functools.cache
@@ -46,7 +53,7 @@ def vllm_server_missing() -> str | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
-    if gpu_items and (reason := cuda_missing()):
+    if gpu_items and not REHEARSAL and (reason := cuda_missing()):
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=reason))
 
@@ -55,3 +62,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def vllm_server_env() -> None:
     if reason := vllm_server_missing():
         pytest.skip(reason)
+
+
+@pytest.fixture
+def gpu_device() -> str:
+    """Where the cards train: cuda, or cpu in a rehearsal."""
+    return "cpu" if REHEARSAL else "cuda"

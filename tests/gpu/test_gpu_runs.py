@@ -1,9 +1,9 @@
 """Podium's GPU path end to end on the tiny model (`make test-gpu`): SFT full and LoRA
 with the `gpu` preset, GRPO with sandbox rewards, GRPO with vLLM colocated in the
 trainer, a vLLM generation job and a compare of the trained checkpoints. Skipped with
-the reason on a machine without CUDA (see conftest.py). Not yet run on a GPU; rehearsed
-on CPU with the preset's device forced to cpu, where the other three ran; the colocated
-path runs on CPU in tests/trainers/test_colocated_vllm.py."""
+the reason on a machine without CUDA (see conftest.py). Not yet run on a GPU; their
+bodies run on CPU as a rehearsal (conftest.py), and the colocated path runs on CPU in
+tests/trainers/test_colocated_vllm.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.train]
 SMALL = dict(max_steps=4, batch_size=4, grad_accum=1, save_every=0, logging_steps=1)
 
 
-def _grpo(tiny_base: str, table: str, out: str, **fields: object) -> GrpoConfig:
+def _grpo(tiny_base: str, table: str, out: str, device: str, **fields: object) -> GrpoConfig:
     """The gpu preset cut to two steps of two prompt groups."""
     small = dict(max_steps=2, batch_size=8, grad_accum=1, num_generations=4, save_every=0)
     return GrpoConfig.model_validate(
@@ -29,6 +29,7 @@ def _grpo(tiny_base: str, table: str, out: str, **fields: object) -> GrpoConfig:
             "table": {"name": table},
             "out": out,
             "preset": "gpu",
+            "device": device,
             "max_completion_length": 16,
             "eval_fraction": 0.0,
             **small,
@@ -43,32 +44,45 @@ def _peak_gib() -> float:
     return float(torch.cuda.max_memory_allocated()) / 2**30
 
 
-def _sft(tiny_base: str, table: str, out: str, method: str, recorder: Reporter) -> None:
+def _sft(
+    tiny_base: str, table: str, out: str, method: str, recorder: Reporter, device: str
+) -> None:
     import torch
 
     from trainers.sft import run_sft
 
-    torch.cuda.reset_peak_memory_stats()
+    on_gpu = device == "cuda"
+    if on_gpu:
+        torch.cuda.reset_peak_memory_stats()
     cfg = SftConfig(
-        model=tiny_base, table={"name": table}, out=out, preset="gpu", method=method, **SMALL
+        model=tiny_base,
+        table={"name": table},
+        out=out,
+        preset="gpu",
+        method=method,
+        device=device,
+        **SMALL,
     )
     outputs = run_sft(cfg, recorder)
     assert outputs.summary["steps"] == 4
-    assert _peak_gib() > 0  # the run used the GPU, not the CPU
-    assert not torch.backends.cuda.cudnn_sdp_enabled()  # measured slower: off by default
+    if on_gpu:
+        assert _peak_gib() > 0  # the run used the GPU, not the CPU
+        assert not torch.backends.cuda.cudnn_sdp_enabled()  # measured slower: off by default
     assert get_model(out).lineage["preset"] == "gpu"
 
 
-def test_sft_full_and_lora_with_the_gpu_preset(tiny_base, make_table, memo_pairs, recorder):
+def test_sft_full_and_lora_with_the_gpu_preset(
+    tiny_base, make_table, memo_pairs, recorder, gpu_device
+):
     make_table("g.memo", memo_pairs * 4)
-    _sft(tiny_base, "g.memo", "gpu-sft-full", "full", recorder)
-    _sft(tiny_base, "g.memo", "gpu-sft-lora", "lora", recorder)
+    _sft(tiny_base, "g.memo", "gpu-sft-full", "full", recorder, gpu_device)
+    _sft(tiny_base, "g.memo", "gpu-sft-lora", "lora", recorder, gpu_device)
     losses = [v["loss"] for _, v in recorder.metrics if "loss" in v]
     assert losses and all(loss == loss for loss in losses)  # no NaN from bf16
 
 
 @pytest.mark.sandbox
-def test_grpo_with_sandbox_rewards_on_gpu(tiny_base, make_table, recorder):
+def test_grpo_with_sandbox_rewards_on_gpu(tiny_base, make_table, recorder, gpu_device):
     logs: list[str] = []
     recorder.log = logs.append  # type: ignore[method-assign]
     make_table(
@@ -77,7 +91,13 @@ def test_grpo_with_sandbox_rewards_on_gpu(tiny_base, make_table, recorder):
     )
     rewards = [RewardSpec(rule="sandbox:output"), RewardSpec(rule="validate:json", weight=0.5)]
     cfg = _grpo(
-        tiny_base, "g.code", "gpu-grpo-sandbox", method="lora", use_vllm=False, rewards=rewards
+        tiny_base,
+        "g.code",
+        "gpu-grpo-sandbox",
+        gpu_device,
+        method="lora",
+        use_vllm=False,
+        rewards=rewards,
     )
     from trainers.grpo import run_grpo
 
@@ -89,13 +109,18 @@ def test_grpo_with_sandbox_rewards_on_gpu(tiny_base, make_table, recorder):
 
 
 @pytest.mark.skipif(not vllm_importable(), reason="CUDA vLLM is not importable")
-def test_grpo_colocated_with_vllm(tiny_base, make_table, memo_pairs, recorder):
+def test_grpo_colocated_with_vllm(tiny_base, make_table, memo_pairs, recorder, gpu_device):
     logs: list[str] = []
     recorder.log = logs.append  # type: ignore[method-assign]
     make_table("g.memo", memo_pairs * 4)
     rewards = [RewardSpec(rule="exact_match"), RewardSpec(rule="length:40", weight=0.2)]
     cfg = _grpo(
-        tiny_base, "g.memo", "gpu-grpo-vllm", rewards=rewards, vllm_gpu_memory_utilization=0.2
+        tiny_base,
+        "g.memo",
+        "gpu-grpo-vllm",
+        gpu_device,
+        rewards=rewards,
+        vllm_gpu_memory_utilization=0.2,
     )
     from trainers.grpo import run_grpo
 
@@ -106,7 +131,7 @@ def test_grpo_colocated_with_vllm(tiny_base, make_table, memo_pairs, recorder):
 
 
 def test_generation_job_and_compare_of_trained_checkpoints(
-    tiny_base, make_table, memo_pairs, recorder, vllm_server_env
+    tiny_base, make_table, memo_pairs, recorder, vllm_server_env, gpu_device
 ):
     """A generation job on the GPU-served checkpoint, then compare base vs fine-tuned."""
     from generators.generate import GenerateConfig, run_generate
@@ -114,7 +139,7 @@ def test_generation_job_and_compare_of_trained_checkpoints(
     from podium.store.catalog import load_table
 
     make_table("g.cmp", memo_pairs * 4)
-    _sft(tiny_base, "g.cmp", "gpu-cmp-sft", "full", recorder)
+    _sft(tiny_base, "g.cmp", "gpu-cmp-sft", "full", recorder, gpu_device)
     gen = run_generate(
         GenerateConfig(
             input=TableRef(name="g.cmp"), out="g.gen", model="gpu-cmp-sft", max_tokens=16

@@ -1,0 +1,31 @@
+"""The GPU tests' bodies on CPU (PODIUM_GPU_REHEARSAL=1, tests/gpu/conftest.py), so the
+code `make test-gpu` runs is checked on every CI run, not only when a GPU is lent. The
+colocated-vLLM test stays skipped here (no vLLM in the project venv); its path runs on
+CPU in tests/trainers/test_colocated_vllm.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.train, pytest.mark.vllm, pytest.mark.sandbox]
+
+
+def test_the_gpu_tests_run_on_cpu_in_a_rehearsal(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"]
+        + ["-m", "gpu", "tests/gpu"],
+        cwd=REPO,
+        env={**os.environ, "PODIUM_GPU_REHEARSAL": "1", "PODIUM_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    tail = done.stdout[-5000:] + done.stderr[-2000:]
+    assert done.returncode == 0, tail
+    assert "3 passed, 1 skipped" in done.stdout, tail
+    assert "CUDA vLLM is not importable" in done.stdout, tail
