@@ -5,8 +5,9 @@
 
 For each batch of functions: one constrained chat request per function proposes inputs
 (`inputs.py`), each is parsed (literals here, other expressions evaluated in the sandbox)
-or recorded as rejected (`harness.py`), every call runs in a warm sandbox pool on all
-workers, and the batch's rows are appended to `out` in one commit. A re-run of the same
+or recorded as rejected (`harness.py`; the rows themselves in `rows.py`), every call runs
+in a warm sandbox pool on all workers, and the batch's rows are appended to `out` in one
+commit. A re-run of the same
 card skips functions already in `out`. At the end the SFT table (`sft_out`, default
 `OUT_sft`) is (re)written from every successful row: "What does f(...) return?"
 answered with the output's repr.
@@ -32,17 +33,12 @@ from pydantic import Field
 
 from generators.client import Endpoint
 from generators.code_exec import tables
-from generators.code_exec.harness import (
-    InputRejected,
-    entry_arity,
-    input_error,
-    parse_input,
-    program,
-)
-from generators.code_exec.inputs import Proposal, propose_inputs
+from generators.code_exec.harness import program
+from generators.code_exec.inputs import propose_inputs
+from generators.code_exec.rows import plan_calls, record_result, sort_rows
 from generators.code_exec.source import done_ids, load_functions, output_properties
-from generators.grading import GRADE_LIMITS, error_line
-from generators.sandbox import Job, Limits, Result, Sandbox
+from generators.grading import GRADE_LIMITS
+from generators.sandbox import Job, Limits, Sandbox
 from podium.errors import InvalidInput
 from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
@@ -120,59 +116,6 @@ def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
-def sort_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A batch's rows in their stored order: by function, rejected last, then id."""
-    return sorted(rows, key=lambda r: (r["function_id"], r["status"] == tables.REJECTED, r["id"]))
-
-
-def rejected_row(
-    fn: dict[str, Any], raw: str, error: str, model: str, backend: str
-) -> dict[str, Any]:
-    return {
-        "id": tables.row_id(fn["id"], "\x00rejected\x00" + raw),
-        "function_id": fn["id"],
-        "entry_point": fn["entry_point"],
-        "code": fn["code"],
-        "input": None,
-        "raw_input": raw,
-        "output": None,
-        "status": tables.REJECTED,
-        "error": error,
-        "wall_s": 0.0,
-        "cpu_s": 0.0,
-        "model": model,
-        "backend": backend,
-        "created_at": tables.now(),
-    }
-
-
-def plan_calls(
-    fn: dict[str, Any], proposal: Proposal, n: int, model: str, backend: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(rows for rejected proposals, calls to execute) for one function."""
-    rejected: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    try:
-        arity = entry_arity(fn["code"], fn["entry_point"])
-    except ValueError as exc:
-        return [rejected_row(fn, "", f"function skipped: {exc}", model, backend)], []
-    if proposal.error or not proposal.inputs:
-        error = proposal.error or "the model proposed no inputs"
-        return [rejected_row(fn, "", error, model, backend)], []
-    seen: set[str] = set()
-    for raw in proposal.inputs[:n]:
-        try:
-            call = parse_input(raw, arity)
-        except InputRejected as exc:
-            rejected.append(rejected_row(fn, raw, str(exc), model, backend))
-            continue
-        if call.input in seen:
-            continue
-        seen.add(call.input)
-        calls.append({"fn": fn, "raw": raw, "input": call.input, "call": call, "arity": arity})
-    return rejected, calls
-
-
 def propose_and_plan(
     cfg: CodeExecConfig,
     endpoint: Endpoint,
@@ -216,7 +159,7 @@ def execute_calls(
     rows: list[dict[str, Any] | None] = [None] * len(calls)
     with closing(box.imap(jobs)) as stream:
         for job, result in stream:
-            _record(rows, calls, job, result, model, box.backend)
+            record_result(rows, calls, job, result, model, box.backend)
             reporter.check_cancelled()
     return [r for r in rows if r is not None]
 
@@ -234,38 +177,6 @@ def execute_batch(
     rows = sort_rows(rows + execute_calls(box, calls, limits, model, Reporter()))
     counts = dict(Counter(r["status"] for r in rows))
     return Finished(rows, tables.ROWS_ARROW_SCHEMA, counts, len(calls))
-
-
-def _record(
-    rows: list[dict[str, Any] | None],
-    calls: list[dict[str, Any]],
-    job: Job,
-    result: Result,
-    model: str,
-    backend: str,
-) -> None:
-    call = calls[job.meta["i"]]
-    fn = call["fn"]
-    rejected = input_error(result)  # an expression input that raised in the sandbox
-    if rejected is not None:
-        rows[job.meta["i"]] = rejected_row(fn, call["raw"], rejected, model, backend)
-        return
-    rows[job.meta["i"]] = {
-        "id": tables.row_id(fn["id"], call["input"]),
-        "function_id": fn["id"],
-        "entry_point": fn["entry_point"],
-        "code": fn["code"],
-        "input": call["input"],
-        "raw_input": call["raw"],
-        "output": result.stdout if result.status == "ok" else None,
-        "status": result.status,
-        "error": error_line(result) or None,
-        "wall_s": result.wall_s,
-        "cpu_s": result.cpu_s,
-        "model": model,
-        "backend": backend,
-        "created_at": tables.now(),
-    }
 
 
 def write_batch(
