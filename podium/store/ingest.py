@@ -13,10 +13,9 @@ catalog exactly as it was; memory stays flat however large the file.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -31,8 +30,9 @@ from podium.errors import InvalidInput
 from podium.paths import resolve_under_roots
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name
-from podium.store.chat_rows import canonical_json, detect_format, to_sft_row
+from podium.store.chat_rows import detect_format, to_sft_row
 from podium.store.duplicate_ids import IdLedger
+from podium.store.generated_ids import GeneratedIds
 from podium.store.modes import ChatFormat, WriteMode
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.table_name import TableName
@@ -44,7 +44,6 @@ FileFormat = Literal["jsonl", "parquet", "hf"]
 # memory; the writer cuts each into ~2 MiB row groups (`store.file_writer.ROW_GROUP_BYTES`).
 BATCH_BYTES = 16 * 2**20
 _READ_ROWS = 1024  # rows per batch read from Parquet and Arrow inputs
-_GENERATED_ID = re.compile(r"[0-9a-f]{16}(-[0-9]+)?")
 
 
 class ImportConfig(BaseModel):
@@ -192,31 +191,6 @@ def records(path: Path, pos: Position | None = None) -> Iterator[tuple[str, dict
         yield from _hf_records(path, pos or Position(None, "rows"))
 
 
-class _IdFiller:
-    """Rows without an id get a content hash (stable across re-imports), made unique.
-
-    Only ids shaped like a generated one are remembered, never the rows, so a long
-    import stays small. The one collision this cannot undo: an explicit id equal to a
-    hash generated earlier in the same file (rows already written keep theirs).
-    """
-
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
-
-    def fill(self, row: dict[str, Any]) -> None:
-        if row["id"] is not None:
-            if _GENERATED_ID.fullmatch(row["id"]):
-                self._seen.add(row["id"])
-            return
-        base = hashlib.sha256(canonical_json(row["messages"]).encode()).hexdigest()[:16]
-        candidate, n = base, 1
-        while candidate in self._seen:
-            n += 1
-            candidate = f"{base}-{n}"
-        self._seen.add(candidate)
-        row["id"] = candidate
-
-
 def _row_bytes(row: Mapping[str, Any]) -> int:
     text = sum(len(m["content"] or "") for m in row["messages"])
     return text + len(row["metadata"] or "") + len(row["system"] or "") + 64
@@ -239,23 +213,22 @@ def sft_batches(
     path = resolve_under_roots(cfg.path, "import")  # a shared deployment reads only its roots
     pos = Position(None, "rows")
     label = path.name
-    ids = _IdFiller()
     rows: list[dict[str, Any]] = []
     places: list[str] = []  # where each row of the batch came from, for duplicate reports
     size = total = 0
     fmt: ChatFormat | None = None
     now = datetime.now(UTC)
-    with IdLedger() as ledger:
+    with IdLedger() as ledger, closing(GeneratedIds()) as ids:
         for where, record in records(path, pos):
             fmt = fmt or detect_format(record, cfg, where)
             row = to_sft_row(record, cfg, where, fmt)
             row["created_at"] = row["created_at"] or now
-            ids.fill(row)
             rows.append(row)
             places.append(where)
             size += _row_bytes(row)
             if size >= batch_bytes:
                 total += len(rows)
+                ids.fill(rows)
                 ledger.add([r["id"] for r in rows], places)
                 yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
                 rows, places, size = [], [], 0
@@ -263,6 +236,7 @@ def sft_batches(
                 reporter.check_cancelled()
         if rows:
             total += len(rows)
+            ids.fill(rows)
             ledger.add([r["id"] for r in rows], places)
             yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
         if not total:
