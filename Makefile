@@ -69,7 +69,7 @@ tests/oidc/node_modules/.installed: tests/oidc/package.json tests/oidc/package-l
 	cd tests/oidc && npm ci --no-audit --no-fund
 	touch $@
 
-CODE := podium generators trainers tests benchmarks
+CODE := podium generators trainers tests benchmarks scripts
 
 # Lint, formatting, types (strict on store, jobs, validate) and the layer contracts of
 # DESIGN.md; the mypy and import-linter settings live in pyproject.toml.

@@ -115,7 +115,7 @@ def host_site_lines(prefix: str, base_prefix: str, site_dirs: list[str]) -> list
 
 
 def system_venv(venv: Path) -> None:
-    """A venv (with pip) on this interpreter's packages; idempotent, rewrites the .pth."""
+    """A venv on this interpreter's packages (and pip); idempotent, rewrites the .pth."""
     import venv as venv_module
 
     if not (venv / "bin" / "python").exists():
