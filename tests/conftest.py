@@ -46,6 +46,18 @@ def podium_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     reset_settings()
 
 
+@pytest.fixture
+def stop_servers() -> Iterator[None]:
+    """Stop, at teardown, the vLLM servers the test's jobs started in its home: a job
+    leaves its server up for the next job (by design), which outlived the test run.
+    List it after the fixture that sets the home, so this runs first at teardown."""
+    yield
+    from podium.models.serving import list_servers, stop_server
+
+    for server in list_servers():
+        stop_server(server.model)
+
+
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)

@@ -131,7 +131,7 @@ def test_grpo_colocated_with_vllm(tiny_base, make_table, memo_pairs, recorder, g
 
 
 def test_generation_job_and_compare_of_trained_checkpoints(
-    tiny_base, make_table, memo_pairs, recorder, vllm_server_env, gpu_device
+    tiny_base, make_table, memo_pairs, recorder, vllm_server_env, gpu_device, stop_servers
 ):
     """A generation job on the GPU-served checkpoint, then compare base vs fine-tuned."""
     from generators.generate import GenerateConfig, run_generate

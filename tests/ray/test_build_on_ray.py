@@ -55,7 +55,7 @@ def _rows(name: str) -> set[tuple[object, ...]]:
 
 
 def test_build_over_ray_sandbox_nodes_matches_the_local_build(
-    ray_home: Path, ray_cluster: RayCluster, base_checkpoint: Path
+    ray_home: Path, ray_cluster: RayCluster, base_checkpoint: Path, stop_servers: None
 ) -> None:
     from podium.models.bootstrap import bootstrap
 
