@@ -138,8 +138,8 @@ class GrpoConfig(TrainConfig):
     beta: float = Field(0.0, ge=0, description="KL penalty against the base model (0 = none).")
     use_vllm: bool = Field(
         False,
-        description="Generate with vLLM (GPU only); where vLLM cannot run, TRL's own "
-        "generation is used and the job log says so.",
+        description="Generate with vLLM inside the trainer (a GPU, or vLLM's CPU build); "
+        "where vLLM is not importable, TRL's own generation is used and the job log says so.",
     )
     vllm_mode: Literal["colocate", "server"] = Field(
         "colocate",
