@@ -30,6 +30,7 @@ import site
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
@@ -92,16 +93,19 @@ def system_files(
             "venv (PYTHON=...); none is installed there."
         )
     missing = [req for req in requirements if requirement_name(req) not in installed]
-    constraints = [f"torch=={installed['torch']}"]
-    for line in lock_lines:
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        name = requirement_name(text)
-        if name in installed or TORCH_STACK.match(name):
-            continue
-        constraints.append(text)
-    return missing, constraints
+    return missing, [f"torch=={installed['torch']}", *lacking(lock_lines, installed)]
+
+
+def lacking(pin_lines: list[str], installed: Iterable[str]) -> list[str]:
+    """The pins (lock or resolver lines, comments dropped) of packages not `installed`,
+    the torch stack left out: the host's torch brings its own."""
+    have = set(installed)
+    texts = (line.split("#", 1)[0].strip() for line in pin_lines)
+    return [
+        text
+        for text in texts
+        if text and (name := requirement_name(text)) not in have and not TORCH_STACK.match(name)
+    ]
 
 
 HOST_PTH = "_podium_host_site.pth"

@@ -32,6 +32,7 @@ from setup_plan import (  # noqa: E402
     LOCKS,
     ROOT,
     TORCH_STACK,
+    lacking,
     project_requirements,
     requirement_name,
     system_files,
@@ -78,16 +79,9 @@ def plan(
 
 def to_fetch(resolved: list[str], host: dict[str, str | None]) -> list[str]:
     """The resolved `name==version` pins the host lacks, torch stack left out."""
-    fetch = []
-    for line in resolved:
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        name = requirement_name(text)
-        if name in host or TORCH_STACK.match(name):
-            continue
-        fetch.append(re.sub(r"\[[^\]]*\]", "", text.split(";", 1)[0]).strip())
-    return fetch
+    return [
+        re.sub(r"\[[^\]]*\]", "", pin.split(";", 1)[0]).strip() for pin in lacking(resolved, host)
+    ]
 
 
 def parts(sizes: dict[str, int], limit: int) -> list[list[str]]:

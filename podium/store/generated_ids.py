@@ -76,7 +76,7 @@ class GeneratedIds:
         for start in range(0, len(wanted), _PER_QUERY):
             chunk = wanted[start : start + _PER_QUERY]
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT id FROM ids WHERE family IN ({marks})"  # placeholders only
+            query = f"SELECT id FROM ids WHERE family IN ({marks})"  # only '?' marks go in
             seen.update(i for (i,) in self._db.execute(query, chunk))
         return seen
 
