@@ -284,6 +284,15 @@ def conversation(row: Mapping[str, Any]) -> list[Turn]:
     return turns
 
 
+def system_turn(row: Mapping[str, Any]) -> Turn | None:
+    """The row's `system` column as a turn to show above its messages (Browse and the
+    Review queue alike); None when it is empty or the messages already hold a system turn."""
+    system = row.get("system")
+    if not system or any((m or {}).get("role") == "system" for m in row.get("messages") or []):
+        return None
+    return Turn("system", str(system))
+
+
 def detail_fields(row: Mapping[str, Any], columns: Sequence[str]) -> list[tuple[str, Any]]:
     """The fields shown beside a sample: everything but the conversation itself, with
     the `metadata` JSON string parsed so it reads as a structure."""

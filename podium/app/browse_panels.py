@@ -18,6 +18,7 @@ import streamlit as st
 from podium.app import browse_model as bm
 from podium.app import review_model as rm
 from podium.app import review_saves as rs
+from podium.app import widgets
 from podium.app.chat_markdown import review_turn
 from podium.app.roles import allowed
 from podium.app.widgets import ROLE_AVATARS
@@ -101,6 +102,13 @@ def failures_panel(name: str, sid: int | None, sample: str) -> None:
 
 
 # ---- reviewing one row: conversation, annotations, edits, history ----
+
+
+def system_prompt(row: Mapping[str, Any]) -> None:
+    """The row's `system` column as the first turn, unless its messages hold one."""
+    system = bm.system_turn(row)
+    if system is not None:
+        widgets.render_conversation([system])
 
 
 def review_conversation(
@@ -216,7 +224,11 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         if a.form_submit_button("Remove turn"):
             save(rs.drop_turn, row, gone, why=why_gone)
         if b.form_submit_button("Delete row"):
-            save(rs.delete_rows, [row["id"]], why=why_gone)
+            st.session_state[f"{key}.delete"] = True  # asked first, below
+    if widgets.ask_first(
+        f"{key}.delete", rm.delete_question(str(row["id"])), f"Yes, delete {row['id']}"
+    ):
+        save(rs.delete_rows, [row["id"]], why=st.session_state.get(f"{key}.remove.why", ""))
 
 
 def _role_index(role: Any) -> int:

@@ -340,3 +340,11 @@ def labelled_snapshot(name: str, label: str, user: User, base: int | str | None 
         done = commit_change(name, change, user, branch=ref.name)
         return Ref(ref.name, "branch", done.snapshot_id)
     return ref
+
+
+def delete_question(row_id: str) -> str:
+    """What "Delete row" asks before it removes anything."""
+    return (
+        f"Delete row {row_id}? The next snapshot will not hold it; older snapshots and "
+        "its history keep it."
+    )

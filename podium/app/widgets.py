@@ -195,3 +195,20 @@ def table_next_steps(table: str, snapshot: int | None) -> None:
     for column, (page, label, icon) in zip(st.columns(len(steps)), steps, strict=True):
         with column:
             st.page_link(page_file(page), label=label, icon=icon, query_params=query)
+
+
+def ask_first(key: str, question: str, yes: str) -> bool:
+    """After a destructive button set `st.session_state[key]`, ask `question` with
+    `yes` and "Keep it"; True once `yes` is clicked. One click never destroys."""
+    if not st.session_state.get(key):
+        return False
+    with st.container(border=True):
+        st.warning(question, icon=":material/warning:")
+        c1, c2 = st.columns(2)
+        if c1.button(yes, key=f"{key}.yes", type="primary"):
+            st.session_state.pop(key, None)
+            return True
+        if c2.button("Keep it", key=f"{key}.no"):
+            st.session_state.pop(key, None)
+            st.rerun()
+    return False

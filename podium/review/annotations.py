@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyiceberg.schema import Schema
+from pyiceberg.table import Table
 from pyiceberg.types import (
     IntegerType,
     ListType,
@@ -86,6 +87,32 @@ class Annotation:
         return asdict(self)
 
 
+def _held(table: Table, sid: int | None, ids: Sequence[str]) -> set[str]:
+    return set().union(*files_holding(table, sid, ids).values()) if ids else set()
+
+
+def _check_rows(table: Table, name: str, sid: int | None, ids: Sequence[str]) -> None:
+    """Every id is a row of the snapshot it was read at, and still a row of the table
+    now: a row removed since (a reviewer's screen or queue may still show it) is not
+    labelled."""
+    held = _held(table, sid, ids)
+    missing = [i for i in ids if i not in held]
+    if missing:
+        raise NotFound(
+            f"{full_name(name)} has no row with id {', '.join(map(repr, missing[:5]))}; "
+            "nothing was recorded."
+        )
+    head = resolve_snapshot(table, None)
+    if head != sid:
+        now = _held(table, head, ids)
+        gone = [i for i in ids if i not in now]
+        if gone:
+            raise NotFound(
+                f"Row {', '.join(map(repr, gone[:5]))} of {full_name(name)} was removed after "
+                f"snapshot {sid}; nothing was recorded. Reload to see the table as it is now."
+            )
+
+
 def annotations_table(name: str) -> str:
     return full_name(name) + SUFFIX
 
@@ -129,13 +156,7 @@ def annotate(
         raise InvalidInput(f"A rating is 1-5, not {rating}.")
     sid = resolve_snapshot(table, snapshot)
     if check_ids:
-        held = set().union(*files_holding(table, sid, ids).values()) if ids else set()
-        missing = [i for i in ids if i not in held]
-        if missing:
-            raise NotFound(
-                f"{full_name(name)} has no row with id {', '.join(map(repr, missing[:5]))}; "
-                "nothing was recorded."
-            )
+        _check_rows(table, name, sid, ids)
     previous = {a.row_id: a for a in latest(name, ids=ids, author=user.name)}
     now = datetime.now(UTC)
     rows = []

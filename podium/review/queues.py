@@ -1,10 +1,11 @@
 """Review queues: "the next N unreviewed rows" of a table or a filter, for many reviewers.
 
-A queue is a fixed list of rows of one snapshot, chosen when it is made: in table
+A queue is a fixed list of rows chosen on one snapshot when it is made: in table
 order or sampled with a seed, from the whole table or the rows a search/where keeps,
 skipping rows someone already annotated. Only row positions and ids are stored (in
 the state database), so making a queue reads the `id` column of the row groups that
-hold the chosen positions, and handing rows out reads only their row groups.
+hold the chosen positions. Handing rows out reads them by id at the table's head, so a
+reviewer sees today's text; rows removed since leave the queue.
 
 Reviewers claim rows: a claim is one conditional UPDATE (the row is open, or its
 claim expired), so two reviewers never hold the same row at the same time, on SQLite
@@ -198,7 +199,9 @@ def get_queue(table_name: str, name: str = "default") -> Queue:
         done = con.execute(
             select(func.count()).where(items.c.queue_id == row.id, items.c.done_by.is_not(None))
         ).scalar_one()
-    return Queue(row.id, row.name, row.table_name, row.snapshot_id, row.description, row.size, done)
+        # Rows removed from the table leave the queue (claim_next drops them).
+        size = con.execute(select(func.count()).where(items.c.queue_id == row.id)).scalar_one()
+    return Queue(row.id, row.name, row.table_name, row.snapshot_id, row.description, size, done)
 
 
 def list_queues(table_name: str) -> list[Queue]:
@@ -221,8 +224,10 @@ def claim_next(
 ) -> list[dict[str, Any]]:
     """Up to `n` rows for `user`: the ones they already hold, then fresh claims.
 
-    Each row comes back with its queue position, id and content (read from its row
-    group only). A claim lasts `claim_seconds`; an expired claim is free again.
+    Each row comes back with its queue position, id and content as it is at the
+    table's head now (read by id from the row groups that hold it), so an edit made
+    since the queue's snapshot shows at once; a row removed since leaves the queue.
+    A claim lasts `claim_seconds`; an expired claim is free again.
     """
     require(user, "annotate")
     queue = get_queue(table_name, name)
@@ -239,6 +244,35 @@ def claim_next(
         items.c.claim_expires >= now,
     )
     eng = engine()
+    while True:
+        held = _claim(eng, queue.id, user.name, n, mine, free, now + claim_seconds)
+        with eng.connect() as con:
+            rows = con.execute(
+                select(items.c.position, items.c.row_id)
+                .where(items.c.queue_id == queue.id, items.c.position.in_(held))
+                .order_by(items.c.position)
+            ).all()
+        if not rows:
+            return []
+        current = _rows_at_head(queue.table, [r.row_id for r in rows])
+        gone = [r.position for r in rows if r.row_id not in current]
+        if not gone:
+            return [
+                {"queue_position": r.position, "row_position": current[r.row_id][0]}
+                | current[r.row_id][1]
+                for r in rows
+            ]
+        # Rows removed since the queue was made leave it, and the reviewer gets others.
+        with eng.begin() as con:
+            con.execute(
+                items.delete().where(items.c.queue_id == queue.id, items.c.position.in_(gone))
+            )
+
+
+def _claim(
+    eng: Any, queue_id: int, user: str, n: int, mine: Any, free: Any, expires: float
+) -> list[int]:
+    """Positions of up to `n` rows `user` holds: the ones held already, then fresh claims."""
     with eng.begin() as con:
         held = list(
             con.execute(select(items.c.position).where(mine).order_by(items.c.position).limit(n))
@@ -265,26 +299,20 @@ def claim_next(
                 got = con.execute(
                     update(items)
                     .where(free, items.c.position == position)
-                    .values(claimed_by=user.name, claim_expires=now + claim_seconds)
+                    .values(claimed_by=user, claim_expires=expires)
                 ).rowcount
                 if got == 1:
                     held.append(position)
-    with eng.connect() as con:
-        rows = con.execute(
-            select(items.c.position, items.c.row_pos, items.c.row_id)
-            .where(items.c.queue_id == queue.id, items.c.position.in_(held))
-            .order_by(items.c.row_pos)
-        ).all()
-    if not rows:
-        return []
-    table = load_table(queue.table)
-    plan = plan_snapshot(table, queue.snapshot_id)
-    data = scan.read_positions(table, plan, [r.row_pos for r in rows]).to_pylist()
-    out = [
-        {"queue_position": r.position, "row_position": r.row_pos, **row}
-        for r, row in zip(rows, data, strict=True)
-    ]
-    return sorted(out, key=lambda r: r["queue_position"])
+    return held
+
+
+def _rows_at_head(table_name: str, ids: list[str]) -> dict[str, tuple[int, dict[str, Any]]]:
+    """{id: (position, row)} of the rows with `ids` as they are at the table's head now:
+    a queue hands out today's text, not the text of the snapshot it was made on."""
+    view = open_view(table_name)
+    positions = matching_positions(view, ids=ids)
+    data = view.canonical(scan.read_positions(view.table, view.plan, positions)).to_pylist()
+    return {str(row["id"]): (int(p), row) for p, row in zip(positions.tolist(), data, strict=True)}
 
 
 def mark_reviewed(table_name: str, ids: list[str], user: User) -> int:

@@ -196,3 +196,13 @@ def test_review_turn_highlights_numbers_code_and_folds() -> None:
     assert not review_turn(long).folded
     text, cut = fold("```\n" + "x\n" * 200 + "```", 50)
     assert cut and text.endswith("\n```")
+
+
+def test_the_queue_shows_the_system_prompt_browse_shows() -> None:
+    from podium.app.browse_model import Turn, system_turn
+
+    row = {"system": "Answer in JSON.", "messages": [{"role": "user", "content": "hi"}]}
+    assert system_turn(row) == Turn("system", "Answer in JSON.")
+    with_turn = {**row, "messages": [{"role": "system", "content": "x"}, *row["messages"]]}
+    assert system_turn(with_turn) is None
+    assert system_turn({"system": None, "messages": []}) is None

@@ -65,8 +65,7 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
         return
     row_id = str(row.get("id"))
     browse_panels.failures_panel(name, sid, row_id)
-    if row.get("system") and not any(m.get("role") == "system" for m in row["messages"] or []):
-        widgets.render_conversation([bm.Turn("system", row["system"])])
+    browse_panels.system_prompt(row)
     browse_panels.review_conversation(
         row.get("messages") or [],
         key=f"browse.turns.{row_id}",

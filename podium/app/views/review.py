@@ -104,7 +104,7 @@ def _queue_tab(table: str) -> None:
     if nav[2].button("Edit", key="review.edit", disabled=not user.can("edit")):
         st.session_state[EDITING] = not st.session_state.get(EDITING)
     row_id = str(row["id"])
-    snapshot = queue.snapshot_id
+    snapshot = rm.resolve(table, None)  # the queue hands out rows as they are now
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {label}", key=f"review.key.{k}"):
             browse_panels.act(
@@ -113,6 +113,7 @@ def _queue_tab(table: str) -> None:
     st.subheader(f"Row {row_id} · queue position {row['queue_position'] + 1} of {queue.size}")
     notes = rm.annotations_by_row(table, [row_id]).get(row_id, [])
     st.caption("Annotations: " + (rm.annotation_text(notes) or "none yet"))
+    browse_panels.system_prompt(row)
     browse_panels.review_conversation(
         row.get("messages") or [],
         key=f"review.turns.{row_id}",
