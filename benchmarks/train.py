@@ -38,28 +38,56 @@ from trainers.runtime import prepare_env  # noqa: E402 - needs the checkout on s
 prepare_env()
 
 
-def tiny_model(path: Path) -> Path:
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from podium.models.bootstrap import gguf_path
-
-    gguf = gguf_path()
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(tok),
+# Random-weight Llamas with SmolLM2's tokenizer: the same code paths as the real model,
+# no weights to ship. "smollm2-arch" is SmolLM2-135M's own shape (its GGUF's config;
+# tests/models/test_tokenizer_asset.py checks it against the GGUF), so GPU figures
+# reflect a real model's size where its weights cannot travel.
+ARCHS: dict[str, dict[str, object]] = {
+    "tiny": dict(
         hidden_size=128,
         intermediate_size=256,
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=2,
+    ),
+    "smollm2-arch": dict(
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=30,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        head_dim=64,
+        max_position_embeddings=8192,
+        rms_norm_eps=1e-5,
+        rope_parameters={"rope_theta": 100000.0, "rope_type": "default"},
+    ),
+}
+
+
+def random_model(path: Path, arch: str = "tiny") -> Path:
+    """A randomly initialised Llama of shape `arch` with SmolLM2's tokenizer, saved at `path`."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from podium.models.bootstrap import tokenizer_dir
+
+    tok = AutoTokenizer.from_pretrained(str(tokenizer_dir()))
+    torch.manual_seed(0)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
         tie_word_embeddings=True,
+        bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        **ARCHS[arch],  # type: ignore[arg-type]
     )
     LlamaForCausalLM(cfg).save_pretrained(str(path))
     tok.save_pretrained(str(path))
     return path
+
+
+def tiny_model(path: Path) -> Path:
+    return random_model(path, "tiny")
 
 
 class Timing:

