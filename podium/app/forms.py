@@ -13,6 +13,7 @@ page uses it as:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -42,6 +43,41 @@ class FieldSpec:
     required: bool
     optional: bool  # None is a valid value (blank input)
     options: tuple[Any, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return field_label(self.name)
+
+
+# Words a label spells as people write them; a trailing unit reads as "(s)".
+_WORDS = {
+    "id": "ID", "ids": "IDs", "json": "JSON", "lora": "LoRA", "llm": "LLM", "gpu": "GPU",
+    "cpu": "CPU", "url": "URL", "sql": "SQL", "vllm": "vLLM", "sft": "SFT", "grpo": "GRPO",
+    "kl": "KL", "lr": "LR", "top": "Top", "p": "p", "k": "k",
+}  # fmt: skip
+_UNITS = {"s": "s", "ms": "ms", "mb": "MB", "gb": "GB", "pct": "%"}
+
+
+def field_label(name: str) -> str:
+    """'max_tokens' -> 'Max tokens', 'retry_max_wait_s' -> 'Retry max wait (s)': what a
+    form shows; the card and the CLI keep the field's own name."""
+    words = [w for w in name.split("_") if w]
+    unit = _UNITS.get(words[-1]) if len(words) > 1 else None
+    if unit:
+        words = words[:-1]
+    spelled = [_WORDS.get(w, w) for w in words]
+    if spelled and spelled[0] == words[0]:
+        spelled[0] = spelled[0][:1].upper() + spelled[0][1:]
+    return " ".join(spelled) + (f" ({unit})" if unit else "")
+
+
+def number_format(value: float | None) -> tuple[str | None, float | None]:
+    """(format, step) for a float field: a learning rate of 0.0005 shows as 5.0e-04 with
+    a step of 1e-4, never rounded to 0.00 by the default two decimals."""
+    if value is None or value == 0 or abs(value) >= 0.01:
+        return None, None
+    step = 10 ** math.floor(math.log10(abs(value)))
+    return "%.1e", float(step)
 
 
 def field_specs(model: type[BaseModel]) -> list[FieldSpec]:
@@ -169,15 +205,22 @@ def _seeded(key: str, value: Any) -> None:
 
 def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:
     value = spec.default if value is None else value
-    label = spec.name + (" *" if spec.required else "")
-    kw: dict[str, Any] = {"key": key, "help": spec.help or None}
+    label = spec.label + (" *" if spec.required else "")
+    # The field's own name (as in a card and the CLI) stays in the help.
+    kw: dict[str, Any] = {
+        "key": key,
+        "help": f"`{spec.name}`: {spec.help}" if spec.help else f"`{spec.name}`",
+    }
     if spec.widget == "checkbox":
         _seeded(key, bool(value))
         return st.checkbox(label, **kw)
     if spec.widget in ("int", "float") and not spec.optional:
         number = int if spec.widget == "int" else float
         _seeded(key, number(value) if value is not None else number(0))
-        return st.number_input(label, step=number(1) if number is int else None, **kw)
+        if number is int:
+            return st.number_input(label, step=1, **kw)
+        shown, step = number_format(value)
+        return st.number_input(label, step=step, format=shown, **kw)
     if spec.widget == "select":
         options = ([None] if spec.optional else []) + list(spec.options)
         _seeded(key, value if value in options else options[0])
@@ -195,7 +238,7 @@ def _render(spec: FieldSpec, key: str, tables: list[str], value: Any) -> Any:
         name = st.selectbox(label, choices, format_func=_blank_none, **kw)
         _seeded(f"{key}.snapshot", str(ref.snapshot_id or "") if ref else "")
         snap = st.text_input(
-            f"{spec.name} snapshot",
+            f"{spec.label} snapshot",
             key=f"{key}.snapshot",
             help="Snapshot id to read; blank = current when queued.",
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from generators.generate import GenerateConfig
@@ -121,3 +122,76 @@ def run_summary(job: dict[str, Any]) -> dict[str, Any]:
         "tokens_per_s": summary.get("tokens_per_s", 0.0),
         "errors": summary.get("request_errors", 0),
     }
+
+
+# ---- how much a generation will cost, shown before it is queued ----
+
+DEFAULT_LIMIT = 50  # a first look; raise it (or clear it) for the whole table
+# SmolLM2-135M fp32 on vLLM's CPU build over 16 streams (FACTS.md: 70-110 tok/s).
+ASSUMED_TOKENS_PER_S = 80.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    prompts: int  # what the job will send
+    total: int  # what the table holds
+    max_tokens: int
+    n: int
+    tokens_per_s: float
+    measured: bool  # the rate is this model's last run's, not the assumption
+
+    @property
+    def tokens(self) -> int:
+        return self.prompts * self.n * self.max_tokens
+
+    @property
+    def seconds(self) -> float:
+        return self.tokens / max(self.tokens_per_s, 1e-9)
+
+    @property
+    def text(self) -> str:
+        """'50 of 600 prompts × 1 sample × 256 max tokens = up to 12,800 tokens; about
+        2 min at 80 tok/s (assumed for a small model on CPU).'"""
+        samples = "sample" if self.n == 1 else "samples"
+        basis = "this model's last run" if self.measured else "assumed for a small model on CPU"
+        return (
+            f"{self.prompts:,} of {self.total:,} prompts × {self.n} {samples} × "
+            f"{self.max_tokens:,} max tokens = up to {self.tokens:,} tokens; about "
+            f"{duration_text(self.seconds)} at {self.tokens_per_s:.0f} tok/s ({basis})."
+        )
+
+
+def duration_text(seconds: float) -> str:
+    """'40 s', '7 min', '2 h 10 min'."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def measured_rate(model: str, jobs: list[dict[str, Any]]) -> float | None:
+    """Tokens/s of the newest finished generation of `model` among `jobs`, if any."""
+    for job in jobs:
+        if job.get("kind") != "generate" or job.get("status") != "succeeded":
+            continue
+        try:
+            used = json.loads(job.get("config") or "{}").get("model")
+        except json.JSONDecodeError:
+            continue
+        rate = run_summary(job)["tokens_per_s"]
+        if used == model and rate:
+            return float(rate)
+    return None
+
+
+def estimate(
+    total: int, limit: int | None, max_tokens: int, n: int, rate: float | None
+) -> Estimate:
+    """What queueing these settings costs: prompts × samples × max tokens, and a rough
+    time at `rate` (measured) or the CPU assumption."""
+    prompts = total if limit is None else min(total, limit)
+    return Estimate(
+        prompts, total, max_tokens, n, rate or ASSUMED_TOKENS_PER_S, measured=rate is not None
+    )

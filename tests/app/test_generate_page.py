@@ -58,6 +58,39 @@ def test_page_without_models_says_how_to_add_one(podium_home):
     assert any("podium models bootstrap" in i.value for i in at.info)
 
 
+def test_the_cost_is_shown_before_queueing_with_a_default_limit() -> None:
+    e = gm.estimate(600, gm.DEFAULT_LIMIT, 256, 1, None)
+    assert (e.prompts, e.tokens) == (50, 12_800)
+    assert e.text.startswith("50 of 600 prompts × 1 sample × 256 max tokens = up to 12,800")
+    assert "at 80 tok/s (assumed for a small model on CPU)" in e.text
+    assert gm.estimate(3, None, 16, 2, 40.0).text.endswith(
+        "about 2 s at 40 tok/s (this model's last run)."
+    )
+    assert gm.duration_text(160) == "3 min" and gm.duration_text(7800) == "2 h 10 min"
+    run = {
+        "kind": "generate", "status": "succeeded", "config": '{"model": "m"}',
+        "outputs": {"summary": {"tokens_per_s": 91.5}},
+    }  # fmt: skip
+    assert gm.measured_rate("m", [run]) == 91.5
+    assert gm.measured_rate("other", [run]) is None
+
+
+def test_the_page_shows_the_estimate_and_human_labels(podium_home, tmp_path):
+    rows = [
+        {"id": f"q{i}", "messages": [{"role": "user", "content": f"Say {i}."}]} for i in range(80)
+    ]
+    write_table("t.prompts", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    (tmp_path / "m").mkdir()
+    register_model("m", kind="base", path=str(tmp_path / "m"))
+    at = _open(table="t.prompts")
+    assert at.number_input(key="generate.limit").value == gm.DEFAULT_LIMIT
+    assert any(i.value.startswith("50 of 80 prompts") for i in at.info), [i.value for i in at.info]
+    at.number_input(key="generate.limit").set_value(0).run()
+    assert any(i.value.startswith("80 of 80 prompts") for i in at.info)
+    assert at.number_input(key="generate.max_tokens").label == "Max tokens"
+    assert at.number_input(key="generate.job.retry_max_wait_s").label == "Retry max wait (s)"
+
+
 @pytest.mark.vllm
 def test_generate_from_the_page(vllm_model, unique_table):
     rows = [
@@ -69,8 +102,8 @@ def test_generate_from_the_page(vllm_model, unique_table):
     assert at.selectbox(key="generate.model").value == vllm_model
     out = unique_table + "_page"
     at.text_input(key="generate.job.out").set_value(out)
-    at.number_input(key="generate.job.max_tokens").set_value(8)
-    at.number_input(key="generate.job.n").set_value(2)
+    at.number_input(key="generate.max_tokens").set_value(8)
+    at.number_input(key="generate.n").set_value(2)
     at.button(key="FormSubmitter:generate.job-Queue job").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     run_queued()

@@ -16,16 +16,16 @@ from generators.client import ChatRequest, endpoint_for, stream_chat
 from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
-from podium.app.forms import queue_form
+from podium.app.forms import field_label, queue_form
 from podium.app.job_panel import page_link, watch_job
 from podium.app.table_choices import CONVERSATIONS
 from podium.errors import PodiumError
-from podium.jobs.queue import Job
+from podium.jobs.queue import Job, list_jobs
 from podium.store.catalog import load_table
 from podium.store.snapshots import list_snapshots
 
 P = "generate."
-BASIC = ("out", "n", "max_tokens", "temperature")
+BASIC = ("out", "temperature")
 
 
 def _next_steps(job: Job) -> None:
@@ -66,13 +66,30 @@ def _form(models: list[str], model_index: int) -> None:
         else:
             empty_state("No tables yet.", "Run `podium demo` or import one.")
         return
-    snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=P + "snapshot")
+    snapshots = list_snapshots(load_table(table))
+    snapshot = widgets.snapshot_picker(snapshots, key=P + "snapshot")
+    # Size settings sit outside the form so the estimate follows them as they change.
+    fields = gm.GenerateConfig.model_fields
+    c1, c2, c3 = st.columns(3)
+    limit = c1.number_input(
+        "Limit (prompts; 0 = all)", 0, None, gm.DEFAULT_LIMIT, key=P + "limit",
+        help=f"`limit`: {fields['limit'].description}",
+    )  # fmt: skip
+    max_tokens = c2.number_input(
+        field_label("max_tokens"), 1, 8192, 256, key=P + "max_tokens",
+        help=f"`max_tokens`: {fields['max_tokens'].description}",
+    )  # fmt: skip
+    n = c3.number_input("Samples per prompt", 1, 64, 1, key=P + "n", help="`n`")
+    total = next((s.total_rows for s in snapshots if s.snapshot_id == snapshot), 0)
+    rate = gm.measured_rate(model, list_jobs(limit=50, status="succeeded"))
+    st.info(gm.estimate(total, int(limit) or None, int(max_tokens), int(n), rate).text)
+    sizes = {"limit": int(limit) or None, "max_tokens": int(max_tokens), "n": int(n)}
     job_id = queue_form(
         "generate",
         P + "job",
-        advanced=[f for f in gm.GenerateConfig.model_fields if f not in BASIC],
+        advanced=[f for f in fields if f not in BASIC and f not in sizes],
         values={"out": gm.unique_out_name(table, model)},
-        fixed={"input": {"name": table, "snapshot_id": snapshot}, "model": model},
+        fixed={"input": {"name": table, "snapshot_id": snapshot}, "model": model, **sizes},
     )
     if job_id is not None:
         st.session_state[P + "job_id"] = job_id
