@@ -28,6 +28,10 @@ class Reporter:
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         """Report that `done` of `total` units are finished."""
 
+    def phase(self, message: str) -> None:
+        """Say what the work is doing while it has nothing to count (starting a server,
+        evaluating); the last count stays. Never a number dressed as a count."""
+
     def metric(self, step: int, values: Mapping[str, float]) -> None:
         """Record numeric metrics (loss, reward, tokens/s) at a step."""
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from podium.jobs.logbook import progress_fraction, progress_text
+from podium.jobs.lanes import waiting_reason
+from podium.jobs.progress import progress_fraction, progress_text
 from podium.jobs.queue import Job
 from podium.jobs.tables import ACTIVE
 
@@ -29,12 +30,18 @@ class TrayItem:
     label: str
     progress: float | None
     active: bool
+    waiting: str | None = None  # why a queued job has not started (already in `label`)
 
 
-def tray_items(jobs: list[Job], at: datetime, shown: int = 6) -> list[TrayItem]:
+def tray_items(
+    jobs: list[Job], at: datetime, shown: int = 6, everyone_active: list[Job] | None = None
+) -> list[TrayItem]:
     """Active jobs (oldest first: the one running now leads), then jobs that finished in
-    the last day, newest first; at most `shown` in all."""
+    the last day, newest first; at most `shown` in all. A queued job says
+    what it waits for, from `everyone_active` (every user's queued and running jobs,
+    `podium.jobs.queue.active_jobs()`; default: the active ones among `jobs`)."""
     active = sorted((j for j in jobs if j["status"] in ACTIVE), key=lambda j: j["created_at"])
+    pool = everyone_active if everyone_active is not None else active
     recent = [
         j
         for j in jobs
@@ -42,7 +49,10 @@ def tray_items(jobs: list[Job], at: datetime, shown: int = 6) -> list[TrayItem]:
     ]
     items = []
     for job in (active + recent)[:shown]:
-        detail = progress_text(job)
+        detail = progress_text(job, at)
+        waiting = waiting_reason(job, pool)
+        if waiting:
+            detail = waiting
         items.append(
             TrayItem(
                 job_id=job["id"],
@@ -52,6 +62,7 @@ def tray_items(jobs: list[Job], at: datetime, shown: int = 6) -> list[TrayItem]:
                 + ("" if detail == "-" else f" · {detail}"),
                 progress=progress_fraction(job),
                 active=job["status"] in ACTIVE,
+                waiting=waiting,
             )
         )
     return items

@@ -17,6 +17,7 @@ podium jobs kinds KIND --schema     # the run card's JSON Schema; --markdown: a 
 from __future__ import annotations
 
 import json
+import textwrap
 import time
 from pathlib import Path
 from typing import Annotated
@@ -24,17 +25,26 @@ from typing import Annotated
 import typer
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from podium.commands.typer_commands import add_commands
 from podium.jobs.cards import card_template, read_card
 from podium.jobs.kinds import KINDS, get_kind
+from podium.jobs.lanes import LIGHT_SLOTS_HELP, waiting_reason
 from podium.jobs.launch import run_foreground, submit
-from podium.jobs.logbook import duration_text, progress_fraction, progress_text
+from podium.jobs.logbook import duration_text
 from podium.jobs.logs import follow, log_tail
 from podium.jobs.plugins import load_plugins
-from podium.jobs.queue import Job, get_job, job_json, list_jobs, request_cancel
+from podium.jobs.progress import progress_short, progress_text
+from podium.jobs.queue import (
+    Job,
+    active_jobs,
+    get_job,
+    job_json,
+    list_jobs,
+    request_cancel,
+)
 from podium.jobs.rerun import describe, queue_rerun, rerun_and_compare
 from podium.jobs.tables import FINISHED
 
@@ -63,12 +73,21 @@ def submit_cmd(card: Annotated[Path, typer.Argument(help="Run card to queue.")])
 def worker(
     once: Annotated[bool, typer.Option("--once", help="Exit when the queue is empty.")] = False,
     poll: Annotated[float, typer.Option("--poll", help="Seconds between queue polls.")] = 1.0,
-    concurrency: Annotated[int, typer.Option(help="Jobs run at the same time.")] = 1,
+    concurrency: Annotated[int, typer.Option(help="Jobs of any kind run at once.")] = 1,
+    light_slots: Annotated[int, typer.Option(help=LIGHT_SLOTS_HELP)] = 1,
 ) -> None:
-    """Execute queued jobs, each in its own process group, until stopped."""
+    """Execute queued jobs, each in its own process group, until stopped.
+
+    Training takes the `--concurrency` slots; other kinds may also use the
+    `--light-slots`, so they start while a training run goes on."""
     from podium.jobs.worker import Worker
 
-    w = Worker(poll=poll, concurrency=concurrency, say=lambda m: out.print(m))
+    w = Worker(
+        poll=poll,
+        concurrency=concurrency,
+        light_slots=light_slots,
+        say=lambda m: out.print(m),
+    )
     w.install_signal_handlers()
     w.run(once=once)
 
@@ -85,25 +104,38 @@ def jobs(
         return
     rows = list_jobs(limit=limit, status=status)
     if as_json:
-        out.print_json(json.dumps([job_json(j) for j in rows]))
+        active = active_jobs()
+        out.print_json(
+            json.dumps([{**job_json(j), "waiting": waiting_reason(j, active)} for j in rows])
+        )
         return
     out.print(jobs_table(rows))
+    for line in waiting_lines(rows):
+        out.print(line)
 
 
-def progress_short(job: Job) -> str:
-    """ "42%" or "310" (done, no total) or "-": short enough for one line at 80 columns."""
-    fraction = progress_fraction(job)
-    if fraction is not None:
-        return f"{fraction:.0%}"
-    return "-" if job["progress_done"] is None else f"{job['progress_done']:,}"
+def waiting_lines(rows: list[Job]) -> list[str]:
+    """Under the table, one line per queued job: why it has not started."""
+    queued = [j for j in rows if j["status"] == "queued"]
+    if not queued:
+        return []
+    active = active_jobs()
+    return [
+        textwrap.fill(
+            f"{j['id']} is {waiting_reason(j, active)}",
+            width=max(40, out.width),
+            subsequent_indent="    ",
+        )
+        for j in queued
+    ]
 
 
 def jobs_table(rows: list[Job]) -> Table:
     """One line per job at 80 columns: id, kind, status, progress, duration; progress
     messages are for `podium jobs show` (they wrapped every row into three lines)."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False, collapse_padding=True)
     table.add_column("id", no_wrap=True)  # ids are copied and grepped; never wrap them
-    table.add_column("kind", overflow="fold", max_width=16)
+    table.add_column("kind", no_wrap=True, overflow="ellipsis", max_width=16)
     table.add_column("status", no_wrap=True)
     table.add_column("done", justify="right", no_wrap=True)
     table.add_column("time", justify="right", no_wrap=True)
@@ -122,7 +154,6 @@ def watch(
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        TaskProgressColumn(),
         TextColumn("{task.fields[note]}"),
         console=err,
         transient=False,
@@ -135,7 +166,7 @@ def watch(
                 description=f"{job['kind']} {job['status']}",
                 completed=job["progress_done"] or 0,
                 total=job["progress_total"] or None,
-                note=(job["progress_message"] or "")[:40],
+                note=progress_text(job)[:60],  # "14/30 (47%) · step 14 · about 3m left"
             )
             if job["status"] in FINISHED:
                 if job["status"] == "succeeded" and job["progress_total"]:
@@ -161,6 +192,8 @@ def show(
         return
     out.print(f"job      {job['id']}\nkind     {job['kind']}\nstatus   {job['status']}")
     out.print(f"progress {progress_text(job)}\nduration {duration_text(job)}")
+    if job["status"] == "queued":
+        out.print(f"waiting  {waiting_reason(job, active_jobs())}")
     out.print(f"inputs   {', '.join(job['inputs']) or '-'}")
     for table in (job["outputs"] or {}).get("tables", []):
         out.print(f"output   {table['name']} @ {table['snapshot_id']}")

@@ -29,6 +29,7 @@ from rich.console import Console
 from podium import processes
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
+from podium.jobs.lanes import LIGHT_SLOTS_HELP
 
 APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
 STOP_GRACE_SECONDS = 15.0
@@ -120,8 +121,11 @@ def streamlit_command(host: str, port: int, secrets_file: Path | None = None) ->
     ]  # fmt: skip
 
 
-def worker_command(concurrency: int) -> list[str]:
-    return [sys.executable, "-m", "podium.cli", "worker", "--concurrency", str(concurrency)]
+def worker_command(concurrency: int, light_slots: int = 1) -> list[str]:
+    return [
+        *[sys.executable, "-m", "podium.cli", "worker"],
+        *["--concurrency", str(concurrency), "--light-slots", str(light_slots)],
+    ]
 
 
 def prepare_app(host: str, port: int, insecure_no_auth: bool) -> list[str]:
@@ -149,14 +153,16 @@ def app(
 def up(
     host: Host = "127.0.0.1",
     port: Port = 8501,
-    concurrency: Annotated[int, typer.Option(help="Jobs the worker runs at once.")] = 1,
+    concurrency: Annotated[int, typer.Option(help="Jobs of any kind the worker runs at once.")] = 1,
+    light_slots: Annotated[int, typer.Option(help=LIGHT_SLOTS_HELP)] = 1,
     insecure_no_auth: InsecureNoAuth = False,
 ) -> None:
     """Serve the web UI and run a job worker beside it; Ctrl-C stops both."""
     command = prepare_app(host, port, insecure_no_auth)
     console.print(f"Podium on http://{host}:{port} with a job worker")
     env = app_environment(get_settings(), insecure_no_auth)
-    raise typer.Exit(_supervise({"worker": worker_command(concurrency), "app": command}, env))
+    worker = worker_command(concurrency, light_slots)
+    raise typer.Exit(_supervise({"worker": worker, "app": command}, env))
 
 
 def _supervise(commands: dict[str, list[str]], env: dict[str, str] | None = None) -> int:

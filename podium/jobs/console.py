@@ -50,6 +50,10 @@ class ConsoleReporter(JobReporter):
         description = escape(message or self.job_id)
         self.bar.update(self.task, completed=done, total=total, description=description)
 
+    def phase(self, message: str) -> None:
+        super().phase(message)
+        self.bar.update(self.task, description=escape(message))
+
     def log(self, message: str) -> None:
         super().log(message)
         self.bar.console.print(message, highlight=False, markup=False)

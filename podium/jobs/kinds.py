@@ -42,6 +42,9 @@ class JobKind:
     resumable: bool = False  # True if a re-run skips work already committed
     options: Mapping[str, str] = field(default_factory=dict, hash=False)
     preflight_path: str | None = None  # "package.module:function"
+    # Heavy kinds (training) take a worker's heavy lane; the rest may also run in its
+    # light lane, so a validation never waits behind a 10-minute training run.
+    heavy: bool = False
 
     def config_model(self) -> type[BaseModel]:
         model = _load(self.config_path)
@@ -131,6 +134,7 @@ register(
         "Supervised fine-tuning (full or LoRA) on a table snapshot; registers checkpoints.",
         options=_TRAIN_OPTIONS,
         preflight_path="trainers.preflight:train",
+        heavy=True,
     )
 )
 register(
@@ -141,6 +145,7 @@ register(
         "GRPO with rewards from validation rules, the sandbox, exact match and length.",
         options=_TRAIN_OPTIONS,
         preflight_path="trainers.preflight:train",
+        heavy=True,
     )
 )
 register(

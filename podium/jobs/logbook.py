@@ -18,6 +18,8 @@ from podium.jobs.cards import Card, parse_card, validate_config
 from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import submit
 from podium.jobs.plugins import load_plugins
+from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
+from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
 from podium.jobs.tables import db, job_events, job_metrics, job_samples
 from podium.store.refs import parse_ref_text
@@ -38,24 +40,6 @@ def duration_text(job: Job) -> str:
     minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
-
-
-def progress_fraction(job: Job) -> float | None:
-    if job["status"] == "succeeded":
-        return 1.0
-    done, total = job["progress_done"], job["progress_total"]
-    if done is None or not total:
-        return None
-    fraction: float = done / total
-    return min(1.0, fraction)
-
-
-def progress_text(job: Job) -> str:
-    done, total = job["progress_done"], job["progress_total"]
-    if done is None:
-        return "-"
-    text = f"{done}/{total}" if total else str(done)
-    return f"{text} {job['progress_message'] or ''}".strip()
 
 
 def job_rows(jobs: list[Job]) -> list[dict[str, Any]]:

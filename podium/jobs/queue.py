@@ -123,6 +123,13 @@ def list_jobs(
         return [_as_job(row._mapping) for row in conn.execute(query)]
 
 
+def active_jobs() -> list[Job]:
+    """Every user's queued and running jobs, oldest first (what a queued job waits for)."""
+    query = select(jobs).where(jobs.c.status.in_(ACTIVE)).order_by(jobs.c.created_at, jobs.c.id)
+    with db().connect() as conn:
+        return [_as_job(row._mapping) for row in conn.execute(query)]
+
+
 def _as_job(mapping: Any) -> Job:
     job = dict(mapping)
     for key in ("created_at", "started_at", "finished_at", "heartbeat_at"):
@@ -171,17 +178,18 @@ def transition(
     return bool(done)
 
 
-def claim_next(worker_pid: int, launcher: str) -> Job | None:
-    """Take the oldest queued job for this worker, or None if the queue is empty."""
+def claim_next(
+    worker_pid: int, launcher: str, exclude_kinds: tuple[str, ...] | list[str] = ()
+) -> Job | None:
+    """Take the oldest queued job for this worker (of a kind not in `exclude_kinds`: a
+    full heavy lane excludes training), or None if there is none."""
     eng = db()
     while True:
+        query = select(jobs.c.id, jobs.c.attempt).where(jobs.c.status == "queued")
+        if exclude_kinds:
+            query = query.where(jobs.c.kind.not_in(list(exclude_kinds)))
         with eng.connect() as conn:
-            row = conn.execute(
-                select(jobs.c.id, jobs.c.attempt)
-                .where(jobs.c.status == "queued")
-                .order_by(jobs.c.created_at, jobs.c.id)
-                .limit(1)
-            ).first()
+            row = conn.execute(query.order_by(jobs.c.created_at, jobs.c.id).limit(1)).first()
         if row is None:
             return None
         claimed = transition(

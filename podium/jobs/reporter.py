@@ -41,7 +41,8 @@ class JobReporter(Reporter):
         self._eng = db()
         self._log = Path(log_path).open("a", encoding="utf-8", buffering=1)
         self._status = "running"
-        self._pending: tuple[int, int | None, str] | None = None
+        self._pending: tuple[int | None, int | None, str] | None = None
+        self._count: tuple[int | None, int | None] = (None, None)  # the last progress()
         self._metrics: list[dict[str, Any]] = []
         self._samples: list[dict[str, Any]] = []
         self._last_write = 0.0
@@ -67,8 +68,14 @@ class JobReporter(Reporter):
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         with self._lock:
+            self._count = (done, total)
             self._pending = (done, total, message)
         self._maybe_flush(force=done == total)
+
+    def phase(self, message: str) -> None:
+        with self._lock:
+            self._pending = (*self._count, message)
+        self._maybe_flush(force=True)  # phases change seldom; show each at once
 
     def metric(self, step: int, values: Mapping[str, float]) -> None:
         at = now()

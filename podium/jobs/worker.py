@@ -7,7 +7,9 @@ Each loop it (1) fails or requeues jobs whose heartbeat went stale (their worker
 machine died), (2) heartbeats its own jobs while their processes live, stops those
 whose cancel was requested (SIGTERM to the group, SIGKILL after a grace period) and
 records jobs whose process died without saying so, and (3) claims the next queued job
-if it has a free slot. Any number of workers can share one database.
+if it has a free slot: `concurrency` slots for any kind plus `light_slots` for light
+kinds only (see podium/jobs/lanes.py), so short jobs never wait behind training. Any
+number of workers can share one database.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.identity import require
 from podium.jobs.kinds import get_kind
+from podium.jobs.lanes import heavy_kinds, may_claim
 from podium.jobs.launchers import (
     LAUNCHERS,
     Launched,
@@ -56,6 +59,7 @@ class Worker:
         poll: float = 1.0,
         concurrency: int = 1,
         say: Callable[[str], None] = print,
+        light_slots: int = 1,
     ) -> None:
         load_plugins()
         self.settings = get_settings()
@@ -63,6 +67,8 @@ class Worker:
         self._launchers: dict[str, Launcher] = {self.launcher.name: self.launcher}
         self.poll = poll
         self.concurrency = max(1, concurrency)
+        self.light_slots = max(0, light_slots)
+        self.kinds: dict[str, str] = {}  # running job id -> its kind, for the lanes
         self.say = say
         self.running: dict[str, Launched] = {}
         self.stop_event = threading.Event()
@@ -143,9 +149,11 @@ class Worker:
         self.say(f"job {job_id}: {get_job(job_id)['status']} (exit code {code})")
 
     def claim(self) -> bool:
-        if len(self.running) >= self.concurrency or self.stop_event.is_set():
+        lane = may_claim([self.kinds[j] for j in self.running], self.concurrency, self.light_slots)
+        if lane is None or self.stop_event.is_set():
             return False
-        job = claim_next(os.getpid(), self.launcher.name)
+        exclude = heavy_kinds() if lane == "light" else []
+        job = claim_next(os.getpid(), self.launcher.name, exclude)
         if job is None:
             return False
         try:
@@ -162,6 +170,7 @@ class Worker:
             return True
         set_fields(job["id"], pgid=proc.pgid)
         self.running[job["id"]] = proc
+        self.kinds[job["id"]] = job["kind"]
         self.say(f"job {job['id']} ({job['kind']}): started, process group {proc.pgid}")
         return True
 

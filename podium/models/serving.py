@@ -98,7 +98,7 @@ def _wait_ready(
 ) -> None:
     def waiting(elapsed_s: float) -> None:
         reporter.check_cancelled()
-        reporter.progress(int(elapsed_s), None, f"starting vLLM for {name}")
+        reporter.phase(f"starting vLLM for {name} ({elapsed_s:.0f}s)")
 
     deadline = time.monotonic() + timeout_s
     outcome = processes.wait_until(

@@ -38,7 +38,10 @@ def test_running_first_then_recent_and_old_ones_left_out() -> None:
     items = tray_items(jobs, now())
     assert [i.job_id for i in items] == ["running", "queued", "new-done"]
     assert items[0].progress == 0.4 and items[0].active and not items[2].active
-    assert items[0].label == "generate · running · 4/10"
+    assert items[0].label == "generate · running · 4/10 (40%) · about 7m30s left"
+    assert items[1].label == (
+        "generate · queued · waiting for a free slot: job running (generate) running"
+    )
 
 
 def test_every_page_shows_the_tray_with_a_link_to_the_logbook(podium_home: Path) -> None:

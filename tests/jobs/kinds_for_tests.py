@@ -56,3 +56,12 @@ register(
         resumable=True,
     )
 )
+register(
+    JobKind(
+        "test-steps-heavy",
+        f"{__name__}:StepsConfig",
+        f"{__name__}:run_steps",
+        "Test steps in the heavy lane, like training.",
+        heavy=True,
+    )
+)

@@ -35,19 +35,22 @@ def test_jobs_fit_one_line_each_at_80_columns(jobs_home: Path) -> None:
     )
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert all(len(line) <= 80 for line in lines), proc.stdout
-    rows = [line for line in lines if line.split()[0].startswith("20")]
+    rows = [line for line in lines if line.split()[0].startswith("20") and " is " not in line]
     assert len(rows) == 3, proc.stdout  # one line per job: nothing wrapped
     by_id = {row.split()[0]: row.split()[1:] for row in rows}
     assert by_id[queued] == ["test-steps", "queued", "-", "-"]
-    for job in done:
-        assert by_id[job["id"]][:3] == ["validate", "succeeded", "100%"]
+    for job in done:  # before: a bare "100%" (and a bare "14" with no total)
+        total = f"{job['progress_total']:,}"
+        assert by_id[job["id"]][:4] == ["validate", "succeeded", f"{total}/{total}", "100%"]
+    # under the table, why the queued job has not started
+    assert f"{queued} is waiting for a worker" in proc.stdout
 
 
 def test_watch_follows_a_job_to_its_end_and_exits_by_outcome(jobs_home: Path) -> None:
     ok = run_foreground(parse_card("---\nkind: test-steps\nsteps: 2\n---\n"), quiet=True)
     shown = podium("jobs", "watch", ok["id"])
     assert f"job {ok['id']} succeeded" in shown.stdout
-    assert "100%" in shown.stderr  # the bar, full
+    assert "2/2 (100%)" in shown.stderr  # the bar, full, and the count it stands for
 
     waiting = submit(parse_card("---\nkind: test-steps\nsteps: 2\n---\n"))
     threading.Timer(1.5, request_cancel, args=(waiting,)).start()
