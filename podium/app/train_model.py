@@ -168,6 +168,14 @@ def run_label(job: Job) -> str:
     return f"{job['kind']} → {out} · {job['status']} · {job['id']}"
 
 
+def cancel_question(view: RunView) -> str:
+    """What "Cancel run" asks before it stops anything."""
+    return (
+        f"Cancel run {view.job_id} ({view.status})? It stops at its next step; this "
+        "cannot be undone (queue it again to start over)."
+    )
+
+
 @dataclass
 class RunView:
     job_id: str

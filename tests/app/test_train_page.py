@@ -54,11 +54,19 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
     ]
     assert cfg.table.snapshot_id is not None
     assert at.query_params["job"] in ([job["id"]], job["id"])
-    # The Runs tab follows the queued run and can cancel it.
+    # The Launch tab shows the run where it was queued; the Runs tab follows it too.
     at.run()
+    assert any(job["id"] in m.value and "queued" in m.value for m in at.markdown)
+    assert at.button(key="train.launch.cancel")  # the live view under the form
     assert at.selectbox(key="train.run").value == job["id"]
+    # Cancel asks first: one click stops nothing.
     at.button(key="train.cancel").click().run()
+    assert get_job(job["id"])["status"] == "queued"
+    assert any(w.value.startswith(f"Cancel run {job['id']}") for w in at.warning)
+    at.button(key="train.cancel.ask.yes").click().run()
     assert get_job(job["id"])["status"] in ("cancelled", "cancelling")
+    # The labels say so at once.
+    assert "queued" not in _select(at, "Run").format_func(job["id"])
 
 
 def test_bad_launch_shows_the_error_and_queues_nothing(tiny_base, make_table, memo_pairs):

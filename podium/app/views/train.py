@@ -20,7 +20,9 @@ from podium.app.review_model import linked_snapshot_labels
 from podium.app.train_model import (
     KINDS,
     REWARD_CHOICES,
+    RunView,
     base_choices,
+    cancel_question,
     check_launch,
     default_out,
     run_label,
@@ -30,11 +32,14 @@ from podium.app.train_model import (
 )
 from podium.errors import PodiumError
 from podium.jobs.logbook import kind_model
+from podium.jobs.queue import get_job
 from trainers.presets import PRESET_NAMES, preset_defaults
 
 GENERATE_PAGE = "views/generate.py"
 COMPARE_PAGE = "views/compare.py"
 BASIC = ("out", "method", "max_steps", "learning_rate")
+ACTIVE = ("queued", "running", "cancelling")
+LAUNCHED = "train.launched"  # the run queued from this tab, watched under the form
 
 st.title("Train")
 st.caption(
@@ -124,14 +129,23 @@ def _launch_form() -> None:
     )
     if job_id is not None:
         st.query_params["job"] = job_id
+        st.session_state[LAUNCHED] = job_id
+    launched = st.session_state.get(LAUNCHED)
+    if launched:
+        # The run just queued, live where it was queued (the Runs tab shows it too).
+        st.markdown(f"**{run_label(get_job(launched))}**")
+        _live(launched, "train.launch")
 
 
-def _watch(job_id: str) -> bool:
-    """Draw the run; returns whether it has finished."""
+def _watch(job_id: str, key: str) -> RunView:
+    """Draw the run (widget keys start with `key`: the Launch and Runs tabs may both
+    show it)."""
     view = run_view(job_id)
     st.progress(view.progress or 0.0, text=f"{view.status} · {view.message}")
     if view.status in ("queued", "running"):
-        if st.button("Cancel run", key="train.cancel"):
+        if st.button("Cancel run", key=f"{key}.cancel"):
+            st.session_state[f"{key}.cancel.ask"] = True
+        if widgets.ask_first(f"{key}.cancel.ask", cancel_question(view), "Yes, cancel the run"):
             from podium.jobs.queue import request_cancel
 
             request_cancel(job_id)
@@ -155,47 +169,50 @@ def _watch(job_id: str) -> bool:
     if view.checkpoint:
         st.success(f"Checkpoint **{view.checkpoint}** registered (from {view.base}).")
         c1, c2 = st.columns(2)
-        if c1.button(f"Chat with {view.checkpoint}", key="train.chat"):
+        if c1.button(f"Chat with {view.checkpoint}", key=f"{key}.chat"):
             st.switch_page(GENERATE_PAGE, query_params={"model": view.checkpoint})
-        if view.base and c2.button(f"Compare with {view.base}", key="train.compare"):
+        if view.base and c2.button(f"Compare with {view.base}", key=f"{key}.compare"):
             models = f"{view.base},{view.checkpoint}"
             query = {"models": models, **({"table": view.table} if view.table else {})}
             st.switch_page(COMPARE_PAGE, query_params=query)
-    return view.finished
+    return view
+
+
+def _live(job_id: str, key: str) -> None:
+    """The run, redrawn every two seconds while it is queued or running; when its status
+    changes the whole page reruns, so every label names the status it has now."""
+    shown = get_job(job_id)["status"]
+
+    @st.fragment(run_every=2.0 if shown in ACTIVE else None)
+    def live() -> None:
+        try:
+            view = _watch(job_id, key)
+        except PodiumError as exc:
+            show_error(exc)
+            return
+        if view.status != shown:
+            st.rerun()
+
+    live()
 
 
 def _runs() -> None:
     runs = training_runs()
-    wanted = st.query_params.get("job")
     ids = [j["id"] for j in runs]
+    wanted = st.query_params.get("job")
     if wanted and wanted not in ids:
         ids.insert(0, wanted)
     if not ids:
         empty_state("No training runs yet.", "Queue one under Launch.")
         return
+    # A run named by the URL (or just queued) is chosen once; otherwise the newest.
+    if wanted and st.session_state.get("train.run.linked") != wanted:
+        st.session_state["train.run"] = st.session_state["train.run.linked"] = wanted
+    if st.session_state.get("train.run") not in ids:
+        st.session_state["train.run"] = ids[0]
     labels = {j["id"]: run_label(j) for j in runs}
-    job_id = st.selectbox(
-        "Run",
-        ids,
-        index=ids.index(wanted) if wanted in ids else 0,
-        format_func=lambda i: labels.get(i, i),
-        key="train.run",
-    )
-    active = any(
-        j["id"] == job_id and j["status"] in ("queued", "running", "cancelling") for j in runs
-    )
-
-    @st.fragment(run_every=2.0 if active else None)
-    def live() -> None:
-        try:
-            finished = _watch(job_id)
-        except PodiumError as exc:
-            show_error(exc)
-            return
-        if active and finished:
-            st.rerun()  # a full rerun stops the polling and shows the finished run
-
-    live()
+    job_id = st.selectbox("Run", ids, format_func=lambda i: labels.get(i, i), key="train.run")
+    _live(job_id, "train")
 
 
 launch_tab, runs_tab = st.tabs(["Launch", "Runs"])
