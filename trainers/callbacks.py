@@ -2,14 +2,22 @@
 
 `ReporterCallback` forwards every `on_log` (loss, learning rate, grad norm, token
 accuracy; for GRPO reward mean/std per reward and completion length) plus tokens/s,
-reports progress, saves + registers periodic checkpoints, and stops the run when the
-job is cancelled (the last state is then saved and registered as a periodic
-checkpoint, and `Cancelled` is raised once TRL has returned).
+reports progress (with an "evaluating" phase while TRL evaluates), saves + registers
+periodic checkpoints, and stops the run when the job is cancelled: the last state is
+then saved and registered as a periodic checkpoint, and `Cancelled` is raised once TRL
+has returned.
+
+The worker stops a job with SIGTERM. During training that signal is held until the
+step (or the evaluation batch) in hand ends, the state is saved and registered, and
+only then does the job's own SIGTERM handling run (which ends it as cancelled, or
+requeued when the worker is shutting down). So a cancelled run always keeps its step.
 """
 
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +56,35 @@ class ReporterCallback(TrainerCallback):
         self._last_tokens: float | None = None
         self._last_time = self._t0
         self._model: Any = None
+        self._evaluating = False
+        # SIGTERM received during training: (signal number, frame), handled at step end.
+        self._signalled: tuple[int, Any] | None = None
+        self._previous: Any = None  # the SIGTERM handler we hold the signal for
+
+    def _hold_sigterm(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set handlers; the signal then acts at once
+
+        def held(signum: int, frame: Any) -> None:
+            self._signalled = (signum, frame)
+
+        self._previous = signal.signal(signal.SIGTERM, held)
+
+    def _release_sigterm(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)
+            self._previous = None
+
+    def _stop_for_signal(self, model: Any, step: int) -> None:
+        """Save and register the state at `step`, then let SIGTERM do what it would have."""
+        if self.writer.last_step != step:
+            self.writer.save(model or self._model, step, final=False)
+        self.reporter.log(f"stopping at step {step} (SIGTERM); its state is registered")
+        previous, (signum, frame) = self._previous, self._signalled or (signal.SIGTERM, None)
+        self._release_sigterm()
+        if callable(previous):
+            previous(signum, frame)  # e.g. the job's: raises, ending it as cancelled
+        self.cancelled = True  # no handler of its own: end as a cancel
 
     def on_train_begin(
         self,
@@ -59,7 +96,43 @@ class ReporterCallback(TrainerCallback):
     ) -> None:
         self._model = model
         self._t0 = self._last_time = time.monotonic()
+        self._hold_sigterm()
         self.reporter.progress(0, state.max_steps, "training started")
+
+    def on_train_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        self._release_sigterm()
+
+    def on_prediction_step(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Between evaluation batches: say so, and honour a SIGTERM without waiting for
+        the whole evaluation (minutes on a CPU)."""
+        if not self._evaluating:
+            self._evaluating = True
+            self.reporter.phase(f"evaluating after step {state.global_step}")
+        if self._signalled is not None:
+            self._stop_for_signal(model, state.global_step)
+
+    def on_evaluate(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        self._evaluating = False
+        self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
 
     def on_step_end(
         self,
@@ -69,7 +142,17 @@ class ReporterCallback(TrainerCallback):
         model: Any = None,
         **kwargs: Any,
     ) -> TrainerControl:
-        self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
+        if control.should_evaluate:  # TRL evaluates next; it can take minutes on a CPU
+            self._evaluating = True
+            self.reporter.progress(
+                state.global_step, state.max_steps, f"step {state.global_step} · evaluating"
+            )
+        else:
+            self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
+        if self._signalled is not None:
+            self._stop_for_signal(model, state.global_step)
+            control.should_training_stop = True
+            return control
         if self.reporter.is_cancelled():
             self.cancelled = True
             control.should_training_stop = True

@@ -45,6 +45,9 @@ class JobKind:
     # Heavy kinds (training) take a worker's heavy lane; the rest may also run in its
     # light lane, so a validation never waits behind a 10-minute training run.
     heavy: bool = False
+    # Seconds a stopped job gets to finish its unit of work and save before SIGKILL
+    # (training: a step on a CPU, then writing and registering the checkpoint).
+    stop_grace_s: float = 5.0
 
     def config_model(self) -> type[BaseModel]:
         model = _load(self.config_path)
@@ -95,6 +98,9 @@ _TRAIN_OPTIONS = {
     "learning_rate": "--lr",
 }
 
+# A cpu-small step takes 20-40 s on 2 cores; saving the checkpoint a few more.
+_TRAIN_STOP_GRACE_S = 120.0
+
 # Registrations: one line per kind, added by the package that owns it.
 register(
     JobKind(
@@ -135,6 +141,7 @@ register(
         options=_TRAIN_OPTIONS,
         preflight_path="trainers.preflight:train",
         heavy=True,
+        stop_grace_s=_TRAIN_STOP_GRACE_S,
     )
 )
 register(
@@ -146,6 +153,7 @@ register(
         options=_TRAIN_OPTIONS,
         preflight_path="trainers.preflight:train",
         heavy=True,
+        stop_grace_s=_TRAIN_STOP_GRACE_S,
     )
 )
 register(

@@ -75,6 +75,7 @@ class Worker:
         self._last_recovery = 0.0
         self._last_beat = 0.0
         self._settled: dict[str, float] = {}
+        self._stopping: dict[str, threading.Thread] = {}  # cancelled jobs being stopped
 
     def run(self, once: bool = False) -> None:
         self.say(f"worker {os.getpid()} started (launcher {self.launcher.name})")
@@ -122,11 +123,18 @@ class Worker:
                 continue
             status = heartbeat(job_id) if beat else get_job(job_id)["status"]
             if status == "cancelling":
-                self.say(f"job {job_id}: cancel requested, stopping process group {proc.pgid}")
-                proc.stop(CANCEL_GRACE_SECONDS)
-                transition(job_id, "cancelled", message="stopped by worker")
-                del self.running[job_id]
-            elif status not in ("running", None):
+                if job_id not in self._stopping:
+                    grace = _stop_grace(self.kinds[job_id])
+                    self.say(
+                        f"job {job_id}: cancel requested, stopping process group {proc.pgid} "
+                        f"(it has {grace:.0f} s to save its state)"
+                    )
+                    # In a thread: a training run's grace must not hold up the other lane.
+                    self._stopping[job_id] = threading.Thread(
+                        target=proc.stop, args=(grace,), name=f"stop-{job_id}", daemon=True
+                    )
+                    self._stopping[job_id].start()
+            elif status not in ("running", None) and job_id not in self._stopping:
                 # Settled (by the job as it exits, or by someone else): give the process
                 # a grace period to exit by itself, then make sure it does not go on.
                 since = self._settled.setdefault(job_id, time.monotonic())
@@ -137,6 +145,9 @@ class Worker:
     def finish(self, job_id: str, code: int) -> None:
         del self.running[job_id]
         self._settled.pop(job_id, None)
+        stopping = self._stopping.pop(job_id, None)
+        if stopping is not None:
+            stopping.join(timeout=CANCEL_GRACE_SECONDS)
         job = get_job(job_id)
         if job["status"] == "cancelling":
             transition(job_id, "cancelled", message=f"process exited with code {code}")
@@ -189,7 +200,7 @@ class Worker:
         the worker records it.
         """
         for job_id, proc in list(self.running.items()):
-            proc.stop(CANCEL_GRACE_SECONDS)
+            proc.stop(_stop_grace(self.kinds.get(job_id, "")))  # training saves its state
             job = get_job(job_id)
             if job["status"] in ("running", "cancelling"):
                 recover(job, f"worker {os.getpid()} stopped", _resumable(job))
@@ -202,6 +213,13 @@ class Worker:
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
+
+
+def _stop_grace(kind: str) -> float:
+    try:
+        return get_kind(kind).stop_grace_s
+    except PodiumError:  # a plugin kind this worker cannot see
+        return CANCEL_GRACE_SECONDS
 
 
 def _resumable(job: Job) -> bool:

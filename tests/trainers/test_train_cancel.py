@@ -1,0 +1,63 @@
+"""A queued training run cancelled mid-run registers a checkpoint at the step it stopped,
+as the README says (the real CLI, a real worker, a real SIGTERM)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from podium.cli import app
+from podium.jobs.logbook import events
+from podium.jobs.queue import get_job, list_jobs
+from podium.models.registry import get_model, get_model_or_none, list_models
+
+pytestmark = pytest.mark.train
+
+
+def _wait(predicate, timeout: float = 300):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout}s")
+
+
+def test_cancelled_queued_run_registers_its_step(tiny_base, make_table, memo_pairs):
+    """Before: the worker's SIGTERM ended the run mid-step with no checkpoint."""
+    make_table("t.memo", memo_pairs)
+    queued = CliRunner().invoke(
+        app,
+        ["train", "sft", "--model", tiny_base, "--table", "t.memo", "--out", "halted",
+         "--preset", "cpu-smoke", "--steps", "2000", "--queue"],
+    )  # fmt: skip
+    assert queued.exit_code == 0, queued.output
+    (job,) = list_jobs()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "podium.cli", "worker", "--poll", "0.2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait(lambda: (get_job(job["id"])["progress_done"] or 0) >= 2)
+        cancel = CliRunner().invoke(app, ["jobs", "cancel", job["id"]])
+        assert cancel.exit_code == 0 and "cancelling" in cancel.output
+        done = _wait(lambda: (j := get_job(job["id"]))["status"] == "cancelled" and j)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        output = worker.communicate(timeout=60)[0]
+    assert get_model_or_none("halted") is None, output  # no final checkpoint
+    (kept,) = [m for m in list_models() if m.kind == "trained"]
+    assert kept.name == f"halted-step-{kept.step}" and kept.step >= 2
+    assert kept.job_id == job["id"] and kept.lineage["final"] is False
+    assert get_model(kept.name).path
+    assert done["progress_done"] == kept.step  # the step it stopped at
+    log = open(job["log_path"]).read()
+    assert f"stopping at step {kept.step} (SIGTERM); its state is registered" in log
+    assert [e["status"] for e in events(job["id"])][-1] == "cancelled"
