@@ -16,9 +16,9 @@ import pandas as pd
 import streamlit as st
 
 from podium.app import browse_model as bm
+from podium.app import charts, widgets
 from podium.app import review_model as rm
 from podium.app import review_saves as rs
-from podium.app import widgets
 from podium.app.chat_markdown import review_turn
 from podium.app.roles import allowed
 from podium.app.widgets import ROLE_AVATARS
@@ -76,11 +76,11 @@ def stats_panel(name: str, sid: int | None, view: bm.ViewState | None = None) ->
         st.dataframe(pd.DataFrame(stats.by_role), hide_index=True)
     with right:
         st.markdown("**Turns per sample**")
-        st.bar_chart(pd.DataFrame(stats.turn_counts), x="turns", y="rows")
+        st.altair_chart(charts.bar_chart(pd.DataFrame(stats.turn_counts), "turns", "rows"))
         if stats.sources:
             st.markdown("**Sources**")
             sources = pd.DataFrame(stats.sources).fillna({"source": "(none)"})
-            st.bar_chart(sources, x="source", y="rows", horizontal=True)
+            st.altair_chart(charts.bar_chart(sources, "source", "rows", horizontal=True))
 
 
 def failures_panel(name: str, sid: int | None, sample: str) -> None:

@@ -168,7 +168,10 @@ def ratings_lines(report: dict[str, Any]) -> list[str]:
 def ratings_chart(report: dict[str, Any]) -> alt.LayerChart:
     frame = ratings_frame(report)
     frame = frame[frame["votes"] > 0]  # no interval to draw without votes
-    base = alt.Chart(frame).encode(y=alt.Y("model:N", sort="-x", title=None))
+    # labelLimit 0: whole names (two checkpoints of one base share a long prefix).
+    base = alt.Chart(frame).encode(
+        y=alt.Y("model:N", sort="-x", title=None, axis=alt.Axis(labelLimit=0))
+    )
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="rating (95% interval)", scale=alt.Scale(zero=False)), x2="high:Q"
     )
@@ -246,3 +249,16 @@ def start_comparison(
         "limit": limit,
     }
     return submit_config("compare", values)
+
+
+def sampling_text(sampling: Any) -> str:
+    """'temperature 0.7 · max tokens 256 · n 1' for a comparison's sampling settings."""
+    if not isinstance(sampling, dict):
+        return str(sampling)
+    parts = []
+    for key, value in sampling.items():
+        if value is None or value == [] or value == {}:
+            continue
+        shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
+        parts.append(f"{key.replace('_', ' ')} {shown}")
+    return " · ".join(parts) or "defaults"

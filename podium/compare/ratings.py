@@ -121,6 +121,31 @@ def vote_tuples(
     ]
 
 
+def better_counts(models: Sequence[str], votes: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How often each model was voted the better one (whichever side it was shown on),
+    then ties and "both bad": {"base": 3, "sft": 5, "tie": 1, "both bad": 0}."""
+    out = dict.fromkeys(models, 0)
+    ties = bad = 0
+    for v in votes:
+        verdict = v["verdict"]
+        if verdict in ("A", "B"):
+            winner = v["model_a"] if verdict == "A" else v["model_b"]
+            out[winner] = out.get(winner, 0) + 1
+        ties += verdict == "tie"
+        bad += verdict == "both_bad"
+    return {**out, "tie": ties, "both bad": bad}
+
+
+def better_text(report: dict[str, Any]) -> str:
+    """'smollm2-base better: 1 · my-sft better: 1 · tie: 0 · both bad: 0'."""
+    better = report["better"]
+    models = [m for m in report["models"] if m in better]
+    return " · ".join(
+        [f"{m} better: {better[m]}" for m in models]
+        + [f"{k}: {better[k]}" for k in ("tie", "both bad")]
+    )
+
+
 def pass_rates(comparison: Comparison) -> dict[str, dict[str, float | None]]:
     """Per model: share of answers passing all checks, and per check."""
     out: dict[str, dict[str, float | None]] = {}
@@ -152,7 +177,8 @@ def ratings_report(
         "comparison": comparison.name,
         "models": comparison.models,
         "votes": len(votes),
-        "verdicts": verdicts,
+        "verdicts": verdicts,  # by side; A and B are shuffled per prompt
+        "better": better_counts(comparison.models, votes),
         "ratings": [asdict(r) for r in bradley_terry(comparison.models, tuples, bootstrap)],
         "win_rates": win_matrix(comparison.models, tuples),
         "pass_rates": pass_rates(comparison),

@@ -106,7 +106,13 @@ def test_ratings_change_with_votes(comparison):
         cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", reviewer("bob"))
     at.run()
     page = _texts(at)
-    assert "**4 votes**" in page
+    # The counts name the models: A and B are shuffled per prompt, so "A is better"
+    # says nothing.
+    assert "**4 votes** · alpha better: 4 · omega better: 0 · tie: 0 · both bad: 0" in page
+    assert not any("A is better" in m.value for m in at.markdown)
+    assert "sampling {" not in page and "'" not in next(
+        c.value for c in at.caption if "sampling" in c.value
+    )
     first = next(m for m in at.markdown if m.value.startswith("**alpha**"))
     assert "4 votes" in first.value and "checks passed 75%" in first.value
     assert page.index("**alpha**:") < page.index("**omega**:")  # best first
@@ -125,3 +131,21 @@ def test_new_comparison_from_train_page_link_queues_a_job(compare_config):
     assert not at.error, [e.value for e in at.error]
     (job,) = [j for j in list_jobs() if j["kind"] == "compare"]
     assert job["status"] == "queued" and '"cmp.from_page"' in job["config"]
+
+
+def test_sampling_reads_as_words_and_the_chart_keeps_whole_names() -> None:
+    from podium.app import compare_model as cm
+
+    text = cm.sampling_text({"temperature": 0.7, "max_tokens": 256, "stop": ["\n"], "seed": None})
+    assert text == "temperature 0.7 · max tokens 256 · stop \n"
+    report = {
+        "ratings": [
+            {"model": m, "rating": 1000.0, "low": 990.0, "high": 1010.0, "votes": 2, "wins": 1}
+            for m in ("smollm2-135m-instruct", "smollm2-135m-instruct-sft")
+        ],
+        "pass_rates": {
+            m: {"all": None} for m in ("smollm2-135m-instruct", "smollm2-135m-instruct-sft")
+        },
+    }
+    spec = cm.ratings_chart(report).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == 0

@@ -103,7 +103,12 @@ def _submit_form(at: AppTest) -> None:
 def test_cancel_and_rerun_buttons(home: Path) -> None:
     job_id = submit(parse_card("---\nkind: test-steps\nsteps: 9\n---\n"))
     at = _logbook()
+    # A queued job has not run: nothing to re-run yet.
+    assert not [b for b in at.button if b.key == "logbook.rerun"]
     at.button(key="logbook.cancel").click().run()
+    assert get_job(job_id)["status"] == "queued"  # one click asks first
+    assert any(w.value.startswith(f"Cancel job {job_id}") for w in at.warning)
+    at.button(key="logbook.cancel.ask.yes").click().run()
     assert get_job(job_id)["status"] == "cancelled"
     assert "**cancelled**" in _texts(at)
 
@@ -164,3 +169,41 @@ def test_collect_turns_widget_values_into_a_valid_config() -> None:
     )  # fmt: skip
     blank = collect(field_specs(_FormModel), {**raw, "table": "", "source": {"name": None}})
     assert "table" not in blank and blank["source"] is None
+
+
+def test_a_finished_training_run_lists_its_checkpoint_under_outputs() -> None:
+    from podium.app.logbook_model import outputs_of
+
+    job = {
+        "kind": "sft", "status": "succeeded", "inputs": ["demo.chat@7"],
+        "config": '{"model": "smollm2", "table": {"name": "demo.chat"}}',
+        "outputs": {"tables": [], "checkpoints": [], "summary": {"checkpoint": "my-sft"}},
+    }  # fmt: skip
+    shown = outputs_of(job)  # type: ignore[arg-type]
+    assert shown.checkpoints == ["my-sft"] and shown.empty_text == ""
+    assert shown.compare_models("my-sft") == "smollm2,my-sft"
+    assert (shown.inputs, shown.trained_on) == ([("demo.chat", 7)], "demo.chat")
+    queued = {**job, "status": "queued", "outputs": None}
+    assert outputs_of(queued).empty_text == "none yet"  # type: ignore[arg-type]
+
+
+def test_metrics_of_different_sizes_get_their_own_panels_and_no_chart_zooms() -> None:
+    import json
+
+    import pandas as pd
+
+    from podium.app import charts
+
+    frame = pd.DataFrame(
+        {"loss": [2.0, 1.5], "learning_rate": [5e-4, 4e-4], "num_tokens": [1200.0, 2400.0]},
+        index=pd.Index([1, 2], name="step"),
+    )
+    panels = dict(charts.metric_panels(frame))
+    assert list(panels) == ["Loss", "Learning rate", "num_tokens"]
+    assert all(len(data.columns) == 1 for data in panels.values())
+    for chart in (
+        charts.line_chart(frame),
+        charts.bar_chart(pd.DataFrame({"turns": [1, 2], "rows": [3, 4]}), "turns", "rows"),
+    ):
+        # A bound scale is what turns a mouse wheel over the chart into a zoom.
+        assert '"bind": "scales"' not in json.dumps(chart.to_dict())

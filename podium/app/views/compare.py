@@ -19,6 +19,7 @@ from podium.app.job_panel import page_link, watch_job
 from podium.app.roles import missing_role
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.widgets import render_conversation
+from podium.compare.ratings import better_text
 from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
@@ -125,10 +126,7 @@ def _blind(comparison: cm.Comparison) -> None:
 
 def _ratings(comparison: cm.Comparison) -> None:
     report = cm.ratings(comparison)
-    st.markdown(
-        f"**{report['votes']} votes** · "
-        + " · ".join(f"{VERDICT_LABELS[k]}: {v}" for k, v in report["verdicts"].items())
-    )
+    st.markdown(f"**{report['votes']} votes** · " + better_text(report))
     for line in cm.ratings_lines(report):
         st.markdown(line)
     if not report["votes"]:
@@ -210,6 +208,6 @@ else:
     who = "checkpoints hidden" if mode == "Blind vote" else ", ".join(comparison.models)
     st.caption(
         f"{who} on {comparison.input_ref} · {len(comparison.items)} prompts · "
-        f"sampling {comparison.sampling}"
+        f"sampling {cm.sampling_text(comparison.sampling)}"
     )
     {"Side by side": _side_by_side, "Blind vote": _blind, "Ratings": _ratings}[mode](comparison)

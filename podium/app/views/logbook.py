@@ -14,11 +14,12 @@ from typing import Any
 
 import streamlit as st
 
-from podium.app import widgets
+from podium.app import charts, widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
+from podium.app.logbook_model import outputs_of
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
@@ -98,7 +99,11 @@ def job_detail(job_id: str) -> None:
     metrics = lb.metrics_frame(job_id)
     if not metrics.empty:
         st.markdown("**Metrics**")
-        st.line_chart(metrics)
+        panels = charts.metric_panels(metrics)
+        for row in range(0, len(panels), 3):
+            for col, (title, data) in zip(st.columns(3), panels[row : row + 3], strict=False):
+                col.caption(title)
+                col.altair_chart(charts.line_chart(data), width="stretch")
     samples = lb.samples(job_id)
     if samples:
         st.markdown("**Samples**")
@@ -106,36 +111,27 @@ def job_detail(job_id: str) -> None:
 
 
 def outputs(job: Job) -> None:
-    links = lb.table_links(job)
-    # Only a training run makes checkpoints; other kinds list the one they used.
-    trained = job["kind"] in ("sft", "grpo")
-    checkpoints = (job["outputs"] or {}).get("checkpoints", []) if trained else []
+    shown = outputs_of(job)
     inputs_col, outputs_col = st.columns(2)
     with inputs_col:
         st.markdown("**Inputs**")
-        for name, snapshot in links["inputs"]:
+        for name, snapshot in shown.inputs:
             widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
-        if not links["inputs"]:
+        if not shown.inputs:
             st.caption("none")
     with outputs_col:
         st.markdown("**Outputs**")
-        for name, snapshot in links["outputs"]:
+        for name, snapshot in shown.tables:
             widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
-        config = json.loads(job["config"] or "{}")
-        table = config.get("table")
-        base, trained_on = (
-            config.get("model"),
-            table.get("name") if isinstance(table, dict) else None,
-        )
-        for checkpoint in checkpoints:
-            models = f"{base},{checkpoint}" if isinstance(base, str) else checkpoint
+        for checkpoint in shown.checkpoints:
+            st.markdown(f":material/model_training: checkpoint `{checkpoint}` (registered)")
             # On the prompts it was trained on: a table known to hold user turns.
             page_link(
-                "compare", f"Compare {checkpoint} with {base}", ":material/compare:",
-                models=models, table=trained_on,
+                "compare", f"Compare {checkpoint} with {shown.base}", ":material/compare:",
+                models=shown.compare_models(checkpoint), table=shown.trained_on,
             )  # fmt: skip
-        if not (links["outputs"] or checkpoints):
-            st.caption("none yet" if job["status"] in ACTIVE else "none")
+        if shown.empty_text:
+            st.caption(shown.empty_text)
 
 
 def actions(job: Job) -> None:
@@ -147,9 +143,17 @@ def actions(job: Job) -> None:
         and may_cancel(user, job)
         and st.button("Cancel", key="logbook.cancel", icon=":material/stop:")
     ):
+        st.session_state["logbook.cancel.ask"] = job["id"]
+    if st.session_state.get("logbook.cancel.ask") not in (None, job["id"]):
+        st.session_state.pop("logbook.cancel.ask")  # asked about another job
+    question = f"Cancel job {job['id']} ({job['kind']}, {job['status']})? This cannot be undone."
+    if widgets.ask_first("logbook.cancel.ask", question, "Yes, cancel the job"):
         request_cancel(job["id"])
         st.rerun()  # the header above was drawn before the click
-    if st.button("Re-run", key="logbook.rerun", icon=":material/replay:", help="Its card again"):
+    # Re-run is for a finished job (this one has not run yet); a changed copy is not.
+    if job["status"] not in ACTIVE and st.button(
+        "Re-run", key="logbook.rerun", icon=":material/replay:", help="Its card again"
+    ):
         st.session_state[GOTO] = lb.rerun(job["id"])
         st.rerun()
     if st.button("Re-run with changes", key="logbook.edit", icon=":material/edit:"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app import widgets
+from podium.app.charts import line_chart
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.review_model import linked_snapshot_labels
@@ -159,7 +160,7 @@ def _watch(job_id: str, key: str) -> RunView:
         for col, group in zip(cols, (left, right), strict=False):
             if group is not None:
                 col.markdown(f"**{group[0]}**")
-                col.line_chart(group[1])
+                col.altair_chart(line_chart(group[1]), width="stretch")
     if view.samples:
         st.markdown("**Sample completions**")
         for s in view.samples[-4:]:

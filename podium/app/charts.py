@@ -1,0 +1,52 @@
+"""Charts the pages draw, as Altair specs built without Streamlit.
+
+None binds the mouse wheel: `st.line_chart` and `st.bar_chart` make their charts
+`.interactive()`, so a wheel over a chart zoomed it instead of scrolling the page.
+Metrics of different sizes get their own panels: num_tokens (~1,200) on the axis of
+loss and learning rate flattened both to zero.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from podium.app.train_model import chart_groups
+
+
+def line_chart(frame: pd.DataFrame) -> alt.Chart:
+    """One line per column of `frame` (index: step), with a tooltip and no zoom."""
+    long = frame.rename_axis("step").reset_index().melt("step", var_name="metric")
+    long = long.dropna(subset=["value"])
+    return (
+        alt.Chart(long)
+        .mark_line(point=len(long) < 40)
+        .encode(
+            x=alt.X("step:Q", title="step"),
+            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
+            color=alt.Color("metric:N", title=None, legend=alt.Legend(orient="bottom")),
+            tooltip=["step:Q", "metric:N", "value:Q"],
+        )
+    )
+
+
+def bar_chart(frame: pd.DataFrame, x: str, y: str, *, horizontal: bool = False) -> alt.Chart:
+    """Bars of `y` per `x` (categories down the side when `horizontal`), no zoom."""
+    if horizontal:
+        category = alt.Y(f"{x}:N", title=x, sort="-x", axis=alt.Axis(labelLimit=0))
+        return alt.Chart(frame).mark_bar().encode(y=category, x=f"{y}:Q", tooltip=[x, y])
+    column = alt.X(f"{x}:N", title=x, sort=None)
+    return alt.Chart(frame).mark_bar().encode(x=column, y=f"{y}:Q", tooltip=[x, y])
+
+
+def metric_panels(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The Train page's groups (loss, reward, learning rate, ...), then every other
+    metric in a panel of its own: no two scales share an axis."""
+    panels = chart_groups(frame)
+    shown = {c for _, data in panels for c in data.columns}
+    for column in frame.columns:
+        if column not in shown:
+            data = frame[[column]].dropna()
+            if not data.empty:
+                panels.append((str(column), data))
+    return panels

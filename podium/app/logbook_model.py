@@ -1,0 +1,55 @@
+"""What the Logbook shows of one job's outputs, without Streamlit: the tables it wrote,
+the checkpoints a training run registered (its final one from the summary too), and
+what each checkpoint can be compared with."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from podium.jobs import logbook as lb
+from podium.jobs.queue import Job
+from podium.jobs.tables import ACTIVE
+
+TRAINING_KINDS = ("sft", "grpo")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    inputs: list[tuple[str, int | None]]
+    tables: list[tuple[str, int | None]]
+    checkpoints: list[str] = field(default_factory=list)  # oldest first; the last is final
+    base: str | None = None  # what a checkpoint is compared with
+    trained_on: str | None = None  # the table a run trained on (Compare prompts with it)
+    empty_text: str = ""  # "none yet" / "none" when there is nothing to list
+
+    def compare_models(self, checkpoint: str) -> str:
+        return f"{self.base},{checkpoint}" if self.base else checkpoint
+
+
+def outputs_of(job: Job) -> Outputs:
+    links = lb.table_links(job)
+    outputs: dict[str, Any] = job.get("outputs") or {}
+    checkpoints: list[str] = []
+    if job["kind"] in TRAINING_KINDS:
+        # Only a training run makes checkpoints; other kinds list the one they used.
+        checkpoints = [str(c) for c in outputs.get("checkpoints") or []]
+        final = (outputs.get("summary") or {}).get("checkpoint")
+        if final and final not in checkpoints:
+            checkpoints.append(str(final))
+    try:
+        config = json.loads(job.get("config") or "{}")
+    except json.JSONDecodeError:
+        config = {}
+    table = config.get("table") if isinstance(config, dict) else None
+    base = config.get("model") if isinstance(config, dict) else None
+    nothing = not (links["outputs"] or checkpoints)
+    return Outputs(
+        inputs=links["inputs"],
+        tables=links["outputs"],
+        checkpoints=checkpoints,
+        base=base if isinstance(base, str) else None,
+        trained_on=table.get("name") if isinstance(table, dict) else None,
+        empty_text=("none yet" if job["status"] in ACTIVE else "none") if nothing else "",
+    )
