@@ -1,48 +1,54 @@
-"""Edits and removals of rows: one new snapshot per save, copy-on-write by data file.
+"""Edits and removals of rows: one new snapshot per save, merge-on-read.
 
 A `Change` names rows by id: new values for some (an edited message list, say) and
-rows to remove. `commit_change` finds the data files that hold those ids (manifest
-bounds on `id`, then Parquet row-group statistics, then the `id` column of the few
-row groups left), rewrites only those files, and commits ONE overwrite snapshot that
-swaps them, on `main` or on a branch. pyiceberg's own `delete`/`overwrite` would write
-two snapshots (delete, then append) and an edit could be seen half done.
+rows to remove. `commit_change` finds where those ids live (manifest bounds on `id`,
+then Parquet row-group statistics, then the `id` column of the few row groups left),
+and commits ONE snapshot, on `main` or on a branch, that adds a small data file with
+the edited rows and a position-delete file naming the rows removed or replaced
+(`store.position_deletes`, committed by `store.row_delta`). It writes bytes in
+proportion to the rows changed, never a rewrite of the data files that hold them
+(a 256 MiB file per edit before); `podium maintain` compacts them later. The delete
+file also says which new row replaces which old one, so Podium shows an edited row in
+its old place; other engines (pyiceberg, DuckDB's Iceberg reader) read the same rows.
 
 The snapshot summary records `podium.author`, `podium.message`, `podium.action` and
 `podium.rows` (the ids touched). That summary is also the conflict check: an edit
 names the snapshot it was made on (`base`); before committing, every snapshot since
 then is looked at, and if one touched the same rows the edit is refused with who did
-it and when. Two edits of different rows that rewrite the same data file collide in
-pyiceberg's commit validation; the loser re-plans on the new head (after the same
-conflict check) and lands too.
+it and when. Two edits committed at once collide in the catalog's commit check; the loser re-plans
+on the new head (after the same conflict check) and lands too.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import logging
-import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyiceberg.conversions import from_bytes
 from pyiceberg.exceptions import CommitFailedException, ValidationException
-from pyiceberg.expressions import AlwaysTrue
-from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files, schema_to_pyarrow
+from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.manifest import DataFile, DataFileContent
-from pyiceberg.table import FileScanTask, Table
+from pyiceberg.table import Table
 from pyiceberg.table.refs import MAIN_BRANCH
+from pyiceberg.table.snapshots import Operation
 from pyiceberg.types import StringType
 
+from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.store.catalog import load_table
-from podium.store.plan import warm_after_commit
+from podium.store.file_writer import FileWriter
+from podium.store.plan import open_parquet, plan_snapshot, row_group_sizes, warm_after_commit
+from podium.store.position_deletes import Replacement, write_delete_file
+from podium.store.row_delta import commit_row_delta, live_files
 from podium.store.schema import PROP_MAPPING, ROLES
 from podium.store.snapshots import resolve_snapshot
 
@@ -85,7 +91,8 @@ class Committed:
     snapshot_id: int
     parent_id: int | None
     rows: list[str]
-    files_rewritten: int
+    files_written: int  # the edited rows' data file(s) and one position-delete file
+    bytes_written: int
     attempts: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,7 +100,8 @@ class Committed:
             "snapshot_id": self.snapshot_id,
             "parent_id": self.parent_id,
             "rows": self.rows,
-            "files_rewritten": self.files_rewritten,
+            "files_written": self.files_written,
+            "bytes_written": self.bytes_written,
             "attempts": self.attempts,
         }
 
@@ -199,9 +207,8 @@ def commit_change(
         table = load_table(name)
         head = branch_head(table, branch)
         check_unchanged(table, base_id, head, set(ids))
-        holding = files_holding(table, head, ids)
-        found = set().union(*holding.values()) if holding else set()
-        missing = [i for i in ids if i not in found]
+        located = locate_rows(table, head, ids)
+        missing = [i for i in ids if i not in located]
         if missing:
             raise NotFound(
                 f"{name} has no row with id {', '.join(map(repr, missing[:5]))}"
@@ -210,14 +217,14 @@ def commit_change(
             )
         written: list[DataFile] = []
         try:
-            txn = table.transaction()
-            with txn.update_snapshot(snapshot_properties=props, branch=branch).overwrite() as op:
-                for data_file in holding:
-                    op.delete_data_file(data_file)
-                    for new_file in _rewrite(table, data_file, change):
-                        written.append(new_file)
-                        op.append_data_file(new_file)
-            txn.commit_transaction()
+            written = _write_delta(table, located, change)
+            commit_row_delta(
+                table,
+                add=written,
+                properties=props,
+                branch=branch,
+                operation=Operation.OVERWRITE if change.updates else Operation.DELETE,
+            )
         except (CommitFailedException, ValidationException) as exc:
             _discard(table, written)
             log.info("edit of %s lost a commit race (%s); retrying on the new head", name, exc)
@@ -228,7 +235,9 @@ def commit_change(
         table = warm_after_commit(load_table(name))
         new_head = branch_head(table, branch)
         assert new_head is not None
-        return Committed(new_head, head, ids, len(holding), attempt)
+        return Committed(
+            new_head, head, ids, len(written), sum(f.file_size_in_bytes for f in written), attempt
+        )
     raise EditConflict(
         f"{name} kept changing under this edit ({ATTEMPTS} tries); reload and try again."
     )
@@ -283,103 +292,139 @@ def check_unchanged(table: Table, base: int | None, head: int | None, ids: set[s
         )
 
 
-def _live_files(table: Table, snapshot_id: int | None) -> Iterator[DataFile]:
-    snap = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
-    if snap is None:
-        return
-    for manifest in snap.manifests(table.io):
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
-            if entry.data_file.content == DataFileContent.DATA:
-                yield entry.data_file
-
-
-def files_holding(
-    table: Table, snapshot_id: int | None, ids: Sequence[str]
-) -> dict[DataFile, set[str]]:
-    """The data files of a snapshot that hold any of `ids`, with the ids each holds.
-
-    Opens only files whose `id` bounds admit an id, and in them only the row groups
-    whose statistics do: a few rows of a 2M-row table cost a few footers.
-    """
+def _bounds(table: Table, snapshot_id: int | None) -> dict[str, tuple[str | None, str | None]]:
+    """Each live data file's `id` bounds from its manifest entry."""
     id_field = table.schema().find_field("id").field_id
-    wanted = sorted(set(ids))
-    out: dict[DataFile, set[str]] = {}
-    for data_file in _live_files(table, snapshot_id):
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for data_file, _ in live_files(table, snapshot_id):
+        if data_file.content != DataFileContent.DATA:
+            continue
         lo_raw = (data_file.lower_bounds or {}).get(id_field)
         hi_raw = (data_file.upper_bounds or {}).get(id_field)
-        lo = from_bytes(StringType(), lo_raw) if lo_raw is not None else None
-        hi = from_bytes(StringType(), hi_raw) if hi_raw is not None else None
-        candidates = [i for i in wanted if (lo is None or i >= lo) and (hi is None or i <= hi)]
-        if candidates:
-            held = _ids_in_file(table, data_file.file_path, candidates)
-            if held:
-                out[data_file] = held
+        out[data_file.file_path] = (
+            from_bytes(StringType(), lo_raw) if lo_raw is not None else None,
+            from_bytes(StringType(), hi_raw) if hi_raw is not None else None,
+        )
     return out
 
 
-def _ids_in_file(table: Table, path: str, candidates: list[str]) -> set[str]:
-    with table.io.new_input(path).open() as stream:
-        parquet = pq.ParquetFile(stream)
-        column = parquet.schema_arrow.get_field_index("id")
-        meta = parquet.metadata
-        groups = []
-        for g in range(meta.num_row_groups):
-            stats = meta.row_group(g).column(column).statistics
-            if stats is not None and stats.has_min_max:
-                if not any(stats.min <= i <= stats.max for i in candidates):
-                    continue
-            groups.append(g)
-        if not groups:
-            return set()
-        values = parquet.read_row_groups(groups, columns=["id"]).column("id")
-    hits = pc.filter(values, pc.is_in(values, pa.array(candidates, pa.string())))
-    return set(hits.to_pylist())
+def locate_rows(
+    table: Table, snapshot_id: int | None, ids: Sequence[str]
+) -> dict[str, list[tuple[str, int]]]:
+    """Where each of `ids` lives in a snapshot: (data file, physical row) of every live
+    copy. Opens only files whose `id` bounds admit an id, and in them only the row groups
+    whose statistics do, so a few rows of a 2M-row table cost a few footers. Rows deleted
+    by position (an edited row's old version) are not live and not returned."""
+    if snapshot_id is None:
+        return {}
+    plan = plan_snapshot(table, snapshot_id)
+    runs: dict[str, list[tuple[int, int]]] = {}
+    for f in plan.files:
+        runs.setdefault(f.path, []).append((f.first, f.first + f.records))
+    bounds = _bounds(table, snapshot_id)
+    wanted = sorted(set(ids))
+    out: dict[str, list[tuple[str, int]]] = {}
+    for path, spans in runs.items():
+        lo, hi = bounds.get(path, (None, None))
+        candidates = [i for i in wanted if (lo is None or i >= lo) and (hi is None or i <= hi)]
+        if not candidates:
+            continue
+        starts = [a for a, _ in spans]
+        for row_id, row in _ids_in_file(table, path, candidates):
+            k = bisect.bisect_right(starts, row) - 1
+            if k >= 0 and row < spans[k][1]:
+                out.setdefault(row_id, []).append((path, row))
+    return out
 
 
-def _rewrite(table: Table, data_file: DataFile, change: Change) -> list[DataFile]:
-    """The file's rows with `change` applied, streamed into new data files."""
-    schema = schema_to_pyarrow(table.schema(), include_field_ids=False)
-    scan = ArrowScan(table.metadata, table.io, table.schema(), AlwaysTrue())
-    batches = (
-        _apply(batch.cast(schema), change)
-        for batch in scan.to_record_batches([FileScanTask(data_file)])
-    )
-    reader = pa.RecordBatchReader.from_batches(schema, (b for b in batches if b.num_rows))
-    return list(
-        _dataframe_to_data_files(
-            table.metadata, reader, table.io, write_uuid=uuid.uuid4(), counter=itertools.count()
-        )
-    )
+def files_holding(table: Table, snapshot_id: int | None, ids: Sequence[str]) -> dict[str, set[str]]:
+    """The data files of a snapshot holding live copies of any of `ids`, with those ids."""
+    out: dict[str, set[str]] = {}
+    for row_id, places in locate_rows(table, snapshot_id, ids).items():
+        for path, _ in places:
+            out.setdefault(path, set()).add(row_id)
+    return out
 
 
-def _apply(batch: pa.RecordBatch, change: Change) -> pa.RecordBatch:
-    ids = batch.column("id")
-    if change.deletes:
-        batch = batch.filter(
-            pc.invert(pc.is_in(ids, pa.array(sorted(change.deletes), pa.string())))
-        )
-        ids = batch.column("id")
-    if not change.updates or batch.num_rows == 0:
-        return batch
-    hit = pc.is_in(ids, pa.array(sorted(change.updates), pa.string()))
-    rows = [i for i, h in enumerate(hit.to_pylist()) if h]
-    if not rows:
-        return batch
-    parts: list[pa.RecordBatch] = []
+def _ids_in_file(table: Table, path: str, candidates: list[str]) -> list[tuple[str, int]]:
+    """(id, physical row) of the rows of one data file whose id is a candidate."""
+    parquet = open_parquet(table, path)
+    column = parquet.schema_arrow.get_field_index("id")
+    meta = parquet.metadata
+    found: list[tuple[str, int]] = []
     start = 0
-    for i in rows:
-        parts.append(batch.slice(start, i - start))
-        old = batch.slice(i, 1).to_pylist()[0]
-        parts.append(
-            pa.RecordBatch.from_pylist([{**old, **change.updates[old["id"]]}], batch.schema)
-        )
-        start = i + 1
-    parts.append(batch.slice(start))
-    return (
-        pa.Table.from_batches([p for p in parts if p.num_rows], batch.schema)
-        .combine_chunks()
-        .to_batches()[0]
-    )
+    for g in range(meta.num_row_groups):
+        rows = meta.row_group(g).num_rows
+        stats = meta.row_group(g).column(column).statistics
+        if (
+            stats is None
+            or not stats.has_min_max
+            or any(stats.min <= i <= stats.max for i in candidates)
+        ):
+            values = parquet.read_row_group(g, columns=["id"]).column("id")
+            hits = pc.is_in(values, pa.array(candidates, pa.string()))
+            for k in pc.indices_nonzero(hits).to_pylist():
+                found.append((values[k].as_py(), start + k))
+        start += rows
+    return found
+
+
+def _read_rows(table: Table, places: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The stored rows at (data file, physical row), in the order given."""
+    schema = schema_to_pyarrow(table.schema(), include_field_ids=False)
+    by_path: dict[str, list[int]] = {}
+    for path, row in places:
+        by_path.setdefault(path, []).append(row)
+    got: dict[tuple[str, int], dict[str, Any]] = {}
+    for path, rows in by_path.items():
+        parquet = open_parquet(table, path)
+        sizes = row_group_sizes(table, path, parquet)
+        edges = list(itertools.accumulate(sizes, initial=0))
+        for row in sorted(set(rows)):
+            g = bisect.bisect_right(edges, row) - 1
+            data = parquet.read_row_group(g).slice(row - edges[g], 1)
+            got[(path, row)] = data.select(
+                [c for c in schema.names if c in data.column_names]
+            ).to_pylist()[0]
+    return [got[p] for p in places]
+
+
+def _write_delta(
+    table: Table, located: Mapping[str, list[tuple[str, int]]], change: Change
+) -> list[DataFile]:
+    """The files of one change: the edited rows as a new data file, and one position
+    delete file naming every row removed or replaced (and what replaces it)."""
+    deleted = [place for places in located.values() for place in places]
+    written: list[DataFile] = []
+    replacements: list[Replacement] = []
+    try:
+        updated = [(i, place) for i in sorted(change.updates) for place in located.get(i, [])]
+        if updated:
+            old = _read_rows(table, [place for _, place in updated])
+            schema = schema_to_pyarrow(table.schema(), include_field_ids=False)
+            rows = [{**row, **change.updates[i]} for (i, _), row in zip(updated, old, strict=True)]
+            batch = pa.RecordBatch.from_pylist(rows, schema)
+            writer = FileWriter(table.transaction(), get_settings().target_file_bytes)
+            try:
+                new_files = writer.write(iter([batch]), None)
+            except BaseException:
+                writer.discard()
+                raise
+            written.extend(new_files)
+            targets = [
+                (f.file_path, r) for f in new_files for r in range(f.record_count)
+            ]  # the writer keeps row order across the files it rolls over
+            replacements = [
+                Replacement(old_path, old_row, new_path, new_row)
+                for (_, (old_path, old_row)), (new_path, new_row) in zip(
+                    updated, targets, strict=True
+                )
+            ]
+        written.append(write_delete_file(table, deleted, replacements))
+    except BaseException:
+        _discard(table, written)
+        raise
+    return written
 
 
 def _discard(table: Table, files: Iterable[DataFile]) -> None:

@@ -1,9 +1,10 @@
 """What changed between two snapshots of a table: rows added, removed and changed.
 
-The two snapshots' data-file lists are compared first: files both share hold the same
-rows and are never opened. Only files one side has and the other lacks are read, by
-DuckDB, joined on `id`; a row present on both sides but in different files (a
-copy-on-write edit rewrites its neighbours too) counts only if a column differs.
+The two snapshots' plans are compared first: the same physical rows of the same data
+file are the same rows on both sides and are never read. Only the runs one side has and
+the other lacks (an edit's new row and the old one it deleted, an appended file) are
+read, by DuckDB, joined on `id`; a row present on both sides but in different files (a
+compaction moves every row) counts only if a column differs.
 Changed rows come with a per-message unified text diff (difflib).
 """
 
@@ -20,7 +21,7 @@ from pyiceberg.table import Table
 from podium.review.changes import ACTION, AUTHOR, MESSAGE
 from podium.store import scan
 from podium.store.catalog import load_table
-from podium.store.plan import FilePlan, PlannedFile, plan_snapshot
+from podium.store.plan import plan_snapshot, runs_not_in
 from podium.store.scan import quote
 from podium.store.snapshots import resolve_snapshot
 
@@ -48,15 +49,6 @@ class SnapshotDiff:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def _subplan(plan: FilePlan, paths: set[str]) -> FilePlan:
-    files, start = [], 0
-    for f in plan.files:
-        if f.path in paths:
-            files.append(PlannedFile(f.path, f.records, start))
-            start += f.records
-    return dataclasses.replace(plan, files=tuple(files))
 
 
 def message_diff(
@@ -117,20 +109,18 @@ def diff_snapshots(name: str, a: int | str | None, b: int | str | None = None) -
     table = load_table(name)
     sa, sb = resolve_snapshot(table, a), resolve_snapshot(table, b)
     plan_a, plan_b = plan_snapshot(table, sa), plan_snapshot(table, sb)
-    paths_a = {f.path for f in plan_a.files}
-    paths_b = {f.path for f in plan_b.files}
-    only_a, only_b = paths_a - paths_b, paths_b - paths_a
+    sub_a, sub_b = runs_not_in(plan_a, plan_b), runs_not_in(plan_b, plan_a)
+    read = {f.path for f in (*sub_a.files, *sub_b.files)}
     result = SnapshotDiff(
         ".".join(table.name()),
         sa,
         sb,
-        files_read=len(only_a) + len(only_b),
-        files_shared=len(paths_a & paths_b),
+        files_read=len(read),
+        files_shared=len({f.path for f in (*plan_a.files, *plan_b.files)} - read),
         authors=_between(table, sa, sb),
     )
-    if not only_a and not only_b:
+    if not sub_a.files and not sub_b.files:
         return result
-    sub_a, sub_b = _subplan(plan_a, only_a), _subplan(plan_b, only_b)
     con = scan.connect_plans([sub_a, sub_b])
     scan.register_snapshot(con, "a", table, sub_a, with_pos=False)
     scan.register_snapshot(con, "b", table, sub_b, with_pos=False)

@@ -36,9 +36,15 @@ _FOOTERS_KEPT = 512
 
 @dataclass(frozen=True)
 class PlannedFile:
+    """A run of rows of one data file: `records` rows from physical row `first`, shown
+    from position `start` of the snapshot. Without deletes a run is a whole file; with
+    position deletes a file is cut into runs around its deleted rows, and an edited row
+    read from a newer file is a run of its own in the old row's place."""
+
     path: str  # as the manifest names it (file://, s3://, or a bare path)
     records: int
-    start: int  # position of the file's first row in the snapshot
+    start: int  # position of the run's first row in the snapshot
+    first: int = 0  # physical row of the data file where the run begins
 
     @property
     def local_path(self) -> str | None:
@@ -73,8 +79,9 @@ class FilePlan:
     snapshot_id: int | None
     files: tuple[PlannedFile, ...]
     schema: pa.Schema  # the snapshot's columns as Arrow (no field-id metadata needed)
-    # Rows can be read straight from the Parquet files by position: no delete files,
-    # and stored column names equal to the snapshot's (a rename would read as NULLs).
+    # Rows can be read straight from the Parquet files by position: Parquet data files,
+    # deletes only by position (applied as runs), and stored column names equal to the
+    # snapshot's (a rename would read as NULLs).
     simple: bool
 
     @property
@@ -91,6 +98,12 @@ class FilePlan:
     def column_names(self) -> list[str]:
         return list(self.schema.names)
 
+    @property
+    def whole_files(self) -> bool:
+        """Every run is a whole data file, once (no deletes apply)."""
+        paths = [f.path for f in self.files]
+        return all(f.first == 0 for f in self.files) and len(set(paths)) == len(paths)
+
     def locate(self, offset: int, limit: int) -> Iterator[tuple[int, int, int]]:
         """(file index, first row in file, rows) for the rows [offset, offset + limit)."""
         end = min(offset + limit, self.total)
@@ -104,6 +117,32 @@ class FilePlan:
                 yield i, first, take
                 offset += take
             i += 1
+
+
+def runs_not_in(plan: FilePlan, other: FilePlan) -> FilePlan:
+    """`plan` cut down to the rows `other` does not have: the same physical rows of the
+    same data files are the same rows, so two snapshots differ only where their runs
+    differ (an edit's new row, the rows it deleted) and only those rows need reading."""
+    theirs: dict[str, list[tuple[int, int]]] = {}
+    for f in other.files:
+        theirs.setdefault(f.path, []).append((f.first, f.first + f.records))
+    for spans in theirs.values():
+        spans.sort()
+    out: list[PlannedFile] = []
+    start = 0
+    for f in plan.files:
+        pieces = [(f.first, f.first + f.records)]
+        for lo, hi in theirs.get(f.path, ()):
+            pieces = [
+                piece
+                for a, b in pieces
+                for piece in ((a, min(b, lo)), (max(a, hi), b))
+                if piece[0] < piece[1]
+            ]
+        for a, b in pieces:
+            out.append(PlannedFile(f.path, b - a, start, a))
+            start += b - a
+    return FilePlan(plan.table, plan.snapshot_id, tuple(out), plan.schema, plan.simple)
 
 
 _log = logging.getLogger(__name__)
@@ -188,6 +227,9 @@ def _names_stable(table: Table) -> bool:
 def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
     from pyiceberg.manifest import DataFileContent, FileFormat, ManifestContent
 
+    from podium.store.position_deletes import read_delete_file
+    from podium.store.segments import segments
+
     schema = _snapshot_schema(table, snapshot_id)
     snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
     if snapshot is None:
@@ -197,6 +239,7 @@ def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
         enumerate(snapshot.manifests(io)), key=lambda it: (it[1].sequence_number or 0, -it[0])
     )
     found: list[tuple[int, int, int, str, int]] = []
+    delete_files: list[tuple[int, str]] = []
     simple = _names_stable(table)
     for order, (_, manifest) in enumerate(manifests):
         for pos, entry in enumerate(manifest.fetch_manifest_entry(io, discard_deleted=True)):
@@ -204,7 +247,13 @@ def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
             if manifest.content == ManifestContent.DELETES or (
                 data_file.content != DataFileContent.DATA
             ):
-                simple = False  # rows of some file are deleted: let pyiceberg apply it
+                if (
+                    data_file.content == DataFileContent.POSITION_DELETES
+                    and data_file.file_format == FileFormat.PARQUET
+                ):
+                    delete_files.append((entry.sequence_number or 0, data_file.file_path))
+                else:
+                    simple = False  # equality deletes or deletion vectors: pyiceberg applies them
                 continue
             if data_file.file_format != FileFormat.PARQUET:
                 simple = False
@@ -217,10 +266,23 @@ def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
                     data_file.record_count,
                 )
             )
+    ordered = sorted(found)
+    deleted: dict[str, list[int]] = {}
+    replacements = []
+    if delete_files:
+        # A delete applies to data files written at its sequence number or before (spec).
+        sequence = {path: seq for seq, *_, path, _ in ordered}
+        for seq, path in delete_files:
+            content = read_delete_file(open_parquet(table, path))
+            for data_path, rows in content.positions.items():
+                if data_path in sequence and sequence[data_path] <= seq:
+                    deleted.setdefault(data_path, []).extend(rows)
+            replacements.extend(content.replacements)
+    runs = segments([(path, records) for *_, path, records in ordered], deleted, replacements)
     files: list[PlannedFile] = []
     start = 0
-    for *_, path, records in sorted(found):
-        files.append(PlannedFile(path, records, start))
+    for path, first, records in runs:
+        files.append(PlannedFile(path, records, start, first))
         start += records
     return FilePlan(name, snapshot_id, tuple(files), schema, simple)
 

@@ -10,8 +10,9 @@ A cold read looks the table's current metadata location up in the catalog databa
 (one SQL query: `podium.store.names`), finds that metadata's entry here, and reads the
 Parquet files directly. A miss (a new commit, a snapshot not planned yet, a damaged
 entry) loads the table with pyiceberg, plans, and writes the entry for the next process.
-Only direct plans are kept: local Parquet files read as they are. Object stores, delete
-files and renamed columns always go through pyiceberg.
+Only direct plans are kept: local Parquet files read as they are (position deletes
+included: the plan's runs already leave deleted rows out). Object stores, equality
+deletes and renamed columns always go through pyiceberg.
 
 One JSON file per (catalog, table, metadata location) under `$PODIUM_HOME/.cache/plans`,
 written atomically; a file of another version or that does not parse is ignored and
@@ -36,7 +37,7 @@ from podium.config import get_settings
 from podium.store.names import metadata_location, split_name
 from podium.store.plan import FilePlan, PlannedFile
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: runs (a file cut around deleted rows) carry their first row
 ENTRIES_KEPT = 512  # one per commit read; the oldest go first
 
 
@@ -154,12 +155,13 @@ def remember(head: TableHead, plan: FilePlan) -> None:
 
 def _plan_to_json(plan: FilePlan) -> dict[str, Any]:
     schema = base64.b64encode(plan.schema.serialize().to_pybytes()).decode("ascii")
-    return {"files": [[f.path, f.records, f.start] for f in plan.files], "schema": schema}
+    files = [[f.path, f.records, f.start, f.first] for f in plan.files]
+    return {"files": files, "schema": schema}
 
 
 def _plan_from_json(table: str, snapshot_id: int | None, raw: dict[str, Any]) -> FilePlan:
     schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(raw["schema"])))
-    files = tuple(PlannedFile(str(p), int(n), int(s)) for p, n, s in raw["files"])
+    files = tuple(PlannedFile(str(p), int(n), int(s), int(f)) for p, n, s, f in raw["files"])
     plan = FilePlan(table, snapshot_id, files, schema, simple=True)
     if not plan.direct:
         raise ValueError("a cached plan must name local files")
