@@ -13,19 +13,20 @@ PYTHON ?= $(if $(filter system,$(PODIUM_TORCH)),python3,python3.11)
 export PYTHON
 VENV := .venv
 VLLM_VENV := .venv-vllm
+DUCKDB_VENV := .venv-duckdb-iceberg
 PODIUM := $(VENV)/bin/podium
 PYTEST_ARGS ?=
 export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-gpu check setup home system-packages vllm sandbox-image oidc-provider lint bench clean
+.PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench clean
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
 
 # `check` comes first: a lint or type error fails in a minute, before any slow set-up.
-test: setup check system-packages vllm sandbox-image oidc-provider
+test: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
 
 # Only the GPU tests (tests marked `gpu`; README "GPUs"): on a CUDA host after `make setup`.
@@ -59,6 +60,13 @@ $(VLLM_VENV)/.installed: scripts/setup_vllm.sh
 	bash scripts/setup_vllm.sh $(VLLM_VENV)
 	touch $@
 
+# DuckDB's own Iceberg reader (DuckDB 1.5.5, apart from the app's DuckDB 2.0): the tests
+# read Podium's edited tables with it, as another engine would.
+duckdb-iceberg: $(DUCKDB_VENV)/.installed
+$(DUCKDB_VENV)/.installed: scripts/setup_duckdb_iceberg.sh
+	bash scripts/setup_duckdb_iceberg.sh $(DUCKDB_VENV)
+	touch $@
+
 sandbox-image:
 	bash scripts/setup_sandbox.sh
 
@@ -85,5 +93,5 @@ bench: setup
 	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) test-artifacts .cache .mypy_cache .import_linter_cache \
+	rm -rf $(VENV) $(VLLM_VENV) $(DUCKDB_VENV) test-artifacts .cache .mypy_cache .import_linter_cache \
 		tests/oidc/node_modules
