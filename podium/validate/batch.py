@@ -53,7 +53,7 @@ def check_texts(
     out: list[tuple[int, Result]] = []
     first_rule = plan.rules[0].name
     parse_rule, value_rules, text_rules = plan.parse_rule, plan.value_rules, plan.text_rules
-    fenced = mode == "fenced"
+    fenced = mode != "whole"  # auto and fenced: the first fenced block, if any
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for i, text in enumerate(texts):
         if text.__class__ is not str:

@@ -1,12 +1,19 @@
-"""Which part of a message a rule checks: the whole text or its first fenced block."""
+"""Which part of a message a rule checks: the whole text or its first fenced block.
+
+`auto` (the default) takes the first fenced block when the message has one and the whole
+text otherwise: an answer that says "Here is the record:" before a ```json block is
+checked on the block, a bare JSON answer on itself. `fenced` is the same rule under its
+older name; `whole` checks every character.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Literal
 
-Extract = Literal["whole", "fenced"]
-EXTRACT_MODES: tuple[str, ...] = ("whole", "fenced")
+Extract = Literal["auto", "whole", "fenced"]
+EXTRACT_MODES: tuple[str, ...] = ("auto", "whole", "fenced")
+DEFAULT_EXTRACT: Extract = "auto"
 
 # An opening fence with an optional info string (```json), the block, then the closing
 # fence; a block cut off before its closing fence (a truncated answer) runs to the end.
@@ -24,10 +31,10 @@ def first_fenced(text: str) -> tuple[str, int] | None:
 def extract(text: str, mode: Extract) -> tuple[str, int]:
     """The text to validate and where it starts in the message.
 
-    `fenced` takes the first fenced block, or the whole message when it has none, so
-    one run covers datasets that mix fenced and bare answers.
+    `auto` (and `fenced`) take the first fenced block, or the whole message when it has
+    none, so one run covers datasets that mix fenced and bare answers.
     """
-    if mode == "fenced" and "```" in text:
+    if mode != "whole" and "```" in text:
         found = first_fenced(text)
         if found is not None:
             return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pydantic import Field, field_validator
@@ -26,6 +26,7 @@ from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_MAPPING
 from podium.store.snapshots import resolve_snapshot
+from podium.validate.extract import DEFAULT_EXTRACT, Extract
 from podium.validate.parallel import available_cores, map_batches, task_for
 from podium.validate.report import (
     PROP_EXTRACT,
@@ -62,10 +63,10 @@ class ValidateConfig(LaunchOptions):
         description="Rules: json, json-schema[:PATH], xml, xsd:PATH, python, regex:PATTERN, "
         "tool-call[:PATH].",
     )
-    extract: Literal["whole", "fenced"] = Field(
-        "whole",
-        description="Check the whole message, or its first ``` fenced block (the whole "
-        "message when it has none).",
+    extract: Extract = Field(
+        DEFAULT_EXTRACT,
+        description="auto: the first ``` fenced block when the message has one, else the "
+        "whole message (fenced: the same); whole: every character.",
     )
     roles: list[str] = Field(["assistant"], description="Roles of the turns to check.")
     report: str | None = Field(

@@ -44,6 +44,8 @@ def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> 
     # The table stores a schema, so json-schema is proposed with json.
     assert at.multiselect(key="validate.rules").value == ["json", "json-schema"]
     assert any("No validation report" in i.value for i in at.info)
+    # A fenced block when there is one: "Here is the record:" before it is no failure.
+    assert at.selectbox(key="validate.job.extract").value == "auto"
     at.selectbox(key="validate.job.extract").set_value("fenced")
     at.button(key="FormSubmitter:validate.job-Queue job").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -71,6 +73,12 @@ def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> 
     (link,) = [p for p in at.get("page_link") if p.proto.label == "Open in Browse"]
     assert f"sample={chosen_id}" in link.proto.query_string
     assert "table=demo.json_sft" in link.proto.query_string
+
+    # A reload (a new session) shows the settings the report on screen used.
+    again = _open()
+    assert again.selectbox(key="validate.job.extract").value == "fenced"
+    assert again.multiselect(key="validate.rules").value == ["json", "json-schema"]
+    assert any("extract fenced" in c.value for c in again.caption)
 
 
 def test_invalid_pasted_schema_is_an_error_and_runs_nothing(demo: dict[str, dict]) -> None:
@@ -107,3 +115,16 @@ def test_a_table_change_resets_rules_and_the_sample(demo: dict[str, dict]) -> No
     at.run()
     sample = at.selectbox(key="validate.sample")
     assert sample.format_func(sample.value).startswith("p1 · "), "the new table's first failure"
+
+
+def test_auto_takes_the_fenced_block_when_there_is_one() -> None:
+    from podium.validate.batch import check_texts
+    from podium.validate.extract import extract
+    from podium.validate.rules import parse_rules
+
+    fenced = 'Here is the record:\n```json\n{"a": 1}\n```'
+    assert extract(fenced, "auto") == ('{"a": 1}', fenced.index("{"))
+    assert extract('{"a": 1}', "auto") == ('{"a": 1}', 0)
+    rules = parse_rules(["json"])
+    assert check_texts(rules, [fenced, '{"a": 1}'], mode="auto") == []
+    assert len(check_texts(rules, [fenced], mode="whole")) == 1

@@ -15,13 +15,13 @@ from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
+from podium.app.validate_model import settings_seed
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
 from podium.store.catalog import load_table
 from podium.store.snapshots import list_snapshots
 from podium.validate import review
-from podium.validate.report import report_name
 from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES
 
 TABLE, SNAPSHOT, RULES = "validate.table", "validate.snapshot", "validate.rules"
@@ -60,8 +60,11 @@ def _settings(table: str) -> None:
     if linked and linked.isdigit() and st.session_state.get(SNAPSHOT + ".linked") != linked:
         st.session_state[SNAPSHOT] = st.session_state[SNAPSHOT + ".linked"] = int(linked)
     snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
+    # What the report on screen used (after a reload too), else the defaults.
+    custom = (st.session_state.get(REPORT) or "").strip() or None
+    seed = settings_seed(table, snapshot, props, custom)
     if RULES not in st.session_state:
-        st.session_state[RULES] = ["json", "json-schema"] if PROP_JSON_SCHEMA in props else ["json"]
+        st.session_state[RULES] = seed.rules
     rules = st.multiselect("Rules", list(RULE_NAMES), key=RULES)
     schema_text = xsd_text = pattern = tools_text = ""
     if "json-schema" in rules:
@@ -88,7 +91,7 @@ def _settings(table: str) -> None:
         "validate",
         JOB,
         advanced=("report", "workers", "batch_rows", "nodes", "launcher"),
-        values={"report": report_name(table)},
+        values={"report": seed.report, "extract": seed.extract},
         fixed={"table": {"name": table, "snapshot_id": snapshot}, "rules": specs},
     )
     if job_id is not None:
@@ -126,7 +129,7 @@ def _results(table: str) -> None:
     checked = ", ".join(summary.get("rules", [])) or "?"
     st.caption(
         f"Report table `{summary.get('report')}` · snapshot `{snapshot}` · rules {checked} · "
-        f"{summary.get('extract', 'whole')} · roles {', '.join(summary.get('roles', []))}"
+        f"extract {summary.get('extract', 'whole')} · roles {', '.join(summary.get('roles', []))}"
     )
     if not failures:
         st.success("Every checked turn passed.")
