@@ -9,6 +9,7 @@ worker process of it is left.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -58,15 +59,17 @@ def cluster_processes(temp_dir: Path) -> list[psutil.Process]:
     return found
 
 
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[RayCluster]:
+@contextlib.contextmanager
+def running_cluster(path: str) -> Iterator[RayCluster]:
+    """`.venv/bin/ray start --head --block` with `path` as the head's PATH (and so its
+    jobs'), stopped and checked at the end."""
     # A short path: Ray's socket names must fit in 107 bytes.
     temp_dir = Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp"))
     gcs_port, dash_port = free_port(), free_port()
     venv_bin = str(Path(sys.executable).parent)
     env = {
         **os.environ,
-        "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+        "PATH": path,
         "RAY_USAGE_STATS_ENABLED": "0",
         "RAY_NODE_IP_ADDRESS": "127.0.0.1",
         MARKER: str(temp_dir),
@@ -112,6 +115,14 @@ def ray_cluster() -> Iterator[RayCluster]:
         stop_cluster(head, temp_dir)
         log.close()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[RayCluster]:
+    """The session's cluster, with this venv's `python` first on its PATH."""
+    venv_bin = str(Path(sys.executable).parent)
+    with running_cluster(f"{venv_bin}:{os.environ.get('PATH', '')}") as cluster:
+        yield cluster
 
 
 def stop_cluster(head: subprocess.Popen[bytes], temp_dir: Path) -> None:

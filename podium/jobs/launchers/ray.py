@@ -13,6 +13,13 @@ job, the heavy kinds use tasks and actors for their own fan-out (vLLM replicas,
 sandbox pools: `generators/distributed.py`), connecting with `ray.init()` to the
 cluster the job runs on.
 
+The job runs under the first interpreter on the node that can import Podium: the
+worker's own (`sys.executable`: the same venv, where the cluster shares this machine's
+file system, as a local head does even when `ray start` ran without the venv active),
+then `python3` and `python` on the node's PATH. Where none can, it fails at once with
+what to do (start the head with the venv active, or install Podium on every node),
+instead of "No module named 'podium'".
+
 The job reaches the same catalog and state database because its runtime environment
 carries the resolved PODIUM_* settings; on a cluster of several machines that means a
 PostgreSQL catalog and an object-store warehouse (the embedded SQLite file is only
@@ -26,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -94,6 +102,26 @@ def _client(address: str) -> Any:
         ) from None
 
 
+def entrypoint(job_id: str, python: str | None = None) -> str:
+    """The shell command Ray runs for a job: `python -m podium.jobs.execute JOB_ID` with
+    the first of the worker's interpreter, `python3`, `python` that imports Podium."""
+    tried = [python or sys.executable, "python3", "python"]
+    candidates = " ".join(shlex.quote(p) for p in tried)
+    run = f"-m {JOB_MODULE} {shlex.quote(job_id)}"
+    fix = (
+        f"Podium job {job_id}: no Python on Ray node $(hostname) can import podium "
+        f"(tried {', '.join(tried)}). Start the head and workers with Podium's venv active "
+        "('source .venv/bin/activate && ray start --head'), or install Podium into the "
+        "cluster's Python ('pip install podium[cluster]' on every node)."
+    )
+    return (
+        f"for py in {candidates}; do "
+        f'if command -v "$py" >/dev/null 2>&1 && "$py" -c "import podium" >/dev/null 2>&1; '
+        f'then exec "$py" {run}; fi; done; '
+        f'echo "{fix}" >&2; exit 1'
+    )
+
+
 class RayJob:
     """One submitted attempt, as the worker sees it."""
 
@@ -147,10 +175,9 @@ class RayLauncher:
 
     def launch(self, job: dict[str, Any]) -> RayJob:
         sid = submission_id(job)
-        entrypoint = f"python -m {JOB_MODULE} {shlex.quote(job['id'])}"
         try:
             self.client.submit_job(
-                entrypoint=entrypoint,
+                entrypoint=entrypoint(job["id"]),
                 submission_id=sid,
                 runtime_env={"env_vars": job_environment()},
                 metadata={"podium_job": job["id"], "kind": job["kind"]},
