@@ -14,6 +14,7 @@ import pandas as pd
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from podium.errors import InvalidInput
 from podium.jobs.cards import Card, parse_card, validate_config
 from podium.jobs.kinds import KINDS, get_kind
 from podium.jobs.launch import submit
@@ -21,7 +22,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
 from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
-from podium.jobs.tables import db, job_events, job_metrics, job_samples
+from podium.jobs.tables import FINISHED, db, job_events, job_metrics, job_samples
 from podium.store.refs import parse_ref_text
 
 
@@ -103,9 +104,20 @@ def events(job_id: str) -> list[dict[str, Any]]:
     return [{"at": r.at, "status": r.status, "message": r.message or ""} for r in rows]
 
 
+def may_rerun(job: Job) -> bool:
+    """Re-run is offered for a finished job only: a queued or running one has not used
+    its card yet (a changed copy, "Re-run with changes", is always offered)."""
+    return job["status"] in FINISHED
+
+
 def rerun(job_id: str) -> str:
     """Queue a past job's stored card again; returns the new job id."""
     job = get_job(job_id)
+    if not may_rerun(job):
+        raise InvalidInput(
+            f"Job {job['id']} is {job['status']}: it has not finished, so there is nothing "
+            "to re-run yet. Wait for it, or cancel it first."
+        )
     return submit(parse_card(job["card"], source=f"card of job {job['id']}"))
 
 

@@ -79,3 +79,18 @@ def test_plan_points_only_output_fields_at_new_tables(jobs_home: Path, tmp_path:
     assert plan.card.config.table == "ns.out__rerun_2"
     assert plan.card.config.source.name == "ns.src"  # inputs stay pinned as they ran
     assert plan.card.environment == card_environment(get_job(job["id"])["card"])
+
+
+def test_a_queued_job_is_not_offered_rerun(jobs_home: Path) -> None:
+    """Before: the Logbook offered "Re-run" on a job that had not run yet."""
+    from podium.jobs import logbook
+    from podium.jobs.cards import parse_card
+    from podium.jobs.launch import submit
+
+    queued = submit(parse_card("---\nkind: test-steps\nsteps: 2\n---\n"))
+    assert not logbook.may_rerun(get_job(queued))
+    with pytest.raises(InvalidInput, match="has not finished"):
+        logbook.rerun(queued)
+    finished = run_in_process(parse_card("---\nkind: test-steps\nsteps: 1\n---\n"))
+    assert logbook.may_rerun(finished)
+    assert get_job(logbook.rerun(finished["id"]))["status"] == "queued"
