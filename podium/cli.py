@@ -74,6 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "branch": ("podium.commands.review", "Create a branch for edits, or fast-forward main."),
     "refs": ("podium.commands.review", "List a table's tags and branches."),
     "diff": ("podium.commands.review", "Rows added, removed, changed between two snapshots."),
+    "maintain": ("podium.commands.maintain", "Compact a table, expire snapshots, remove orphans."),
     "review": ("podium.commands.review", "Review queues and row history."),
     "users": ("podium.commands.users", "Users and their roles (admins only)."),
 }

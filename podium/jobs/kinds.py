@@ -191,3 +191,12 @@ register(
         preflight_path="podium.compare.preflight:compare",
     )
 )
+register(
+    JobKind(
+        "maintain",
+        "podium.jobs.maintain:MaintainConfig",
+        "podium.jobs.maintain:run_maintain",
+        "Compact a table's small and delete files, expire old snapshots (never tagged, "
+        "branched or lineage-named ones) and remove files no snapshot references.",
+    )
+)

@@ -1,0 +1,60 @@
+"""`podium maintain TABLE`: compaction, snapshot expiry and orphan removal, as a job.
+
+    podium maintain team.sft                                  # keep 7 days, grace 1 day
+    podium maintain team.sft --retention-days 0 --grace-hours 0 --json
+
+Prints the table's files and bytes before and after, and what each step did.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+import typer
+
+
+def _print_result(config: Any, result: Any, deferred: bool, extra: dict[str, Any]) -> None:
+    if deferred:
+        return
+    summary = result["outputs"]["summary"]
+    if extra["as_json"]:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    before, after = summary["before"], summary["after"]
+    for label, key in (
+        ("data files", "data_files"),
+        ("delete files", "delete_files"),
+        ("snapshots", "snapshots"),
+        ("files on disk", "files_on_disk"),
+        ("bytes on disk", "bytes_on_disk"),
+    ):
+        typer.echo(f"{label:>14}: {before[key]:>12,} -> {after[key]:>12,}")
+    if "compaction" in summary:
+        c = summary["compaction"]
+        typer.echo(f"compacted {c['files_in']} files into {c['files_out']} ({c['rows']:,} rows)")
+    if "expired_snapshots" in summary:
+        typer.echo(f"expired {summary['expired_snapshots']} snapshots")
+    if "orphans_removed" in summary:
+        o = summary["orphans_removed"]
+        typer.echo(f"removed {o['files']} orphan files ({o['bytes']:,} bytes)")
+
+
+def maintain_command() -> click.Command:
+    from podium.commands.options import job_command
+
+    return job_command(
+        "maintain",
+        arguments=("table",),
+        extra=[
+            click.Option(["--json", "as_json"], is_flag=True, help="Print the report as JSON."),
+        ],
+        done=_print_result,
+        queue=False,
+        help="Compact a table, expire its old snapshots and remove orphan files (a job).",
+    )
+
+
+def click_commands() -> dict[str, click.Command]:
+    return {"maintain": maintain_command()}

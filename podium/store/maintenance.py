@@ -1,0 +1,277 @@
+"""Keeping a table healthy after months of edits: compaction, snapshot expiry, orphans.
+
+- `compact`: review edits leave small data files and position-delete files behind
+  (merge-on-read), and appends leave small files. Compaction rewrites the table from
+  the first file that needs it (cut by deletes, or small with more after it) to the
+  end, in reading order, into target-size files, and drops every delete file: one
+  snapshot, row ids and order unchanged (the rewritten part stays where it was; only
+  what follows it moves with it). Its summary names no rows, so an edit planned before
+  it does not conflict with it.
+- `expire`: snapshots older than a retention are dropped from the table's metadata
+  with pyiceberg's own `expire_snapshots` (which never drops a branch or tag head),
+  except the ones `keep` names (what run cards, checkpoints and other tables' lineage
+  point at: the caller collects them, the store knows nothing of jobs).
+- `remove_orphans`: files under the table's location that no live snapshot and no
+  kept metadata file references (a killed import's data files, an expired snapshot's
+  files), older than a grace period so that a write in flight is never touched. Files
+  staged by resumable jobs (`data/staged-*`) are theirs to clean and left alone.
+
+`footprint` counts files and bytes before and after, for the run's report.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+
+from podium.store.catalog import load_table
+from podium.store.plan import FilePlan, PlannedFile, plan_snapshot, warm_after_commit
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table import Table
+
+log = logging.getLogger("podium")
+
+AUTHOR = "podium.author"  # the same keys as review.changes' summaries
+MESSAGE = "podium.message"
+ACTION = "podium.action"
+ROWS = "podium.rows"
+STAGED_DIR = "staged-"  # store.staged: shards a resumable job has not committed yet
+
+
+@dataclass(frozen=True)
+class Footprint:
+    data_files: int  # live in the current snapshot
+    delete_files: int
+    live_bytes: int
+    snapshots: int
+    files_on_disk: int  # everything under the table's location: data, deletes, metadata
+    bytes_on_disk: int
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    files_in: int  # data and delete files replaced
+    files_out: int
+    bytes_in: int
+    bytes_out: int
+    rows: int
+    snapshot_id: int | None  # None: nothing needed compacting
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _live(table: Table) -> list[DataFile]:
+    from podium.store.row_delta import live_files
+
+    current = table.current_snapshot()
+    return [f for f, _ in live_files(table, current.snapshot_id if current else None)]
+
+
+def _walk(table: Table) -> Iterator[tuple[str, int, float]]:
+    """(path as the table names it, size, modified time) of every file under its location."""
+    from pyarrow.fs import FileSelector, FileType
+
+    fs, root, prefix = _filesystem(table)
+    try:
+        infos = fs.get_file_info(FileSelector(root, recursive=True))
+    except FileNotFoundError:
+        return
+    for info in infos:
+        if info.type == FileType.File:
+            mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+            yield prefix + info.path, int(info.size or 0), mtime
+
+
+def _filesystem(table: Table) -> tuple[FileSystem, str, str]:
+    """The table's file system (its FileIO's, credentials included), the location as that
+    file system names it, and the prefix that turns such a name back into a table path."""
+    location = table.metadata.location.rstrip("/")
+    parsed = urlparse(location)
+    io: Any = table.io
+    if hasattr(io, "fs_by_scheme"):
+        fs = io.fs_by_scheme(parsed.scheme or "file", parsed.netloc)
+    else:  # another FileIO: pyarrow's own resolution (no credentials beyond the environment)
+        from pyarrow.fs import FileSystem
+
+        fs, _ = FileSystem.from_uri(location)
+    if parsed.scheme in ("", "file"):
+        return fs, parsed.path, ("file://" if parsed.scheme == "file" else "")
+    return fs, f"{parsed.netloc}{parsed.path}", f"{parsed.scheme}://"
+
+
+def footprint(name: str) -> Footprint:
+    from pyiceberg.manifest import DataFileContent
+
+    table = load_table(name)
+    live = _live(table)
+    on_disk = list(_walk(table))
+    return Footprint(
+        data_files=sum(1 for f in live if f.content == DataFileContent.DATA),
+        delete_files=sum(1 for f in live if f.content != DataFileContent.DATA),
+        live_bytes=sum(f.file_size_in_bytes for f in live),
+        snapshots=len(table.snapshots()),
+        files_on_disk=len(on_disk),
+        bytes_on_disk=sum(size for _, size, _ in on_disk),
+    )
+
+
+def _to_compact(
+    plan: FilePlan, counts: dict[str, int], sizes: dict[str, int], target_bytes: int
+) -> int | None:
+    """Index of the run from which the table is rewritten, or None: the first data file
+    that deletes cut, or that is small and not the last."""
+    runs: dict[str, list[PlannedFile]] = {}
+    for f in plan.files:
+        runs.setdefault(f.path, []).append(f)
+    paths = list(runs)
+    small = max(1, target_bytes // 2)
+    for k, path in enumerate(paths):
+        [*first, last] = runs[path]
+        whole = not first and last.first == 0 and last.records == counts.get(path, -1)
+        if not whole or (sizes.get(path, 0) < small and k < len(paths) - 1):
+            return next(i for i, f in enumerate(plan.files) if f.path == path)
+    return None
+
+
+def compact(
+    name: str,
+    *,
+    author: str,
+    target_file_bytes: int,
+    on_rows: Callable[[int], None] | None = None,
+) -> Compaction:
+    """Rewrite what needs it into target-size files, in order; one snapshot."""
+    from pyiceberg.manifest import DataFileContent
+
+    from podium.store import scan
+    from podium.store.file_writer import FileWriter, prefetched
+    from podium.store.row_delta import commit_row_delta
+
+    table = load_table(name)
+    current = table.current_snapshot()
+    if current is None:
+        return Compaction(0, 0, 0, 0, 0, None)
+    live = _live(table)
+    deletes = [f for f in live if f.content != DataFileContent.DATA]
+    plan = plan_snapshot(table, current.snapshot_id)
+    counts = {f.file_path: f.record_count for f in live if f.content == DataFileContent.DATA}
+    sizes = {f.file_path: f.file_size_in_bytes for f in live if f.content == DataFileContent.DATA}
+    start = _to_compact(plan, counts, sizes, target_file_bytes)
+    shown = {r.path for r in plan.files}
+    # A file whose rows are all gone has no run left; it still has to go.
+    dead = [f for f in live if f.content == DataFileContent.DATA and f.file_path not in shown]
+    if start is None and not deletes and not dead:
+        return Compaction(0, 0, 0, 0, 0, None)
+    tail = plan.files[start:] if start is not None else ()
+    rewritten = {f.path for f in tail}
+    removed = [f for f in live if f.file_path in rewritten] + deletes + dead
+    sub = FilePlan(plan.table, plan.snapshot_id, tuple(tail), plan.schema, plan.simple)
+    writer = FileWriter(table.transaction(), target_file_bytes)
+    try:
+        batches = scan.iter_batches(table, sub) if tail else iter(())
+        new_files = writer.write(prefetched(_as_table_schema(batches, plan.schema)), on_rows)
+        commit_row_delta(
+            table,
+            add=new_files,
+            remove=removed,
+            properties={
+                AUTHOR: author,
+                ACTION: "compact",
+                MESSAGE: f"compacted {len(removed)} files into {len(new_files)}",
+                ROWS: "[]",  # no row changes: edits planned before stay valid
+            },
+        )
+    except BaseException:
+        writer.discard()
+        raise
+    head = warm_after_commit(load_table(name)).current_snapshot()
+    return Compaction(
+        files_in=len(removed),
+        files_out=len(new_files),
+        bytes_in=sum(f.file_size_in_bytes for f in removed),
+        bytes_out=sum(f.file_size_in_bytes for f in new_files),
+        rows=sum(f.record_count for f in new_files),
+        snapshot_id=head.snapshot_id if head else None,
+    )
+
+
+def _as_table_schema(
+    batches: Iterator[pa.RecordBatch], schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        yield batch if batch.schema.equals(schema) else batch.cast(schema)
+
+
+def expire(name: str, *, older_than: datetime, keep: Collection[int] = ()) -> list[int]:
+    """Drop snapshots committed before `older_than`, except the current one, branch and
+    tag heads (pyiceberg protects them) and `keep`; returns the ids dropped."""
+    table = load_table(name)
+    current = table.current_snapshot()
+    protected = set(keep) | {r.snapshot_id for r in table.metadata.refs.values()}
+    if current is not None:
+        protected.add(current.snapshot_id)
+    cutoff_ms = older_than.timestamp() * 1000
+    doomed = [
+        s.snapshot_id
+        for s in table.snapshots()
+        if s.timestamp_ms < cutoff_ms and s.snapshot_id not in protected
+    ]
+    if doomed:
+        table.maintenance.expire_snapshots().by_ids(doomed).commit()
+        warm_after_commit(load_table(name))
+    return doomed
+
+
+def referenced_files(table: Table) -> set[str]:
+    """Every file a live snapshot or a kept metadata file needs."""
+    io = table.io
+    out = {table.metadata_location}
+    out.update(entry.metadata_file for entry in table.metadata.metadata_log)
+    out.update(s.statistics_path for s in table.metadata.statistics)
+    for snapshot in table.snapshots():
+        out.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(io):
+            out.add(manifest.manifest_path)
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
+                out.add(entry.data_file.file_path)
+    return out
+
+
+def remove_orphans(name: str, *, grace_s: float, now: float | None = None) -> tuple[int, int]:
+    """Delete unreferenced files older than `grace_s`; returns (files, bytes) removed."""
+    import time
+
+    table = load_table(name)
+    needed = {_normal(p) for p in referenced_files(table)}
+    now = time.time() if now is None else now
+    files = removed_bytes = 0
+    for path, size, mtime in list(_walk(table)):
+        if _normal(path) in needed or f"/{STAGED_DIR}" in path or now - mtime < grace_s:
+            continue
+        try:
+            table.io.delete(path)
+        except OSError as exc:
+            log.warning("could not remove orphan file %s: %s", path, exc)
+            continue
+        files += 1
+        removed_bytes += size
+    return files, removed_bytes
+
+
+def _normal(path: str) -> str:
+    """A path compared without its scheme: the catalog may name a local file either way."""
+    parsed = urlparse(path)
+    return parsed.path if parsed.scheme in ("", "file") else f"{parsed.netloc}{parsed.path}"
