@@ -208,3 +208,8 @@ def build_eval_set(
         properties=properties,
     )
     return len(rows)
+
+
+def eval_set_written(count: int, out: str) -> str:
+    """What building an eval set says: "Wrote 1 prompt to evals.x." (CLI and page)."""
+    return f"Wrote {count:,} prompt{'' if count == 1 else 's'} to {out}."

@@ -88,13 +88,31 @@ def parse_input(text: str, arity: Arity) -> Call:
             continue
         args = value if isinstance(value, tuple) else (value,)
         if arity.accepts(len(args)):
+            if _holds_ellipsis(args):  # a model's placeholder, e.g. "f(...)" copied from a doc
+                raise InputRejected(
+                    "`...` (Ellipsis) is a placeholder, not an input value: propose the "
+                    "arguments themselves, e.g. [3, 1, 2]"
+                )
             try:  # 1e999 parses to inf, whose repr is no literal: it could not be stored
                 ast.literal_eval(f"({canonical_input(args)},)")
             except (ValueError, SyntaxError):
-                raise InputRejected("a value has no literal spelling (inf or nan)") from None
+                raise InputRejected(
+                    "a number is out of range: it reads as inf or nan, which has no literal "
+                    "spelling to store"
+                ) from None
             return Call(canonical_input(args), repr(args), args)
         raise InputRejected(f"{len(args)} arguments given; the function takes {arity.describe()}")
     return Call(text, _expression_source(text))
+
+
+def _holds_ellipsis(value: object) -> bool:
+    if value is Ellipsis:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_ellipsis(k) or _holds_ellipsis(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_holds_ellipsis(item) for item in value)
+    return False
 
 
 def _expression_source(text: str) -> str:

@@ -136,10 +136,10 @@ def evalset(
     ] = None,
 ) -> None:
     """Turn selected submissions into a prompts table the generate job can run."""
-    from generators.vibes import build_eval_set
+    from generators.vibes import build_eval_set, eval_set_written
 
     count = build_eval_set(out, tags=tag, ids=ids)
-    console.print(f"wrote {count} prompts to {out}; run `podium generate --table {out} ...`")
+    console.print(f"{eval_set_written(count, out)} Run `podium generate --table {out} ...`")
 
 
 def register(app: typer.Typer) -> None:

@@ -46,6 +46,57 @@ def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:
     console().print(table)
 
 
+def print_snapshots(snapshots: list[dict[str, Any]], title: str | None = None) -> None:
+    """Snapshots as one line each (id, time, operation, rows, refs), and under the table
+    each review summary (author, message, rows touched) as wrapped key=value lines: as a
+    column, a JSON summary was squeezed one word wide."""
+    import textwrap
+
+    from rich.table import Table as RichTable
+
+    if not snapshots:
+        console().print("(no snapshots)")
+        return
+    from rich import box
+
+    table = RichTable(
+        title=plain_text(title) if title else None,
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for name, justify in [
+        ("snapshot", "left"), ("committed (UTC)", "left"), ("operation", "left"),
+        ("added", "right"), ("rows", "right"), ("cur", "left"), ("refs", "left"),
+    ]:  # fmt: skip
+        table.add_column(name, justify=justify, no_wrap=name != "refs")  # type: ignore[arg-type]
+    for snap in snapshots:
+        table.add_row(
+            str(snap["snapshot_id"]),
+            str(snap["committed_at"])[:19].replace("T", " "),
+            plain_text(str(snap["operation"])),
+            f"{snap['added_rows']:,}",
+            f"{snap['total_rows']:,}",
+            "*" if snap["current"] else "",
+            plain_text(", ".join(snap.get("refs") or ())),
+        )
+    out = console()
+    out.print(table)
+    width = max(40, out.width)
+    for snap in snapshots:
+        if not snap.get("summary"):
+            continue
+        pairs = "  ".join(
+            f"{key.removeprefix('podium.')}={printable(str(value))}"
+            for key, value in snap["summary"].items()
+        )
+        out.print(
+            textwrap.fill(f"{snap['snapshot_id']}: {pairs}", width=width, subsequent_indent="    "),
+            markup=False,
+            highlight=False,
+        )
+
+
 def print_conversation(row: dict[str, Any], max_chars: int = 600) -> None:
     """One SFT row as a readable block: a header line, then each turn.
 

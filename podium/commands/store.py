@@ -11,7 +11,7 @@ import typer
 
 from podium.commands.printing import console as _console
 from podium.commands.printing import print_conversation as print_conversation  # review.py
-from podium.commands.printing import print_json, print_rows
+from podium.commands.printing import print_json, print_rows, print_snapshots
 from podium.commands.typer_commands import add_commands
 from podium.errors import InvalidInput
 from podium.store.modes import ChatFormat, WriteMode
@@ -90,7 +90,7 @@ def snapshots(
     if as_json:
         print_json(snaps)
     else:
-        print_rows(snaps, title=f"snapshots of {name}")
+        print_snapshots(snaps, title=f"snapshots of {name}")
 
 
 def export(

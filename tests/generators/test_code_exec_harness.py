@@ -45,8 +45,12 @@ def test_literal_inputs_are_parsed_here() -> None:
     assert parse_input("(1, 2)", arity).args == ((1, 2),)  # one argument: a tuple
     assert parse_input("'x', 2,", arity).args == ("x", 2)
     assert parse_input(" [3,1] ", arity).input == "[3, 1]"  # one canonical spelling
-    with pytest.raises(InputRejected, match="no literal spelling"):
+    with pytest.raises(InputRejected, match="out of range: it reads as inf or nan"):
         parse_input("1e999", arity)
+    # Before: "..." was rejected as "a value has no literal spelling (inf or nan)".
+    for placeholder in ("...", "[1, ...]", "{'a': ...}"):
+        with pytest.raises(InputRejected, match=r"`\.\.\.` \(Ellipsis\) is a placeholder"):
+            parse_input(placeholder, arity)
     with pytest.raises(InputRejected, match="3 arguments given; the function takes 1 to 2"):
         parse_input("1, 2, 3", arity)
 

@@ -80,3 +80,11 @@ def test_answer_streams_and_eval_set_runs_through_generate(vllm_model, unique_ta
     run_generate(GenerateConfig(input=TableRef(name=evals), out=out, max_tokens=8), Reporter())
     prompts = sorted(r["messages"][0]["content"] for r in read_arrow(out)[0].to_pylist())
     assert prompts == ["Say hello in French.", "Spell 'cat' backwards."]
+
+
+def test_eval_set_message_counts_in_words() -> None:
+    """Before: "Wrote 1 prompts"."""
+    from generators.vibes import eval_set_written
+
+    assert eval_set_written(1, "evals.x") == "Wrote 1 prompt to evals.x."
+    assert eval_set_written(1200, "evals.x") == "Wrote 1,200 prompts to evals.x."
