@@ -9,6 +9,7 @@ layer so that every package can use it without importing `podium.jobs`.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,26 @@ from typing import Any
 from podium.errors import Cancelled
 
 log = logging.getLogger("podium")
+
+# Libraries that log every migration plugin (alembic) or HTTP request (httpx, to vLLM)
+# at INFO: in a job's log or `podium up`'s output they buried what the job said.
+QUIET_LOGGERS = ("alembic", "httpx", "httpcore", "urllib3", "filelock")
+# Progress bars (tqdm: datasets' map, checkpoint shards, TRL's steps) written to a log
+# file are one line per redraw; the job's own progress is in the Logbook.
+QUIET_ENV = {
+    "TQDM_DISABLE": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+}
+
+
+def quiet_libraries() -> None:
+    """For processes whose output is a log people read (a job, `podium up`): library
+    INFO chatter to WARNING, progress bars off (here and in the processes it starts)."""
+    for name, value in QUIET_ENV.items():
+        os.environ.setdefault(name, value)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 class Reporter:

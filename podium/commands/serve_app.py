@@ -30,6 +30,7 @@ from podium import processes
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.lanes import LIGHT_SLOTS_HELP
+from podium.reporting import QUIET_ENV
 
 APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
 STOP_GRACE_SECONDS = 15.0
@@ -102,7 +103,7 @@ def _toml_string(value: str) -> str:
 
 
 def app_environment(settings: Settings, insecure_no_auth: bool) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {**QUIET_ENV, **os.environ}  # no tqdm bars in `podium up`'s output (unless asked)
     if insecure_no_auth and not settings.login_configured:
         env["PODIUM_INSECURE_NO_AUTH"] = "1"  # every page shows the warning banner
     return env

@@ -28,7 +28,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, record_process, recover, transition
 from podium.jobs.reporter import JobReporter
 from podium.processes import kill_own_group
-from podium.reporting import JobOutputs
+from podium.reporting import JobOutputs, quiet_libraries
 from podium.store.catalog import load_table
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m podium.jobs.execute JOB_ID", file=sys.stderr)
         return 2
+    quiet_libraries()  # before any library loads: tqdm reads its switch at import
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     signal.signal(signal.SIGTERM, _sigterm)
     job_id = args[0]

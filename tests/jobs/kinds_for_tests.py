@@ -65,3 +65,29 @@ register(
         heavy=True,
     )
 )
+
+
+class NoisyConfig(BaseModel):
+    requests: int = Field(3, ge=1, description="HTTP requests to a local server.")
+
+
+def run_noisy(config: NoisyConfig, reporter: Reporter) -> JobOutputs:
+    """What libraries do inside real jobs: an HTTP request per sample (httpx, as the
+    vLLM client does) and a tqdm bar (datasets, checkpoint shards, TRL)."""
+    import http.server
+    import threading
+
+    import httpx
+    from tqdm import tqdm
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    for _ in tqdm(range(config.requests), desc="requests"):
+        httpx.get(url, timeout=10)
+    server.shutdown()
+    reporter.log(f"made {config.requests} requests")
+    return JobOutputs()
+
+
+register(JobKind("test-noisy", f"{__name__}:NoisyConfig", f"{__name__}:run_noisy", "Noisy."))
