@@ -245,7 +245,8 @@ def referenced_files(table: Table) -> set[str]:
         out.add(snapshot.manifest_list)
         for manifest in snapshot.manifests(io):
             out.add(manifest.manifest_path)
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
+            # A file a live snapshot marks DELETED (compaction's inputs) is needed by none.
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
                 out.add(entry.data_file.file_path)
     return out
 
