@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 from urllib.parse import urlencode
@@ -368,3 +369,71 @@ def stats_filters_key(state: ViewState) -> str:
 def stats_filters(key: str) -> dict[str, Any]:
     """Keyword arguments for `podium.store.stats.table_stats` from `stats_filters_key`."""
     return dict(json.loads(key))
+
+
+# ---- what a picker returns, the grid's tick, the filters on show, an older snapshot ----
+
+_COUNTED = re.compile(r"^(.*) \(\d[\d,]*\)$")
+
+
+def sample_of(value: str | None) -> str | None:
+    """The sample key a picker value stands for. Streamlit's selectbox hands back the
+    shown label ('chat-00000 — How do I reverse…') when its options changed under it;
+    that label must never become the view's sample (nor the URL's)."""
+    if not value:
+        return None
+    return value.split(" — ", 1)[0]
+
+
+def filter_values(values: Sequence[str], known: Collection[str] = ()) -> tuple[str, ...]:
+    """Filter values without a picker's count label ('train (1,200)' -> 'train'), the
+    same way: a URL holds values, never labels."""
+    out = []
+    for v in values:
+        counted = _COUNTED.match(v)
+        out.append(counted.group(1) if counted and v not in known else v)
+    return tuple(dict.fromkeys(out))
+
+
+def grid_state(keys: Sequence[str], sample: str | None) -> tuple[str, list[int]]:
+    """(a key for the rows grid, the rows it ticks): a new key whenever the rows or the
+    open sample change, so the grid never keeps a tick from other rows (a search moved
+    chat-00001 under the tick while chat-00000 stayed open) and ticks the open one."""
+    rows = [keys.index(sample)] if sample in keys else []
+    token = abs(hash((tuple(keys), sample))) % 10**12
+    return f"browse.grid.{token}", rows
+
+
+@dataclass(frozen=True)
+class ActiveFilter:
+    name: str  # what clearing it resets: "search", "where", "malformed", or a column
+    text: str  # what the chip says
+
+
+def active_filters(view: ViewState) -> list[ActiveFilter]:
+    """Every filter narrowing the rows, as chips the page shows above them (each one can
+    be cleared there); a filter set by a link (Validate's 'malformed only') included."""
+    out = []
+    if view.malformed_only:
+        out.append(ActiveFilter("malformed", "Malformed only"))
+    if view.search:
+        out.append(ActiveFilter("search", f"Search: {view.search}"))
+    for column, values in view.filters.items():
+        if values:
+            out.append(ActiveFilter(column, f"{column.capitalize()}: {', '.join(values)}"))
+    if view.where:
+        out.append(ActiveFilter("where", f"Where: {view.where}"))
+    return out
+
+
+def older_snapshot_note(snapshots: Sequence[SnapshotInfo], sid: int | None) -> str | None:
+    """A banner when the page shows a snapshot other than the current one."""
+    current = next((s for s in snapshots if s.current), None)
+    shown = next((s for s in snapshots if s.snapshot_id == sid), None)
+    if current is None or shown is None or shown.snapshot_id == current.snapshot_id:
+        return None
+    when = shown.committed_at[:16].replace("T", " ")
+    return (
+        f"Showing an older snapshot ({sid}, {when} UTC, {shown.total_rows:,} rows), not "
+        f"the current one ({current.snapshot_id}, {current.total_rows:,} rows)."
+    )

@@ -29,9 +29,11 @@ def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> 
     return count_by(table, column, snapshot_id=snapshot)
 
 
-def sidebar(tables: list[str]) -> tuple[str, int | None, set[str] | None]:
-    """Table, snapshot, malformed switch and filters; returns the table, the snapshot
-    and the ids the malformed switch keeps (None: every row)."""
+def sidebar(
+    tables: list[str],
+) -> tuple[str, int | None, set[str] | None, list[SnapshotInfo]]:
+    """Table, snapshot, malformed switch and filters; returns the table, the snapshot,
+    the ids the malformed switch keeps (None: every row) and the table's snapshots."""
     with st.sidebar:
         name = widgets.table_picker(tables, key=bs.TABLE, on_change=bs.table_changed)
         assert name is not None  # tables is not empty
@@ -46,7 +48,7 @@ def sidebar(tables: list[str]) -> tuple[str, int | None, set[str] | None]:
             _review_sidebar(name, sid, snapshots)
         with st.expander("Filters", expanded=bool(bs.current().filters or bs.current().where)):
             _filters(name, sid, columns)
-    return name, sid, keep
+    return name, sid, keep, snapshots
 
 
 def _count_label(options: Mapping[str, int], value: str) -> str:

@@ -18,8 +18,9 @@ from podium.errors import PodiumError
 # Session-state keys. The widget keys hold the view; the others are the page's memory.
 TABLE, SNAPSHOT, PAGE, SIZE = "browse.table", "browse.snapshot", "browse.page", "browse.size"
 SEARCH, WHERE, SAMPLE = "browse.search", "browse.where", "browse.sample"
-MALFORMED, MODE, GRID = "browse.malformed", "browse.mode", "browse.grid"
+MALFORMED, MODE = "browse.malformed", "browse.mode"
 FILTER = "browse.filter."  # + column
+SAMPLE_LABELS = "browse.sample_labels"  # every label the sample picker has shown, by key
 ROW_KEYS = "browse.row_keys"  # sample keys of the grid's rows, for its selection callback
 LAST_URL = "browse.last_url"  # the query string this page wrote last
 SAVED = "browse.saved_view"  # the view to come back to after visiting another page
@@ -50,10 +51,37 @@ def current() -> bm.ViewState:
         page_size=int(ss.get(SIZE) or bm.DEFAULT_PAGE_SIZE),
         search=ss.get(SEARCH) or "",
         where=ss.get(WHERE) or "",
-        filters={c: tuple(ss[FILTER + c]) for c in bm.FILTER_COLUMNS if ss.get(FILTER + c)},
-        sample=ss.get(SAMPLE),
+        filters={
+            c: bm.filter_values(ss[FILTER + c]) for c in bm.FILTER_COLUMNS if ss.get(FILTER + c)
+        },
+        sample=bm.sample_of(ss.get(SAMPLE)),
         malformed_only=bool(ss.get(MALFORMED)),
     )
+
+
+def clean() -> None:
+    """Put back keys where a picker left its shown label (see `bm.sample_of`), before
+    the widgets are drawn."""
+    ss = st.session_state
+    if ss.get(SAMPLE):
+        ss[SAMPLE] = bm.sample_of(ss[SAMPLE])
+    for column in bm.FILTER_COLUMNS:
+        if ss.get(FILTER + column):
+            ss[FILTER + column] = list(bm.filter_values(ss[FILTER + column]))
+
+
+def clear_filter(name: str) -> None:
+    """A chip's callback: drop one filter (search, where, malformed or a column's)."""
+    ss = st.session_state
+    if name == "search":
+        ss[SEARCH] = ""
+    elif name == "where":
+        ss[WHERE] = ""
+    elif name == "malformed":
+        ss[MALFORMED] = False
+    else:
+        ss[FILTER + name] = []
+    first_page()
 
 
 def first_page() -> None:

@@ -10,10 +10,10 @@ import streamlit as st
 
 from podium.app.job_tray import job_tray
 from podium.app.login import gate
+from podium.app.pages import PAGE_ICON, SECTIONS, page_file
 from podium.app.pages import PAGES as PAGE_INFO
-from podium.app.pages import SECTIONS, page_file
 
-st.set_page_config(page_title="Podium", page_icon=":material/stadium:", layout="wide")
+st.set_page_config(page_title="Podium", page_icon=PAGE_ICON, layout="wide")
 user = gate()  # login screen, identity in the sidebar, the no-login banner
 
 # Every page has its own URL path (Home is the default), so `/browse?table=...` deep
@@ -29,6 +29,10 @@ PAGES = {
 }
 
 navigation = st.navigation(PAGES)
-with st.sidebar:
-    job_tray()  # every page shows the running and recent jobs
-navigation.run()
+try:
+    navigation.run()
+finally:
+    # Every page shows the running and recent jobs, below what the page put in the
+    # sidebar (Browse's table and snapshot pickers stay in sight at 900 px).
+    with st.sidebar:
+        job_tray()

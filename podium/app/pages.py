@@ -12,6 +12,10 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 VIEWS = Path(__file__).parent / "views"
+# The browser tab's icon: an emoji becomes an inline SVG. A ":material/...:" page icon
+# made the browser fetch an SVG from fonts.gstatic.com (offline: a failed request; online:
+# a request to a third party). Page icons in the menu come from the bundled font.
+PAGE_ICON = "🏟️"
 
 # url path -> (file in views/, title, icon)
 PAGES: dict[str, tuple[str, str, str]] = {

@@ -109,10 +109,13 @@ def ordered_names(
 
 
 def default_of(names: Sequence[str]) -> str | None:
-    """The table a picker over `names` starts on: the most recently written one that is
-    not internal (else the first), never simply the alphabetically first."""
+    """The table a picker over `names` starts on: the most recently written conversation
+    table (a dataset or samples; the demo's functions table was written last, but a
+    newcomer's first look is a chat), else the newest one that is not internal, else
+    the first; never simply the alphabetically first."""
     if not names:
         return None
     wanted = set(names)
-    offered = pick([c for c in table_choices() if c.name in wanted], groups=None)
+    known = [c for c in table_choices() if c.name in wanted]
+    offered = pick(known, groups=CONVERSATIONS) or pick(known, groups=None)
     return offered[0].name if offered else names[0]

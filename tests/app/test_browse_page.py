@@ -293,10 +293,49 @@ def test_malformed_only_needs_a_report_then_shows_just_those_rows(browse_home: P
     at.selectbox(key="browse.sample").set_value("c002").run()
     shown = "\n".join(m.value for m in at.markdown)
     assert "**Validation failures**" in shown and "`json`" in shown
-    # An older snapshot is not covered by the report: the switch goes away.
+    # An older snapshot is not covered by the report: the switch goes away, and a
+    # banner says the rows are not the current ones.
     at.selectbox(key="browse.snapshot").set_value(first_snapshot()).run()
     assert not at.toggle
     assert f"Rows 1–{CHAT_ROWS} of {CHAT_ROWS}" in captions(at)
+    assert any(w.value.startswith("Showing an older snapshot") for w in at.warning)
+
+
+def test_a_link_s_malformed_filter_shows_above_the_rows_and_clears_there(
+    browse_home: Path,
+) -> None:
+    from podium.store.refs import TableRef
+    from podium.validate.job import ValidateConfig, validate_table
+    from podium.validate.report import malformed_ids
+
+    current = list_snapshots(load_table(CHAT))[-1].snapshot_id
+    validate_table(ValidateConfig(table=TableRef(name=CHAT, snapshot_id=current), rules=["json"]))
+    bad = malformed_ids(CHAT, current)
+    assert bad
+    at = open_browse(table=CHAT, malformed="1", size="100")  # Validate's link
+    assert not any(w.value.startswith("Showing an older") for w in at.warning)
+    assert set(at.dataframe[0].value["id"]) == bad
+    chip = at.button(key="browse.clear.malformed")
+    assert chip.label == "Malformed only"
+    chip.click().run()
+    assert "malformed" not in at.query_params
+    assert len(at.dataframe[0].value) == ALL_ROWS > len(bad)  # every row again
+    assert not [b for b in at.button if b.key == "browse.clear.malformed"]
+
+
+def test_a_picker_s_label_never_becomes_the_sample_or_a_filter() -> None:
+    assert bm.sample_of("chat-00000 — How do I reverse a list in Python?") == "chat-00000"
+    assert bm.sample_of("chat-00000") == "chat-00000" and bm.sample_of("") is None
+    assert bm.filter_values(["train (1,200)", "test"]) == ("train", "test")
+    assert bm.filter_values(["odd (3)"], known={"odd (3)"}) == ("odd (3)",)
+
+
+def test_the_grid_ticks_the_open_sample_and_forgets_ticks_of_other_rows() -> None:
+    before, ticked = bm.grid_state(["c000", "c001"], "c000")
+    assert ticked == [0]
+    after, ticked = bm.grid_state(["c001", "c000"], "c000")  # a search reordered the rows
+    assert after != before and ticked == [1]
+    assert bm.grid_state(["c001"], "c000")[1] == []
 
 
 def test_a_table_without_snapshots_shows_no_rows(podium_home: Path) -> None:

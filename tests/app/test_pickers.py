@@ -49,6 +49,10 @@ def test_default_is_the_newest_table_that_is_not_internal(podium_home: Path) -> 
     assert default_of(["cmp.aaa", "demo.chat"]) == "demo.chat"
     _sft("demo.later")
     assert default_of(["cmp.aaa", "demo.chat", "demo.later"]) == "demo.later"
+    # A functions table written after them (the demo's last) is not a first look.
+    _sft("demo.functions", kind="functions")
+    assert default_of(["demo.chat", "demo.functions", "demo.later"]) == "demo.later"
+    assert default_of(["demo.functions"]) == "demo.functions"
 
 
 def test_generate_defaults_to_a_usable_table_and_its_output_follows(

@@ -15,6 +15,7 @@ writes the user's role does not allow are not offered; a caption names the role.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import pandas as pd
@@ -33,8 +34,8 @@ from podium.store.query import Page, page
 from podium.validate.report import report_for
 
 
-def _grid_selected() -> None:
-    rows = st.session_state[bs.GRID].selection.rows
+def _grid_selected(grid: str) -> None:
+    rows = st.session_state[grid].selection.rows
     keys = st.session_state.get(bs.ROW_KEYS) or []
     if rows and rows[0] < len(keys):
         st.session_state[bs.SAMPLE] = keys[rows[0]]
@@ -107,12 +108,14 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
     with grid_col:
         st.caption(bm.row_range(result.offset, len(result.rows), _counted(result)))
         if result.rows:
+            grid, ticked = bm.grid_state(keys, view.sample)
             st.dataframe(
                 pd.DataFrame(summary),
                 hide_index=True,
-                key=bs.GRID,
-                on_select=_grid_selected,
+                key=grid,
+                on_select=functools.partial(_grid_selected, grid),
                 selection_mode="single-row",
+                selection_default={"selection": {"rows": ticked}},
             )
         elif view.search or view.where or view.filters or view.malformed_only:
             st.info("No rows match. Clear the search or filters to see more.")
@@ -123,8 +126,12 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
             k: bm.sample_choice_label(r, k, result.columns)
             for k, r in zip(keys, result.rows, strict=True)
         }
+        # A label once shown stays the same (a picker whose labels change under it
+        # hands back the old label as its value).
+        seen = st.session_state.setdefault(bs.SAMPLE_LABELS, {})
+        seen.update(labels)
         if view.sample and view.sample not in labels:
-            labels = {view.sample: view.sample, **labels}
+            labels = {view.sample: seen.get(view.sample, view.sample), **labels}
         st.selectbox(
             "Open sample",
             [None, *labels],
@@ -205,6 +212,25 @@ def _rows_of(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | No
     return page(name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter())
 
 
+def _filter_chips(view: bm.ViewState) -> None:
+    """The filters narrowing the rows, wherever they were set (a link, the sidebar),
+    each with a button that clears it."""
+    chips = bm.active_filters(view)
+    if not chips:
+        return
+    cols = st.columns(len(chips) + 1)
+    cols[0].caption("Filters:")
+    for col, chip in zip(cols[1:], chips, strict=True):
+        col.button(
+            chip.text,
+            key=f"browse.clear.{chip.name}",
+            icon=":material/close:",
+            help="Clear this filter",
+            on_click=bs.clear_filter,
+            args=(chip.name,),
+        )
+
+
 def main() -> None:
     st.title("Browse")
     tables = list_tables()
@@ -212,14 +238,18 @@ def main() -> None:
         widgets.no_tables_message()
         return
     bs.sync_from_url(tables)
+    bs.clean()
     if browse_panels.take_to_head():  # a save made a new snapshot, or a reload was asked
         st.session_state[bs.SNAPSHOT] = None
     browse_panels.save_feedback()
     try:
-        name, sid, keep = sidebar(tables)
+        name, sid, keep, snapshots = sidebar(tables)
     except PodiumError as exc:
         st.error(str(exc))
         return
+    older = bm.older_snapshot_note(snapshots, sid)
+    if older:
+        st.warning(older, icon=":material/history:")
     search_col, size_col, page_col = st.columns([6, 1, 2], vertical_alignment="bottom")
     search_col.text_input(
         "Search messages",
@@ -229,6 +259,7 @@ def main() -> None:
     )
     size_col.selectbox("Rows per page", bm.PAGE_SIZES, key=bs.SIZE, on_change=bs.first_page)
     view = bs.current()
+    _filter_chips(view)
     try:
         result = _rows_of(name, view, sid, keep)
         clamped = bm.with_page_in_range(view, _counted(result))
