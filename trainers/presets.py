@@ -2,7 +2,10 @@
 
 - `cpu-smoke`: a few steps on tiny batches; seconds on a tiny model, a minute or two on
   SmolLM2-135M. Tests and demos use it.
-- `cpu-small`: a real but small run on 2 CPU cores (LoRA, a few minutes).
+- `cpu-small`: a real but small run on 2 CPU cores (30 LoRA steps, evaluated every 10):
+  7-10 s a step on idle cores, about 5 minutes; 20-40 s a step, 10-20 minutes, while vLLM
+  or other jobs share the cores (measured: 17 of 30 steps after 11 minutes beside a vLLM
+  server and the app).
 - `gpu`: a real run on one GPU (full fine-tune, bf16, vLLM colocated for GRPO where vLLM
   is importable in the trainer; TRL's own generation, with a notice, where it is not).
 """
@@ -14,6 +17,16 @@ from typing import Any
 from podium.errors import InvalidInput
 
 PRESET_NAMES = ("cpu-smoke", "cpu-small", "gpu")
+
+# What a person choosing a preset needs to know first: how long it takes (CLI, Train page).
+PRESET_SUMMARIES = {
+    "cpu-smoke": "seconds on a tiny model, about a minute on SmolLM2-135M: a smoke test",
+    "cpu-small": (
+        "30 LoRA steps on 2 CPU cores: 7-10 s a step when the cores are free (about 5 min "
+        "with its 3 evaluations), 20-40 s a step (10-20 min) beside vLLM or other jobs"
+    ),
+    "gpu": "a real run on one GPU (full fine-tune, bf16)",
+}
 
 _COMMON: dict[str, dict[str, Any]] = {
     "cpu-smoke": {

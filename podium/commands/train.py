@@ -10,7 +10,8 @@
 
 Every card field is an option (`podium train sft --help`). Presets fill every setting
 the command line leaves out: `cpu-smoke` runs in seconds
-to a minute, `cpu-small` a few minutes on 2 cores, `gpu` is a real run. Any card field
+to a minute, `cpu-small` 5-20 minutes on 2 cores (`podium train presets` says why),
+`gpu` is a real run. Any card field
 can be set with `--set FIELD=VALUE` (see `podium jobs kinds`). The final checkpoint is
 registered as `--out`, periodic ones as `OUT-step-N`; `podium generate --model OUT`
 samples from it at once.
@@ -49,12 +50,14 @@ def presets_command() -> click.Command:
     @click.command("presets", help="What each preset sets, for SFT and GRPO.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     def presets(as_json: bool) -> None:
-        from trainers.presets import PRESET_NAMES, preset_defaults
+        from trainers.presets import PRESET_NAMES, PRESET_SUMMARIES, preset_defaults
 
         table = {k: {p: preset_defaults(k, p) for p in PRESET_NAMES} for k in ("sft", "grpo")}
         if as_json:
             click.echo(json.dumps(table, indent=2))
             return
+        for name in PRESET_NAMES:
+            console.print(f"{name}: {PRESET_SUMMARIES[name]}")
         for kind, by_preset in table.items():
             for name, values in by_preset.items():
                 shown = ", ".join(f"{k}={v}" for k, v in values.items())

@@ -1,5 +1,6 @@
 """A queued training run cancelled mid-run registers a checkpoint at the step it stopped,
-as the README says (the real CLI, a real worker, a real SIGTERM)."""
+as the README says (the real CLI, a real worker, a real SIGTERM); evaluation shows as a
+phase of its own."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from podium.cli import app
 from podium.jobs.logbook import events
 from podium.jobs.queue import get_job, list_jobs
 from podium.models.registry import get_model, get_model_or_none, list_models
+from podium.reporting import Reporter
+from trainers.config import SftConfig
+from trainers.sft import run_sft
 
 pytestmark = pytest.mark.train
 
@@ -61,3 +65,31 @@ def test_cancelled_queued_run_registers_its_step(tiny_base, make_table, memo_pai
     log = open(job["log_path"]).read()
     assert f"stopping at step {kept.step} (SIGTERM); its state is registered" in log
     assert [e["status"] for e in events(job["id"])][-1] == "cancelled"
+
+
+class Said(Reporter):
+    """Every progress message and phase, in order."""
+
+    def __init__(self) -> None:
+        super().__init__({"podium.lineage.job_id": "job-test"})
+        self.said: list[str] = []
+
+    def progress(self, done, total=None, message=""):  # type: ignore[no-untyped-def]
+        self.said.append(message)
+
+    def phase(self, message: str) -> None:
+        self.said.append(message)
+
+
+def test_evaluation_shows_as_a_phase(tiny_base, make_table, memo_pairs):
+    """Before: progress sat at "step N" through TRL's evaluation (minutes on a CPU)."""
+    make_table("t.memo", memo_pairs * 4)
+    cfg = SftConfig(
+        model=tiny_base, table={"name": "t.memo"}, out="evaluated", preset="cpu-smoke",
+        max_steps=4, save_every=2, eval_fraction=0.25,
+    )  # fmt: skip
+    said = Said()
+    run_sft(cfg, said)
+    at = said.said.index("step 2 · evaluating")
+    assert said.said[at + 1] == "step 2"  # back to counting once the evaluation is done
+    assert "step 4 · evaluating" in said.said

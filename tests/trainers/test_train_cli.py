@@ -106,3 +106,11 @@ def test_foreground_sft_registers_the_checkpoint(tiny_base, make_table, memo_pai
     info = get_model("cli-sft")
     assert info.step == 3 and info.job_id and info.lineage["job_id"] == info.job_id
     assert "kind: sft" in info.lineage["card"]
+
+
+def test_presets_say_how_long_they_take() -> None:
+    """Before: `cpu-small` promised "a few minutes"; a step took 20-40 s beside vLLM."""
+    shown = runner.invoke(app, ["train", "presets"])
+    assert shown.exit_code == 0, shown.output
+    line = next(x for x in shown.output.splitlines() if x.startswith("cpu-small:"))
+    assert "20-40 s a step" in line and "10-20 min" in line and "few minutes" not in line
