@@ -161,6 +161,11 @@ class Estimate:
         )
 
 
+def count_text(n: int, noun: str) -> str:
+    """'1 prompt', '3 prompts', '1,200 prompts'."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def duration_text(seconds: float) -> str:
     """'40 s', '7 min', '2 h 10 min'."""
     if seconds < 60:

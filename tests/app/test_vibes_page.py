@@ -46,6 +46,9 @@ def test_filter_and_build_eval_set_without_a_server(podium_home, tmp_path):
     at.button(key="vibes.build").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(f"Wrote 3 prompts to `{out}`" in s.value for s in at.success)
+    from podium.app.generate_model import count_text
+
+    assert count_text(1, "prompt") == "1 prompt" and count_text(1200, "prompt") == "1,200 prompts"
     assert len(read_arrow(out)[0]) == 3
 
 
@@ -56,8 +59,11 @@ def test_double_click_on_submit_stores_the_prompt_once(podium_home, tmp_path):
     at.text_area(key="vibes.prompt").set_value("What is 2+2? Answer in JSON.")
     at.checkbox(key="vibes.ask").uncheck()
     _submit_button(at).click().run()
+    # The form is empty for the next prompt, and says what it stored.
+    assert at.text_area(key="vibes.prompt").value == ""
+    assert any(s.value.startswith("Stored submission") for s in at.success)
     _submit_button(at).click().run()  # the second click of a double click
-    assert not at.exception, at.exception
+    assert not at.exception and not at.error, [e.value for e in at.error]
     assert [v["prompt"] for v in list_vibes()] == ["What is 2+2? Answer in JSON."]
     at.text_area(key="vibes.prompt").set_value("Another prompt")
     _submit_button(at).click().run()

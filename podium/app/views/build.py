@@ -15,6 +15,7 @@ import streamlit as st
 from generators.code_exec import results
 from generators.code_exec.build import KIND, CodeExecConfig
 from podium.app import widgets
+from podium.app.build_model import sft_table_of
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
@@ -109,6 +110,10 @@ def _results() -> None:
     st.markdown(" · ".join(f"{results.badge(s)} {n:,}" for s, n in counts.items()))
     if table_exists(name):
         widgets.browse_link(name, label=f"Open {name} in Browse")
+    sft = sft_table_of(name)
+    if sft is not None:  # the SFT table the build made from its successful rows
+        widgets.browse_link(sft, label=f"Open {sft} in Browse")
+        page_link("train", f"Train on {sft}", ":material/model_training:", table=sft)
     problems = results.problems(rows)
     st.subheader("Failures and timeouts" if kind != results.tables.VERIFY_KIND else "Mismatches")
     if not problems:

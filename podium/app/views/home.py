@@ -1,6 +1,7 @@
 """Home page: the loop Podium serves, one link per step, each opening the page that
-does it, and a button that loads the demo tables (what `podium demo` does). Jobs started
-anywhere show in the sidebar's job tray."""
+does it; where things stand (tables, models, running model servers, recent jobs); and,
+while some demo table is missing, a button that loads them (what `podium demo` does).
+Logic: `podium.app.home_model`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import streamlit as st
 
 from generators.code_exec.demo_functions import DEMO_TABLE as DEMO_FUNCTIONS
 from generators.code_exec.demo_functions import load_demo_functions
+from podium.app.home_model import demo_missing, home_state
+from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
 from podium.app.widgets import browse_link
 from podium.store.demo import load_demo
@@ -34,10 +37,43 @@ for name, text in STEPS:
     _, title, icon = PAGES[name]
     st.page_link(page_file(name), label=f"{title}: {text}", icon=icon)
 
-st.subheader("Demo data")
-st.caption("Small chat, JSON, tool-call and code datasets, made locally (no downloads).")
-if acting_user().can("run_job") and st.button(  # load_demo checks the role again
-    "Load the demo data", icon=":material/download:", key="home.demo"
+st.subheader("Where things stand")
+state = home_state()
+st.markdown(f"**{state.summary}**")
+c1, c2, c3 = st.columns(3)
+with c1:
+    st.markdown("**Tables**")
+    for table in state.tables[:8]:
+        browse_link(table, label=table)
+    if len(state.tables) > 8:
+        st.caption(f"and {len(state.tables) - 8:,} more in Browse")
+with c2:
+    st.markdown("**Models**")
+    st.markdown("\n".join(f"- `{m}`" for m in state.models) or "none yet")
+    st.markdown("**Model servers running**")
+    st.markdown("\n".join(f"- {s}" for s in state.servers) or "none")
+with c3:
+    st.markdown("**Recent jobs**")
+    for job in state.jobs:
+        st.page_link(
+            page_file("logbook"),
+            label=f"{job['kind']} · {job['status']} · {job['id']}",
+            icon=STATUS_ICONS.get(job["status"], ":material/work:"),
+            query_params={"job": job["id"]},
+        )
+    if not state.jobs:
+        st.caption("none yet")
+
+missing = demo_missing()
+if missing:
+    st.subheader("Demo data")
+    st.caption("Small chat, JSON, tool-call and code datasets, made locally (no downloads).")
+if (
+    missing
+    and acting_user().can("run_job")
+    and st.button(  # load_demo checks the role again
+        "Load the demo data", icon=":material/download:", key="home.demo"
+    )
 ):
     with st.spinner("Writing the demo tables"):
         created = {**load_demo(), DEMO_FUNCTIONS: load_demo_functions()}

@@ -27,6 +27,7 @@ from generators.vibes import (
 from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
+from podium.app.generate_model import count_text
 from podium.errors import PodiumError
 from podium.store.users import acting_user
 
@@ -38,7 +39,20 @@ def submission_key(session: str, *fields: str) -> str:
     return hashlib.sha256("\x00".join((session, *fields)).encode()).hexdigest()
 
 
+CLEARED = P + "stored"  # the submission just stored: the form starts empty for the next
+
+
 def _submit(models: list[str], model_index: int) -> None:
+    stored = st.session_state.get(CLEARED)
+    if stored and st.session_state.pop(P + "clear", False):
+        for key in (P + "prompt", P + "ideal", P + "tags"):
+            st.session_state[key] = ""
+        st.success(f"Stored submission `{stored}` in `{VIBES_TABLE}`. Write the next one.")
+        shown = st.session_state.pop(P + "answer", None)
+        if shown:
+            with st.chat_message("assistant"):
+                st.caption(shown[0])
+                st.markdown(shown[1])
     with st.form(P + "form", clear_on_submit=False):
         prompt = st.text_area("Prompt the model gets wrong", key=P + "prompt")
         ideal = st.text_area("What a good answer looks like", key=P + "ideal")
@@ -54,6 +68,9 @@ def _submit(models: list[str], model_index: int) -> None:
     if not sent:
         return
     if not prompt.strip():
+        if stored:  # the second click of a double click, on the emptied form
+            st.info(f"Stored submission `{stored}`; write the next prompt above.")
+            return
         show_error("Write the prompt first: the vibe-check prompt is empty.")
         return
     # One key per submission: a second click on Submit carries the same text, the same
@@ -75,7 +92,10 @@ def _submit(models: list[str], model_index: int) -> None:
     except PodiumError as exc:
         show_error(exc)
         return
-    st.success(f"Stored submission `{vid}` in `{VIBES_TABLE}`.")
+    # The form starts empty for the next prompt; the answer stays shown above it.
+    st.session_state[CLEARED], st.session_state[P + "clear"] = vid, True
+    st.session_state[P + "answer"] = (model, answer) if ask else None
+    st.rerun()
 
 
 def _submissions() -> None:
@@ -119,7 +139,7 @@ def _eval_set(tags: list[str], selected: list[str]) -> None:
         except PodiumError as exc:
             show_error(exc)
             return
-        st.success(f"Wrote {count} prompts to `{out}`.")
+        st.success(f"Wrote {count_text(count, 'prompt')} to `{out}`.")
         widgets.browse_link(out, label=f"Open {out} in Browse")
         st.page_link(
             str(GENERATE_PAGE),

@@ -1,0 +1,50 @@
+"""Home (AppTest): where things stand, and the demo button only while the demo is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from podium.app.home_model import demo_missing, home_state
+
+MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+def _home() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_home_offers_the_demo_only_until_it_is_loaded_and_shows_state(podium_home: Path) -> None:
+    at = _home()
+    assert [b.label for b in at.button if b.key == "home.demo"] == ["Load the demo data"]
+    assert any(m.value == "**0 tables · 0 models · 0 model servers running · 0 recent jobs**"
+               for m in at.markdown)  # fmt: skip
+    at.button(key="home.demo").click().run()
+    assert any(s.value.startswith("Demo tables:") for s in at.success)
+    assert demo_missing() == []
+    at = _home()  # a reload, or coming back later
+    assert not [b for b in at.button if b.key == "home.demo"]
+    state = home_state()
+    assert "demo.chat" in state.tables and "demo.functions" in state.tables
+    assert any(m.value.startswith(f"**{len(state.tables)} tables · ") for m in at.markdown)
+    links = [p.proto.label for p in at.get("page_link")]
+    assert "demo.chat" in links
+
+
+def test_the_build_page_links_the_sft_table_it_made(podium_home: Path) -> None:
+    import pyarrow as pa
+
+    from podium.app.build_model import sft_table_of
+    from podium.store.schema import SFT_ARROW_SCHEMA
+    from podium.store.write import write_table
+
+    rows = pa.Table.from_pylist(
+        [{"id": "a", "messages": [{"role": "user", "content": "q"}]}], schema=SFT_ARROW_SCHEMA
+    )
+    write_table("cx.functions", rows)
+    assert sft_table_of("cx.functions") is None
+    write_table("cx.functions_sft", rows, properties={"podium.kind": "sft"})
+    assert sft_table_of("cx.functions") == "cx.functions_sft"
