@@ -13,10 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from podium.cli import app
+from podium.jobs.cards import Card
+from podium.jobs.launch import submit
 from podium.jobs.logbook import events
 from podium.jobs.queue import get_job, list_jobs
 from podium.models.registry import get_model, get_model_or_none, list_models
 from podium.reporting import Reporter
+from podium.store.demo import DEMO_TABLES
+from podium.validate.job import ValidateConfig
 from trainers.config import SftConfig
 from trainers.sft import run_sft
 
@@ -33,7 +37,8 @@ def _wait(predicate, timeout: float = 300):  # type: ignore[no-untyped-def]
 
 
 def test_cancelled_queued_run_registers_its_step(tiny_base, make_table, memo_pairs):
-    """Before: the worker's SIGTERM ended the run mid-step with no checkpoint."""
+    """Before: the worker's SIGTERM ended the run mid-step with no checkpoint (and a
+    validation queued meanwhile waited for the whole run)."""
     make_table("t.memo", memo_pairs)
     queued = CliRunner().invoke(
         app,
@@ -50,6 +55,13 @@ def test_cancelled_queued_run_registers_its_step(tiny_base, make_table, memo_pai
     )
     try:
         _wait(lambda: (get_job(job["id"])["progress_done"] or 0) >= 2)
+        # The light lane: a validation queued behind the running training starts at once.
+        DEMO_TABLES["demo.json_sft"]()
+        check = submit(
+            Card("validate", ValidateConfig(table={"name": "demo.json_sft"}, rules=["json"]))
+        )
+        _wait(lambda: get_job(check)["status"] == "succeeded", timeout=30)
+        assert get_job(job["id"])["status"] == "running"
         cancel = CliRunner().invoke(app, ["jobs", "cancel", job["id"]])
         assert cancel.exit_code == 0 and "cancelling" in cancel.output
         done = _wait(lambda: (j := get_job(job["id"]))["status"] == "cancelled" and j)
