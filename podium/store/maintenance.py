@@ -80,7 +80,7 @@ def _live(table: Table) -> list[DataFile]:
     return [f for f, _ in live_files(table, current.snapshot_id if current else None)]
 
 
-def _walk(table: Table) -> Iterator[tuple[str, int, float]]:
+def walk_files(table: Table) -> Iterator[tuple[str, int, float]]:
     """(path as the table names it, size, modified time) of every file under its location."""
     from pyarrow.fs import FileSelector, FileType
 
@@ -117,7 +117,7 @@ def footprint(name: str) -> Footprint:
 
     table = load_table(name)
     live = _live(table)
-    on_disk = list(_walk(table))
+    on_disk = list(walk_files(table))
     return Footprint(
         data_files=sum(1 for f in live if f.content == DataFileContent.DATA),
         delete_files=sum(1 for f in live if f.content != DataFileContent.DATA),
@@ -256,11 +256,11 @@ def remove_orphans(name: str, *, grace_s: float, now: float | None = None) -> tu
     import time
 
     table = load_table(name)
-    needed = {_normal(p) for p in referenced_files(table)}
+    needed = {normal_path(p) for p in referenced_files(table)}
     now = time.time() if now is None else now
     files = removed_bytes = 0
-    for path, size, mtime in list(_walk(table)):
-        if _normal(path) in needed or f"/{STAGED_DIR}" in path or now - mtime < grace_s:
+    for path, size, mtime in list(walk_files(table)):
+        if normal_path(path) in needed or f"/{STAGED_DIR}" in path or now - mtime < grace_s:
             continue
         try:
             table.io.delete(path)
@@ -272,7 +272,18 @@ def remove_orphans(name: str, *, grace_s: float, now: float | None = None) -> tu
     return files, removed_bytes
 
 
-def _normal(path: str) -> str:
+def unreferenced_files(name: str) -> list[str]:
+    """Files under the table's location that nothing live needs (staged shards aside)."""
+    table = load_table(name)
+    needed = {normal_path(p) for p in referenced_files(table)}
+    return [
+        path
+        for path, _, _ in walk_files(table)
+        if normal_path(path) not in needed and f"/{STAGED_DIR}" not in path
+    ]
+
+
+def normal_path(path: str) -> str:
     """A path compared without its scheme: the catalog may name a local file either way."""
     parsed = urlparse(path)
     return parsed.path if parsed.scheme in ("", "file") else f"{parsed.netloc}{parsed.path}"

@@ -39,9 +39,7 @@ def rows(name: str, snapshot: int | str | None = None) -> list[dict[str, Any]]:
 
 
 def unreferenced(name: str) -> list[str]:
-    table = load_table(name)
-    needed = {maintenance._normal(p) for p in maintenance.referenced_files(table)}
-    return [p for p, _, _ in maintenance._walk(table) if maintenance._normal(p) not in needed]
+    return maintenance.unreferenced_files(name)
 
 
 @pytest.mark.usefixtures("podium_home")
