@@ -1,12 +1,14 @@
 """A worker's two lanes, and why a queued job is still waiting.
 
 Every worker has `concurrency` slots for any kind (the heavy lane: training runs only
-here) and `light_slots` more for light kinds (validation, compare, generation, import,
-export, builds), so a one-minute job queued behind a ten-minute training run starts at
-once instead of waiting for it. Jobs are claimed oldest first within what a free slot
+here) and, while training holds them, `light_slots` more for light kinds (validation,
+compare, generation, import, export, builds): a one-minute job queued behind a
+ten-minute training run starts at once instead of waiting for it. Without training
+running, jobs take the `concurrency` slots one after another as before (two vLLM-backed
+jobs side by side would not fit a small machine). Oldest first within what a free slot
 may take.
 
-    podium worker                      # 1 slot for anything + 1 for light jobs
+    podium worker                      # 1 slot for anything + 1 for light jobs beside training
     podium worker --light-slots 0      # strictly one job at a time
 """
 
@@ -19,8 +21,8 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job
 
 LIGHT_SLOTS_HELP = (
-    "More jobs run at once, of light kinds only (not training), so a validation or a "
-    "compare never waits behind a training run."
+    "Jobs of light kinds (not training) run beside training while it holds the other "
+    "slots, so a validation or a compare never waits behind a training run."
 )
 
 
@@ -38,13 +40,13 @@ def heavy_kinds() -> list[str]:
 
 def may_claim(running_kinds: Iterable[str], concurrency: int, light_slots: int) -> str | None:
     """What a worker running jobs of `running_kinds` may start now: "any", "light"
-    (only light kinds: its heavy lane is full), or None (no free slot)."""
+    (only light kinds, in a light slot beside training), or None (no free slot)."""
     kinds = list(running_kinds)
-    if len(kinds) >= concurrency + light_slots:
-        return None
-    if sum(is_heavy(k) for k in kinds) >= concurrency:
+    if len(kinds) < concurrency:
+        return "any"
+    if any(is_heavy(k) for k in kinds) and len(kinds) < concurrency + light_slots:
         return "light"
-    return "any"
+    return None
 
 
 def _named(job: Job) -> str:

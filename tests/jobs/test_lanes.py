@@ -55,3 +55,16 @@ def test_light_slots_zero_keeps_one_job_at_a_time(
     )
     request_cancel(heavy)
     wait_for(lambda: get_job(light)["status"] == "succeeded", timeout=60)
+
+
+def test_lanes_without_training_run_one_job_at_a_time() -> None:
+    """The light slot opens only beside training: two vLLM-backed jobs never share a
+    small machine because of it."""
+    from podium.jobs.lanes import may_claim
+
+    assert may_claim([], 1, 1) == "any"
+    assert may_claim(["validate"], 1, 1) is None
+    assert may_claim(["sft"], 1, 1) == "light"
+    assert may_claim(["sft", "validate"], 1, 1) is None
+    assert may_claim(["sft"], 1, 0) is None
+    assert may_claim(["validate"], 2, 1) == "any"
