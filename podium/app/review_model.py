@@ -348,3 +348,18 @@ def delete_question(row_id: str) -> str:
         f"Delete row {row_id}? The next snapshot will not hold it; older snapshots and "
         "its history keep it."
     )
+
+
+def table_health(name: str) -> str:
+    """One line on what `podium maintain` would tidy: files, delete files, snapshots, bytes."""
+    from podium.store.maintenance import footprint
+
+    f = footprint(name)
+    parts = [
+        f"{f.data_files:,} data files",
+        f"{f.delete_files:,} delete files"
+        + (" (edits not compacted yet)" if f.delete_files else ""),
+        f"{f.snapshots:,} snapshots",
+        f"{f.files_on_disk:,} files, {f.bytes_on_disk / 2**20:,.1f} MiB on disk",
+    ]
+    return " · ".join(parts)

@@ -133,3 +133,22 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     chosen = at.selectbox(key=f"train.snapshot.{T}")
     assert chosen.value == "cleaned"
     assert chosen.format_func(chosen.value) == f"cleaned → {rm.resolve(T, 'cleaned')}"
+
+
+def test_maintenance_shows_the_tables_health_and_queues_a_maintain_job(podium_home: Path) -> None:
+    from queue_runner import run_queued
+
+    make_table(T, 40)
+    rs.delete_rows(T, [row_id(3)], BOB, why="junk", base=None)
+    at = _open("review", table=T)
+    at.segmented_control(key="review.mode").set_value("Snapshots").run()
+    assert not at.exception, at.exception
+    assert any("1 delete files (edits not compacted yet)" in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]
+    at.button(key="FormSubmitter:review.maintain-Queue job").click().run()
+    assert not at.exception, at.exception
+    run_queued()
+    at.run()
+    assert any("0 delete files" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert [r["id"] for r in page(T, limit=4).rows] == [row_id(i) for i in (0, 1, 2, 4)]

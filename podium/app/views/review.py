@@ -6,7 +6,8 @@ labels, e edit. Progress ("143 of 500 reviewed") and claims live in the state da
 so a reload continues where it was and two reviewers never get the same row.
 Snapshots: diff any two snapshots, tags or branches (rows added, removed, changed with
 per-message text diffs), tag or branch a snapshot, fast-forward main to a branch, and
-train on a tag. `?table=` picks the table. Logic: `podium.app.review_model`. A role
+train on a tag; maintain the table (compaction, snapshot expiry, orphan files) as a job.
+`?table=` picks the table. Logic: `podium.app.review_model`. A role
 that cannot write (a viewer) reads diffs and history; a caption names the role needed.
 """
 
@@ -22,6 +23,7 @@ from podium.app import browse_panels, widgets
 from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.feedback import empty_state
+from podium.app.forms import queue_form
 from podium.app.pages import page_file
 from podium.app.roles import allowed
 from podium.app.shortcuts import keyboard_shortcuts
@@ -193,6 +195,19 @@ def _snapshots_tab(table: str) -> None:
         chosen = st.selectbox("Branch", branches, key="review.ff.branch")
         if st.form_submit_button("Fast-forward main", disabled=not branches):
             _ref_action(lambda: rm.merge(table, chosen or "", user), "Fast-forwarded")
+    _maintenance(table, user)
+
+
+def _maintenance(table: str, user: Any) -> None:
+    st.subheader("Maintenance")
+    st.caption(rm.table_health(table))
+    if allowed(user, "run_job", "maintaining tables", "the table's health"):
+        queue_form(
+            "maintain",
+            "review.maintain",
+            fixed={"table": table},
+            advanced=("compact", "expire", "remove_orphans"),
+        )
 
 
 def _ref_action(do: Callable[[], Any], done: str) -> None:
