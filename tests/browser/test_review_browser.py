@@ -69,6 +69,9 @@ def test_label_edit_remove_tag_diff_and_train(
     remove.get_by_label("Why").fill("duplicate")
     remove.get_by_role("button", name="Delete row").click()
     wait_for_app(page)
+    expect(page.get_by_text(re.compile(rf"^Delete row {row_id(2)}\?"))).to_be_visible()  # asks
+    page.get_by_role("button", name=f"Yes, delete {row_id(2)}").click()
+    wait_for_app(page)
     expect(page.get_by_text(re.compile(r"Removed 1 row: snapshot \d+"))).to_be_visible()
     expect(page.get_by_text("Rows 1–5 of 5")).to_be_visible()
 

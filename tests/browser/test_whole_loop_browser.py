@@ -138,10 +138,11 @@ def test_the_whole_loop_by_clicks(
     expect(page.get_by_role("heading", name="Browse")).to_be_visible()
     expect(page.get_by_text(re.compile("page not found", re.I))).to_have_count(0)
     page = loop.open("")
-    loop.click("button", "Load the demo data")
+    # Loaded: Home no longer offers it, and lists the tables instead.
+    expect(page.get_by_role("button", name="Load the demo data")).to_have_count(0)
 
     # Review it in Browse.
-    loop.click("link", "Browse demo.json_sft")
+    loop.click("link", "demo.json_sft")
     expect(page).to_have_url(re.compile(r"/browse\?table=demo\.json_sft"))
     expect(page.get_by_role("heading", name="Browse")).to_be_visible()
     loop.shot("browse")
@@ -159,10 +160,9 @@ def test_the_whole_loop_by_clicks(
     # Generate from these prompts with the base model; close the tab while it runs.
     loop.click("link", "Generate from these prompts")
     expect(page).to_have_url(re.compile(r"/generate\?table=demo\.json_sft"))
-    page.get_by_text("Advanced").first.click()
-    loop.fill("limit", "3")
-    loop.fill("max_tokens", "16")
-    loop.fill("n", "1")
+    loop.fill("Limit (prompts; 0 = all)", "3")
+    loop.fill("Max tokens", "16")
+    loop.fill("Samples per prompt", "1")
     generation = loop.queue()
     loop.shot("generate")
     loop.wait(generation, until=("running", *FINISHED))
@@ -174,8 +174,8 @@ def test_the_whole_loop_by_clicks(
 
     # Build a code-exec set in the sandbox.
     loop.click("link", "Code-exec build")
-    loop.fill("limit", "2")
-    loop.fill("inputs_per_function", "2")
+    loop.fill("Limit", "2")
+    loop.fill("Inputs per function", "2")
     build = loop.queue()
     loop.succeeded(build)
     expect(
@@ -188,7 +188,7 @@ def test_the_whole_loop_by_clicks(
     loop.click("link", f"{samples['name']}@{samples['snapshot_id']}")
     loop.click("link", "Train on this table")
     expect(page).to_have_url(re.compile(rf"/train\?table={re.escape(samples['name'])}"))
-    loop.fill("max_steps", "2")
+    loop.fill("Max steps", "2")
     training = loop.queue()
     loop.shot("train")
     loop.wait(training, until=("running", *FINISHED))
@@ -202,8 +202,8 @@ def test_the_whole_loop_by_clicks(
     expect(page).to_have_url(re.compile(r"/compare\?models="))
     # The prompt set is the table it was trained on (carried by the link).
     expect(page).to_have_url(re.compile(rf"table={re.escape(samples['name'])}"))
-    loop.fill("limit", "2")
-    loop.fill("max_tokens", "16")
+    loop.fill("Limit", "2")
+    loop.fill("Max tokens", "16")
     comparison = loop.queue()
     job = loop.succeeded(comparison)
     name = job["outputs"]["tables"][0]["name"]

@@ -218,10 +218,10 @@ def _filter_chips(view: bm.ViewState) -> None:
     chips = bm.active_filters(view)
     if not chips:
         return
-    cols = st.columns(len(chips) + 1)
-    cols[0].caption("Filters:")
-    for col, chip in zip(cols[1:], chips, strict=True):
-        col.button(
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.caption("Filters:")
+    for chip in chips:
+        row.button(
             chip.text,
             key=f"browse.clear.{chip.name}",
             icon=":material/close:",

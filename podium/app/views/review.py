@@ -78,10 +78,10 @@ def _queue_tab(table: str) -> None:
     if st.session_state.get("review.queue") not in names:
         st.session_state["review.queue"] = names[-1]
     name = st.selectbox("Queue", names, key="review.queue")
+    cursor = int(st.session_state.get(CURSOR, 0))
+    row = rm.queue_row(table, user, cursor, name)  # first: it drops rows removed since
     queue = queues.get_queue(table, name)
     st.progress(queue.done / max(queue.size, 1), text=f"{queue.progress} · {queue.description}")
-    cursor = int(st.session_state.get(CURSOR, 0))
-    row = rm.queue_row(table, user, cursor, name)
     if row is None:
         st.success("Nothing left for you in this queue.")
         return
