@@ -96,12 +96,11 @@ def edit(
     """Edit one row's messages: one new snapshot naming you, the row and --why."""
     from podium.errors import InvalidInput, NotFound
     from podium.review import changes
-    from podium.store.query import page
 
-    found = page(name, ids=[row_id], limit=1, snapshot_id=base or branch)
-    if not found.rows:
+    base_id, found = changes.rows_by_id(name, [row_id], base, branch)
+    if row_id not in found:
         raise NotFound(f"{name} has no row with id {row_id!r}.")
-    messages = found.rows[0].get("messages") or []
+    messages = found[row_id].get("messages") or []
     if turn is not None:
         if content is None and role is None:
             raise InvalidInput("--turn needs --content and/or --role.")
@@ -119,7 +118,7 @@ def edit(
         name,
         changes.Change(updates={row_id: {"messages": messages}}, message=why),
         _user(),
-        base=found.snapshot_id,
+        base=base_id,
         branch=branch,
     )
     _report(result.to_dict(), as_json, f"edited {row_id}")
