@@ -31,7 +31,13 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from podium.store.catalog import load_table
-from podium.store.plan import FilePlan, PlannedFile, plan_snapshot, warm_after_commit
+from podium.store.plan import (
+    FilePlan,
+    PlannedFile,
+    manifest_entries,
+    plan_snapshot,
+    warm_after_commit,
+)
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
@@ -246,7 +252,7 @@ def referenced_files(table: Table) -> set[str]:
         for manifest in snapshot.manifests(io):
             out.add(manifest.manifest_path)
             # A file a live snapshot marks DELETED (compaction's inputs) is needed by none.
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+            for entry in manifest_entries(io, manifest):
                 out.add(entry.data_file.file_path)
     return out
 

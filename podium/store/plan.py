@@ -28,10 +28,13 @@ import pyarrow.parquet as pq
 from podium.config import get_settings
 
 if TYPE_CHECKING:
+    from pyiceberg.io import FileIO
+    from pyiceberg.manifest import ManifestEntry, ManifestFile
     from pyiceberg.table import Table
 
 _PLANS_KEPT = 64
 _FOOTERS_KEPT = 512
+_MANIFESTS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,25 @@ _log = logging.getLogger(__name__)
 # plan under that metadata file, so later processes find it there as well.
 _plans: OrderedDict[tuple[str, str, int | None, str], FilePlan] = OrderedDict()
 _footers: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+_manifests: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
 _lock = threading.Lock()
+
+
+def manifest_entries(io: FileIO, manifest: ManifestFile) -> list[ManifestEntry]:
+    """The live entries of a committed manifest (cached: a manifest file never changes,
+    and a write reads its parent's manifests, plans the new snapshot, and finds rows,
+    which would read each of them three times)."""
+    key = manifest.manifest_path
+    with _lock:
+        if key in _manifests:
+            _manifests.move_to_end(key)
+            return _manifests[key]
+    entries = manifest.fetch_manifest_entry(io, discard_deleted=True)
+    with _lock:
+        _manifests[key] = entries
+        while len(_manifests) > _MANIFESTS_KEPT:
+            _manifests.popitem(last=False)
+    return entries
 
 
 def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
@@ -242,7 +263,7 @@ def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
     delete_files: list[tuple[int, str]] = []
     simple = _names_stable(table)
     for order, (_, manifest) in enumerate(manifests):
-        for pos, entry in enumerate(manifest.fetch_manifest_entry(io, discard_deleted=True)):
+        for pos, entry in enumerate(manifest_entries(io, manifest)):
             data_file = entry.data_file
             if manifest.content == ManifestContent.DELETES or (
                 data_file.content != DataFileContent.DATA
@@ -309,3 +330,4 @@ def clear_plans() -> None:
     with _lock:
         _plans.clear()
         _footers.clear()
+        _manifests.clear()

@@ -35,6 +35,8 @@ from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import Operation
 from pyiceberg.table.update.snapshot import _SnapshotProducer
 
+from podium.store.plan import manifest_entries
+
 if TYPE_CHECKING:
     from pyiceberg.table import Table, Transaction
 
@@ -123,7 +125,7 @@ class _RowDelta(_SnapshotProducer["_RowDelta"]):
             if not removed:
                 out.append(manifest)
                 continue
-            entries = manifest.fetch_manifest_entry(self._io, discard_deleted=True)
+            entries = manifest_entries(self._io, manifest)
             hits = [e for e in entries if e.data_file.file_path in removed]
             if not hits:
                 out.append(manifest)
@@ -178,6 +180,6 @@ def live_files(table: Table, snapshot_id: int | None) -> list[tuple[DataFile, in
         return []
     out: list[tuple[DataFile, int]] = []
     for manifest in snap.manifests(table.io):
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+        for entry in manifest_entries(table.io, manifest):
             out.append((entry.data_file, entry.sequence_number or 0))
     return out
