@@ -173,6 +173,40 @@ def _is_settings_error(exc: Exception) -> bool:
     return config is not None and isinstance(exc, config.SettingsError)
 
 
+def _outage(exc: BaseException) -> str | None:
+    """What to tell the user when a service of the deployment went away mid-command (the
+    catalog database refusing connections, the S3 warehouse unreachable): the cause's
+    first line and what to do, instead of a traceback. None for any other error."""
+    sqlalchemy_exc = sys.modules.get("sqlalchemy.exc")
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if sqlalchemy_exc is not None and isinstance(
+            exc, (sqlalchemy_exc.OperationalError, sqlalchemy_exc.InterfaceError)
+        ):
+            service = "the catalog and state database"
+            break
+        if isinstance(exc, OSError) and _is_storage_error(exc):
+            service = "the warehouse's object store"
+            break
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    else:
+        return None
+    return (
+        f"{service} is unreachable or went away mid-command: {first}\n"
+        "Iceberg commits are atomic, so a table holds this command's change whole or not at "
+        "all (`podium snapshots TABLE` shows which); run the command again once it is back."
+    )
+
+
+def _is_storage_error(exc: OSError) -> bool:
+    text = str(exc)
+    return isinstance(exc, ConnectionError) or any(
+        word in text for word in ("AWS Error", "Could not connect", "Connection refused", "curl")
+    )
+
+
 def main() -> None:
     try:
         # Without standalone mode, click returns a command's exit code instead of exiting.
@@ -184,6 +218,10 @@ def main() -> None:
         if _is_settings_error(exc):
             _report(str(exc))
             sys.exit(2)
+        outage = _outage(exc)
+        if outage is not None:
+            _report(outage)
+            sys.exit(75)  # EX_TEMPFAIL: the same command may well work in a minute
         aborts, exits, usage = _typer_errors()
         if isinstance(exc, (click.exceptions.Abort, *aborts)):
             print("aborted", file=sys.stderr)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert, update
+from sqlalchemy.exc import OperationalError
 
 from podium.config import get_settings
 from podium.jobs.queue import heartbeat, now
@@ -112,18 +113,29 @@ class JobReporter(Reporter):
         self._last_write = time.monotonic()
         if pending is None and not metrics and not samples:
             return
-        with self._eng.begin() as conn:
-            if pending is not None:
-                done, total, message = pending
-                conn.execute(
-                    update(jobs)
-                    .where(jobs.c.id == self.job_id)
-                    .values(progress_done=done, progress_total=total, progress_message=message)
-                )
-            if metrics:
-                conn.execute(insert(job_metrics), metrics)
-            if samples:
-                conn.execute(insert(job_samples), samples)
+        try:
+            with self._eng.begin() as conn:
+                if pending is not None:
+                    done, total, message = pending
+                    conn.execute(
+                        update(jobs)
+                        .where(jobs.c.id == self.job_id)
+                        .values(progress_done=done, progress_total=total, progress_message=message)
+                    )
+                if metrics:
+                    conn.execute(insert(job_metrics), metrics)
+                if samples:
+                    conn.execute(insert(job_samples), samples)
+        except OperationalError as exc:
+            # The database went away for a moment (a restart, a failover): keep what was
+            # buffered for the next flush instead of failing the job's work over a
+            # progress bar. Its commit, later, reports an outage that lasts.
+            with self._lock:
+                self._pending = self._pending or pending
+                self._metrics[:0] = metrics
+                self._samples[:0] = samples
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            self.log(f"progress not recorded yet (database unreachable, will retry): {first}")
 
     def log(self, message: str) -> None:
         self._log.write(f"{now():%Y-%m-%d %H:%M:%S} {message}\n")

@@ -75,22 +75,29 @@ class FileWriter:
         writer: pq.ParquetWriter | None = None
         out: Any = None
         rows = 0
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            if task_schema is None:
-                task_schema = self._task_schema(batch.schema)
-            if writer is None:
-                writer, out = self._open()
-            writer.write_batch(
-                self._to_file_schema(batch, task_schema), row_group_size=_group_rows(batch)
-            )
-            rows += batch.num_rows
-            if on_rows is not None:
-                on_rows(rows)
-            if out.tell() >= self.target_bytes:
-                files.append(self._close(writer, out))
-                writer = out = None
+        try:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                if task_schema is None:
+                    task_schema = self._task_schema(batch.schema)
+                if writer is None:
+                    writer, out = self._open()
+                writer.write_batch(
+                    self._to_file_schema(batch, task_schema), row_group_size=_group_rows(batch)
+                )
+                rows += batch.num_rows
+                if on_rows is not None:
+                    on_rows(rows)
+                if out.tell() >= self.target_bytes:
+                    files.append(self._close(writer, out))
+                    writer = out = None
+        except BaseException:
+            # Close the open file now: an S3 stream left to the garbage collector is closed
+            # after pyarrow's S3 shutdown at exit, and the process hung there for good
+            # (a database outage mid-import, tests/integration/test_outages.py).
+            _abandon(writer, out)
+            raise
         if writer is not None:
             files.append(self._close(writer, out))
         return files
@@ -169,6 +176,17 @@ class FileWriter:
             key_metadata=None,
             **stats.to_serialized_dict(),
         )
+
+
+def _abandon(writer: pq.ParquetWriter | None, out: Any) -> None:
+    """Close a half-written file on the way out of a failed write (discard() deletes it)."""
+    for close in (writer.close if writer is not None else None, getattr(out, "close", None)):
+        if close is None:
+            continue
+        try:
+            close()
+        except Exception as exc:  # the write already failed; that error is the one to raise
+            log.warning("could not close an abandoned data file: %s", exc)
 
 
 _DONE = object()

@@ -181,7 +181,7 @@ def cpu_cases(home: Path, tiny_model: str | None) -> list[Case]:
             card=lambda out: (
                 f"kind: validate\ntable: {{name: {SOURCE}}}\nrules: [json]\nreport: {out}"
             ),
-            state=lambda out: rows_state(out, ("row_id", "turn", "rule", "message"), key="id"),
+            state=lambda out: rows_state(out, ("turn", "rule", "message")),
         ),
         Case(
             "code-exec-build",
@@ -189,7 +189,7 @@ def cpu_cases(home: Path, tiny_model: str | None) -> list[Case]:
                 f"kind: code-exec-build\nfunctions: {{name: {CODE_ROWS}}}\n"
                 f"out: {out}\nmode: verify\nbackend: local\nbatch_size: 2"
             ),
-            state=lambda out: rows_state(out, ("status",)),
+            state=lambda out: rows_state(out, ("status", "match")),
             resumes=True,
         ),
         Case(

@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -35,9 +36,42 @@ def _as_postgres(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
 
 
+@dataclass(frozen=True)
+class Postgres:
+    url: str  # SQLAlchemy URL of the empty database
+    data: Path
+    log: Path
+    options: str
+
+    def stop(self) -> None:
+        """Stop the server now (`-m fast`: open connections are cut, as in a failover)."""
+        subprocess.run(
+            _as_postgres([_bin("pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"]),
+            check=True,
+            capture_output=True,
+        )
+
+    def start(self) -> None:
+        subprocess.run(
+            _as_postgres(
+                [_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w"]
+                + ["-o", self.options, "start"]
+            ),
+            check=True,
+            capture_output=True,
+        )
+
+
 @contextmanager
 def postgres_server() -> Iterator[str]:
     """Start PostgreSQL in a temp dir; yields a SQLAlchemy URL of an empty database."""
+    with postgres_handle() as server:
+        yield server.url
+
+
+@contextmanager
+def postgres_handle() -> Iterator[Postgres]:
+    """Start PostgreSQL in a temp dir; yields a handle that can stop and start it."""
     # Not under pytest's tmp_path: its parents are private to root, and the server
     # runs as the postgres user.
     root = Path(tempfile.mkdtemp(prefix="podium-pg-"))
@@ -55,24 +89,13 @@ def postgres_server() -> Iterator[str]:
         capture_output=True,
     )
     port = free_port()
-    log = root / "pg.log"
-    subprocess.run(
-        _as_postgres(
-            [
-                _bin("pg_ctl"),
-                "-D",
-                str(data),
-                "-l",
-                str(log),
-                "-w",
-                "-o",
-                f"-p {port} -k {root} -c listen_addresses=127.0.0.1",
-                "start",
-            ]
-        ),
-        check=True,
-        capture_output=True,
+    server = Postgres(
+        f"postgresql+psycopg2://podium@127.0.0.1:{port}/postgres",
+        data,
+        root / "pg.log",
+        f"-p {port} -k {root} -c listen_addresses=127.0.0.1",
     )
+    server.start()
     try:
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -80,7 +103,7 @@ def postgres_server() -> Iterator[str]:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.2)
-        yield f"postgresql+psycopg2://podium@127.0.0.1:{port}/postgres"
+        yield server
     finally:
         subprocess.run(
             _as_postgres([_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
