@@ -193,7 +193,7 @@ def show(
     out.print(f"job      {job['id']}\nkind     {job['kind']}\nstatus   {job['status']}")
     out.print(f"progress {progress_text(job)}\nduration {duration_text(job)}")
     if job["status"] == "queued":
-        out.print(f"waiting  {waiting_reason(job, active_jobs())}")
+        out.print(f"why      {waiting_reason(job, active_jobs())}")
     out.print(f"inputs   {', '.join(job['inputs']) or '-'}")
     for table in (job["outputs"] or {}).get("tables", []):
         out.print(f"output   {table['name']} @ {table['snapshot_id']}")
