@@ -61,9 +61,9 @@ SIZES: dict[str, dict[str, dict[str, int]]] = {
         ),
     },
     "cpu": {
-        "sft": dict(steps=8, batch_size=4, grad_accum=1, max_length=256, max_rows=64),
+        "sft": dict(steps=6, batch_size=4, grad_accum=1, max_length=256, max_rows=64),
         "grpo": dict(
-            steps=5, batch_size=8, num_generations=4, max_completion_length=32, max_rows=64
+            steps=4, batch_size=8, num_generations=4, max_completion_length=16, max_rows=64
         ),
     },
 }

@@ -15,6 +15,11 @@ cannot resolve for another platform without installing, and backtracked for minu
 this plan), and pip downloads exactly the resolved wheels the host lacks. The torch
 stack is never fetched: the host's own torch is the point. Wheels are grouped into parts
 no larger than `--part-mib`, for transfers that carry a limited size at a time.
+
+`--bundle` makes instead ONE file, OUT/podium-gpu-bundle.tar (at most 60 MiB): those
+wheels packed tight, `bwrap`, SmolLM2's tokenizer and a runner that sets the host up and
+runs the GPU tests and benchmarks (scripts/gpu_bundle.py; README "GPUs"):
+    .venv/bin/python scripts/wheelhouse.py host-packages.txt bundle --python 3.12 --bundle
 """
 
 from __future__ import annotations
@@ -140,6 +145,8 @@ def main() -> None:
     ap.add_argument("--accel", choices=sorted(LOCKS), default="cuda")
     ap.add_argument("--python", default="3.12", help="the host's Python (3.11 or 3.12)")
     ap.add_argument("--part-mib", type=float, default=60.0)
+    ap.add_argument("--bundle", action="store_true", help="one GPU host bundle, not parts")
+    ap.add_argument("--bwrap-deb", type=Path, help="the bubblewrap .deb (default: apt-get)")
     ns = ap.parse_args()
 
     host = host_packages(ns.host_packages.read_text())
@@ -156,6 +163,14 @@ def main() -> None:
             print("the host has everything: nothing to fetch")
             return
         download(pins, ns.python, work / "wheels")
+        if ns.bundle:
+            import gpu_bundle
+
+            manifest = {"host_packages": ns.host_packages.name, "python": ns.python}
+            manifest |= {"accel": ns.accel, "extras": ns.extras, "packages": sorted(pins)}
+            files = sorted((work / "wheels").iterdir())
+            gpu_bundle.build(files, ns.out, manifest, ns.bwrap_deb)
+            return
         wheels = {path.name: path.stat().st_size for path in (work / "wheels").iterdir()}
         if ns.out.exists():
             shutil.rmtree(ns.out)
