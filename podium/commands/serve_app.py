@@ -34,6 +34,9 @@ from podium.reporting import QUIET_ENV
 
 APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
 STOP_GRACE_SECONDS = 15.0
+# The worker stops its jobs first; a training run saves its current step before it goes
+# (kinds.py `stop_grace_s`), so the worker gets that long before it is killed.
+WORKER_STOP_GRACE_SECONDS = 135.0
 
 console = Console(stderr=True, highlight=False)
 Host = Annotated[str, typer.Option(help="Address to listen on.")]
@@ -199,7 +202,8 @@ def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:
     for name, proc in procs.items():
         # The worker fails or requeues its jobs on SIGTERM. These share our process group
         # (so Ctrl-C reaches them), and are signalled one by one.
-        processes.stop(proc, STOP_GRACE_SECONDS)
+        grace = WORKER_STOP_GRACE_SECONDS if name == "worker" else STOP_GRACE_SECONDS
+        processes.stop(proc, grace)
         console.print(f"stopped {name} (pid {proc.pid})")
 
 

@@ -99,6 +99,7 @@ _TRAIN_OPTIONS = {
 }
 
 # A cpu-small step takes 20-40 s on 2 cores; saving the checkpoint a few more.
+# (`podium up` waits WORKER_STOP_GRACE_SECONDS, a little longer, for its worker.)
 _TRAIN_STOP_GRACE_S = 120.0
 
 # Registrations: one line per kind, added by the package that owns it.
