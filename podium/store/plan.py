@@ -48,6 +48,12 @@ class PlannedFile:
     records: int
     start: int  # position of the run's first row in the snapshot
     first: int = 0  # physical row of the data file where the run begins
+    file_rows: int | None = None  # rows in the data file (None: `records`, a whole file)
+
+    @property
+    def whole(self) -> bool:
+        """The run is its data file, every row of it."""
+        return self.first == 0 and (self.file_rows is None or self.file_rows == self.records)
 
     @property
     def local_path(self) -> str | None:
@@ -105,7 +111,7 @@ class FilePlan:
     def whole_files(self) -> bool:
         """Every run is a whole data file, once (no deletes apply)."""
         paths = [f.path for f in self.files]
-        return all(f.first == 0 for f in self.files) and len(set(paths)) == len(paths)
+        return all(f.whole for f in self.files) and len(set(paths)) == len(paths)
 
     def locate(self, offset: int, limit: int) -> Iterator[tuple[int, int, int]]:
         """(file index, first row in file, rows) for the rows [offset, offset + limit)."""
@@ -143,7 +149,7 @@ def runs_not_in(plan: FilePlan, other: FilePlan) -> FilePlan:
                 if piece[0] < piece[1]
             ]
         for a, b in pieces:
-            out.append(PlannedFile(f.path, b - a, start, a))
+            out.append(PlannedFile(f.path, b - a, start, a, f.file_rows or f.records))
             start += b - a
     return FilePlan(plan.table, plan.snapshot_id, tuple(out), plan.schema, plan.simple)
 
@@ -299,11 +305,12 @@ def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
                 if data_path in sequence and sequence[data_path] <= seq:
                     deleted.setdefault(data_path, []).extend(rows)
             replacements.extend(content.replacements)
-    runs = segments([(path, records) for *_, path, records in ordered], deleted, replacements)
+    counts = {path: records for *_, path, records in ordered}
+    runs = segments(list(counts.items()), deleted, replacements)
     files: list[PlannedFile] = []
     start = 0
     for path, first, records in runs:
-        files.append(PlannedFile(path, records, start, first))
+        files.append(PlannedFile(path, records, start, first, counts[path]))
         start += records
     return FilePlan(name, snapshot_id, tuple(files), schema, simple)
 

@@ -37,7 +37,7 @@ from podium.config import get_settings
 from podium.store.names import metadata_location, split_name
 from podium.store.plan import FilePlan, PlannedFile
 
-CACHE_VERSION = 2  # 2: runs (a file cut around deleted rows) carry their first row
+CACHE_VERSION = 3  # 3: runs (a file cut around deleted rows): first row, file rows
 ENTRIES_KEPT = 512  # one per commit read; the oldest go first
 
 
@@ -155,13 +155,16 @@ def remember(head: TableHead, plan: FilePlan) -> None:
 
 def _plan_to_json(plan: FilePlan) -> dict[str, Any]:
     schema = base64.b64encode(plan.schema.serialize().to_pybytes()).decode("ascii")
-    files = [[f.path, f.records, f.start, f.first] for f in plan.files]
+    files = [[f.path, f.records, f.start, f.first, f.file_rows] for f in plan.files]
     return {"files": files, "schema": schema}
 
 
 def _plan_from_json(table: str, snapshot_id: int | None, raw: dict[str, Any]) -> FilePlan:
     schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(raw["schema"])))
-    files = tuple(PlannedFile(str(p), int(n), int(s), int(f)) for p, n, s, f in raw["files"])
+    files = tuple(
+        PlannedFile(str(p), int(n), int(s), int(f), None if r is None else int(r))
+        for p, n, s, f, r in raw["files"]
+    )
     plan = FilePlan(table, snapshot_id, files, schema, simple=True)
     if not plan.direct:
         raise ValueError("a cached plan must name local files")
