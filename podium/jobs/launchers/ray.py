@@ -40,6 +40,7 @@ from typing import Any
 
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
+from podium.jobs.kinds import get_kind
 
 JOB_MODULE = "podium.jobs.execute"
 _TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -122,6 +123,15 @@ def entrypoint(job_id: str, python: str | None = None) -> str:
     )
 
 
+def _stop_wait(kind: str) -> dict[str, str]:
+    """A training run needs its step's time to save before Ray's SIGKILL (kinds.py)."""
+    try:
+        grace = get_kind(kind).stop_grace_s
+    except InvalidInput:  # a plugin kind this worker cannot see
+        return {}
+    return {"RAY_JOB_STOP_WAIT_TIME_S": str(int(max(STOP_WAIT_S, grace)))}
+
+
 class RayJob:
     """One submitted attempt, as the worker sees it."""
 
@@ -179,7 +189,7 @@ class RayLauncher:
             self.client.submit_job(
                 entrypoint=entrypoint(job["id"]),
                 submission_id=sid,
-                runtime_env={"env_vars": job_environment()},
+                runtime_env={"env_vars": {**job_environment(), **_stop_wait(job["kind"])}},
                 metadata={"podium_job": job["id"], "kind": job["kind"]},
                 entrypoint_num_cpus=0,  # the job's own tasks and actors claim the CPUs
             )
