@@ -20,7 +20,8 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench clean
+.PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench clean \
+	soak-kill load
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
@@ -91,6 +92,17 @@ lint: check
 
 bench: setup
 	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
+
+# The kill harness at full size (tests/faults): over 100 seeded SIGKILLs of a worker and
+# its job across every job kind; figures in test-artifacts/soak-kill-*.json.
+soak-kill: setup vllm sandbox-image
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PODIUM_FAULT_SCALE=8 $(VENV)/bin/python -P -m pytest \
+		--timeout 5400 -m faults tests/faults -s $(PYTEST_ARGS)
+
+# Load at full size (tests/load/load_run.py): 10 browser sessions for 3 minutes on 200k rows
+# of ~7 KiB through one `podium up`, and 200 jobs to 2 workers; test-artifacts/load.json.
+load: setup
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/load/load_run.py
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) $(DUCKDB_VENV) test-artifacts .cache .mypy_cache .import_linter_cache \

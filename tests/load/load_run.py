@@ -1,0 +1,420 @@
+"""Load on one `podium up`: concurrent browser sessions, and a deep job queue.
+
+    python tests/load/load_run.py --rows 200000 --sessions 10 --seconds 180 --jobs 200
+
+(that is `make load`; CI runs tests/load/test_load.py, the same code at a small size).
+
+Sessions: N real Chromium tabs (Playwright, Debian's chromium) against one `podium up`,
+each a seeded loop of page changes, searches, sample openings and labels on one table
+built from benchmarks/real_size.py's rows (~7 KiB each). A page change is timed from the
+Enter in the page box to the new "Rows a–b of n" caption. Every step checks that no
+error or exception is shown. The lone session runs first, alone, for the baseline; RSS
+is the sum over the `podium up` process group (app and its worker), sampled.
+
+Queue: `jobs` small export jobs submitted at once to two `podium worker` processes;
+each must succeed exactly once (one claim, attempt 1, its file written once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pyarrow as pa
+
+from podium.app.browse_model import DEFAULT_PAGE_SIZE
+
+REPO = Path(__file__).resolve().parents[2]
+TABLE = "load.sft"
+WORDS = ("quetzalcoatl", "def ", "json", "error", "ka lo")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _real_size() -> Any:
+    spec = importlib.util.spec_from_file_location("real_size", REPO / "benchmarks/real_size.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_size"] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def podium(env: dict[str, str], *args: str, timeout: float = 3600) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"podium {' '.join(args)}: {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def build_table(env: dict[str, str], rows: int) -> None:
+    """Import `rows` rows of benchmarks/real_size.py's generator (cached JSONL)."""
+    real_size = _real_size()
+    path = real_size.make_jsonl(rows, 0, real_size.CACHE)
+    uploads = Path(env["PODIUM_HOME"]) / "uploads"
+    uploads.mkdir(parents=True, exist_ok=True)
+    podium(env, "import", str(path), "--table", TABLE)
+
+
+# --- the server and its memory ----------------------------------------------------------
+@dataclass
+class RssSampler:
+    """Peak summed RSS of a process group, sampled every `every` seconds in a thread."""
+
+    pgid: int
+    every: float = 0.5
+    peak: int = 0
+    samples: list[int] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> RssSampler:
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            total = 0
+            for proc in psutil.process_iter(["pid"]):
+                try:
+                    if os.getpgid(proc.pid) == self.pgid:
+                        total += proc.memory_info().rss
+                except (psutil.Error, ProcessLookupError):
+                    continue
+            self.samples.append(total)
+            self.peak = max(self.peak, total)
+
+
+# --- one browser session -----------------------------------------------------------------
+@dataclass
+class SessionResult:
+    page_changes: list[float] = field(default_factory=list)
+    actions: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+async def _wait_app(page: Any) -> None:
+    await page.wait_for_selector('[data-testid="stApp"]', timeout=120_000)
+    status = page.get_by_test_id("stStatusWidget")
+    try:
+        await status.wait_for(state="attached", timeout=1_000)
+    except Exception:  # noqa: BLE001 - the rerun may be over already
+        pass
+    await status.wait_for(state="detached", timeout=120_000)
+
+
+async def _shown_errors(page: Any) -> list[str]:
+    found = []
+    for test_id in ("stException", "stAlertContentError"):
+        loc = page.get_by_test_id(test_id)
+        if await loc.count():
+            found.append(f"{test_id}: {(await loc.first.inner_text())[:300]}")
+    return found
+
+
+async def session(browser: Any, url: str, seed: int, seconds: float) -> SessionResult:
+    """One person's seeded loop over the table until `seconds` have passed."""
+    rng = random.Random(seed)
+    result = SessionResult()
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    context.set_default_timeout(120_000)
+    page = await context.new_page()
+    await page.goto(f"{url}/browse?table={TABLE}")
+    await _wait_app(page)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        # Each session labels first (so every run writes), then mixes at random.
+        action = rng.choices(list(ACTIONS), [6, 2, 1, 1])[0] if result.actions else "label"
+        try:
+            await ACTIONS[action](page, url, rng, result)
+        except Exception as exc:  # noqa: BLE001 - a timeout or a missing widget is a failure
+            result.errors.append(f"{action}: {type(exc).__name__}: {str(exc)[:300]}")
+            await page.goto(f"{url}/browse?table={TABLE}")
+            await _wait_app(page)
+        result.actions[action] = result.actions.get(action, 0) + 1
+        result.errors += await _shown_errors(page)
+    await context.close()
+    return result
+
+
+async def _page(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
+    """Go to a random page; timed until the caption shows that page's first row."""
+    box = page.get_by_label(re.compile(r"^Page \(of "))
+    label = await box.get_attribute("aria-label") or ""
+    pages = int(re.sub(r"\D", "", label.split("of", 1)[1]) or "1")
+    target = rng.randint(1, max(1, pages))
+    first = (target - 1) * DEFAULT_PAGE_SIZE + 1
+    started = time.perf_counter()
+    await box.fill(str(target))
+    await box.press("Enter")
+    await page.get_by_text(re.compile(f"^Rows {first:,}–")).first.wait_for(timeout=120_000)
+    await _wait_app(page)
+    result.page_changes.append(time.perf_counter() - started)
+
+
+async def _search(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
+    box = page.get_by_label("Search messages")
+    await box.fill(rng.choice(WORDS) if rng.random() < 0.7 else "")
+    await box.press("Enter")
+    await _wait_app(page)
+
+
+async def _sample(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
+    row = f"row-{rng.randrange(0, 1000):08d}"
+    await page.goto(f"{url}/browse?table={TABLE}&sample={row}")
+    await _wait_app(page)
+
+
+async def _label(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
+    await _sample(page, url, rng, result)
+    buttons = page.get_by_role("button", name=re.compile(r"^\d (good|bad)$"))
+    await buttons.first.wait_for()
+    await buttons.nth(rng.randrange(await buttons.count())).click()
+    await _wait_app(page)
+    await page.get_by_text(re.compile(r"^Labelled 1 row")).first.wait_for()
+    await page.goto(f"{url}/browse?table={TABLE}")
+    await _wait_app(page)
+
+
+ACTIONS = {"page": _page, "search": _search, "sample": _sample, "label": _label}
+
+
+async def sessions(url: str, count: int, seconds: float, seed: int) -> list[SessionResult]:
+    from playwright.async_api import async_playwright
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        raise RuntimeError("Debian's chromium is not installed: apt-get install -y chromium")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        try:
+            return list(
+                await asyncio.gather(
+                    *(session(browser, url, seed + i, seconds) for i in range(count))
+                )
+            )
+        finally:
+            await browser.close()
+
+
+def p95(values: list[float]) -> float:
+    if not values:
+        return float("nan")
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=20, method="inclusive")[18]
+
+
+def run_sessions(
+    url: str, server_pgid: int, count: int, seconds: float, seed: int
+) -> dict[str, Any]:
+    with RssSampler(server_pgid) as rss:
+        results = asyncio.run(sessions(url, count, seconds, seed))
+    changes = [t for r in results for t in r.page_changes]
+    actions: dict[str, int] = {}
+    for r in results:
+        for k, v in r.actions.items():
+            actions[k] = actions.get(k, 0) + v
+    return {
+        "sessions": count,
+        "seconds": seconds,
+        "page_changes": len(changes),
+        "p50_s": round(statistics.median(changes), 3) if changes else None,
+        "p95_s": round(p95(changes), 3),
+        "peak_rss_mb": round(rss.peak / 2**20),
+        "actions": actions,
+        "errors": [e for r in results for e in r.errors],
+    }
+
+
+# --- the queue ---------------------------------------------------------------------------
+def run_queue(env: dict[str, str], jobs: int, workers: int = 2) -> dict[str, Any]:
+    """Submit `jobs` small exports at once, drain them with `workers` workers."""
+    from podium.jobs.cards import parse_card
+    from podium.jobs.launch import submit
+    from podium.jobs.queue import get_job
+    from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+    from podium.store.write import write_table
+
+    rows = [
+        {"id": f"s{i}", "messages": [{"role": "user", "content": f"question {i}"}], "tags": []}
+        for i in range(20)
+    ]
+    small = pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+    write_table("load.small", small, schema=SFT_SCHEMA)
+    ids = [
+        submit(
+            parse_card(f"---\nkind: export\ninput: {{name: load.small}}\npath: q/{i}.jsonl\n---\n")
+        )
+        for i in range(jobs)
+    ]
+    started = time.monotonic()
+    procs = []
+    home = Path(env["PODIUM_HOME"])
+    for w in range(workers):
+        log = (home / f"load-worker-{w}.log").open("wb")
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        )
+    for proc in procs:
+        proc.wait(timeout=3600)
+    seconds = time.monotonic() - started
+    records = [get_job(i) for i in ids]
+    problems = []
+    for job in records:
+        claims = _claims(job["id"])
+        if job["status"] != "succeeded" or job["attempt"] != 1 or claims != 1:
+            problems.append(f"{job['id']}: {job['status']}, attempt {job['attempt']}, {claims}")
+    files = list((home / "exports" / "q").glob("*.jsonl"))
+    if len(files) != jobs:
+        problems.append(f"{len(files)} export files for {jobs} jobs")
+    by_worker: dict[int, int] = {}
+    for job in records:
+        by_worker[job["worker_pid"] or 0] = by_worker.get(job["worker_pid"] or 0, 0) + 1
+    return {
+        "jobs": jobs,
+        "workers": workers,
+        "seconds": round(seconds, 1),
+        "jobs_per_worker": sorted(by_worker.values()),
+        "problems": problems,
+    }
+
+
+def _claims(job_id: str) -> int:
+    from sqlalchemy import func, select
+
+    from podium.jobs.tables import db, job_events
+
+    with db().connect() as conn:
+        query = select(func.count()).where(
+            job_events.c.job_id == job_id, job_events.c.status == "running"
+        )
+        return int(conn.execute(query).scalar() or 0)
+
+
+# --- the whole run -----------------------------------------------------------------------
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 180) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"podium up exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"{url} not healthy after {timeout:.0f} s")
+
+
+def run(
+    home: Path, rows: int, count: int, seconds: float, lone_seconds: float, jobs: int, seed: int
+) -> dict[str, Any]:
+    """The whole load run in `home`, which must already be this process's PODIUM_HOME."""
+    assert os.environ.get("PODIUM_HOME") == str(home), "point PODIUM_HOME at the home first"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    t0 = time.monotonic()
+    build_table(env, rows)
+    report: dict[str, Any] = {"rows": rows, "build_s": round(time.monotonic() - t0)}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (home / "podium-up.log").open("wb")
+    up = subprocess.Popen(
+        [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        wait_healthy(url, up)
+        report["lone"] = run_sessions(url, up.pid, 1, lone_seconds, seed)
+        report["concurrent"] = run_sessions(url, up.pid, count, seconds, seed + 100)
+    finally:
+        os.killpg(up.pid, 15)
+        try:
+            up.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(up.pid, 9)
+            up.wait()
+    lone, many = report["lone"]["p95_s"], report["concurrent"]["p95_s"]
+    report["p95_ratio"] = round(many / lone, 2) if lone else None
+    report["queue"] = run_queue(env, jobs)
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=180)
+    parser.add_argument("--lone-seconds", type=float, default=60)
+    parser.add_argument("--jobs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--home", type=Path, default=REPO / ".cache" / "load-home")
+    parser.add_argument("--out", type=Path, default=REPO / "test-artifacts" / "load.json")
+    args = parser.parse_args()
+    if args.home.exists():
+        shutil.rmtree(args.home)
+    args.home.mkdir(parents=True)
+    os.environ["PODIUM_HOME"] = str(args.home)
+    report = run(
+        args.home, args.rows, args.sessions, args.seconds, args.lone_seconds, args.jobs, args.seed
+    )
+    args.out.parent.mkdir(exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+    print(json.dumps(report, indent=1))
+    runs = (report["concurrent"]["errors"], report["lone"]["errors"], report["queue"]["problems"])
+    failed = any(runs)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
