@@ -121,6 +121,31 @@ class Walk:
         with using_home(self.home):
             run_queued()
 
+    def choose(
+        self, picker: re.Pattern[str] | str, option: re.Pattern[str] | None, multi: bool = False
+    ) -> None:
+        """Open a select or multiselect and click an option (the first when None); a
+        click that lands during a rerun is tried again."""
+        page = self.page
+        for attempt in range(3):
+            wait_for_app(page)
+            page.get_by_role("combobox", name=picker).first.click()
+            options = (
+                page.get_by_role("option", name=option) if option else page.get_by_role("option")
+            )
+            try:
+                options.first.wait_for(state="visible", timeout=10_000)
+            except Exception:
+                if attempt == 2:
+                    raise
+                page.keyboard.press("Escape")
+                continue
+            options.first.click()
+            if multi:  # a multiselect stays open for more
+                page.keyboard.press("Escape")
+            wait_for_app(page)
+            return
+
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(self.artifacts / f"newcomer-{name}.png"))
 
@@ -161,21 +186,15 @@ def test_home_and_browse_tell_the_truth(walk: Walk) -> None:
     # A filter puts its value in the URL, never the picker's label; so does the sample.
     page = walk.open("browse?table=demo.chat")
     page.get_by_text("Filters", exact=True).click()
-    page.get_by_role("combobox", name=re.compile("^Selected .*Split|^Split")).click()
-    page.get_by_role("option", name=re.compile(r"^train \(")).click()
-    page.keyboard.press("Escape")
-    wait_for_app(page)
+    walk.choose(re.compile("^Selected .*Split|^Split"), re.compile(r"^train \("), multi=True)
     expect(page).to_have_url(re.compile(r"split=train(&|$)"))
-    page.get_by_role("combobox", name="Open sample").click()
-    page.get_by_role("option").nth(2).click()
-    wait_for_app(page)
+    walk.choose("Open sample", re.compile(r"^chat-00001 "))
+    expect(page).to_have_url(re.compile(r"[?&]sample="))  # the URL follows a moment later
     sample = walk.query()["sample"][0]
     assert " — " not in sample and re.fullmatch(r"[\w.-]+", sample), sample
     expect(page.get_by_role("heading", name=f"Sample {sample}")).to_be_visible()
-    page.get_by_role("combobox", name=re.compile("^Selected .*Source|^Source")).click()
-    page.get_by_role("option").first.click()
-    page.keyboard.press("Escape")
-    wait_for_app(page)
+    walk.choose(re.compile("^Selected .*Source|^Source"), None, multi=True)
+    expect(page).to_have_url(re.compile(r"[?&]source="))
     query = walk.query()
     assert query["split"] == ["train"] and all("(" not in v for v in query["source"]), query
     assert all(" — " not in v for v in query.get("sample", [])), query
@@ -185,9 +204,8 @@ def test_home_and_browse_tell_the_truth(walk: Walk) -> None:
 
     # After a search the ticked row is the open sample.
     page = walk.open("browse?table=demo.chat")
-    page.get_by_role("combobox", name="Open sample").click()
-    page.get_by_role("option").nth(2).click()
-    wait_for_app(page)
+    walk.choose("Open sample", re.compile(r"^chat-00001 "))
+    expect(page).to_have_url(re.compile(r"[?&]sample="))
     opened = walk.query()["sample"][0]
     # A phrase of the open sample's question: it stays in the results, at another row.
     question = page.get_by_test_id("stChatMessage").first.inner_text().split("\n")[-1]
@@ -195,6 +213,7 @@ def test_home_and_browse_tell_the_truth(walk: Walk) -> None:
     search.fill(question[:24])
     search.press("Enter")
     wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"[?&]search="))
     assert walk.query()["sample"] == [opened]
     expect(page.get_by_role("heading", name=f"Sample {opened}")).to_be_visible()
     ticked = page.evaluate(
@@ -319,6 +338,17 @@ def test_a_queued_run_shows_its_live_curve_where_it_was_queued(walk: Walk) -> No
         launch.locator("strong", has_text=re.compile(rf"· succeeded · {job_id}$"))
     ).to_be_visible()
     walk.shot("train-launch-live")
+    # A mouse wheel over a chart scrolls the page (it zoomed the chart).
+    chart = launch.get_by_test_id("stVegaLiteChart").first
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    assert box is not None
+    scrolled = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
+    before = page.evaluate(scrolled)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, 300)
+    page.wait_for_timeout(500)
+    assert page.evaluate(scrolled) > before
     # The Runs tab preselects it and names its status as it is now.
     page.get_by_role("tab", name="Runs").click()
     wait_for_app(page)
