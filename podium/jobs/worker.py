@@ -144,6 +144,7 @@ class Worker:
 
     def finish(self, job_id: str, code: int) -> None:
         del self.running[job_id]
+        self.kinds.pop(job_id, None)
         self._settled.pop(job_id, None)
         stopping = self._stopping.pop(job_id, None)
         if stopping is not None:
