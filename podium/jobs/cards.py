@@ -10,12 +10,15 @@
 The front matter is `kind` plus the kind's config fields, flat. The kind's pydantic
 model validates it; every bad or unknown field is reported at once. Input tables
 (`TableRef` fields) are pinned to the snapshot they will read before a card is written
-or queued, so a stored card re-runs exactly.
+or queued, so a stored card re-runs exactly; so is the seed of a kind that samples (a
+`seed` field that may be null gets a number drawn once, here), since a card that
+samples without one can never be re-run to the same result.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,11 +196,28 @@ def _walk_refs(value: Any) -> Iterator[TableRef]:
             yield from _walk_refs(item)
 
 
+SEED_FIELD = "seed"
+SEED_LIMIT = 2**31 - 1  # what vLLM, torch and numpy all accept as a seed
+
+
+def draw_seed() -> int:
+    return secrets.randbelow(SEED_LIMIT)
+
+
+def samples_without_seed(config: BaseModel) -> bool:
+    """True for a sampling config (one with a nullable `seed`) whose seed is not set."""
+    field = type(config).model_fields.get(SEED_FIELD)
+    return field is not None and getattr(config, SEED_FIELD) is None
+
+
 def pin_inputs(config: BaseModel) -> BaseModel:
-    """A copy of `config` whose TableRefs name existing snapshots (current if unset)."""
+    """A copy of `config` whose TableRefs name existing snapshots (current if unset) and
+    whose unset sampling seed is a number, drawn now and kept by every re-run."""
     if isinstance(config, TableRef):
         return config.pinned()
     updates = {name: _pin(getattr(config, name)) for name in type(config).model_fields}
+    if samples_without_seed(config):
+        updates[SEED_FIELD] = draw_seed()
     return config.model_copy(update=updates)
 
 

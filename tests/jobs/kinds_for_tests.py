@@ -91,3 +91,30 @@ def run_noisy(config: NoisyConfig, reporter: Reporter) -> JobOutputs:
 
 
 register(JobKind("test-noisy", f"{__name__}:NoisyConfig", f"{__name__}:run_noisy", "Noisy."))
+
+
+class SamplingConfig(BaseModel):
+    """Like a generation: `rows` values drawn from `seed` (unset: drawn when pinned)."""
+
+    rows: int = Field(4, ge=1, description="Values to draw.")
+    table: str = Field(description="Table to write (NS.NAME).")
+    seed: int | None = Field(None, description="Sampling seed.")
+
+
+def run_sampling(config: SamplingConfig, reporter: Reporter) -> JobOutputs:
+    import random
+
+    rng = random.Random(config.seed)  # None: from the OS, as an unseeded sampler would
+    data = pa.table(
+        {
+            "id": [f"r{i}" for i in range(config.rows)],
+            "value": [rng.random() for _ in range(config.rows)],
+        }
+    )
+    write_table(config.table, data, mode="create", properties=reporter.lineage)
+    return JobOutputs(tables=[config.table])
+
+
+register(
+    JobKind("test-sampling", f"{__name__}:SamplingConfig", f"{__name__}:run_sampling", "Samples.")
+)
