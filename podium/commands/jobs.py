@@ -9,14 +9,16 @@ podium jobs logs ID [--follow]
 podium jobs watch ID                # a progress bar until it ends (exit 1 unless it succeeded)
 podium jobs cancel ID
 podium jobs rerun ID [--compare]    # its card again into <out>__rerun_<n>; --compare: run
-                                    # here, then rows identical / differing (--json)
+                                    # here, then rows / weights / curves compared (--json)
 podium jobs kinds [KIND] [--json]   # the job kinds and their card fields / options
 podium jobs kinds KIND --schema     # the run card's JSON Schema; --markdown: a docs table
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -45,7 +47,7 @@ from podium.jobs.queue import (
     list_jobs,
     request_cancel,
 )
-from podium.jobs.rerun import describe, queue_rerun, rerun_and_compare
+from podium.jobs.rerun import describe_report, queue_rerun, rerun_and_compare
 from podium.jobs.tables import FINISHED
 
 out = Console(highlight=False, soft_wrap=True, markup=False)
@@ -232,35 +234,31 @@ def rerun_cmd(
     compare: Annotated[
         bool,
         typer.Option(
-            "--compare", help="Run it here, then report rows identical / differing per table."
+            "--compare",
+            help="Run it here, then report identical / differing / how much: rows per "
+            "table; a checkpoint's weights and loss/reward curves; environment pins.",
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Re-run a succeeded job's stored card into new tables (<out>__rerun_<n>).
+    """Re-run a succeeded job's stored card into new outputs (<out>__rerun_<n>).
 
     Without --compare it is queued for a worker and its id printed.
     """
     if not compare:
         new_id, plan = queue_rerun(job_id)
-        for original, again in plan.tables.items():
+        for original, again in {**plan.tables, **plan.checkpoints}.items():
             err.print(f"queued job {new_id}: {original} -> {again}")
         out.print(new_id)
         return
-    job, diffs = rerun_and_compare(job_id, quiet=quiet)
+    # A job's own prints (TRL prints each log line) go to stderr: stdout is the report.
+    with contextlib.redirect_stdout(sys.stderr):
+        report = rerun_and_compare(job_id, quiet=quiet)
     if as_json:
-        report = {
-            "job_id": get_job(job_id)["id"],
-            "rerun_job_id": job["id"],
-            "all_identical": all(d.all_identical for d in diffs),
-            "tables": [d.to_dict() for d in diffs],
-        }
-        out.print_json(json.dumps(report))
+        out.print_json(json.dumps(report.to_dict()))
         return
-    out.print(f"re-run job {job['id']}")
-    for diff in diffs:
-        out.print("\n".join(describe(diff)))
+    out.print("\n".join(describe_report(report)))
 
 
 @jobs_app.command("template")

@@ -5,6 +5,10 @@
       podium_commit: 97e6b2b...        # null outside a git checkout
       lock_digest: sha256:...          # requirements.lock, or the installed metadata
       lock_source: requirements.lock
+      torch_version: 2.13.0+cpu        # null where not installed
+      vllm_version: 0.32.0             # this environment's, else .venv-vllm's
+      device: cpu                      # where the work runs: cpu or cuda
+      determinism: exact               # training: exact on CPU; tolerance on a GPU
       checkpoints:
         base: sha256:...               # content digest of the checkpoint directory
 
@@ -21,6 +25,7 @@ import importlib
 import importlib.metadata
 import json
 import logging
+import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -123,23 +128,71 @@ def checkpoint_pins(names: list[str]) -> dict[str, str | None]:
     return pins
 
 
+def package_version(name: str, root: Path | None = None) -> str | None:
+    """`name`'s installed version here, else in the checkout's `.venv-vllm` (where vLLM
+    lives beside the app's environment), read from metadata without importing it."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    if root is None:
+        return None
+    paths = [str(p) for p in (root / ".venv-vllm" / "lib").glob("python*/site-packages")]
+    for dist in importlib.metadata.distributions(path=paths):
+        if dist.metadata["Name"] in (name, f"{name}-cpu"):
+            return dist.version
+    return None
+
+
+def gpu_visible() -> bool:
+    """Cheaply (no torch import): is there an NVIDIA GPU this process could use?"""
+    return Path("/dev/nvidiactl").exists() or shutil.which("nvidia-smi") is not None
+
+
+# What a training run on each device can promise when re-run from its card.
+DETERMINISM = {
+    "cpu": "exact",
+    "cuda": "tolerance: GPU kernels (cuBLAS, attention) are not bitwise reproducible; a "
+    "re-run is compared within a tolerance",
+}
+
+
+def device_of(config: BaseModel) -> str:
+    """Where a run of `config` computes: its `device` setting, else cuda when a GPU is
+    visible (vLLM serves there), else cpu."""
+    device = getattr(config, "device", None)
+    if device in ("cpu", "cuda"):
+        return str(device)
+    return "cuda" if gpu_visible() else "cpu"
+
+
 def capture(config: BaseModel) -> dict[str, Any]:
     """The environment a run of `config` would use now."""
     root = checkout_root()
     digest, source = lock_digest(root)
-    return {
+    device = device_of(config)
+    found: dict[str, Any] = {
         "podium_version": podium.__version__,
         "podium_commit": git_commit(root),
         "lock_digest": digest,
         "lock_source": source,
-        "checkpoints": checkpoint_pins(model_names(config)),
+        "torch_version": package_version("torch"),
+        "vllm_version": package_version("vllm", root),
+        "device": device,
     }
+    if hasattr(config, "device"):  # a training run: what a re-run can promise
+        found["determinism"] = DETERMINISM[device]
+    found["checkpoints"] = checkpoint_pins(model_names(config))
+    return found
 
 
 _LABELS = {
     "podium_version": "Podium version",
     "podium_commit": "Podium commit",
     "lock_digest": "lock file digest",
+    "torch_version": "torch version",
+    "vllm_version": "vLLM version",
+    "device": "device",
 }
 
 

@@ -65,3 +65,33 @@ def test_greedy_generation_reruns_identical(vllm_model: str, unique_table: str) 
     assert table["key"] == ["prompt_id", "sample_index"] and table["compared"] == ["completion"]
     assert (table["identical"], table["differing"]) == (PROMPTS, 0), table["examples"]
     assert report["all_identical"] is True
+
+
+@pytest.mark.vllm
+def test_sampled_generation_without_seed_pins_one_and_reruns_identical(
+    vllm_model: str, unique_table: str
+) -> None:
+    """Before: a card had `seed: null`, and a re-run at temperature 0.7 matched 0 of 8."""
+    import yaml
+
+    from podium.jobs.queue import list_jobs
+
+    src = _prompts(unique_table)
+    out = unique_table + "_sampled"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "podium.cli", *args], capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    cli("generate", "--model", vllm_model, "--table", src, "--out", out,
+        "--temperature", "0.8", "--max-tokens", "24", "--limit", "6")  # fmt: skip
+    [job] = [j for j in list_jobs(limit=20) if out in j["config"] and j["kind"] == "generate"]
+    seed = yaml.safe_load(job["card"].split("---")[1])["seed"]
+    assert isinstance(seed, int)
+    report = json.loads(cli("jobs", "rerun", job["id"], "--compare", "--json").stdout)
+    [table] = report["tables"]
+    assert (table["identical"], table["differing"]) == (6, 0), table["examples"]
+    assert report["all_identical"] is True

@@ -58,7 +58,7 @@ def test_rerun_refuses_unfinished_jobs_and_jobs_without_tables(
     with pytest.raises(InvalidInput, match="is failed: only a succeeded job"):
         plan_rerun(failed["id"])
     no_table = run_in_process(Card("test-steps", validate_config("test-steps", {"steps": 1})))
-    with pytest.raises(InvalidInput, match="wrote no table that its card names"):
+    with pytest.raises(InvalidInput, match="wrote no table or checkpoint that its card names"):
         plan_rerun(no_table["id"])
     assert not table_exists("ns.chat__rerun_1")
 
