@@ -55,6 +55,11 @@ def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     key = f"browse.row.{row_id(2)}.{head()}"
     at.text_input(key=f"{key}.remove.why").set_value("junk")
     submit(at, f"{key}.remove", "Delete row")
+    # One click only asks: the row is still there until the answer.
+    assert len(row_messages(2)) == 2
+    assert at.warning[0].value.startswith(f"Delete row {row_id(2)}?")
+    at.button(key=f"{key}.delete.yes").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
     assert row_messages(2) == []
     assert at.success[0].value.startswith("Removed 1 row")
     assert len(page(T).rows) == 3
