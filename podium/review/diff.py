@@ -21,7 +21,8 @@ from pyiceberg.table import Table
 from podium.review.changes import ACTION, AUTHOR, MESSAGE
 from podium.store import scan
 from podium.store.catalog import load_table
-from podium.store.plan import plan_snapshot, runs_not_in
+from podium.store.file_plan import runs_not_in
+from podium.store.plan import plan_snapshot
 from podium.store.scan import quote
 from podium.store.snapshots import resolve_snapshot
 

@@ -8,13 +8,26 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from podium.errors import InvalidInput
 from podium.store.modes import ChatFormat
 
-if TYPE_CHECKING:
-    from podium.store.ingest import ImportConfig
+
+class ChatOptions(Protocol):
+    """What a conversion reads of an import's settings (`ingest.ImportConfig` has it)."""
+
+    @property
+    def format(self) -> ChatFormat | None: ...
+    @property
+    def prompt_column(self) -> str | None: ...
+    @property
+    def response_column(self) -> str | None: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def path(self) -> str: ...
+
 
 PROMPT_KEYS = ("prompt", "instruction", "question", "query")
 RESPONSE_KEYS = ("response", "output", "completion", "answer", "chosen")
@@ -46,7 +59,7 @@ KNOWN_KEYS = {
 }
 
 
-def detect_format(record: Mapping[str, Any], cfg: ImportConfig, where: str) -> ChatFormat:
+def detect_format(record: Mapping[str, Any], cfg: ChatOptions, where: str) -> ChatFormat:
     if cfg.format:
         return cfg.format
     if "messages" in record:
@@ -112,7 +125,7 @@ def _messages_sharegpt(record: Mapping[str, Any], where: str) -> list[dict[str, 
 
 
 def _messages_prompt_response(
-    record: Mapping[str, Any], cfg: ImportConfig, where: str
+    record: Mapping[str, Any], cfg: ChatOptions, where: str
 ) -> list[dict[str, Any]]:
     pkey = cfg.prompt_column or next((k for k in PROMPT_KEYS if k in record), None)
     rkey = cfg.response_column or next((k for k in RESPONSE_KEYS if k in record), None)
@@ -147,7 +160,7 @@ def _created_at(value: Any, where: str) -> datetime | None:
 
 
 def to_sft_row(
-    record: Mapping[str, Any], cfg: ImportConfig, where: str, fmt: ChatFormat
+    record: Mapping[str, Any], cfg: ChatOptions, where: str, fmt: ChatFormat
 ) -> dict[str, Any]:
     if fmt == "openai":
         messages = _messages_openai(record, where)

@@ -31,13 +31,8 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from podium.store.catalog import load_table
-from podium.store.plan import (
-    FilePlan,
-    PlannedFile,
-    manifest_entries,
-    plan_snapshot,
-    warm_after_commit,
-)
+from podium.store.file_plan import FilePlan, PlannedFile
+from podium.store.plan import manifest_entries, plan_snapshot, warm_after_commit
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem

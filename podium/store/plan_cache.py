@@ -34,8 +34,8 @@ from typing import Any
 import pyarrow as pa
 
 from podium.config import get_settings
+from podium.store.file_plan import FilePlan, PlannedFile
 from podium.store.names import metadata_location, split_name
-from podium.store.plan import FilePlan, PlannedFile
 
 CACHE_VERSION = 3  # 3: runs (a file cut around deleted rows): first row, file rows
 ENTRIES_KEPT = 512  # one per commit read; the oldest go first

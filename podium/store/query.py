@@ -27,7 +27,8 @@ import pyarrow as pa
 from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store import scan
-from podium.store.plan import FilePlan, plan_snapshot
+from podium.store.file_plan import FilePlan
+from podium.store.plan import plan_snapshot
 from podium.store.plan_cache import cached_snapshot
 from podium.store.scan import POS, connect, mapped_view_sql, quote
 from podium.store.where import where_select

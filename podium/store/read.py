@@ -19,7 +19,8 @@ from pyiceberg.table import Table
 from podium.errors import InvalidInput
 from podium.store import scan
 from podium.store.catalog import load_table
-from podium.store.plan import FilePlan, plan_snapshot
+from podium.store.file_plan import FilePlan
+from podium.store.plan import plan_snapshot
 from podium.store.snapshots import resolve_snapshot
 
 DEFAULT_BATCH = scan.DEFAULT_BATCH

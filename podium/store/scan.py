@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from podium.store.plan import FilePlan, PlannedFile, local_path, open_parquet, row_group_sizes
+from podium.store.file_plan import FilePlan, PlannedFile, local_path
+from podium.store.plan import open_parquet, row_group_sizes
 from podium.store.private_tmp import private_dir
 
 if TYPE_CHECKING:

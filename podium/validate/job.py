@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pydantic import Field, field_validator
@@ -40,7 +39,7 @@ from podium.validate.report import (
     write_report,
 )
 from podium.validate.rules import check_spec, parse_rules
-from podium.validate.tally import Tally
+from podium.validate.tally import Summary, Tally
 from podium.validate.turns import Columns
 
 if TYPE_CHECKING:
@@ -91,23 +90,6 @@ class ValidateConfig(LaunchOptions):
     @classmethod
     def _known_rules(cls, rules: list[str]) -> list[str]:
         return [check_spec(spec) for spec in rules]
-
-
-@dataclass
-class Summary:
-    table: str
-    snapshot_id: int | None
-    report: str
-    report_snapshot_id: int | None = None
-    rows: int = 0
-    turns: int = 0
-    failures: int = 0
-    failing_rows: int = 0
-    by_rule: dict[str, int] = field(default_factory=dict)
-    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _columns(properties: dict[str, str]) -> Columns:

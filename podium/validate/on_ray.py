@@ -31,7 +31,8 @@ from pyiceberg.io import load_file_io
 from podium.processes import ray_module
 from podium.reporting import Reporter
 from podium.store import scan
-from podium.store.plan import FilePlan, PlannedFile, local_path, open_parquet
+from podium.store.file_plan import FilePlan, PlannedFile, local_path
+from podium.store.plan import open_parquet
 from podium.store.staged import Staging, discard_staged, stage, write_staged
 from podium.validate.batch import Plan
 from podium.validate.parallel import Task

@@ -7,11 +7,25 @@ counts exactly what one process would.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
-if TYPE_CHECKING:
-    from podium.validate.job import Summary
+
+@dataclass
+class Summary:
+    table: str
+    snapshot_id: int | None
+    report: str
+    report_snapshot_id: int | None = None
+    rows: int = 0
+    turns: int = 0
+    failures: int = 0
+    failing_rows: int = 0
+    by_rule: dict[str, int] = field(default_factory=dict)
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass

@@ -17,7 +17,7 @@ import pytest
 from shared_stack import SharedStack, shared_stack, wait_until, workers  # type: ignore[import-not-found]
 
 from podium.config import reset_settings
-from podium.store.plan import FilePlan
+from podium.store.file_plan import FilePlan
 from podium.store.read import open_snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm, pytest.mark.train]

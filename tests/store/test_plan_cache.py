@@ -17,7 +17,8 @@ from store_helpers import write_in_files
 
 from podium.errors import NotFound
 from podium.store import catalog, names, plan_cache, scan
-from podium.store.plan import FilePlan, PlannedFile, clear_plans
+from podium.store.file_plan import FilePlan, PlannedFile
+from podium.store.plan import clear_plans
 from podium.store.plan import open_parquet as real_open
 from podium.store.query import open_view, page
 from podium.store.schema import PROP_MAPPING

@@ -70,8 +70,8 @@ def test_big_batches_are_cut_into_small_row_groups(podium_home: Path) -> None:
     """A page read decodes one whole row group: a 16 MB input batch must not become one."""
     import pyarrow.parquet as pq
 
+    from podium.store.file_plan import local_path
     from podium.store.file_writer import ROW_GROUP_BYTES
-    from podium.store.plan import local_path
 
     text = "x" * 4000
     batch = pa.record_batch({"id": [f"r{i}" for i in range(3000)], "text": [text] * 3000})
