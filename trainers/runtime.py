@@ -89,6 +89,10 @@ def trainer_args(cfg: TrainConfig, device: str, output_dir: Path, has_eval: bool
         gradient_checkpointing=False,
         seed=cfg.seed,
         data_seed=cfg.seed,
+        # On a CPU every op has a deterministic kernel: the same card gives the same
+        # weights and curves (`podium jobs rerun ID --compare`). On a GPU some kernels
+        # have none (strict mode would refuse them), so the card promises a tolerance.
+        full_determinism=not on_gpu,
         max_steps=cfg.max_steps,
         per_device_train_batch_size=cfg.batch_size,
         per_device_eval_batch_size=cfg.batch_size,

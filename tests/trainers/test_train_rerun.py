@@ -57,6 +57,19 @@ def test_sft_reruns_to_identical_weights_and_loss_curve(tiny_base, make_table, m
     assert reproducibility_text(get_job(job_id)).startswith("re-ran identical on ")
 
 
+def test_grpo_reruns_to_identical_weights_and_reward_curve(tiny_base, make_table, memo_pairs):
+    """GRPO samples its completions: the same seed must give the same ones."""
+    make_table("t.memo", memo_pairs)
+    job_id = _train("grpo", tiny_base, "det-grpo", "--reward", "length:20")
+    report = _rerun(job_id)
+    [weights] = report["checkpoints"]
+    assert weights["identical"] is True, weights
+    names = {c["name"] for c in report["curves"]}
+    assert {"loss", "reward"} <= names, names
+    assert all(c["identical"] for c in report["curves"]), report["curves"]
+    assert report["verdict"] == "identical"
+
+
 def test_a_changed_environment_and_other_weights_are_reported(tiny_base, make_table, memo_pairs):
     """The stored card's commit is changed; a re-run with another learning rate (written
     into the stored card too) must report both: the pin and how far the weights moved."""
