@@ -10,6 +10,7 @@ from typing import Any
 
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
+from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.tables import ACTIVE
 
 TRAINING_KINDS = ("sft", "grpo")
@@ -53,3 +54,10 @@ def outputs_of(job: Job) -> Outputs:
         trained_on=table.get("name") if isinstance(table, dict) else None,
         empty_text=("none yet" if job["status"] in ACTIVE else "none") if nothing else "",
     )
+
+
+def reproducibility(job: Job) -> str:
+    """Whether the job re-runs to the same result, as the Logbook says it: 're-ran
+    identical on DATE', 'differs: ...', 'not reproducible: no seed' ('' for nothing)."""
+    text = reproducibility_text(job)
+    return f"Reproducibility: {text}" if text else ""

@@ -75,6 +75,8 @@ def reproducibility_text(job: Job) -> str:
         return f"differs: {what} (re-run {day})"
     if _sampled_without_seed(job):
         return "not reproducible: no seed"
-    if job["status"] != "succeeded":
+    outputs = job.get("outputs") or {}
+    comparable = outputs.get("tables") or (outputs.get("summary") or {}).get("checkpoint")
+    if job["status"] != "succeeded" or not comparable:  # nothing a re-run could compare
         return ""
     return f"not checked yet: podium jobs rerun {job['id']} --compare"

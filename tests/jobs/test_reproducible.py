@@ -50,3 +50,60 @@ def test_the_same_card_queued_twice_draws_two_seeds(jobs_home: Path) -> None:
     second = run_in_process(card)
     seeds = {_front(get_job(j["id"])["card"])["seed"] for j in (first, second)}
     assert len(seeds) == 2
+
+
+def _set_card(job_id: str, card: str) -> None:
+    from sqlalchemy import update
+
+    from podium.jobs.tables import db, jobs
+
+    with db().begin() as conn:
+        conn.execute(update(jobs).where(jobs.c.id == job_id).values(card=card))
+
+
+def test_a_rerun_under_a_changed_environment_names_each_differing_pin(jobs_home: Path) -> None:
+    job = run_in_process(parse_card("---\nkind: test-sampling\ntable: ns.s\n---\n"))
+    card = get_job(job["id"])["card"]
+    env = _front(card)["environment"]
+    assert env["torch_version"] and env["device"] in ("cpu", "cuda")
+    assert "determinism" not in env  # only training cards promise exact or tolerance
+    changed = card.replace(f"podium_commit: {env['podium_commit']}", "podium_commit: 0123abc")
+    changed = changed.replace(f"torch_version: {env['torch_version']}", "torch_version: 1.0.0")
+    _set_card(job["id"], changed)
+    report = json.loads(podium("jobs", "rerun", job["id"], "--compare", "--json", "-q").stdout)
+    found = report["environment_differences"]
+    assert f"Podium commit: card 0123abc, now {env['podium_commit']}" in found, found
+    assert f"torch version: card 1.0.0, now {env['torch_version']}" in found, found
+    assert len(found) == 2
+    assert report["verdict"] == "identical"  # same seed, same rows: only the pins moved
+    text = podium("jobs", "rerun", job["id"], "--compare", "-q").stdout
+    assert "environment differs from the original's:\n  Podium commit: card 0123abc" in text
+
+
+def test_logbook_says_whether_a_job_reproduces(jobs_home: Path) -> None:
+    from podium.app.logbook_model import reproducibility
+    from podium.jobs.queue import now
+
+    today = now().strftime("%Y-%m-%d")
+    job = run_in_process(parse_card("---\nkind: test-sampling\ntable: ns.s\n---\n"))
+    assert reproducibility(get_job(job["id"])) == (
+        f"Reproducibility: not checked yet: podium jobs rerun {job['id']} --compare"
+    )
+    podium("jobs", "rerun", job["id"], "--compare", "-q")
+    assert reproducibility(get_job(job["id"])) == f"Reproducibility: re-ran identical on {today}"
+
+    # A card from before seeds were pinned: it says so, and a re-run says why it differs.
+    old = run_in_process(parse_card("---\nkind: test-sampling\ntable: ns.old\n---\n"))
+    seed = _front(get_job(old["id"])["card"])["seed"]
+    _set_card(old["id"], get_job(old["id"])["card"].replace(f"seed: {seed}", "seed: null"))
+    assert reproducibility(get_job(old["id"])) == "Reproducibility: not reproducible: no seed"
+    report = json.loads(podium("jobs", "rerun", old["id"], "--compare", "--json", "-q").stdout)
+    assert report["verdict"] == "differs" and report["no_seed"] is True
+    assert reproducibility(get_job(old["id"])) == (
+        "Reproducibility: differs: the original card has no seed; ns.old: 4 of 4 rows "
+        f"(re-run {today})"
+    )
+    steps = run_in_process(parse_card("---\nkind: test-steps\nsteps: 1\n---\n"))
+    failed = run_in_process(parse_card("---\nkind: test-steps\nfail_at: 0\n---\n"))
+    assert reproducibility(get_job(failed["id"])) == ""
+    assert reproducibility(get_job(steps["id"])) == ""  # no output a re-run could compare

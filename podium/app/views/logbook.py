@@ -19,7 +19,7 @@ from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
-from podium.app.logbook_model import outputs_of
+from podium.app.logbook_model import outputs_of, reproducibility
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
@@ -94,6 +94,8 @@ def job_detail(job_id: str) -> None:
     if job["error"]:
         show_error(job["error"].split("\n--- log tail ---")[0])
     outputs(job)
+    if said := reproducibility(job):
+        st.caption(said)
     st.markdown("**Log**")
     st.code(log_tail(job["log_path"], 40) or "(empty)", language="log")
     metrics = lb.metrics_frame(job_id)
