@@ -80,13 +80,14 @@ tests/oidc/node_modules/.installed: tests/oidc/package.json tests/oidc/package-l
 
 CODE := podium generators trainers tests benchmarks scripts
 
-# Lint, formatting, types (strict on store, jobs, validate) and the layer contracts of
-# DESIGN.md; the mypy and import-linter settings live in pyproject.toml.
+# Lint, formatting, types (strict on store, jobs, validate), the layer contracts of
+# DESIGN.md and no import circles; the mypy and import-linter settings live in pyproject.toml.
 check: setup
 	$(VENV)/bin/ruff check $(CODE)
 	$(VENV)/bin/ruff format --check $(CODE)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/python scripts/check_import_cycles.py
 
 lint: check
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from podium.models import get_model
 
 if TYPE_CHECKING:
-    from generators.code_exec.build import CodeExecConfig
+    from generators.code_exec.config import CodeExecConfig
     from generators.generate import GenerateConfig
 
 

@@ -24,96 +24,26 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import pyarrow as pa
-from pydantic import Field
 
 from generators.client import Endpoint
 from generators.code_exec import tables
+from generators.code_exec.batches import BatchWork, Finished, Spent, chunks, write_batch
+from generators.code_exec.config import PROP_ROWS_TABLE, CodeExecConfig
 from generators.code_exec.harness import program
 from generators.code_exec.inputs import propose_inputs
 from generators.code_exec.rows import plan_calls, record_result, sort_rows
 from generators.code_exec.source import done_ids, load_functions, output_properties
-from generators.grading import GRADE_LIMITS
 from generators.sandbox import Job, Limits, Sandbox
 from podium.errors import InvalidInput
-from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_batches
-from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_batches, write_table
-
-if TYPE_CHECKING:
-    from generators.code_exec.on_ray import BatchWork, Finished
-
-KIND = "code-exec-build"
-PROP_ROWS_TABLE = PROP_LINEAGE_PREFIX + "code_exec_rows"
-
-
-class CodeExecConfig(LaunchOptions):
-    """Run-card front matter of `kind: code-exec-build`."""
-
-    functions: TableRef = Field(
-        description="Functions table (code, entry_point, id) for build; a rows table for verify."
-    )
-    out: str = Field(description="Rows table (build) or report table (verify); re-runs resume.")
-    sft_out: str | None = Field(None, description="SFT table to (re)write (default: OUT_sft).")
-    model: str = Field("base", description="Registered model that proposes inputs.")
-    mode: Literal["build", "verify"] = Field("build", description="build, or verify old rows.")
-    inputs_per_function: int = Field(4, ge=1, le=32, description="Inputs asked per function.")
-    backend: Literal["local", "docker"] | None = Field(
-        None, description="Sandbox backend (default: the sandbox_backend setting)."
-    )
-    workers: int | None = Field(None, ge=1, description="Sandbox workers (default: CPU count).")
-    limit: int | None = Field(None, ge=1, description="Only the first N functions (or rows).")
-    timeout_s: float = Field(
-        GRADE_LIMITS.wall_s, gt=0, le=600, description="Wall/CPU limit per execution."
-    )
-    memory_mb: int = Field(
-        GRADE_LIMITS.memory_mb, ge=32, le=16384, description="Memory limit per execution."
-    )
-    temperature: float = Field(0.8, ge=0.0, le=2.0, description="Sampling temperature.")
-    max_tokens: int = Field(384, ge=16, le=4096, description="Most tokens per proposal.")
-    seed: int | None = Field(None, description="Sampling seed.")
-    concurrency: int = Field(16, ge=1, le=512, description="Requests in flight.")
-    batch_size: int = Field(32, ge=1, description="Functions (or rows) per committed batch.")
-    sandbox_nodes: int = Field(
-        0,
-        ge=0,
-        le=1024,
-        description="Ray actors with a sandbox pool each, spread over the cluster's nodes "
-        "(0: one pool in the job's process). All rows land in one snapshot.",
-    )
-
-    def limits(self) -> Limits:
-        return Limits(wall_s=self.timeout_s, cpu_s=self.timeout_s, memory_mb=self.memory_mb)
-
-    def sft_table(self) -> str:
-        return full_name(self.sft_out or f"{self.out}_sft")
-
-
-@dataclass
-class Spent:
-    """Where a build's time went: proposing inputs (the model) vs running the calls."""
-
-    propose_s: float = 0.0
-    sandbox_s: float = 0.0  # summed over sandbox nodes on Ray (they overlap)
-    sandbox_runs: int = 0
-
-    def add(self, propose_s: float = 0.0, sandbox_s: float = 0.0, sandbox_runs: int = 0) -> None:
-        self.propose_s += propose_s
-        self.sandbox_s += sandbox_s
-        self.sandbox_runs += sandbox_runs
-
-
-def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.write import write_batches
 
 
 def propose_and_plan(
@@ -172,23 +102,9 @@ def execute_batch(
     box: Sandbox,
 ) -> Finished:
     """A batch's work on a Ray sandbox node: its calls, run; all its rows, sorted."""
-    from generators.code_exec.on_ray import Finished
-
     rows = sort_rows(rows + execute_calls(box, calls, limits, model, Reporter()))
     counts = dict(Counter(r["status"] for r in rows))
     return Finished(rows, tables.ROWS_ARROW_SCHEMA, counts, len(calls))
-
-
-def write_batch(
-    name: str, rows: list[dict[str, Any]], schema: Any, properties: dict[str, str]
-) -> None:
-    first = not table_exists(name)
-    write_table(
-        name,
-        tables.to_arrow(rows, schema),
-        mode="create" if first else "append",
-        properties=properties if first else None,
-    )
 
 
 def write_sft(cfg: CodeExecConfig, out: str, lineage: dict[str, str]) -> int:

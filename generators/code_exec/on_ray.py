@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -32,24 +31,10 @@ from podium.reporting import Reporter
 from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
 
 if TYPE_CHECKING:
-    from generators.code_exec.build import CodeExecConfig, Spent
+    from generators.code_exec.batches import BatchWork, Spent
+    from generators.code_exec.config import CodeExecConfig
 
 NODE_CPUS = 1.0
-
-
-@dataclass
-class Finished:
-    """One batch's rows as they are stored, with what to count of them."""
-
-    rows: list[dict[str, Any]]
-    schema: pa.Schema
-    counts: dict[str, int]  # statuses (build) or outcomes (verify)
-    runs: int  # sandbox executions
-
-
-# A batch's work on a node's sandbox pool: a picklable callable (a `partial` of a
-# module function) made by the driver, so a build and a verify share the nodes.
-BatchWork = Callable[[Sandbox], Finished]
 
 
 class SandboxNode:
@@ -100,7 +85,7 @@ def on_ray(
 ) -> Counter[str]:
     """A build's functions (or a verify's rows) over `cfg.sandbox_nodes` sandbox actors,
     skipping the items whose id is in `done`."""
-    from generators.code_exec.build import chunks
+    from generators.code_exec.batches import chunks
 
     # Batches are cut from the whole list so a resumed job sees the same batch names.
     batches = [

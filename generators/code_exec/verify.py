@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from generators.code_exec import tables
+from generators.code_exec.batches import BatchWork, Finished, Spent, chunks, write_batch
 from generators.code_exec.harness import (
     InputRejected,
     entry_arity,
@@ -32,8 +33,7 @@ from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, table_exists
 
 if TYPE_CHECKING:
-    from generators.code_exec.build import CodeExecConfig
-    from generators.code_exec.on_ray import Finished
+    from generators.code_exec.config import CodeExecConfig
 
 REQUIRED = ("code", "input", "output")
 
@@ -127,7 +127,6 @@ def verify_batch(
     report: list[dict[str, Any]], jobs: list[Job], backend: str, box: Sandbox
 ) -> Finished:
     """A batch's work on a Ray sandbox node (`generators.code_exec.on_ray`)."""
-    from generators.code_exec.on_ray import Finished
 
     rows = _run_checks(box, report, jobs, backend, Reporter())
     counts = dict(Counter(_outcome(r) for r in rows))
@@ -145,8 +144,7 @@ def _verify_on_ray(
     reporter: Reporter,
 ) -> Counter[str]:
     """The rows' re-runs on `sandbox_nodes` Ray actors, committed once (as a build's)."""
-    from generators.code_exec.build import Spent
-    from generators.code_exec.on_ray import BatchWork, on_ray
+    from generators.code_exec.on_ray import on_ray
 
     limits = cfg.limits()
 
@@ -159,7 +157,6 @@ def _verify_on_ray(
 
 
 def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
-    from generators.code_exec.build import chunks, write_batch
 
     out = full_name(cfg.out)
     rows, input_ref = read_input(cfg.functions, REQUIRED)

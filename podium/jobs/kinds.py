@@ -171,7 +171,7 @@ register(
 register(
     JobKind(
         "code-exec-build",
-        "generators.code_exec.build:CodeExecConfig",
+        "generators.code_exec.config:CodeExecConfig",
         "generators.code_exec.build:run_code_exec_build",
         "A checkpoint proposes inputs for functions, the sandbox runs them: code-execution "
         "rows plus an SFT table (mode verify: re-run recorded rows and flag mismatches).",

@@ -22,15 +22,6 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import (
-    BigInteger,
-    Column,
-    DateTime,
-    Float,
-    Integer,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
     and_,
     func,
     or_,
@@ -40,42 +31,16 @@ from sqlalchemy import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
+from podium.review.queue_tables import items, queues
 from podium.store import scan
 from podium.store.catalog import full_name, load_table
 from podium.store.plan import plan_snapshot
 from podium.store.query import matching_positions, open_view
 from podium.store.snapshots import resolve_snapshot
-from podium.store.state import METADATA, engine
+from podium.store.state import engine
 
 CLAIM_SECONDS = 15 * 60
 _DRAW = 4096  # positions looked at per round while filling a queue
-
-queues = Table(
-    "podium_review_queues",
-    METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("name", String(200), nullable=False),
-    Column("table_name", String(400), nullable=False, index=True),
-    Column("snapshot_id", BigInteger, nullable=False),
-    Column("description", Text, nullable=False, default=""),
-    Column("size", Integer, nullable=False),
-    Column("created_by", String(255), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    UniqueConstraint("table_name", "name"),
-)
-
-items = Table(
-    "podium_review_items",
-    METADATA,
-    Column("queue_id", Integer, primary_key=True),
-    Column("position", Integer, primary_key=True),  # order within the queue
-    Column("row_pos", BigInteger, nullable=False),  # the row's position in the snapshot
-    Column("row_id", String(400), nullable=False, index=True),
-    Column("claimed_by", String(255)),
-    Column("claim_expires", Float),
-    Column("done_by", String(255)),
-    Column("done_at", DateTime(timezone=True)),
-)
 
 
 @dataclass(frozen=True)
@@ -313,26 +278,6 @@ def _rows_at_head(table_name: str, ids: list[str]) -> dict[str, tuple[int, dict[
     positions = matching_positions(view, ids=ids)
     data = view.canonical(scan.read_positions(view.table, view.plan, positions)).to_pylist()
     return {str(row["id"]): (int(p), row) for p, row in zip(positions.tolist(), data, strict=True)}
-
-
-def mark_reviewed(table_name: str, ids: list[str], user: User) -> int:
-    """Mark `ids` done in every queue of the table; returns how many items changed."""
-    require(user, "annotate")
-    table_name = full_name(table_name)
-    changed = 0
-    with engine().begin() as con:
-        qids = select(queues.c.id).where(queues.c.table_name == table_name)
-        for lo in range(0, len(ids), 500):  # SQL engines cap bound parameters
-            changed += con.execute(
-                update(items)
-                .where(
-                    items.c.queue_id.in_(qids),
-                    items.c.row_id.in_(ids[lo : lo + 500]),
-                    items.c.done_by.is_(None),
-                )
-                .values(done_by=user.name, done_at=datetime.now(UTC), claimed_by=None)
-            ).rowcount
-    return changed
 
 
 def release(table_name: str, user: User, *, name: str = "default") -> int:

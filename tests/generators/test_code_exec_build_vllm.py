@@ -9,7 +9,7 @@ import ast
 import pytest
 
 from generators.code_exec import tables
-from generators.code_exec.build import PROP_ROWS_TABLE, CodeExecConfig
+from generators.code_exec.config import PROP_ROWS_TABLE, CodeExecConfig
 from generators.code_exec.demo_functions import load_demo_functions
 from podium.jobs.cards import Card
 from podium.jobs.launch import run_foreground

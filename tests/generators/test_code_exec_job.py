@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from generators.code_exec import tables
-from generators.code_exec.build import CodeExecConfig
+from generators.code_exec.config import CodeExecConfig
 from generators.code_exec.demo_functions import demo_function_rows, load_demo_functions
 from podium.cli import app
 from podium.errors import InvalidInput

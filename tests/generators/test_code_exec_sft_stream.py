@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from generators.code_exec import tables
-from generators.code_exec.build import CodeExecConfig, write_batch, write_sft
+from generators.code_exec.batches import write_batch
+from generators.code_exec.build import write_sft
+from generators.code_exec.config import CodeExecConfig
 from podium.config import reset_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import load_table

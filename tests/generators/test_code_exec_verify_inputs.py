@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generators.code_exec import tables
-from generators.code_exec.build import CodeExecConfig
+from generators.code_exec.config import CodeExecConfig
 from generators.code_exec.verify import run_verify
 from podium.reporting import Reporter
 from podium.store.read import read_arrow

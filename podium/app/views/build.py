@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from generators.code_exec import results
-from generators.code_exec.build import KIND, CodeExecConfig
+from generators.code_exec.config import KIND, CodeExecConfig
 from podium.app import widgets
 from podium.app.build_model import sft_table_of
 from podium.app.feedback import empty_state, show_error
