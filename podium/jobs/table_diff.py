@@ -1,10 +1,11 @@
 """Row-by-row comparison of a job's output table with the output of its re-run.
 
 Rows are matched by their key, the first of these that both tables have: (prompt_id,
-sample_index) for samples tables, prompt_id, then id; ids that embed the output table's
-name would never match. Matched rows are identical when their generated content (the
-`completion` column, else `messages`, else every shared column but timestamps, latency
-and ids) is equal.
+sample_index) for samples tables, prompt_id, (id, turn, rule, message_offset, offset)
+for validation reports (one row per failure, several per id), then id; ids that embed
+the output table's name would never match. Matched rows are identical when their
+generated content (the `completion` column, else `messages`, else every shared column
+but timestamps, timings and ids) is equal.
 
 Both snapshots are streamed through DuckDB in one pass (a join plus one aggregate), so
 memory does not grow with the tables; at most a few differing rows come back as
@@ -27,10 +28,12 @@ from podium.store.snapshots import resolve_snapshot
 KEY_CANDIDATES: tuple[tuple[str, ...], ...] = (
     ("prompt_id", "sample_index"),
     ("prompt_id",),
+    ("id", "turn", "rule", "message_offset", "offset"),
     ("id",),
 )
 CONTENT_CANDIDATES = ("completion", "messages")
-NOT_CONTENT = frozenset({"id", "created_at", "latency_s"})  # differ on every run by design
+# Differ on every run by design (a code-exec row's wall and CPU seconds too).
+NOT_CONTENT = frozenset({"id", "created_at", "latency_s", "wall_s", "cpu_s"})
 EXAMPLE_CHARS = 200
 STATUSES = ("identical", "differing", "only_original", "only_rerun")
 

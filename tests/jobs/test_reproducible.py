@@ -107,3 +107,32 @@ def test_logbook_says_whether_a_job_reproduces(jobs_home: Path) -> None:
     failed = run_in_process(parse_card("---\nkind: test-steps\nfail_at: 0\n---\n"))
     assert reproducibility(get_job(failed["id"])) == ""
     assert reproducibility(get_job(steps["id"])) == ""  # no output a re-run could compare
+
+
+def test_a_validation_report_left_to_its_default_name_reruns_identical(jobs_home: Path) -> None:
+    """Before: its card names no output table (`report: null`), so re-run refused it; and
+    a row failing twice matched its re-run's rows two by two, as if they differed."""
+    import pyarrow as pa
+
+    from podium.store.schema import SFT_ARROW_SCHEMA
+    from podium.store.write import write_table
+
+    def turns(*answers: str) -> list[dict[str, str]]:
+        return [m for a in answers for m in ({"role": "user", "content": "q"},
+                                             {"role": "assistant", "content": a})]  # fmt: skip
+
+    rows = [
+        {"id": "ok", "messages": turns('{"a": 1}')},
+        {"id": "twice", "messages": turns("{broken", "not json either")},
+        {"id": "once", "messages": turns('{"b": 2}', "[1, 2")},
+    ]
+    write_table("ns.v", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    config = validate_config("validate", {"table": {"name": "ns.v"}, "rules": ["json"]})
+    job = run_in_process(Card("validate", config))
+    assert job["status"] == "succeeded", job["error"]
+    report = json.loads(podium("jobs", "rerun", job["id"], "--compare", "--json", "-q").stdout)
+    [table] = report["tables"]
+    assert (table["original"], table["rerun"]) == ("ns.v__validation", "ns.v__validation__rerun_1")
+    assert table["key"] == ["id", "turn", "rule", "message_offset", "offset"]
+    assert (table["identical"], table["differing"], table["only_rerun"]) == (3, 0, 0), table
+    assert report["verdict"] == "identical"
