@@ -94,7 +94,11 @@ class SamplingParams(BaseModel):
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="0 = greedy.")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per completion.")
-    seed: int | None = Field(None, description="Sampling seed (reproducible with the same server).")
+    seed: int | None = Field(
+        None,
+        description="Sampling seed (blank: one is drawn when the job is queued and pinned in "
+        "its card, so a re-run samples the same).",
+    )
     stop: list[str] = Field(default_factory=list, description="Stop strings.")
 
 

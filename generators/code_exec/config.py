@@ -42,7 +42,11 @@ class CodeExecConfig(LaunchOptions):
     )
     temperature: float = Field(0.8, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(384, ge=16, le=4096, description="Most tokens per proposal.")
-    seed: int | None = Field(None, description="Sampling seed.")
+    seed: int | None = Field(
+        None,
+        description="Sampling seed (blank: one is drawn when the job is queued and pinned in "
+        "its card, so a re-run samples the same).",
+    )
     concurrency: int = Field(16, ge=1, le=512, description="Requests in flight.")
     batch_size: int = Field(32, ge=1, description="Functions (or rows) per committed batch.")
     sandbox_nodes: int = Field(
