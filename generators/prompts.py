@@ -8,12 +8,11 @@ message instead. Column mappings stored on the table (ShareGPT names, etc.) appl
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
+from podium.store.generated_ids import content_id
 from podium.store.query import open_view
 from podium.store.refs import TableRef
 
@@ -37,10 +36,6 @@ def prompt_messages(messages: list[dict[str, Any]], system: str | None = None) -
     if system and not (turns and turns[0]["role"] == "system"):
         turns.insert(0, {"role": "system", "content": system})
     return turns
-
-
-def _fallback_id(messages: list[Message]) -> str:
-    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def load_prompts(
@@ -84,7 +79,7 @@ def load_prompts(
         if not any(m["role"] in ("user", "system") and m["content"] for m in msgs):
             skipped += 1
             continue
-        pid = str(row["id"]) if row.get("id") not in (None, "") else _fallback_id(msgs)
+        pid = str(row["id"]) if row.get("id") not in (None, "") else content_id(msgs)
         if pid in seen:
             skipped += 1
             continue
