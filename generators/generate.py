@@ -41,7 +41,12 @@ from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.schema import (
+    PROP_KIND,
+    PROP_LINEAGE_CHECKPOINT,
+    PROP_LINEAGE_CHECKPOINT_LOCATION,
+    PROP_LINEAGE_INPUT,
+)
 from podium.store.snapshots import resolve_snapshot
 from podium.store.table_name import TableName
 from podium.store.write import write_table
@@ -114,8 +119,8 @@ def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
     table = load_table(out)
     props = table.properties
     if props.get(PROP_KIND) != SAMPLES_KIND or (
-        props.get(PROP_LINEAGE_PREFIX + "input"),
-        props.get(PROP_LINEAGE_PREFIX + "checkpoint"),
+        props.get(PROP_LINEAGE_INPUT),
+        props.get(PROP_LINEAGE_CHECKPOINT),
     ) != (input_ref, checkpoint):
         raise InvalidInput(
             f"Table {out} already exists and was not written by this generation (input "
@@ -239,9 +244,9 @@ def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
     properties = {
         **reporter.lineage,
         PROP_KIND: SAMPLES_KIND,
-        PROP_LINEAGE_PREFIX + "input": input_ref,
-        PROP_LINEAGE_PREFIX + "checkpoint": model.name,
-        PROP_LINEAGE_PREFIX + "checkpoint_location": model.location,
+        PROP_LINEAGE_INPUT: input_ref,
+        PROP_LINEAGE_CHECKPOINT: model.name,
+        PROP_LINEAGE_CHECKPOINT_LOCATION: model.location,
         PROP_CONFIG: json.dumps(cfg.model_dump(mode="json"), sort_keys=True),
     }
     reporter.progress(len(prompts) - len(todo), len(prompts), "prompts")

@@ -31,7 +31,7 @@ from podium.reporting import Reporter
 from podium.store.catalog import table_exists
 from podium.store.query import page
 from podium.store.read import iter_batches
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
 from podium.store.users import acting_user
 from podium.store.write import write_table
 
@@ -196,7 +196,7 @@ def build_eval_set(
     properties = {
         **reporter.lineage,
         PROP_KIND: EVAL_SET_KIND,
-        PROP_LINEAGE_PREFIX + "input": f"{VIBES_TABLE}@{chosen.snapshot_id}",
+        PROP_LINEAGE_INPUT: f"{VIBES_TABLE}@{chosen.snapshot_id}",
         PROP_LINEAGE_PREFIX + "selection": json.dumps(
             {"tags": clean_tags(tags), "ids": list(ids or [])}
         ),

@@ -20,7 +20,13 @@ from podium.compare.table import Comparison, load_comparison
 from podium.models.registry import add_endpoint, get_model
 from podium.reporting import Reporter
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
+from podium.store.schema import (
+    PROP_KIND,
+    PROP_LINEAGE_CHECKPOINT,
+    PROP_LINEAGE_CHECKPOINT_LOCATION,
+    PROP_LINEAGE_INPUT,
+    SFT_ARROW_SCHEMA,
+)
 from podium.store.write import write_table
 
 DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
@@ -70,9 +76,9 @@ def write_samples(
             rows += sample_rows(out, info.name, sampling_json(gen), p, [result])
     properties = {
         PROP_KIND: SAMPLES_KIND,
-        PROP_LINEAGE_PREFIX + "input": f"{prompts_table}@{snapshot}",
-        PROP_LINEAGE_PREFIX + "checkpoint": info.name,
-        PROP_LINEAGE_PREFIX + "checkpoint_location": info.location,
+        PROP_LINEAGE_INPUT: f"{prompts_table}@{snapshot}",
+        PROP_LINEAGE_CHECKPOINT: info.name,
+        PROP_LINEAGE_CHECKPOINT_LOCATION: info.location,
         PROP_CONFIG: json.dumps(gen.model_dump(mode="json"), sort_keys=True),
     }
     write_table(out, to_arrow(rows), properties=properties)

@@ -14,9 +14,8 @@ from podium.reporting import Reporter
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_batches, read_small
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 
-PROP_INPUT = PROP_LINEAGE_PREFIX + "input"
 PROP_CONFIG = "podium.code_exec.config"
 
 
@@ -64,11 +63,11 @@ def output_properties(
     props = {
         **reporter.lineage,
         PROP_KIND: kind,
-        PROP_INPUT: input_ref,
+        PROP_LINEAGE_INPUT: input_ref,
         PROP_CONFIG: json.dumps(cfg.model_dump(mode="json"), sort_keys=True),
     }
     if model:
-        props[PROP_LINEAGE_PREFIX + "checkpoint"] = model
+        props[PROP_LINEAGE_CHECKPOINT] = model
     return props
 
 
@@ -78,7 +77,7 @@ def done_ids(out: str, kind: str, input_ref: str, column: str) -> set[str]:
         return set()
     table = load_table(out)
     props = table.properties
-    if props.get(PROP_KIND) != kind or props.get(PROP_INPUT) != input_ref:
+    if props.get(PROP_KIND) != kind or props.get(PROP_LINEAGE_INPUT) != input_ref:
         raise InvalidInput(
             f"Table {out} exists and was not written by this {kind} job from {input_ref}; "
             "choose another output table name."

@@ -41,7 +41,7 @@ from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_batches, open_snapshot
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT
 from podium.store.table_name import TableName
 from podium.store.write import write_batches
 from podium.validate.extract import Extract
@@ -122,7 +122,7 @@ def _check_out(out: str, models: list[str], input_ref: str) -> None:
     same = (
         props.get(PROP_KIND) == COMPARISON_KIND
         and json.loads(props.get(PROP_MODELS, "[]")) == models
-        and props.get(PROP_LINEAGE_PREFIX + "input") == input_ref
+        and props.get(PROP_LINEAGE_INPUT) == input_ref
     )
     if not same:
         raise InvalidInput(
@@ -238,7 +238,7 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
     properties = {
         **reporter.lineage,
         PROP_KIND: COMPARISON_KIND,
-        PROP_LINEAGE_PREFIX + "input": input_ref,
+        PROP_LINEAGE_INPUT: input_ref,
         PROP_MODELS: json.dumps(models),
         PROP_SAMPLE_TABLES: json.dumps(tables),
         PROP_SAMPLING: json.dumps(

@@ -23,7 +23,12 @@ from generators.generate import PROP_CONFIG, SAMPLES_KIND, GenerateConfig, sampl
 from podium.models.registry import ModelInfo
 from podium.store.catalog import list_tables, load_table, open_catalog, parse_name
 from podium.store.read import iter_table_batches
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.schema import (
+    PROP_KIND,
+    PROP_LINEAGE_CHECKPOINT,
+    PROP_LINEAGE_CHECKPOINT_LOCATION,
+    PROP_LINEAGE_INPUT,
+)
 from podium.store.snapshots import resolve_snapshot
 
 SAMPLES_NAMESPACE = "compare"
@@ -61,9 +66,9 @@ def _matches(properties: dict[str, str], key: SampleKey) -> bool:
     if properties.get(PROP_KIND) != SAMPLES_KIND:
         return False
     lineage = (
-        properties.get(PROP_LINEAGE_PREFIX + "input"),
-        properties.get(PROP_LINEAGE_PREFIX + "checkpoint"),
-        properties.get(PROP_LINEAGE_PREFIX + "checkpoint_location"),
+        properties.get(PROP_LINEAGE_INPUT),
+        properties.get(PROP_LINEAGE_CHECKPOINT),
+        properties.get(PROP_LINEAGE_CHECKPOINT_LOCATION),
     )
     if lineage != (key.input_ref, key.checkpoint, key.location):
         return False

@@ -17,7 +17,7 @@ from podium.compare.checks import AnswerChecks, load_checks
 from podium.errors import InvalidInput
 from podium.store.catalog import full_name, list_tables, load_table, open_catalog, parse_name
 from podium.store.read import read_small
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT
 
 COMPARISON_KIND = "comparison"
 PROP_MODELS = "podium.compare.models"
@@ -141,7 +141,7 @@ def load_comparison(name: str) -> Comparison:
     return Comparison(
         name=full_name(name),
         models=models,
-        input_ref=props.get(PROP_LINEAGE_PREFIX + "input", ""),
+        input_ref=props.get(PROP_LINEAGE_INPUT, ""),
         sample_tables=json.loads(props.get(PROP_SAMPLE_TABLES, "{}")),
         sampling=json.loads(props.get(PROP_SAMPLING, "{}")),
         checks=json.loads(props.get(PROP_CHECKS, "[]")),

@@ -59,3 +59,7 @@ SFT_ARROW_SCHEMA: pa.Schema = _plain(schema_to_pyarrow(SFT_SCHEMA))
 PROP_KIND = "podium.kind"  # "sft", "samples", "validation-report", ...
 PROP_MAPPING = "podium.mapping"  # JSON: canonical column -> stored column
 PROP_LINEAGE_PREFIX = "podium.lineage."
+# Lineage a generated table carries: the input snapshot ("table@snapshot") and the model.
+PROP_LINEAGE_INPUT = PROP_LINEAGE_PREFIX + "input"
+PROP_LINEAGE_CHECKPOINT = PROP_LINEAGE_PREFIX + "checkpoint"
+PROP_LINEAGE_CHECKPOINT_LOCATION = PROP_LINEAGE_PREFIX + "checkpoint_location"
