@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from podium.errors import InvalidInput
 from podium.store.refs import TableRef
-from trainers.presets import PRESET_NAMES, preset_defaults
+from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, preset_defaults
 
 _OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -29,7 +29,8 @@ class TrainConfig(BaseModel):
     table: TableRef = Field(description="Training data: an SFT table pinned to a snapshot.")
     out: str = Field(description="Name of the new checkpoint (letters, digits, . _ -).")
     preset: Literal["cpu-smoke", "cpu-small", "gpu"] = Field(
-        "cpu-smoke", description="Preset that filled the defaults of this card."
+        DEFAULT_PRESET,
+        description="Preset that fills every setting left out (`podium train presets`).",
     )
     method: Literal["full", "lora"] = Field(
         "full", description="Full fine-tune, or LoRA adapters merged into a full checkpoint."
@@ -72,14 +73,22 @@ class TrainConfig(BaseModel):
     @classmethod
     def _fill_from_preset(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            preset = data.get("preset") or "cpu-smoke"
+            preset = data.get("preset") or DEFAULT_PRESET
             if preset not in PRESET_NAMES:
                 raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESET_NAMES)}")
-            kind = "grpo" if cls is GrpoConfig else "sft"
-            fields = cls.model_fields
-            defaults = {k: v for k, v in preset_defaults(kind, preset).items() if k in fields}
-            data = {**defaults, **data, "preset": preset}
+            data = {**cls._preset_values(preset), **data, "preset": preset}
         return data
+
+    @classmethod
+    def _preset_values(cls, preset: str) -> dict[str, Any]:
+        kind = "grpo" if cls is GrpoConfig else "sft"
+        return {k: v for k, v in preset_defaults(kind, preset).items() if k in cls.model_fields}
+
+    @classmethod
+    def applied_defaults(cls) -> tuple[str, dict[str, Any]]:
+        """What a card naming no preset gets (`cpu-smoke`'s values): the CLI help shows
+        these, not the fields' own defaults, which a preset always overrides."""
+        return f"preset {DEFAULT_PRESET}", cls._preset_values(DEFAULT_PRESET)
 
     @field_validator("out")
     @classmethod

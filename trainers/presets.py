@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from podium.errors import InvalidInput
 
 PRESET_NAMES = ("cpu-smoke", "cpu-small", "gpu")
+DEFAULT_PRESET: Literal["cpu-smoke"] = "cpu-smoke"  # what a card naming no preset gets
 
 # What a person choosing a preset needs to know first: how long it takes (CLI, Train page).
 PRESET_SUMMARIES = {

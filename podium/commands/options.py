@@ -57,8 +57,10 @@ def job_command(
     job_kind = get_kind(kind)
     fields = job_kind.fields()
     defaults = dict(defaults or {})
+    applied = applied_defaults(job_kind.config_model())
     params: list[click.Parameter] = [
-        _param(f, f.path in arguments, (aliases or {}).get(f.path, ()), defaults) for f in fields
+        _param(f, f.path in arguments, (aliases or {}).get(f.path, ()), defaults, applied)
+        for f in fields
     ]
     params.sort(key=lambda p: not isinstance(p, click.Argument))  # positionals first
     params += [
@@ -119,21 +121,36 @@ def start_job(kind: str, values: dict[str, Any], card: Path | None, queued: bool
     return config, run_or_write_card(kind, config, card, foreground=not queued)
 
 
+def applied_defaults(model: type[Any]) -> tuple[str, dict[str, Any]]:
+    """The values a card that leaves a field out really gets, where the model fills them
+    in before validation rather than from the field's own default (a training preset):
+    (where they come from, values by card path). Help shows these, not the field's."""
+    values = getattr(model, "applied_defaults", None)
+    return values() if callable(values) else ("", {})
+
+
 def _ident(f: FlatField) -> str:
     return "f_" + f.path.replace(".", "__")  # never clashes with a command's extra options
 
 
 def _param(
-    f: FlatField, positional: bool, aliases: Sequence[str], defaults: Mapping[str, Any]
+    f: FlatField,
+    positional: bool,
+    aliases: Sequence[str],
+    defaults: Mapping[str, Any],
+    applied: tuple[str, Mapping[str, Any]] = ("", {}),
 ) -> click.Parameter:
     if positional:
         return click.Argument([_ident(f)], required=f.required, metavar=f.option[2:].upper())
-    default = defaults.get(f.path, f.default)
+    source, filled = applied
+    from_model = f.path not in defaults and f.path in filled
+    default = defaults.get(f.path, filled.get(f.path, f.default))
+    origin = f" from {source}" if from_model and source else ""
     notes = []
     if f.required and f.path not in defaults:
         notes.append("required")
     elif default not in (None, [], {}, ()) and f.kind != "bool":
-        notes.append(f"default: {_shown(default)}")
+        notes.append(f"default: {_shown(default)}{origin}")
     notes.extend(f.constraints)
     help_text = f.help + (f"  [{'; '.join(notes)}]" if notes else "")
     if f.kind == "bool":
@@ -142,7 +159,7 @@ def _param(
         return click.Option(
             [f"{f.option}/{negative}", _ident(f)],
             default=None,
-            help=f"{f.help}  [default: {shown}]",
+            help=f"{f.help}  [default: {shown}{origin}]",
         )
     metavar = "[" + "|".join(map(str, f.choices)) + "]" if f.choices else _METAVARS[f.kind]
     return click.Option(
