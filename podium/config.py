@@ -81,6 +81,20 @@ class Settings(BaseSettings):
     sandbox_backend: Literal["local", "docker"] = Field(
         "local", description="Sandbox for untrusted code."
     )
+    sandbox_image: str = Field(
+        "podium-sandbox:bookworm",
+        description="Docker image the docker sandbox runs (scripts/setup_sandbox.sh builds it).",
+    )
+    sandbox_rootfs: str = Field(
+        "",
+        description="Root filesystem tar the docker sandbox image is built from "
+        "(default: .cache/sandbox/rootfs.tar in the source checkout).",
+    )
+    model_cache: str = Field(
+        "",
+        description="Where converted checkpoints are kept (default: .cache/models in the "
+        "source checkout, else $PODIUM_HOME/cache/models).",
+    )
     vllm_python: str = Field(
         "", description="Python of the environment that has vLLM (default: .venv-vllm or PATH)."
     )

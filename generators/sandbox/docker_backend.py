@@ -16,7 +16,6 @@ imported on first use (`ensure_image`).
 
 from __future__ import annotations
 
-import os
 import select
 import socket
 import struct
@@ -28,22 +27,21 @@ from generators.sandbox.limits import Limits, job_uid
 from generators.sandbox.seccomp import deny_list_bpf
 from generators.sandbox.server_script import server_source
 from generators.sandbox.worker import SERVER_ENV, Worker
+from podium.config import get_settings
 from podium.errors import PodiumError
 
-DEFAULT_IMAGE = "podium-sandbox:bookworm"
 OVERHEAD_MB = 96
 LABEL = "podium.sandbox"
 
 
 def default_image() -> str:
-    return os.environ.get("PODIUM_SANDBOX_IMAGE", DEFAULT_IMAGE)
+    return get_settings().sandbox_image
 
 
 def default_rootfs() -> Path:
-    """The tar `scripts/setup_sandbox.sh` builds (override: PODIUM_SANDBOX_ROOTFS)."""
-    override = os.environ.get("PODIUM_SANDBOX_ROOTFS")
-    if override:
-        return Path(override)
+    """The tar `scripts/setup_sandbox.sh` builds (override: setting sandbox_rootfs)."""
+    if override := get_settings().sandbox_rootfs:
+        return Path(override).expanduser()
     return Path(__file__).resolve().parents[2] / ".cache" / "sandbox" / "rootfs.tar"
 
 

@@ -12,7 +12,6 @@ then linked into `$PODIUM_HOME/models/` and registered as the default base.
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -37,10 +36,10 @@ _CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 def model_cache_dir() -> Path:
-    """Where converted checkpoints are kept: env PODIUM_MODEL_CACHE, else the repo's
-    ignored `.cache/models/` (a source checkout), else `$PODIUM_HOME/cache/models`."""
-    if env := os.environ.get("PODIUM_MODEL_CACHE"):
-        return Path(env).expanduser()
+    """Where converted checkpoints are kept: setting model_cache (PODIUM_MODEL_CACHE), else
+    the repo's ignored `.cache/models/` (a source checkout), else `$PODIUM_HOME/cache/models`."""
+    if configured := get_settings().model_cache:
+        return Path(configured).expanduser()
     repo = Path(__file__).resolve().parents[2]
     if (repo / "pyproject.toml").is_file() and (repo / "podium").is_dir():
         return repo / ".cache" / "models"

@@ -103,11 +103,17 @@ def test_containers_of_a_killed_process_go_away(docker_host: str) -> None:
 
 @pytest.mark.docker
 def test_missing_image_says_how_to_build_it(
-    docker_host: str, tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+    docker_host: str,
+    tmp_path: os.PathLike[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
+    from podium.config import reset_settings
     from podium.errors import PodiumError
 
     monkeypatch.setenv("PODIUM_SANDBOX_ROOTFS", str(tmp_path) + "/missing.tar")
+    reset_settings()  # settings are read once per process: read them again, and after
+    request.addfinalizer(reset_settings)
     with pytest.raises(PodiumError, match="scripts/setup_sandbox.sh"):
         Sandbox("docker", workers=1, image="podium-sandbox:absent", base_url=docker_host).start()
 

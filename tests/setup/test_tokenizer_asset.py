@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from podium.config import reset_settings
 from podium.models.bootstrap import TOKENIZER_DIRNAME, gguf_path, tokenizer_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,11 +37,13 @@ def from_gguf():  # type: ignore[no-untyped-def]
 
 
 def test_the_tokenizer_folder_tokenizes_exactly_as_the_gguf(
-    from_gguf, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    from_gguf, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ):
     from transformers import AutoTokenizer
 
     monkeypatch.setenv("PODIUM_MODEL_CACHE", str(tmp_path))
+    reset_settings()  # settings are read once per process: read them again, and after
+    request.addfinalizer(reset_settings)
     folder = tokenizer_dir()
     assert folder == tmp_path / TOKENIZER_DIRNAME
     assert sum(f.stat().st_size for f in folder.iterdir()) < 4 * 2**20  # no weights
