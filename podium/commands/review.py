@@ -1,9 +1,6 @@
-"""Review commands: label, edit, delete-rows, tag, branch, diff, review queues and history.
+"""Review commands: tag, branch, diff, review queues and history (label, edit and
+delete-rows: `podium.commands.row_changes`).
 
-    podium label demo.chat ID1 ID2 --label bad --note "hallucinated API"
-    podium label demo.chat --search "as an AI" --label needs-fix      # every hit
-    podium edit demo.chat ID --turn 1 --content "fixed answer" --why "typo"
-    podium delete-rows demo.chat --failing demo.chat__report --why "invalid JSON"
     podium tag demo.chat reviewed-2026-11
     podium branch demo.chat review            # then: podium edit ... --branch review
     podium diff demo.chat reviewed-2026-11 main --json
@@ -55,110 +52,6 @@ def _ids(
     from podium.review.selection import select_ids
 
     return select_ids(name, ids=ids or [], search=search, where=where, label=label, failing=failing)
-
-
-def label(
-    name: Table,
-    ids: Ids = None,
-    label_: Annotated[str | None, typer.Option("--label", help="A label from the set.")] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="Free tag (repeatable).")] = None,
-    rating: Annotated[int | None, typer.Option(help="1-5.")] = None,
-    note: Annotated[str | None, typer.Option(help="A note.")] = None,
-    search: Search = None,
-    where: Where = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Label, tag, rate or note rows (appended to TABLE__annotations)."""
-    from podium.review.annotations import annotate, annotations_table
-
-    chosen = _ids(name, ids, search, where)
-    sid = annotate(name, chosen, _user(), label=label_, tags=tag, rating=rating, note=note)
-    out = {"table": annotations_table(name), "snapshot_id": sid, "rows": chosen}
-    if as_json:
-        print_json(out)
-    else:
-        console.print(f"annotated {len(chosen)} rows of {name} (snapshot {sid})")
-
-
-def edit(
-    name: Table,
-    row_id: Annotated[str, typer.Argument(help="Id of the row to edit.")],
-    why: Why,
-    turn: Annotated[int | None, typer.Option(help="Message index to change.")] = None,
-    content: Annotated[str | None, typer.Option(help="New content of --turn.")] = None,
-    role: Annotated[str | None, typer.Option(help="New role of --turn.")] = None,
-    add_turn: Annotated[str | None, typer.Option(help="Append a turn, as ROLE:TEXT.")] = None,
-    remove_turn: Annotated[int | None, typer.Option(help="Remove this message index.")] = None,
-    branch: Branch = "main",
-    base: Base = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Edit one row's messages: one new snapshot naming you, the row and --why."""
-    from podium.errors import InvalidInput, NotFound
-    from podium.review import changes
-
-    base_id, found = changes.rows_by_id(name, [row_id], base, branch)
-    if row_id not in found:
-        raise NotFound(f"{name} has no row with id {row_id!r}.")
-    messages = found[row_id].get("messages") or []
-    if turn is not None:
-        if content is None and role is None:
-            raise InvalidInput("--turn needs --content and/or --role.")
-        messages = changes.set_message(messages, turn, content=content, role=role)
-    if remove_turn is not None:
-        messages = changes.remove_turn(messages, remove_turn)
-    if add_turn is not None:
-        new_role, sep, text = add_turn.partition(":")
-        if not sep:
-            raise InvalidInput("--add-turn takes ROLE:TEXT, e.g. 'assistant:Sure.'.")
-        messages = changes.add_turn(messages, new_role.strip(), text)
-    if turn is None and remove_turn is None and add_turn is None:
-        raise InvalidInput("Nothing to edit: give --turn, --add-turn or --remove-turn.")
-    result = changes.commit_change(
-        name,
-        changes.Change(updates={row_id: {"messages": messages}}, message=why),
-        _user(),
-        base=base_id,
-        branch=branch,
-    )
-    _report(result.to_dict(), as_json, f"edited {row_id}")
-
-
-def delete_rows(
-    name: Table,
-    why: Why,
-    ids: Ids = None,
-    search: Search = None,
-    where: Where = None,
-    label_: Annotated[
-        str | None, typer.Option("--label", help="Rows whose latest label is this.")
-    ] = None,
-    failing: Annotated[
-        str | None, typer.Option(help="Rows with errors in this validation report table.")
-    ] = None,
-    branch: Branch = "main",
-    base: Base = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Remove rows (named, or every match): one new snapshot."""
-    from podium.review.changes import Change, commit_change
-
-    chosen = _ids(name, ids, search, where, label_, failing)
-    result = commit_change(
-        name,
-        Change(deletes=frozenset(chosen), message=why),
-        _user(),
-        base=base,
-        branch=branch,
-    )
-    _report(result.to_dict(), as_json, f"removed {len(chosen)} rows")
-
-
-def _report(result: dict[str, Any], as_json: bool, what: str) -> None:
-    if as_json:
-        print_json(result)
-    else:
-        console.print(f"{what}: snapshot {result['snapshot_id']} (parent {result['parent_id']})")
 
 
 def tag(
@@ -303,9 +196,6 @@ def register(app: typer.Typer) -> None:
     add_commands(
         app,
         {
-            "label": label,
-            "edit": edit,
-            "delete-rows": delete_rows,
             "tag": tag,
             "branch": branch,
             "refs": refs,
