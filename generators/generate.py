@@ -38,6 +38,7 @@ from podium.errors import InvalidInput, PodiumError
 from podium.jobs.launchers import LaunchOptions
 from podium.models import get_model
 from podium.reporting import JobOutputs, Reporter
+from podium.store import kinds
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
@@ -51,7 +52,7 @@ from podium.store.snapshots import resolve_snapshot
 from podium.store.table_name import TableName
 from podium.store.write import write_table
 
-SAMPLES_KIND = "samples"
+SAMPLES_KIND = kinds.SAMPLES
 PROP_CONFIG = "podium.generate.config"
 
 

@@ -28,6 +28,7 @@ from generators.row_tables import append_row, ensure_row_table
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.reporting import Reporter
+from podium.store import kinds
 from podium.store.catalog import table_exists
 from podium.store.query import page
 from podium.store.read import iter_batches
@@ -36,8 +37,8 @@ from podium.store.users import acting_user
 from podium.store.write import write_table
 
 VIBES_TABLE = "vibes.prompts"
-VIBES_KIND = "vibes"
-EVAL_SET_KIND = "eval-set"
+VIBES_KIND = kinds.VIBES
+EVAL_SET_KIND = kinds.EVAL_SET
 VIBES_SCHEMA = pa.schema(
     [
         pa.field("id", pa.string()),

@@ -8,6 +8,7 @@ from typing import Any
 from generators.code_exec import tables
 from generators.code_exec.harness import call_text
 from podium.store.catalog import list_tables, load_table
+from podium.store.kinds import tables_of_kind
 from podium.store.read import read_small
 from podium.store.schema import PROP_KIND
 
@@ -26,15 +27,7 @@ STATUS_COLOUR = {
 RESULT_KINDS = (tables.ROWS_KIND, tables.VERIFY_KIND)
 
 
-def tables_of_kind(*kinds: str) -> list[str]:
-    found = []
-    for name in list_tables():
-        try:
-            if load_table(name).properties.get(PROP_KIND) in kinds:
-                found.append(name)
-        except Exception:  # a table that cannot be loaded is simply not offered
-            continue
-    return found
+__all__ = ["tables_of_kind"]  # the Build page lists rows and verify tables through it
 
 
 def function_tables() -> list[str]:

@@ -10,10 +10,11 @@ from typing import Any
 import pyarrow as pa
 
 from generators.code_exec.harness import call_text
+from podium.store import kinds
 from podium.store.schema import SFT_ARROW_SCHEMA
 
-ROWS_KIND = "code-exec-rows"
-VERIFY_KIND = "code-exec-verify"
+ROWS_KIND = kinds.CODE_EXEC_ROWS
+VERIFY_KIND = kinds.CODE_EXEC_VERIFY
 # Status of an input the model proposed that was not a valid literal argument list.
 REJECTED = "rejected"
 

@@ -14,11 +14,12 @@ from typing import Any
 
 from generators.generate import GenerateConfig
 from generators.vibes import EVAL_SET_KIND, VIBES_TABLE
+from podium.app.table_choices import pick, table_choices
 from podium.errors import InvalidInput
 from podium.models import list_models
-from podium.store.catalog import list_tables, load_table, table_exists
+from podium.store.catalog import table_exists
+from podium.store.kinds import tables_of_kind
 from podium.store.refs import TableRef
-from podium.store.schema import PROP_KIND
 
 
 def model_choices(wanted: str | None = None) -> tuple[list[str], int]:
@@ -33,11 +34,12 @@ def model_choices(wanted: str | None = None) -> tuple[list[str], int]:
 
 
 def prompt_tables(eval_sets_only: bool = False) -> list[str]:
-    """Tables that can feed a generation: eval sets, or every table but the vibes log."""
-    names = [t for t in list_tables() if t != VIBES_TABLE]
-    if not eval_sets_only:
-        return names
-    return [t for t in names if load_table(t).properties.get(PROP_KIND) == EVAL_SET_KIND]
+    """Tables that can feed a generation: eval sets, or every table that is not internal
+    (`podium.store.kinds`), most recently written first."""
+    if eval_sets_only:
+        return [t for t in tables_of_kind(EVAL_SET_KIND) if t != VIBES_TABLE]
+    # Not the bookkeeping tables (the vibes log, votes, reports, annotations): no prompts.
+    return [c.name for c in pick(table_choices(), groups=None)]
 
 
 def default_out_name(table: str, model: str) -> str:

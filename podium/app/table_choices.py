@@ -1,10 +1,11 @@
 """Which tables a picker offers, in which order, without Streamlit.
 
 Every table Podium writes names its kind in the `podium.kind` property; pickers group
-tables by it (datasets, samples, functions, reports, votes, comparisons), hide the
-internal ones (comparison tables, votes, validation reports, the vibes log) unless
-asked, and list the most recently written first so the default is the table the user
-just made rather than the alphabetically first one.
+tables by it (datasets, samples, functions, reports, votes, comparisons, annotations;
+the registry is `podium.store.kinds`), hide the internal ones (comparison tables, votes,
+validation reports, annotations, the vibes log) unless asked, and list the most
+recently written first so the default is the table the user just made rather than the
+alphabetically first one.
 """
 
 from __future__ import annotations
@@ -13,22 +14,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from podium.store.catalog import list_tables, open_catalog, parse_name
+from podium.store.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, INTERNAL_SUFFIXES, group_of
 from podium.store.schema import PROP_KIND
 
-GROUP_OF_KIND = {
-    "sft": "datasets",
-    "eval-set": "datasets",
-    "": "datasets",  # imported by hand or by another engine: assume a dataset
-    "samples": "samples",
-    "code-exec-rows": "samples",
-    "code-exec-verify": "samples",
-    "functions": "functions",
-    "validation-report": "reports",
-    "compare-votes": "votes",
-    "vibes": "votes",
-    "comparison": "comparisons",
-}
-INTERNAL_GROUPS = frozenset({"reports", "votes", "comparisons"})
+__all__ = ["GROUP_OF_KIND", "INTERNAL_GROUPS", "TableChoice", "pick", "table_choices"]
 INTERNAL_NAMESPACES = frozenset({"cmp", "compare"})
 # What each page can read without failing: a conversation table for most jobs.
 CONVERSATIONS = ("datasets", "samples")
@@ -43,7 +32,7 @@ class TableChoice:
 
     @property
     def group(self) -> str:
-        return GROUP_OF_KIND.get(self.kind, "datasets")
+        return group_of(self.kind)
 
     @property
     def internal(self) -> bool:
@@ -51,7 +40,7 @@ class TableChoice:
         return (
             self.group in INTERNAL_GROUPS
             or namespace in INTERNAL_NAMESPACES
-            or self.name.endswith("__validation")
+            or self.name.endswith(INTERNAL_SUFFIXES)
         )
 
     @property

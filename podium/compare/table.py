@@ -15,11 +15,13 @@ import pyarrow as pa
 
 from podium.compare.checks import AnswerChecks, load_checks
 from podium.errors import InvalidInput
-from podium.store.catalog import full_name, list_tables, load_table, open_catalog, parse_name
+from podium.store import kinds
+from podium.store.catalog import full_name, load_table
+from podium.store.kinds import tables_of_kind
 from podium.store.read import read_small
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT
 
-COMPARISON_KIND = "comparison"
+COMPARISON_KIND = kinds.COMPARISON
 PROP_MODELS = "podium.compare.models"
 PROP_SAMPLE_TABLES = "podium.compare.sample_tables"
 PROP_SAMPLING = "podium.compare.sampling"
@@ -103,12 +105,7 @@ def is_comparison(properties: dict[str, str]) -> bool:
 
 
 def list_comparisons() -> list[str]:
-    catalog = open_catalog()
-    return [
-        n
-        for n in list_tables(catalog)
-        if is_comparison(dict(catalog.load_table(parse_name(n)).properties))
-    ]
+    return tables_of_kind(COMPARISON_KIND)
 
 
 def load_comparison(name: str) -> Comparison:

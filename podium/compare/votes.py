@@ -24,11 +24,12 @@ from generators.row_tables import append_row, ensure_row_table
 from podium.compare.table import Comparison, Item
 from podium.errors import InvalidInput
 from podium.identity import User, require
+from podium.store import kinds
 from podium.store.catalog import full_name, table_exists
 from podium.store.read import read_small
 
 VOTES_TABLE = "compare.votes"
-VOTES_KIND = "compare-votes"
+VOTES_KIND = kinds.COMPARE_VOTES
 Verdict = Literal["A", "B", "tie", "both_bad"]
 VERDICTS: tuple[str, ...] = ("A", "B", "tie", "both_bad")
 VERDICT_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both bad"}

@@ -36,9 +36,10 @@ from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.review.changes import files_holding
 from podium.review.queue_tables import mark_reviewed
-from podium.store import scan
+from podium.store import kinds, scan
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.plan import plan_snapshot
+from podium.store.schema import PROP_KIND
 from podium.store.snapshots import resolve_snapshot
 from podium.store.write import write_batches
 
@@ -180,7 +181,7 @@ def annotate(
         [pa.RecordBatch.from_pylist(rows, ARROW_SCHEMA)],
         mode="append" if table_exists(target) else "create",
         schema=SCHEMA,
-        properties={"podium.kind": "annotations", "podium.annotates": full_name(name)},
+        properties={PROP_KIND: kinds.ANNOTATIONS, "podium.annotates": full_name(name)},
     )
     mark_reviewed(name, ids, user)
     current = written.current_snapshot()

@@ -8,7 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
-from podium.app.table_choices import TableChoice, default_of, ordered_names, pick
+from podium.app.generate_model import prompt_tables
+from podium.app.table_choices import TableChoice, default_of, ordered_names, pick, table_choices
+from podium.identity import User
 from podium.models import register_model
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA
 from podium.store.write import write_table
@@ -40,6 +42,25 @@ def test_pick_groups_hides_internal_and_orders_by_recency() -> None:
     assert TableChoice("x.y", "comparison", 0).label == "x.y · comparisons"
     empty_newest = [TableChoice("a.empty", "sft", 99, rows=0), *choices]
     assert pick(empty_newest)[-1].name == "a.empty"  # nothing to read: never the default
+
+
+def test_an_annotations_table_is_never_offered_as_a_dataset(podium_home: Path) -> None:
+    from podium.review.annotations import annotate
+    from podium.store.kinds import tables_of_kind
+
+    _sft("demo.chat")
+    annotate("demo.chat", ["a"], User(name="ann", role="reviewer", source="config"), note="ok")
+    # The newest table, and alphabetically after demo.chat: offered before the fix.
+    assert tables_of_kind("annotations") == ["demo.chat__annotations"]
+    assert ordered_names() == ["demo.chat"]
+    assert [c.name for c in pick(table_choices(), groups=None)] == ["demo.chat"]
+    assert prompt_tables() == ["demo.chat"]
+    assert default_of(["demo.chat", "demo.chat__annotations"]) == "demo.chat"
+    # Shown only when internal tables are asked for, under its own group.
+    everything = pick(table_choices(), groups=None, include_internal=True)
+    assert [c.label for c in everything][0] == "demo.chat__annotations · annotations"
+    # One written before its kind was recorded is internal by its name.
+    assert TableChoice("a.t__annotations", "", 9).internal
 
 
 def test_default_is_the_newest_table_that_is_not_internal(podium_home: Path) -> None:
