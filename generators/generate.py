@@ -18,7 +18,6 @@ import json
 import time
 from typing import Any
 
-import pyarrow.compute as pc
 from pydantic import Field
 
 from generators.client import (
@@ -31,6 +30,7 @@ from generators.client import (
 )
 from generators.prompts import Prompt, load_prompts
 from generators.replicas import replicas
+from generators.resume import done_values
 from generators.retry import RetryPolicy
 from generators.samples import sample_rows, to_arrow
 from generators.sharded import generate_sharded, staging_key
@@ -39,8 +39,7 @@ from podium.jobs.launchers import LaunchOptions
 from podium.models import get_model
 from podium.reporting import JobOutputs, Reporter
 from podium.store import kinds
-from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import iter_table_batches
+from podium.store.catalog import full_name, table_exists
 from podium.store.refs import TableRef
 from podium.store.schema import (
     PROP_KIND,
@@ -48,7 +47,6 @@ from podium.store.schema import (
     PROP_LINEAGE_CHECKPOINT_LOCATION,
     PROP_LINEAGE_INPUT,
 )
-from podium.store.snapshots import resolve_snapshot
 from podium.store.table_name import TableName
 from podium.store.write import write_table
 
@@ -115,22 +113,13 @@ def sampling_json(cfg: GenerateConfig) -> dict[str, Any]:
 
 def _done_prompt_ids(out: str, input_ref: str, checkpoint: str) -> set[str]:
     """Prompt ids already in `out`; refuses a table written by a different run."""
-    if not table_exists(out):
-        return set()
-    table = load_table(out)
-    props = table.properties
-    if props.get(PROP_KIND) != SAMPLES_KIND or (
-        props.get(PROP_LINEAGE_INPUT),
-        props.get(PROP_LINEAGE_CHECKPOINT),
-    ) != (input_ref, checkpoint):
-        raise InvalidInput(
-            f"Table {out} already exists and was not written by this generation (input "
-            f"{input_ref}, model {checkpoint}); choose another output table name."
-        )
-    done: set[str] = set()
-    for batch in iter_table_batches(table, resolve_snapshot(table, None), columns=["prompt_id"]):
-        done.update(pc.unique(batch.column("prompt_id")).to_pylist())
-    return done
+    written_by = {
+        PROP_KIND: SAMPLES_KIND,
+        PROP_LINEAGE_INPUT: input_ref,
+        PROP_LINEAGE_CHECKPOINT: checkpoint,
+    }
+    job = f"generation (input {input_ref}, model {checkpoint})"
+    return done_values(out, "prompt_id", written_by, job)
 
 
 async def _generate(

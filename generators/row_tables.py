@@ -17,7 +17,7 @@ import pyarrow as pa
 from pyiceberg.exceptions import CommitFailedException
 
 from podium.config import get_settings
-from podium.models.locks import file_lock
+from podium.locks import file_lock
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name, table_exists
 from podium.store.schema import PROP_KIND
 from podium.store.write import write_table

@@ -1,4 +1,5 @@
-"""A cross-process file lock: one conversion, one server start per model at a time."""
+"""The one cross-process file lock: one model conversion, one server start per model, one
+migration of a SQLite catalog at a time."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive `flock` on `path` (created if missing); released on exit or crash."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
+    with open(path, "a") as fh:  # "a": never truncates what another holder wrote
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

@@ -6,13 +6,13 @@ import hashlib
 import json
 from typing import Any
 
-import pyarrow.compute as pc
 from pydantic import BaseModel
 
+from generators.resume import done_values
 from podium.errors import InvalidInput
 from podium.reporting import Reporter
-from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import iter_batches, read_small
+from podium.store.catalog import full_name
+from podium.store.read import read_small
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 
@@ -73,16 +73,5 @@ def output_properties(
 
 def done_ids(out: str, kind: str, input_ref: str, column: str) -> set[str]:
     """Values of `column` already in `out`; refuses a table written from other input."""
-    if not table_exists(out):
-        return set()
-    table = load_table(out)
-    props = table.properties
-    if props.get(PROP_KIND) != kind or props.get(PROP_LINEAGE_INPUT) != input_ref:
-        raise InvalidInput(
-            f"Table {out} exists and was not written by this {kind} job from {input_ref}; "
-            "choose another output table name."
-        )
-    done: set[Any] = set()
-    for batch in iter_batches(out, columns=[column]):
-        done.update(pc.unique(batch.column(column)).to_pylist())
-    return done
+    written_by = {PROP_KIND: kind, PROP_LINEAGE_INPUT: input_ref}
+    return done_values(out, column, written_by, f"{kind} job from {input_ref}")

@@ -19,7 +19,6 @@ file parses); `podium.jobs.preflight` runs it before any job of the kind is queu
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from pydantic import BaseModel
 
 from podium.errors import InvalidInput
 from podium.jobs.fields import FlatField, flat_fields
+from podium.jobs.plugins import load_attr
 from podium.reporting import JobOutputs
 
 __all__ = ["JobKind", "JobOutputs", "get_kind", "register", "KINDS"]
@@ -50,7 +50,7 @@ class JobKind:
     stop_grace_s: float = 5.0
 
     def config_model(self) -> type[BaseModel]:
-        model = _load(self.config_path)
+        model = load_attr(self.config_path)
         # The path is a string in a registration (or a plugin's): a typo there should name
         # itself here, not surface later as an attribute error deep in the form code.
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -63,15 +63,10 @@ class JobKind:
         return flat_fields(self.config_model(), self.options)
 
     def preflight(self) -> Callable[[Any], Any] | None:
-        return _load(self.preflight_path) if self.preflight_path else None
+        return load_attr(self.preflight_path) if self.preflight_path else None
 
     def runner(self) -> Any:
-        return _load(self.run_path)
-
-
-def _load(path: str) -> Any:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+        return load_attr(self.run_path)
 
 
 KINDS: dict[str, JobKind] = {}

@@ -9,6 +9,7 @@ built-in kind does.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
@@ -30,3 +31,10 @@ def load_plugins() -> None:
                 "check the name and that it is on PYTHONPATH."
             ) from None
         _loaded.add(module)
+
+
+def load_attr(path: str) -> Any:
+    """The object a "module:attr" path names, importing its module on first use (so that
+    a kind's runner or a launcher costs nothing until it is asked for)."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from podium.config import get_settings
 from podium.errors import PodiumError
-from podium.models.locks import file_lock
+from podium.locks import file_lock
 from podium.models.registry import ModelInfo, get_model_or_none, register_model
 from podium.reporting import Reporter
 

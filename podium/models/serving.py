@@ -25,7 +25,7 @@ from sqlalchemy import insert
 from podium import processes
 from podium.config import get_settings
 from podium.errors import PodiumError
-from podium.models.locks import file_lock
+from podium.locks import file_lock
 from podium.models.registry import ModelInfo, get_model
 from podium.models.server_records import (  # noqa: F401 - re-exported for callers
     VLLM_MARKER,

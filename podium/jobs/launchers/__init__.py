@@ -16,13 +16,13 @@ job instead of running it in-process (podium/jobs/launchers/follow.py).
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from podium.errors import InvalidInput
+from podium.jobs.plugins import load_attr
 
 LAUNCHERS = {
     "local": "podium.jobs.launchers.local:LocalLauncher",
@@ -62,12 +62,12 @@ class Launcher(Protocol):
 
 def get_launcher(name: str) -> Launcher:
     try:
-        module, _, attr = LAUNCHERS[name].partition(":")
+        path = LAUNCHERS[name]
     except KeyError:
         raise InvalidInput(
             f"Unknown launcher {name!r}; available: {', '.join(LAUNCHERS)}."
         ) from None
-    launcher: Launcher = getattr(importlib.import_module(module), attr)()
+    launcher: Launcher = load_attr(path)()
     return launcher
 
 

@@ -23,7 +23,6 @@ naming this docstring.
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +32,8 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
+
+from podium.locks import file_lock
 
 HERE = Path(__file__).resolve().parent
 # Any fixed 64-bit number: PostgreSQL serialises concurrent upgrades on it.
@@ -72,9 +73,5 @@ def _exclusive(engine: Engine) -> Iterator[None]:
     if not path or path == ":memory:":
         yield
         return
-    with open(f"{path}.migrate-lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with file_lock(Path(f"{path}.migrate-lock")):
+        yield
