@@ -95,3 +95,42 @@ def test_sampled_generation_without_seed_pins_one_and_reruns_identical(
     [table] = report["tables"]
     assert (table["identical"], table["differing"]) == (6, 0), table["examples"]
     assert report["all_identical"] is True
+
+
+@pytest.mark.sandbox
+@pytest.mark.vllm
+def test_greedy_code_exec_build_reruns_identical(vllm_model: str, unique_table: str) -> None:
+    """Both of a build's tables (rows, and the SFT table its card leaves to the default
+    name) re-run identical; the rows' sandbox timings are not compared."""
+    from generators.code_exec.config import CodeExecConfig
+    from generators.code_exec.demo_functions import load_demo_functions
+    from podium.jobs.cards import parse_card
+
+    load_demo_functions()
+    cfg = CodeExecConfig(
+        functions=TableRef(name="demo.functions"),
+        out=unique_table,
+        model=vllm_model,
+        inputs_per_function=2,
+        limit=3,
+        backend="local",
+        temperature=0.0,
+        max_tokens=120,
+    )
+    job = run_in_process(Card("code-exec-build", cfg))
+    assert job["status"] == "succeeded", job["error"]
+    assert isinstance(parse_card(job["card"]).config.seed, int)  # pinned, though greedy
+    done = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "jobs", "rerun", job["id"], "--compare", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    pairs = {t["original"]: t for t in report["tables"]}
+    assert set(pairs) == {unique_table, f"{unique_table}_sft"}
+    rows = pairs[unique_table]
+    assert "wall_s" not in rows["compared"] and "cpu_s" not in rows["compared"]
+    assert rows["identical"] > 0 and rows["differing"] == 0, rows["examples"]
+    assert report["verdict"] == "identical", report
