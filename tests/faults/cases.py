@@ -238,7 +238,7 @@ def vllm_cases(model: str, prompts: str) -> list[Case]:
                 f"kind: compare\ninput: {{name: {prompts}}}\nout: {out}\n"
                 f"models: [{model}, {model}-twin]\nmax_tokens: 8\nstop_servers: false"
             ),
-            state=rows_state_ids,
+            state=lambda out: rows_state(out, ("model",), key="prompt_id"),
             resumes=True,
         ),
     ]

@@ -109,7 +109,7 @@ def check_trials(
     expected = sorted(stack.ids())
     rng = random.Random(f"outage-{service}")
     outcomes = []
-    for trial in range(3):
+    for trial in range(2):
         path = batch(stack, f"{service}-{trial}")
         names = [f"{service}-{trial}-{i:05d}" for i in range(ROWS_PER_BATCH)]
         done = outage_during(stack, path, rng.uniform(0.5, duration), stop, start)

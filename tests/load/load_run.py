@@ -150,20 +150,22 @@ async def session(browser: Any, url: str, seed: int, seconds: float) -> SessionR
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     context.set_default_timeout(120_000)
     page = await context.new_page()
-    await page.goto(f"{url}/browse?table={TABLE}")
-    await _wait_app(page)
     deadline = time.monotonic() + seconds
+    action = "open"
     while time.monotonic() < deadline:
-        # Each session labels first (so every run writes), then mixes at random.
-        action = rng.choices(list(ACTIONS), [6, 2, 1, 1])[0] if result.actions else "label"
         try:
+            if action == "open":
+                await _open(page, url, rng, result)
+            # Each session labels first (so every run writes), then mixes at random.
+            action = rng.choices(list(ACTIONS), [6, 2, 1, 1])[0] if result.actions else "label"
             await ACTIONS[action](page, url, rng, result)
+            result.errors += await _shown_errors(page)
         except Exception as exc:  # noqa: BLE001 - a timeout or a missing widget is a failure
             result.errors.append(f"{action}: {type(exc).__name__}: {str(exc)[:300]}")
-            await page.goto(f"{url}/browse?table={TABLE}")
-            await _wait_app(page)
+            result.actions[action] = result.actions.get(action, 0) + 1
+            action = "open"  # start over from the table's first page
+            continue
         result.actions[action] = result.actions.get(action, 0) + 1
-        result.errors += await _shown_errors(page)
     await context.close()
     return result
 
@@ -181,6 +183,11 @@ async def _page(page: Any, url: str, rng: random.Random, result: SessionResult) 
     await page.get_by_text(re.compile(f"^Rows {first:,}–")).first.wait_for(timeout=120_000)
     await _wait_app(page)
     result.page_changes.append(time.perf_counter() - started)
+
+
+async def _open(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
+    await page.goto(f"{url}/browse?table={TABLE}")
+    await _wait_app(page)
 
 
 async def _search(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
