@@ -21,8 +21,7 @@ from podium.compare.ratings import ratings_report
 from podium.compare.table import Answer, Comparison, Item, list_comparisons, load_comparison
 from podium.compare.trends import trend_points, trend_rows
 from podium.compare.votes import BlindPair, blind_pair, list_votes, voted_prompts
-from podium.jobs.logbook import submit_config
-from podium.models.registry import get_model, list_models
+from podium.models.registry import list_models
 
 MAX_COLUMNS = 4
 ANY_CHECK = "(none)"
@@ -229,26 +228,6 @@ def trend_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 # New comparison ----------------------------------------------------------------------
-
-
-def start_comparison(
-    models: Sequence[str],
-    table: str,
-    out: str,
-    max_tokens: int,
-    checks: Sequence[str],
-    limit: int | None,
-) -> str:
-    """Queue a compare job; returns its job id (InvalidInput names bad fields)."""
-    values = {
-        "models": [get_model(m).name for m in models],
-        "input": {"name": table},
-        "out": out,
-        "max_tokens": max_tokens,
-        "checks": [c.strip() for c in checks if c.strip()],
-        "limit": limit,
-    }
-    return submit_config("compare", values)
 
 
 def sampling_text(sampling: Any) -> str:

@@ -50,8 +50,3 @@ def url(name: str, **params: object) -> str:
     (blank and None values are left out)."""
     query = {k: str(v) for k, v in params.items() if v not in (None, "")}
     return name + (f"?{urlencode(query)}" if query else "")
-
-
-def job_page(kind: str) -> str:
-    """The page that shows a job of `kind` best (the Logbook for the rest)."""
-    return {"sft": "train", "grpo": "train", "compare": "compare"}.get(kind, "logbook")

@@ -211,10 +211,6 @@ def queue_row(name: str, user: User, cursor: int, queue: str = "default") -> dic
     return held[min(cursor, len(held) - 1)]
 
 
-def clamp_cursor(cursor: int, held: int) -> int:
-    return max(0, min(cursor, max(held - 1, 0)))
-
-
 def label_keys(name: str) -> dict[str, str]:
     """{"1": "good", "2": "bad", "3": "needs-fix"}: the Review page's label keys."""
     return {str(i + 1): label for i, label in enumerate(ann.label_set(name)[:LABEL_KEYS])}

@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from podium.errors import InvalidInput
 from podium.jobs.logbook import metrics_frame, progress_fraction, samples, submit_config
 from podium.jobs.queue import Job, get_job, list_jobs
 from podium.models.registry import get_model, list_models
@@ -96,42 +95,6 @@ def check_launch(kind: str, values: dict[str, Any]) -> None:
         table = values["table"]["name"]
         specs = [RewardSpec(**r) for r in values.get("rewards") or []]
         check_rewards(specs, dict(load_table(table).properties), table)
-
-
-def parse_rewards(
-    lines: list[str], weights: dict[str, float] | None = None
-) -> list[dict[str, Any]]:
-    return [{"rule": r, "weight": float((weights or {}).get(r, 1.0))} for r in lines]
-
-
-def form_values(
-    kind: str,
-    *,
-    model: str,
-    table: str,
-    snapshot_id: int | None,
-    out: str,
-    preset: str,
-    overrides: dict[str, Any] | None = None,
-    rewards: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The card fields the form sets (the preset fills the rest)."""
-    if kind not in KINDS:
-        raise InvalidInput(f"Unknown training kind {kind!r}; use sft or grpo.")
-    if not out.strip():
-        raise InvalidInput("Give the new checkpoint a name.")
-    values: dict[str, Any] = {
-        "model": model,
-        "table": {"name": table, "snapshot_id": snapshot_id},
-        "out": out.strip(),
-        "preset": preset,
-        **{k: v for k, v in (overrides or {}).items() if v is not None},
-    }
-    if kind == "grpo":
-        if not rewards:
-            raise InvalidInput("Choose at least one reward for GRPO.")
-        values["rewards"] = rewards
-    return values
 
 
 def launch(kind: str, values: dict[str, Any]) -> str:

@@ -263,11 +263,3 @@ def annotated_ids(name: str, *, label: str | None = None, author: str | None = N
         params["author"] = author
         sql += " AND author = $author"
     return set(con.sql(sql, params=params).to_arrow_table().column("row_id").to_pylist())
-
-
-def count_annotated(name: str) -> int:
-    con = _connection(name)
-    if con is None:
-        return 0
-    row = con.execute("SELECT count(DISTINCT row_id) FROM ann").fetchone()
-    return int(row[0]) if row else 0

@@ -278,18 +278,3 @@ def _rows_at_head(table_name: str, ids: list[str]) -> dict[str, tuple[int, dict[
     positions = matching_positions(view, ids=ids)
     data = view.canonical(scan.read_positions(view.table, view.plan, positions)).to_pylist()
     return {str(row["id"]): (int(p), row) for p, row in zip(positions.tolist(), data, strict=True)}
-
-
-def release(table_name: str, user: User, *, name: str = "default") -> int:
-    """Give back every row `user` holds in the queue (e.g. leaving the page)."""
-    queue = get_queue(table_name, name)
-    with engine().begin() as con:
-        return con.execute(
-            update(items)
-            .where(
-                items.c.queue_id == queue.id,
-                items.c.claimed_by == user.name,
-                items.c.done_by.is_(None),
-            )
-            .values(claimed_by=None, claim_expires=None)
-        ).rowcount

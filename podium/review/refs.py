@@ -14,7 +14,7 @@ from typing import Any
 
 from pyiceberg.table.refs import MAIN_BRANCH
 
-from podium.errors import InvalidInput, NotFound
+from podium.errors import InvalidInput
 from podium.identity import User, require
 from podium.review.changes import branch_head
 from podium.store.catalog import load_table
@@ -90,16 +90,3 @@ def fast_forward(table_name: str, branch: str, user: User) -> Ref:
         )
     table.manage_snapshots().set_current_snapshot(snapshot_id=target).commit()
     return Ref(MAIN_BRANCH, "branch", target)
-
-
-def remove_ref(table_name: str, name: str, user: User) -> None:
-    require(user, "edit")
-    table = load_table(table_name)
-    ref = table.refs().get(name)
-    if ref is None or name == MAIN_BRANCH:
-        raise NotFound(f"{table_name} has no tag or branch {name!r} to remove.")
-    manage = table.manage_snapshots()
-    if ref.snapshot_ref_type.value == "tag":
-        manage.remove_tag(name).commit()
-    else:
-        manage.remove_branch(name).commit()

@@ -126,27 +126,6 @@ def open_view(name: str, snapshot_id: int | str | None = None) -> SnapshotView:
     return SnapshotView(table, plan, mapping, schema)
 
 
-def register_view(
-    con: duckdb.DuckDBPyConnection,
-    data: pa.Table | pa.RecordBatchReader,
-    mapping: Mapping[str, str],
-) -> None:
-    """Register raw rows (a table or a stream of batches) as `t` under canonical names."""
-    if mapping:
-        con.register("raw", data)
-        con.execute("CREATE TEMP VIEW t AS " + mapped_view_sql(data.schema.names, mapping))
-    else:
-        con.register("t", data)
-
-
-def table_mapping(name: str) -> dict[str, str]:
-    from podium.store.catalog import load_table
-    from podium.store.schema import PROP_MAPPING
-
-    raw = load_table(name).properties.get(PROP_MAPPING)
-    return json.loads(raw) if raw else {}
-
-
 def _is_list(t: pa.DataType) -> bool:
     return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
 
@@ -338,15 +317,6 @@ def page(
     raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
     total = len(found) if count else None
     return Page(scan.to_rows(view.canonical(raw)), total, offset, limit, view.snapshot_id, columns)
-
-
-def clear_query_cache() -> None:
-    """Forget cached plans and search results (benchmarks use this to measure cold)."""
-    from podium.store.plan import clear_plans
-
-    with _lock:
-        _positions.clear()
-    clear_plans()
 
 
 def count_by(

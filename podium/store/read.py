@@ -115,11 +115,6 @@ def read_arrow(name: str, snapshot_id: int | str | None = None) -> tuple[pa.Tabl
     return read_small(name, snapshot_id)
 
 
-def read_table_arrow(table: Table, snapshot_id: int | None) -> pa.Table:
-    """Deprecated: `read_small_table` under its old name, kept until every caller streams."""
-    return read_small_table(table, snapshot_id)
-
-
 def clear_cache() -> None:
     """Forget cached file plans (benchmarks use this to measure cold)."""
     from podium.store.plan import clear_plans

@@ -183,7 +183,3 @@ def _moved(inner: Result, message: str, kind: str, text: str, string_at: int | N
     if string_at is None or inner.offset is None:
         return failed(inner.rule, kind, message, text, string_at)
     return failed(inner.rule, kind, message, text, decoded_to_raw(text, string_at, inner.offset))
-
-
-def compile_tools_file(path: str) -> ToolCallRule:
-    return ToolCallRule(load_tools(path), path, f"tool-call:{path}")
