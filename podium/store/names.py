@@ -55,17 +55,6 @@ def table_names() -> list[str]:
         engine.dispose()
 
 
-def split_name(name: str) -> tuple[str, str] | None:
-    """(namespace, table) of a well-formed name as `catalog.parse_name` reads it, without
-    importing pyiceberg; None for anything else (`parse_name` then explains)."""
-    parts = name.strip().split(".")
-    if len(parts) == 1 and parts[0]:
-        return get_settings().default_namespace, parts[0]
-    if len(parts) == 2 and all(parts):
-        return parts[0], parts[1]
-    return None
-
-
 def metadata_location(namespace: str, table: str) -> str | None:
     """Where the catalog says the table's current metadata file is, or None when that
     cannot be read cheaply (a REST catalog, no such row, a database missing or busy):

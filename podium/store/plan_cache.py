@@ -34,8 +34,10 @@ from typing import Any
 import pyarrow as pa
 
 from podium.config import get_settings
+from podium.errors import InvalidInput
 from podium.store.file_plan import FilePlan, PlannedFile
-from podium.store.names import metadata_location, split_name
+from podium.store.names import metadata_location
+from podium.store.table_name import split_table_name
 
 CACHE_VERSION = 3  # 3: runs (a file cut around deleted rows): first row, file rows
 ENTRIES_KEPT = 512  # one per commit read; the oldest go first
@@ -103,9 +105,12 @@ def cached_snapshot(name: str, snapshot_id: int | str | None) -> CachedSnapshot 
             sid = int(snapshot_id)
         except (TypeError, ValueError):
             return None
-    parts = split_name(name)
-    location = metadata_location(*parts) if parts else None
-    if parts is None or location is None:
+    try:
+        parts = split_table_name(name, get_settings().default_namespace)
+    except InvalidInput:
+        return None  # opening the table explains what is wrong with the name
+    location = metadata_location(*parts)
+    if location is None:
         return None
     return lookup(".".join(parts), location, sid)
 
