@@ -2,147 +2,101 @@
 
     podium compare --models base,json-sft --table demo.json_sft --out cmp.json_sft \
         [--max-tokens 64] [--check json] [--extract fenced] [--limit 50] [--card CARD.md]
+    podium compare ... --set top_p=0.9 --set seed=3  # any card setting (`--help`)
     podium compare list [--json]                     # comparisons in the catalog
     podium compare ratings cmp.json_sft [--json]     # Bradley-Terry, win rates, pass rates
     podium compare trend --run json-sft --table evals.json --out cmp.json_trend --check json
 
-Votes are cast on the Compare page (`podium app`); samples that already exist for a
-checkpoint, prompt snapshot and sampling setup are reused, never generated again.
+`podium compare` itself is generated from the compare job's model (`podium.compare.job`):
+every card field is an option. Votes are cast on the Compare page (`podium app`); samples
+that already exist for a checkpoint, prompt snapshot and sampling setup are reused, never
+generated again.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+import click
 from rich.console import Console
 from rich.table import Table
 
 from podium.errors import InvalidInput
+from podium.validate.extract import EXTRACT_MODES
 
 console = Console(highlight=False, soft_wrap=True)
 notes = Console(stderr=True, highlight=False, soft_wrap=True)  # keeps stdout for results
-compare_app = typer.Typer(
-    help="Compare checkpoints side by side on one prompt set; ratings from blind votes.",
-    invoke_without_command=True,
-)
-
-TableOpt = Annotated[str | None, typer.Option("--table", help="Prompt set NAMESPACE.TABLE.")]
-OutOpt = Annotated[str | None, typer.Option("--out", help="Comparison table to write.")]
-SnapshotOpt = Annotated[int | None, typer.Option("--snapshot", help="Snapshot of --table.")]
-MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", help="Most tokens per answer.")]
-TempOpt = Annotated[float, typer.Option("--temperature", help="0 = greedy.")]
-CheckOpt = Annotated[
-    list[str] | None, typer.Option("--check", help="Validation rule for every answer (repeatable).")
-]
-ExtractOpt = Annotated[
-    str, typer.Option("--extract", help="Check the whole answer or its first fenced block.")
-]
-LimitOpt = Annotated[int | None, typer.Option("--limit", help="Only the first N prompts.")]
-ColumnOpt = Annotated[str | None, typer.Option("--prompt-column", help="Plain-text prompt column.")]
-CardOpt = Annotated[
-    Path | None, typer.Option("--card", help="Write the run card here and run nothing.")
-]
-QueueOpt = Annotated[bool, typer.Option("--queue", help="Queue for `podium worker`.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+    click.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
 
 
-def _launch(fields: dict[str, Any], card: Path | None, queue: bool) -> None:
-    from podium.jobs.cards import validate_config
-    from podium.jobs.launch import run_or_write_card
-
-    cfg = validate_config("compare", {k: v for k, v in fields.items() if v is not None})
-    run_or_write_card("compare", cfg, card, foreground=not queue)
-    if card is None and not queue:
-        notes.print(
-            f"comparison in {fields['out']}; vote on the Compare page (`podium app`), "
-            f"then `podium compare ratings {fields['out']}`"
-        )
-
-
-def _fields(
-    models: list[str],
-    table: str | None,
-    out: str | None,
-    snapshot: int | None,
-    max_tokens: int,
-    temperature: float,
-    check: list[str] | None,
-    limit: int | None,
-    prompt_column: str | None,
-    extract: str = "whole",
-) -> dict[str, Any]:
+def _checkpoints(models: list[str]) -> list[str]:
+    """`--models A,B` as well as repeated `--models`; the card names checkpoints, not an
+    alias that can move."""
     from podium.models import get_model
 
-    if not table or not out:
+    names = [m.strip() for item in models for m in item.split(",") if m.strip()]
+    return [get_model(m).name for m in names]
+
+
+def _models_given(values: dict[str, Any], extra: dict[str, Any]) -> None:
+    if not values.get("models"):
+        if values.get("input") or values.get("out"):
+            raise InvalidInput("Name the checkpoints to compare: --models A,B[,C,D].")
+        ctx = click.get_current_context()
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    if not (values.get("input") or {}).get("name") or not values.get("out"):
         raise InvalidInput(
             "Give the prompt set and the comparison's name: --table NS.NAME --out NS.NAME."
         )
-    return {
-        # The card names checkpoints, not an alias that can move.
-        "models": [get_model(m).name for m in models],
-        "input": {"name": table, "snapshot_id": snapshot},
-        "out": out,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "checks": check or [],
-        "limit": limit,
-        "prompt_column": prompt_column,
-        "extract": extract,
-    }
+    values["models"] = _checkpoints(values["models"])
 
 
-@compare_app.callback()
-def compare(
-    ctx: typer.Context,
-    models: Annotated[str | None, typer.Option("--models", help="Checkpoints, A,B[,C,D].")] = None,
-    table: TableOpt = None,
-    out: OutOpt = None,
-    snapshot: SnapshotOpt = None,
-    max_tokens: MaxTokensOpt = 256,
-    temperature: TempOpt = 0.0,
-    check: CheckOpt = None,
-    extract: ExtractOpt = "whole",
-    limit: LimitOpt = None,
-    prompt_column: ColumnOpt = None,
-    card: CardOpt = None,
-    queue: QueueOpt = False,
-) -> None:
-    """Answer one prompt set with each checkpoint and write a comparison table."""
-    if ctx.invoked_subcommand is not None:
-        return
-    if not models:
-        if table or out:
-            raise InvalidInput("Name the checkpoints to compare: --models A,B[,C,D].")
-        typer.echo(ctx.get_help())
-        raise typer.Exit(0)
-    names = [m.strip() for m in models.split(",") if m.strip()]
-    _launch(
-        _fields(
-            names,
-            table,
-            out,
-            snapshot,
-            max_tokens,
-            temperature,
-            check,
-            limit,
-            prompt_column,
-            extract,
-        ),
-        card,
-        queue,
+def _say_where(config: Any, result: Any, deferred: bool, extra: dict[str, Any]) -> None:
+    if not deferred:
+        notes.print(
+            f"comparison in {config.out}; vote on the Compare page (`podium app`), "
+            f"then `podium compare ratings {config.out}`"
+        )
+
+
+def compare_group() -> click.Group:
+    """`podium compare`: every CompareConfig field is an option; list, ratings and trend
+    are its subcommands."""
+    from podium.commands.options import job_command
+
+    group = job_command(
+        "compare",
+        hook=_models_given,
+        done=_say_where,
+        cls=click.Group,
+        help="Answer one prompt set with each checkpoint and write a comparison table.\n\n"
+        "Subcommands: list, ratings, trend (`podium compare ratings --help`).",
     )
+    assert isinstance(group, click.Group)
+    group.invoke_without_command = True
+    group.no_args_is_help = False  # bare `podium compare` prints help from the hook
+    start = group.callback
+    assert start is not None
+
+    def callback(**given: Any) -> None:
+        if click.get_current_context().invoked_subcommand is None:  # not `compare list`
+            start(**given)
+
+    group.callback = callback
+    for command in (list_cmd, ratings, trend):
+        group.add_command(command)
+    return group
 
 
-@compare_app.command("list")
-def list_cmd(as_json: JsonOpt = False) -> None:
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_cmd(as_json: bool) -> None:
     """Comparisons in the catalog."""
     from podium.compare.table import list_comparisons, load_comparison
 
@@ -161,12 +115,17 @@ def list_cmd(as_json: JsonOpt = False) -> None:
         )
 
 
-@compare_app.command("ratings")
-def ratings(
-    name: Annotated[str, typer.Argument(help="Comparison table NAMESPACE.TABLE.")],
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the intervals.")] = 200,
-    as_json: JsonOpt = False,
-) -> None:
+@click.command("ratings")
+@click.argument("name", metavar="NAMESPACE.TABLE")
+@click.option(
+    "--bootstrap",
+    type=int,
+    default=200,
+    show_default=True,
+    help="Bootstrap resamples for the intervals.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def ratings(name: str, bootstrap: int, as_json: bool) -> None:
     """Bradley-Terry ratings with 95% intervals, win rates and check pass rates."""
     from podium.compare.ratings import ratings_report
     from podium.compare.table import load_comparison
@@ -193,32 +152,62 @@ def ratings(
     console.print(out)
 
 
-@compare_app.command("trend")
+@click.command("trend")
+@click.option("--run", "run", required=True, help="A checkpoint or job id of the training run.")
+@click.option("--table", help="Prompt set NAMESPACE.TABLE.")
+@click.option("--out", help="Comparison table to write.")
+@click.option("--snapshot", type=int, help="Snapshot of --table.")
+@click.option("--max-tokens", type=int, default=256, show_default=True, help="Most tokens.")
+@click.option("--check", multiple=True, help="Validation rule for every answer (repeatable).")
+@click.option(
+    "--extract",
+    type=click.Choice(EXTRACT_MODES),
+    default="whole",
+    show_default=True,
+    help="Check the whole answer or its first fenced block.",
+)
+@click.option("--limit", type=int, help="Only the first N prompts.")
+@click.option(
+    "--card",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the run card here and run nothing.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def trend(
-    run: Annotated[str, typer.Option("--run", help="A checkpoint or job id of the training run.")],
-    table: TableOpt = None,
-    out: OutOpt = None,
-    snapshot: SnapshotOpt = None,
-    max_tokens: MaxTokensOpt = 256,
-    check: CheckOpt = None,
-    extract: ExtractOpt = "whole",
-    limit: LimitOpt = None,
-    card: CardOpt = None,
-    as_json: JsonOpt = False,
+    run: str,
+    table: str | None,
+    out: str | None,
+    snapshot: int | None,
+    max_tokens: int,
+    check: tuple[str, ...],
+    extract: str,
+    limit: int | None,
+    card: Path | None,
+    as_json: bool,
 ) -> None:
     """Compare every checkpoint of a training run with its base on one eval set, by step."""
+    from podium.commands.options import start_job
     from podium.compare.table import load_comparison
     from podium.compare.trends import run_checkpoints, trend_points, trend_rows
     from podium.compare.votes import list_votes
 
     base, checkpoints = run_checkpoints(run)
-    names = [base, *(c.name for c in checkpoints)]
-    fields = _fields(names, table, out, snapshot, max_tokens, 0.0, check, limit, None, extract)
-    _launch(fields, card, False)
+    values: dict[str, Any] = {
+        "models": [base, *(c.name for c in checkpoints)],
+        "input": {"name": table, "snapshot_id": snapshot},
+        "out": out,
+        "max_tokens": max_tokens,
+        "checks": list(check),
+        "limit": limit,
+        "extract": extract,
+    }
+    _models_given(values, {})
+    config, _ = start_job("compare", values, card, False)
     if card is not None:
         return
-    comparison = load_comparison(fields["out"])
-    rows = trend_rows(trend_points(comparison, list_votes(comparison.name), fields["models"][0]))
+    _say_where(config, None, False, {})
+    comparison = load_comparison(config.out)
+    rows = trend_rows(trend_points(comparison, list_votes(comparison.name), config.models[0]))
     if as_json:
         _print_json(rows)
         return
@@ -229,5 +218,5 @@ def trend(
         )
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(compare_app, name="compare")
+def click_commands() -> dict[str, click.Command]:
+    return {"compare": compare_group()}

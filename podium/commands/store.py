@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
 from podium.commands.printing import console as _console
@@ -14,16 +15,11 @@ from podium.commands.printing import print_conversation as print_conversation  #
 from podium.commands.printing import print_json, print_rows, print_snapshots
 from podium.commands.typer_commands import add_commands
 from podium.errors import InvalidInput
-from podium.store.modes import ChatFormat, WriteMode
 
 # pyiceberg, pyarrow, pydantic models and rich are imported inside the commands: every
 # `podium` call (and the worker's job processes) would otherwise pay for them at start-up,
 # and `podium show --json` of a snapshot in the plan cache needs none but pyarrow.
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-CardOption = Annotated[
-    Path | None,
-    typer.Option("--card", help="Write the run card to this path and run nothing."),
-]
 
 
 def __getattr__(name: str) -> Any:
@@ -46,39 +42,6 @@ def tables(as_json: JsonFlag = False) -> None:
         typer.echo(name)
 
 
-def import_(
-    path: Annotated[Path, typer.Argument(help="JSONL, Parquet, or a save_to_disk dataset dir.")],
-    table: Annotated[str, typer.Option("--table", "-t", help="Target NAMESPACE.TABLE.")],
-    format: Annotated[
-        ChatFormat | None, typer.Option(help="Chat shape (detected if omitted).")
-    ] = None,
-    mode: Annotated[WriteMode, typer.Option(help="create, append or overwrite.")] = "create",
-    prompt_column: Annotated[str | None, typer.Option(help="Prompt column name.")] = None,
-    response_column: Annotated[str | None, typer.Option(help="Response column name.")] = None,
-    allow_duplicate_ids: Annotated[
-        bool,
-        typer.Option(
-            "--allow-duplicate-ids", help="Import rows that repeat an id (counted) instead."
-        ),
-    ] = False,
-    card: CardOption = None,
-) -> None:
-    """Import chat data into an SFT table (one atomic commit; a bad line changes nothing)."""
-    from podium.jobs.launch import run_or_write_card
-    from podium.store.ingest import ImportConfig
-
-    cfg = ImportConfig(
-        path=str(path.expanduser().resolve()),
-        table=table,
-        format=format,
-        mode=mode,
-        prompt_column=prompt_column,
-        response_column=response_column,
-        allow_duplicate_ids=allow_duplicate_ids,
-    )
-    run_or_write_card("import", cfg, card)
-
-
 def snapshots(
     name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")], as_json: JsonFlag = False
 ) -> None:
@@ -91,28 +54,6 @@ def snapshots(
         print_json(snaps)
     else:
         print_snapshots(snaps, title=f"snapshots of {name}")
-
-
-def export(
-    name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")],
-    path: Annotated[
-        Path,
-        typer.Argument(
-            help="Output .jsonl or .parquet file under $PODIUM_HOME/exports (a relative path "
-            "is taken from there), the warehouse or a file_roots directory."
-        ),
-    ],
-    snapshot: Annotated[int | None, typer.Option(help="Snapshot id (default: current).")] = None,
-    card: CardOption = None,
-) -> None:
-    """Export a table snapshot to JSONL or Parquet (re-importing gives identical rows)."""
-    from podium.jobs.launch import run_or_write_card
-    from podium.store.export import ExportConfig
-    from podium.store.refs import TableRef
-
-    # A relative path means one under the exports root (podium.paths), not the cwd.
-    cfg = ExportConfig(input=TableRef(name=name, snapshot_id=snapshot), path=str(path))
-    run_or_write_card("export", cfg, card)
 
 
 def demo(as_json: JsonFlag = False) -> None:
@@ -201,14 +142,46 @@ def map_columns(
     typer.echo(f"{name}: mapped {mapping}")
 
 
+def _absolute_path(values: dict[str, Any], extra: dict[str, Any]) -> None:
+    """The file to import, absolute so the run card works from any directory."""
+    if values.get("path"):
+        values["path"] = str(Path(values["path"]).expanduser().resolve())
+
+
+def click_commands() -> dict[str, click.Command]:
+    """`podium import` and `podium export`: every field of their job kind's model is an
+    option (`podium.commands.options.job_command`), `--set` and `--card` included."""
+    from podium.commands.options import job_command
+
+    return {
+        "import": job_command(
+            "import",
+            arguments=("path",),
+            aliases={"table": ["-t"]},
+            hook=_absolute_path,
+            queue=False,
+            help="Import chat data into an SFT table (one atomic commit; a bad line changes "
+            "nothing). PATH: JSONL, Parquet, or a save_to_disk dataset dir.",
+        ),
+        # A relative export path means one under the exports root (podium.paths), not the
+        # cwd: the export job resolves it.
+        "export": job_command(
+            "export",
+            arguments=("input.name", "path"),
+            queue=False,
+            help="Export a table snapshot to JSONL or Parquet (re-importing gives identical "
+            "rows). PATH: an output .jsonl or .parquet file under $PODIUM_HOME/exports (a "
+            "relative path is taken from there), the warehouse or a file_roots directory.",
+        ),
+    }
+
+
 def register(app: typer.Typer) -> None:
     add_commands(
         app,
         {
             "tables": tables,
-            "import": import_,
             "snapshots": snapshots,
-            "export": export,
             "demo": demo,
             "sql": sql,
             "stats": stats,
