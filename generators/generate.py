@@ -33,7 +33,7 @@ from generators.replicas import replicas
 from generators.resume import done_values
 from generators.retry import RetryPolicy
 from generators.samples import sample_rows, to_arrow
-from generators.sharded import generate_sharded, staging_key
+from generators.sharded import generate_sharded
 from podium.errors import InvalidInput, PodiumError
 from podium.jobs.launchers import LaunchOptions
 from podium.models import get_model
@@ -47,6 +47,7 @@ from podium.store.schema import (
     PROP_LINEAGE_CHECKPOINT_LOCATION,
     PROP_LINEAGE_INPUT,
 )
+from podium.store.staged import staging_key
 from podium.store.table_name import TableName
 from podium.store.write import write_table
 

@@ -15,8 +15,6 @@ saved, and running the same card again generates only the missing ones.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,14 +65,6 @@ class _Board:
             "errors": 0,
         }
     )
-
-
-def staging_key(
-    out: str, input_ref: str, checkpoint: str, sampling: dict[str, Any], size: int
-) -> str:
-    """Shard files of one computation share a folder: same input, model, sampling, size."""
-    what = json.dumps([out, input_ref, checkpoint, sampling, size], sort_keys=True)
-    return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
 def plan_shards(

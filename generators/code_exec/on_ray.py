@@ -14,8 +14,6 @@ Rows are the same as a local build's: same row ids, inputs and outputs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -28,7 +26,15 @@ from generators.code_exec import tables
 from generators.sandbox import Limits, Sandbox
 from podium.processes import ray_module
 from podium.reporting import Reporter
-from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
+from podium.store.fan_out import SPREAD, fan_out
+from podium.store.staged import (
+    Staging,
+    commit_staged,
+    pending_files,
+    stage,
+    staging_key,
+    write_staged,
+)
 
 if TYPE_CHECKING:
     from generators.code_exec.batches import BatchWork, Spent
@@ -62,11 +68,6 @@ class SandboxNode:
 
     def close(self) -> None:
         self.stack.close()
-
-
-def staging_key(out: str, input_ref: str, config: dict[str, Any]) -> str:
-    what = json.dumps([out, input_ref, config], sort_keys=True, default=str)
-    return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
 def on_ray(
@@ -142,17 +143,15 @@ def build_on_ray(
     )
     node_cls = ray.remote(num_cpus=NODE_CPUS, max_restarts=1, max_task_retries=1)(SandboxNode)
     actors = [
-        node_cls.options(scheduling_strategy="SPREAD").remote(backend, workers, limits)
+        node_cls.options(scheduling_strategy=SPREAD).remote(backend, workers, limits)
         for _ in range(nodes)
     ]
-    pool = ray.util.ActorPool(actors)
     sizes = {name: len(fns) for name, fns in todo}
     statuses: Counter[str] = Counter()
     paths = list(finished.values())
 
-    def collect() -> None:
+    def collect(result: dict[str, Any]) -> None:
         nonlocal done
-        result = pool.get_next_unordered()
         paths.append(result["path"])
         statuses.update(result["statuses"])
         spent.add(**result["spent"])
@@ -160,15 +159,13 @@ def build_on_ray(
         reporter.progress(done, total, f"{unit} ({sum(statuses.values())} rows staged)")
 
     try:
-        for name, fns in todo:
-            reporter.check_cancelled()
-            work = plan(fns)
-            if not pool.has_free():
-                collect()
-            pool.submit(lambda actor, v: actor.run.remote(staging, *v), (name, work))
-        while pool.has_next():
-            reporter.check_cancelled()
-            collect()
+        fan_out(
+            ((name, plan(fns)) for name, fns in todo),  # planned while earlier batches run
+            actors,
+            lambda actor, piece: actor.run.remote(staging, *piece),
+            collect,
+            reporter,
+        )
     finally:
         for actor in actors:
             try:

@@ -21,9 +21,12 @@ data's own commit.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import uuid
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -48,6 +51,13 @@ class Staging:
     directory: str  # URL or path inside the table's location
     arrow_schema: pa.Schema  # the table's columns, with Iceberg field ids
     properties: dict[str, str]  # FileIO properties (object store endpoint, keys)
+
+
+def staging_key(*parts: Any) -> str:
+    """The staging folder's key for one computation (output, input snapshot, settings):
+    the same parts, the same folder, so a job run again finds what its last try staged."""
+    what = json.dumps(list(parts), sort_keys=True, default=str)
+    return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
 def stage(name: str, schema: pa.Schema, key: str) -> Staging:

@@ -18,8 +18,6 @@ run itself or, if it died, by the next run of the same validation.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,9 +29,10 @@ from pyiceberg.io import load_file_io
 from podium.processes import ray_module
 from podium.reporting import Reporter
 from podium.store import scan
+from podium.store.fan_out import SPREAD, fan_out
 from podium.store.file_plan import FilePlan, PlannedFile, local_path
 from podium.store.plan import open_parquet
-from podium.store.staged import Staging, discard_staged, stage, write_staged
+from podium.store.staged import Staging, discard_staged, stage, staging_key, write_staged
 from podium.validate.batch import Plan
 from podium.validate.parallel import Task
 from podium.validate.report import REPORT_SCHEMA, failure_batch
@@ -97,11 +96,6 @@ def check_group(
     return result
 
 
-def staging_key(plan: FilePlan, task: Task, batch_rows: int, groups: int) -> str:
-    what = [plan.table, plan.snapshot_id, repr(task), batch_rows, groups]
-    return hashlib.sha256(json.dumps(what, default=str).encode()).hexdigest()[:16]
-
-
 @dataclass
 class RayValidation:
     """The groups' results, then their failures in file order (for the report's commit)."""
@@ -138,32 +132,33 @@ def check_on_ray(
     """Check every file of `plan` in Ray tasks; the failures wait staged for one commit."""
     ray = ray_module()
     groups = group_files(plan.files, nodes * GROUPS_PER_NODE)
-    staging = stage(report, REPORT_SCHEMA, staging_key(plan, task, batch_rows, len(groups)))
+    key = staging_key(plan.table, plan.snapshot_id, repr(task), batch_rows, len(groups))
+    staging = stage(report, REPORT_SCHEMA, key)
     discard_staged(staging)  # a run that died left its groups here: start clean
     reporter.log(
         f"{len(plan.files)} data files in {len(groups)} groups, checked by Ray tasks "
         f"over up to {nodes} nodes"
     )
-    remote = ray.remote(num_cpus=TASK_CPUS, max_retries=1)(check_group)
-    pending = {
-        remote.options(scheduling_strategy="SPREAD").remote(
-            i, replace(plan, files=files), columns, task, batch_rows, staging
-        ): i
-        for i, files in enumerate(groups)
-    }
+    remote = ray.remote(num_cpus=TASK_CPUS, max_retries=1)(check_group).options(
+        scheduling_strategy=SPREAD
+    )
     results: list[GroupResult] = []
+
+    def collect(result: GroupResult) -> None:
+        results.append(result)
+        done(result)
+
     try:
-        while pending:
-            reporter.check_cancelled()
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-            for ref in ready:
-                pending.pop(ref)
-                result: GroupResult = ray.get(ref)
-                results.append(result)
-                done(result)
+        fan_out(
+            enumerate(groups),
+            range(len(groups)),  # every group at once: Ray places them as CPUs free up
+            lambda _, group: remote.remote(
+                group[0], replace(plan, files=group[1]), columns, task, batch_rows, staging
+            ),
+            collect,
+            reporter,
+        )
     except BaseException:
-        for ref in pending:
-            ray.cancel(ref, force=True)
         discard_staged(staging)
         raise
     return RayValidation(staging, results)
