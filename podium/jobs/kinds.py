@@ -128,30 +128,30 @@ register(
         preflight_path="generators.preflight:generate",
     )
 )
-register(
-    JobKind(
+# The two training kinds differ only in their model, runner and description.
+for _train in (
+    (
         "sft",
         "trainers.config:SftConfig",
         "trainers.sft:run_sft",
         "Supervised fine-tuning (full or LoRA) on a table snapshot; registers checkpoints.",
-        options=_TRAIN_OPTIONS,
-        preflight_path="trainers.preflight:train",
-        heavy=True,
-        stop_grace_s=_TRAIN_STOP_GRACE_S,
-    )
-)
-register(
-    JobKind(
+    ),
+    (
         "grpo",
         "trainers.config:GrpoConfig",
         "trainers.grpo:run_grpo",
         "GRPO with rewards from validation rules, the sandbox, exact match and length.",
-        options=_TRAIN_OPTIONS,
-        preflight_path="trainers.preflight:train",
-        heavy=True,
-        stop_grace_s=_TRAIN_STOP_GRACE_S,
+    ),
+):
+    register(
+        JobKind(
+            *_train,
+            options=_TRAIN_OPTIONS,
+            preflight_path="trainers.preflight:train",
+            heavy=True,
+            stop_grace_s=_TRAIN_STOP_GRACE_S,
+        )
     )
-)
 register(
     JobKind(
         "validate",

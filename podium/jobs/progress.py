@@ -27,24 +27,21 @@ def progress_fraction(job: Job) -> float | None:
     return min(1.0, max(0.0, fraction))
 
 
-def count_text(job: Job) -> str:
-    """ "14/30 (47%)", "310" (a count without a total) or "" (no count yet)."""
+def count_text(job: Job, *, short: bool = False) -> str:
+    """ "14/30 (47%)", "310" (a count without a total) or "" (no count yet); `short`:
+    "14/30 47%", "310" or "-", for one column at 80 characters."""
     done, total = job["progress_done"], job["progress_total"]
     if done is None:
-        return ""
+        return "-" if short else ""
     if not total:
         return f"{done:,}"
-    return f"{done:,}/{total:,} ({min(done, total) / total:.0%})"
+    percent = f"{min(done, total) / total:.0%}"
+    return f"{done:,}/{total:,} " + (percent if short else f"({percent})")
 
 
 def progress_short(job: Job) -> str:
     """ "14/30 47%", "310" or "-": short enough for one column at 80 characters."""
-    done, total = job["progress_done"], job["progress_total"]
-    if done is None:
-        return "-"
-    if not total:
-        return f"{done:,}"
-    return f"{done:,}/{total:,} {min(done, total) / total:.0%}"
+    return count_text(job, short=True)
 
 
 def seconds_left(job: Job, at: datetime | None = None) -> float | None:
