@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import click
 import typer
 
+from podium.commands.lazy_command import LazyCommand
 from podium.commands.printing import console as _console
 from podium.commands.printing import print_conversation as print_conversation  # review.py
 from podium.commands.printing import print_json, print_rows, print_snapshots
@@ -148,31 +149,42 @@ def _absolute_path(values: dict[str, Any], extra: dict[str, Any]) -> None:
         values["path"] = str(Path(values["path"]).expanduser().resolve())
 
 
-def click_commands() -> dict[str, click.Command]:
-    """`podium import` and `podium export`: every field of their job kind's model is an
-    option (`podium.commands.options.job_command`), `--set` and `--card` included."""
+def import_command() -> click.Command:
+    """`podium import`: every field of the import kind's model is an option
+    (`podium.commands.options.job_command`), `--set` and `--card` included."""
     from podium.commands.options import job_command
 
+    return job_command(
+        "import",
+        arguments=("path",),
+        aliases={"table": ["-t"]},
+        hook=_absolute_path,
+        queue=False,
+        help="Import chat data into an SFT table (one atomic commit; a bad line changes "
+        "nothing). PATH: JSONL, Parquet, or a save_to_disk dataset dir.",
+    )
+
+
+def export_command() -> click.Command:
+    """`podium export TABLE PATH`: generated like `podium import`. A relative PATH means
+    one under the exports root (podium.paths), not the cwd: the export job resolves it."""
+    from podium.commands.options import job_command
+
+    return job_command(
+        "export",
+        arguments=("input.name", "path"),
+        queue=False,
+        help="Export a table snapshot to JSONL or Parquet (re-importing gives identical "
+        "rows). PATH: an output .jsonl or .parquet file under $PODIUM_HOME/exports (a "
+        "relative path is taken from there), the warehouse or a file_roots directory.",
+    )
+
+
+def click_commands() -> dict[str, click.Command]:
+    # Built when used: their kinds' models import pyarrow, which `podium tables` avoids.
     return {
-        "import": job_command(
-            "import",
-            arguments=("path",),
-            aliases={"table": ["-t"]},
-            hook=_absolute_path,
-            queue=False,
-            help="Import chat data into an SFT table (one atomic commit; a bad line changes "
-            "nothing). PATH: JSONL, Parquet, or a save_to_disk dataset dir.",
-        ),
-        # A relative export path means one under the exports root (podium.paths), not the
-        # cwd: the export job resolves it.
-        "export": job_command(
-            "export",
-            arguments=("input.name", "path"),
-            queue=False,
-            help="Export a table snapshot to JSONL or Parquet (re-importing gives identical "
-            "rows). PATH: an output .jsonl or .parquet file under $PODIUM_HOME/exports (a "
-            "relative path is taken from there), the warehouse or a file_roots directory.",
-        ),
+        "import": LazyCommand("import", import_command),
+        "export": LazyCommand("export", export_command),
     }
 
 
