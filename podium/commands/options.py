@@ -22,7 +22,7 @@ import click
 
 from podium.errors import InvalidInput
 from podium.jobs.card_yaml import load_yaml
-from podium.jobs.fields import FlatField
+from podium.jobs.fields import FlatField, applied_defaults
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
 
@@ -119,14 +119,6 @@ def start_job(kind: str, values: dict[str, Any], card: Path | None, queued: bool
 
     config = validate_config(kind, values)
     return config, run_or_write_card(kind, config, card, foreground=not queued)
-
-
-def applied_defaults(model: type[Any]) -> tuple[str, dict[str, Any]]:
-    """The values a card that leaves a field out really gets, where the model fills them
-    in before validation rather than from the field's own default (a training preset):
-    (where they come from, values by card path). Help shows these, not the field's."""
-    values = getattr(model, "applied_defaults", None)
-    return values() if callable(values) else ("", {})
 
 
 def _ident(f: FlatField) -> str:

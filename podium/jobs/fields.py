@@ -55,10 +55,12 @@ def flat_fields(
     `JobKind.options`), e.g. {"input": "--table", "input.snapshot_id": "--snapshot"}.
     """
     renames = renames or {}
+    _, filled = applied_defaults(model)
     fields: list[FlatField] = []
     for name, info in model.model_fields.items():
         base, optional = unwrap_optional(info.annotation)
         default = None if info.is_required() else info.get_default(call_default_factory=True)
+        default = filled.get(name, default)
         required = info.is_required()
         help_text = info.description or ""
         if base is TableRef:
@@ -95,6 +97,14 @@ def flat_fields(
             )
         )
     return fields
+
+
+def applied_defaults(model: type[BaseModel]) -> tuple[str, dict[str, Any]]:
+    """The values a card that leaves a field out really gets, where the model fills them
+    in before validation rather than from the field's own default (a training preset):
+    (where they come from, values by field name). Help and docs show these."""
+    values = getattr(model, "applied_defaults", None)
+    return values() if callable(values) else ("", {})
 
 
 def unwrap_optional(annotation: Any) -> tuple[Any, bool]:

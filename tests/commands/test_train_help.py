@@ -7,6 +7,7 @@ preset's values, each checked here against a validated card with nothing set.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -66,3 +67,16 @@ def test_grpo_help_names_the_preset_learning_rate_and_device() -> None:
     assert "[default: 1e-05 from preset cpu-smoke; > 0]" in text  # --lr
     assert "[default: cpu from preset cpu-smoke]" in text  # --device
     assert "0.0005" not in text and "default: auto" not in text
+
+
+def test_job_kinds_listing_shows_the_preset_defaults_too() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "jobs", "kinds", "grpo", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (grpo,) = json.loads(proc.stdout)
+    default = {f["name"]: f["default"] for f in grpo["fields"]}
+    assert (default["learning_rate"], default["device"], default["max_steps"]) == (1e-5, "cpu", 2)
