@@ -229,7 +229,8 @@ def vllm_cases(model: str, prompts: str) -> list[Case]:
                 f"kind: generate\ninput: {{name: {prompts}}}\nout: {out}\n"
                 f"model: {model}\nbatch_size: 2\n{sampling}"
             ),
-            state=rows_state_ids,
+            # A sample id names its table: rows compare by prompt and index.
+            state=lambda out: rows_state(out, ("sample_index",), key="prompt_id"),
             resumes=True,
         ),
         Case(
@@ -242,7 +243,3 @@ def vllm_cases(model: str, prompts: str) -> list[Case]:
             resumes=True,
         ),
     ]
-
-
-def rows_state_ids(name: str) -> State:
-    return rows_state(name, ())
