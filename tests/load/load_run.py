@@ -143,21 +143,27 @@ async def _shown_errors(page: Any) -> list[str]:
     return found
 
 
-async def session(browser: Any, url: str, seed: int, seconds: float) -> SessionResult:
-    """One person's seeded loop over the table until `seconds` have passed."""
-    rng = random.Random(seed)
+async def session(
+    browser: Any, url: str, seed: int, seconds: float, base_seed: int = 0
+) -> SessionResult:
+    """One person's seeded loop over the table until `seconds` have passed (session
+    `seed` of a run seeded `base_seed`)."""
+    rng = random.Random(base_seed * 1000 + seed)
     result = SessionResult()
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     context.set_default_timeout(120_000)
     page = await context.new_page()
     deadline = time.monotonic() + seconds
     action = "open"
-    while time.monotonic() < deadline:
+    turn = seed  # each session starts at its own point of the mix
+    # At least the mix's first three steps (a label and two page changes), however slow
+    # the machine, so every session measures something.
+    while time.monotonic() < deadline or turn - seed < 3:
         try:
             if action == "open":
                 await _open(page, url, rng, result)
-            # Each session labels first (so every run writes), then mixes at random.
-            action = rng.choices(list(ACTIONS), [6, 2, 1, 1])[0] if result.actions else "label"
+            # A fixed mix (mostly page changes), each session starting at a seeded point.
+            action, turn = MIX[turn % len(MIX)], turn + 1
             await ACTIONS[action](page, url, rng, result)
             result.errors += await _shown_errors(page)
         except Exception as exc:  # noqa: BLE001 - a timeout or a missing widget is a failure
@@ -172,6 +178,8 @@ async def session(browser: Any, url: str, seed: int, seconds: float) -> SessionR
 
 async def _page(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
     """Go to a random page; timed until the caption shows that page's first row."""
+    if not await page.get_by_text(re.compile(r"^Rows [\d,]+–")).count():
+        await _open(page, url, rng, result)  # a search matched nothing: no pages to change
     box = page.get_by_label(re.compile(r"^Page \(of "))
     label = await box.get_attribute("aria-label") or ""
     pages = int(re.sub(r"\D", "", label.split("of", 1)[1]) or "1")
@@ -215,6 +223,7 @@ async def _label(page: Any, url: str, rng: random.Random, result: SessionResult)
 
 
 ACTIONS = {"page": _page, "search": _search, "sample": _sample, "label": _label}
+MIX = ("label", "page", "page", "search", "page", "sample", "page", "page", "search", "page")
 
 
 async def sessions(url: str, count: int, seconds: float, seed: int) -> list[SessionResult]:
@@ -228,7 +237,7 @@ async def sessions(url: str, count: int, seconds: float, seed: int) -> list[Sess
         try:
             return list(
                 await asyncio.gather(
-                    *(session(browser, url, seed + i, seconds) for i in range(count))
+                    *(session(browser, url, i, seconds, seed) for i in range(count))
                 )
             )
         finally:
@@ -368,7 +377,8 @@ def run(
     assert os.environ.get("PODIUM_HOME") == str(home), "point PODIUM_HOME at the home first"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     t0 = time.monotonic()
-    build_table(env, rows)
+    if not (home / "catalog.db").exists():  # `--reuse-home` keeps a table built before
+        build_table(env, rows)
     report: dict[str, Any] = {"rows": rows, "build_s": round(time.monotonic() - t0)}
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -393,7 +403,7 @@ def run(
             up.wait()
     lone, many = report["lone"]["p95_s"], report["concurrent"]["p95_s"]
     report["p95_ratio"] = round(many / lone, 2) if lone else None
-    report["queue"] = run_queue(env, jobs)
+    report["queue"] = run_queue(env, jobs) if jobs else {"jobs": 0, "problems": []}
     return report
 
 
@@ -407,10 +417,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--home", type=Path, default=REPO / ".cache" / "load-home")
     parser.add_argument("--out", type=Path, default=REPO / "test-artifacts" / "load.json")
+    parser.add_argument(
+        "--reuse-home", action="store_true", help="Keep --home's table (skip the import)."
+    )
     args = parser.parse_args()
-    if args.home.exists():
+    if args.home.exists() and not args.reuse_home:
         shutil.rmtree(args.home)
-    args.home.mkdir(parents=True)
+    args.home.mkdir(parents=True, exist_ok=True)
     os.environ["PODIUM_HOME"] = str(args.home)
     report = run(
         args.home, args.rows, args.sessions, args.seconds, args.lone_seconds, args.jobs, args.seed
