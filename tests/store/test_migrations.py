@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
@@ -31,6 +32,8 @@ _spec = importlib.util.spec_from_file_location(
 )
 assert _spec and _spec.loader
 postgres = importlib.util.module_from_spec(_spec)
+# A dataclass in the module looks its module up in sys.modules while it is being made.
+sys.modules[_spec.name] = postgres
 _spec.loader.exec_module(postgres)
 
 
