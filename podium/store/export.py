@@ -8,8 +8,11 @@ snapshot's data files in write order, a batch at a time, with progress.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
+import socket
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -92,7 +95,8 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # Write beside the target and rename, so a failed export never leaves half a file.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        _remove_dead_temps(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     except OSError as exc:
         raise InvalidInput(f"Cannot write in {path.parent}: {exc.strerror}.") from None
     os.close(fd)
@@ -116,6 +120,31 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
             os.unlink(tmp)
     reporter.progress(done, done, f"wrote {done:,} rows to {path}")
     return JobOutputs(summary={"rows": done, "path": str(path), "snapshot_id": plan.snapshot_id})
+
+
+def _temp_prefix(path: Path, pid: int | None = None) -> str:
+    """`.NAME.PID@HOST-`: whose temp file it is, so a later export can tell a dead one."""
+    return f".{path.name}.{pid or os.getpid()}@{socket.gethostname()}-"
+
+
+def _remove_dead_temps(path: Path) -> None:
+    """Delete temp files that exports to `path` on this host left when they were killed
+    (SIGKILL skips the clean-up below; the kill harness found them, tests/faults)."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.(\d+)@{re.escape(socket.gethostname())}-")
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        found = own.match(leftover.name)
+        if found and not _alive(int(found.group(1))):
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _umask() -> int:

@@ -63,3 +63,31 @@ def test_export_streams_several_data_files_in_order(
     import_file(podium_home / "exports" / f"out{suffix}", "ns.back")
     assert read_small("ns.back")[0].to_pylist() == read_small("ns.many")[0].to_pylist()
     assert read_small("ns.back")[0].column("id").to_pylist() == [r["id"] for r in rows]
+
+
+def test_temp_file_of_a_killed_export_is_removed_by_the_next(podium_home: Path) -> None:
+    """A SIGKILLed export left `.NAME.XXXX.tmp` (half a file) beside its target for good
+    (the kill harness found it, tests/faults); the next export to that path removes the
+    temp files of dead exports and leaves a live one's alone."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    load_demo()
+    exports = podium_home / "exports"
+    exports.mkdir(parents=True, exist_ok=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
+    host = socket.gethostname()
+    killed = exports / f".chat.jsonl.{dead.stdout.strip()}@{host}-abc123.tmp"
+    killed.write_text('{"half": ')
+    running = exports / f".chat.jsonl.{os.getpid()}@{host}-def456.tmp"
+    running.write_text('{"in": "flight"')
+    export_table("demo.chat", exports / "chat.jsonl")
+    assert not killed.exists() and running.exists()
+    assert sorted(p.name for p in exports.iterdir()) == sorted(["chat.jsonl", running.name])
