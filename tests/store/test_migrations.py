@@ -144,3 +144,22 @@ def _upgrade_postgres_from_0001(url: str) -> None:
     with upgraded.connect() as conn:
         assert conn.execute(select(jobs.c.id, jobs.c.submitted_by)).all() == [("old", None)]
         assert _podium_diff(conn) == []
+
+
+def test_the_quick_head_read_without_alembic_is_alembics_head() -> None:
+    from podium.store.state import newest_revision
+
+    assert newest_revision() == migrations.head()
+
+
+def test_opening_a_database_at_head_imports_no_alembic(podium_home: Path) -> None:
+    import subprocess
+    import sys
+
+    engine()  # the first open migrates (Alembic)
+    probe = (
+        "import sys; from podium.store.state import engine; engine(); "
+        "print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
