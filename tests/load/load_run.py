@@ -122,6 +122,7 @@ class SessionResult:
     page_changes: list[float] = field(default_factory=list)
     actions: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    lost_inputs: int = 0  # page numbers typed that did not take (typed again once)
 
 
 async def _wait_app(page: Any) -> None:
@@ -186,9 +187,17 @@ async def _page(page: Any, url: str, rng: random.Random, result: SessionResult) 
     target = rng.randint(1, max(1, pages))
     first = (target - 1) * DEFAULT_PAGE_SIZE + 1
     started = time.perf_counter()
+    shown = page.get_by_text(re.compile(f"^Rows {first:,}–")).first
     await box.fill(str(target))
     await box.press("Enter")
-    await page.get_by_text(re.compile(f"^Rows {first:,}–")).first.wait_for(timeout=120_000)
+    try:
+        await shown.wait_for(timeout=60_000)
+    except Exception:  # noqa: BLE001 - the typed page did not take: counted, typed again
+        result.lost_inputs += 1
+        await _wait_app(page)
+        await box.fill(str(target))
+        await box.press("Enter")
+        await shown.wait_for(timeout=120_000)
     await _wait_app(page)
     result.page_changes.append(time.perf_counter() - started)
 
@@ -270,6 +279,7 @@ def run_sessions(
         "p95_s": round(p95(changes), 3),
         "peak_rss_mb": round(rss.peak / 2**20),
         "actions": actions,
+        "lost_inputs": sum(r.lost_inputs for r in results),
         "errors": [e for r in results for e in r.errors],
     }
 
