@@ -10,7 +10,8 @@ Every change names its author (the acting user) and becomes a snapshot: edits an
 removals of the table (merge-on-read: a small data file and a position-delete file),
 labels of `TABLE__annotations`. Written in click, like `podium show`: typer builds a
 pydantic adapter for every option as it parses, a noticeable part of a cold command
-whose own work is a few footers and one commit.
+whose own work is a few footers and one commit. Its one line of output is plain text
+(ids and table names are data: never read as rich markup).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import click
 
-from podium.commands.printing import console, print_json
+from podium.commands.printing import print_json
+from podium.commands.terminal import printable
 
 _table = click.argument("name", metavar="NAMESPACE.TABLE")
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -53,7 +55,9 @@ def _report(result: dict[str, Any], as_json: bool, what: str) -> None:
     if as_json:
         print_json(result)
     else:
-        console().print(f"{what}: snapshot {result['snapshot_id']} (parent {result['parent_id']})")
+        click.echo(
+            printable(f"{what}: snapshot {result['snapshot_id']} (parent {result['parent_id']})")
+        )
 
 
 @click.command("label", help="Label, tag, rate or note rows (appended to TABLE__annotations).")
@@ -87,7 +91,7 @@ def label(
     if as_json:
         print_json(out)
     else:
-        console().print(f"annotated {len(chosen)} rows of {name} (snapshot {sid})")
+        click.echo(printable(f"annotated {len(chosen)} rows of {name} (snapshot {sid})"))
 
 
 @click.command(
