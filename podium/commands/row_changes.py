@@ -123,8 +123,9 @@ def edit(
 ) -> None:
     from podium.errors import InvalidInput, NotFound
     from podium.review import changes
+    from podium.review.row_locations import rows_by_id
 
-    base_id, found = changes.rows_by_id(name, [row_id], base, branch)
+    base_id, found = rows_by_id(name, [row_id], base, branch)
     if row_id not in found:
         raise NotFound(f"{name} has no row with id {row_id!r}.")
     messages = found[row_id].get("messages") or []

@@ -34,8 +34,8 @@ from pyiceberg.types import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
-from podium.review.changes import files_holding
 from podium.review.queue_tables import mark_reviewed
+from podium.review.row_locations import files_holding
 from podium.store import kinds, scan
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.plan import plan_snapshot

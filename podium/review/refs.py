@@ -16,7 +16,7 @@ from pyiceberg.table.refs import MAIN_BRANCH
 
 from podium.errors import InvalidInput
 from podium.identity import User, require
-from podium.review.changes import branch_head
+from podium.review.row_locations import branch_head
 from podium.store.catalog import load_table
 from podium.store.snapshots import resolve_snapshot
 
