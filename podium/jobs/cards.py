@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from podium.errors import InvalidInput, NotFound
 from podium.jobs.card_yaml import MAX_YAML_BYTES, dump_yaml, load_yaml
@@ -73,8 +74,8 @@ def card_template(kind: str) -> str:
         help_text = (field.description or "").strip().replace("\n", "\n# ")
         lines.append(f"# {help_text}{' (required)' if required else ''}".rstrip())
         value = None if required else field.get_default(call_default_factory=True)
-        if isinstance(value, BaseModel):
-            value = value.model_dump(mode="json")
+        # Models anywhere in the default (grpo's list of RewardSpec) as plain YAML values.
+        value = to_jsonable_python(value)
         dumped = yaml.safe_dump({name: value}, sort_keys=False, default_flow_style=True)
         lines.append(f"{name}:" if required else dumped.strip()[1:-1])
     return "\n".join(lines) + "\n---\nNotes: why this run exists.\n"

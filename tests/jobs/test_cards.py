@@ -110,3 +110,17 @@ def test_template_command_writes_a_card(jobs_home: Path, tmp_path: Path) -> None
     )
     assert result.exit_code == 0, result.output
     assert read_card(tmp_path / "c.md").config.steps == 3
+
+
+def test_every_kinds_template_renders_with_its_defaults() -> None:
+    """grpo's default rewards are pydantic models: its template crashed in the YAML dumper."""
+    import yaml
+
+    from podium.jobs.kinds import KINDS
+
+    for kind in KINDS:
+        text = card_template(kind)
+        front = yaml.safe_load(text.split("---")[1])
+        assert front["kind"] == kind
+    grpo = yaml.safe_load(card_template("grpo").split("---")[1])
+    assert grpo["rewards"] == [{"rule": "exact_match", "weight": 1.0}]
