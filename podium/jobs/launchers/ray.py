@@ -176,6 +176,10 @@ class RayJob:
             log.write("--- ray job output ---\n" + output[-20_000:] + "\n")
 
 
+AGENT_WAIT_S = 60.0
+_AGENT_STARTING = "No available agent to submit job"
+
+
 class RayLauncher:
     name = "ray"
 
@@ -185,16 +189,24 @@ class RayLauncher:
 
     def launch(self, job: dict[str, Any]) -> RayJob:
         sid = submission_id(job)
-        try:
-            self.client.submit_job(
-                entrypoint=entrypoint(job["id"]),
-                submission_id=sid,
-                runtime_env={"env_vars": {**job_environment(), **_stop_wait(job["kind"])}},
-                metadata={"podium_job": job["id"], "kind": job["kind"]},
-                entrypoint_num_cpus=0,  # the job's own tasks and actors claim the CPUs
-            )
-        except RuntimeError as exc:  # Ray wraps HTTP failures in RuntimeError
-            raise OSError(f"Ray at {self.address} refused job {sid}: {exc}") from exc
+        deadline = time.monotonic() + AGENT_WAIT_S
+        while True:
+            try:
+                self.client.submit_job(
+                    entrypoint=entrypoint(job["id"]),
+                    submission_id=sid,
+                    runtime_env={"env_vars": {**job_environment(), **_stop_wait(job["kind"])}},
+                    metadata={"podium_job": job["id"], "kind": job["kind"]},
+                    entrypoint_num_cpus=0,  # the job's own tasks and actors claim the CPUs
+                )
+                break
+            except RuntimeError as exc:  # Ray wraps HTTP failures in RuntimeError
+                # A head started moments ago answers before its job agent is up (seen in
+                # CI): nothing was submitted, so the same submission id is tried again.
+                if _AGENT_STARTING in str(exc) and time.monotonic() < deadline:
+                    time.sleep(1.0)
+                    continue
+                raise OSError(f"Ray at {self.address} refused job {sid}: {exc}") from exc
         with Path(job["log_path"]).open("a", encoding="utf-8") as log:
             log.write(f"submitted to Ray at {self.address} as {sid}\n")
         return RayJob(job, self.client, sid)
