@@ -30,6 +30,7 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
+from podium.errors import InvalidInput
 from podium.store.catalog import load_table
 from podium.store.file_plan import FilePlan, PlannedFile
 from podium.store.plan import manifest_entries, plan_snapshot, warm_after_commit
@@ -155,6 +156,7 @@ def compact(
     on_rows: Callable[[int], None] | None = None,
 ) -> Compaction:
     """Rewrite what needs it into target-size files, in order; one snapshot."""
+    from pyiceberg.exceptions import CommitFailedException, ValidationException
     from pyiceberg.manifest import DataFileContent
 
     from podium.store import scan
@@ -195,6 +197,12 @@ def compact(
                 ROWS: "[]",  # no row changes: edits planned before stay valid
             },
         )
+    except (CommitFailedException, ValidationException):
+        writer.discard()
+        raise InvalidInput(
+            f"{name} changed while it was being compacted (an edit or a write landed); "
+            "nothing was changed. Run maintain again."
+        ) from None
     except BaseException:
         writer.discard()
         raise

@@ -128,3 +128,24 @@ def test_files_of_a_killed_import_are_removed_and_rows_unchanged(tmp_path: Path)
     assert not any(p.exists() for p in left)
     assert rows("t.k") == before_rows
     assert unreferenced("t.k") == []
+
+
+@pytest.mark.usefixtures("podium_home")
+def test_an_edit_landing_during_compaction_wins_and_compaction_writes_nothing() -> None:
+    from podium.errors import InvalidInput
+
+    make_table("t.race", 600, file_bytes=4_000, batch=100)
+    commit_change("t.race", Change(deletes=frozenset({row_id(1)}), message="junk"), ALICE)
+    edited = []
+
+    def edit_once(_rows: int) -> None:  # runs while compaction writes its files
+        if not edited:
+            edited.append(True)
+            change = Change(updates={row_id(5): {"source": "mid-compaction"}}, message="fix")
+            commit_change("t.race", change, ALICE)
+
+    with pytest.raises(InvalidInput, match="changed while it was being compacted"):
+        maintenance.compact("t.race", author="ops", target_file_bytes=10**9, on_rows=edit_once)
+    assert edited and page("t.race", ids=[row_id(5)]).rows[0]["source"] == "mid-compaction"
+    assert maintenance.footprint("t.race").delete_files == 2  # nothing compacted
+    assert unreferenced("t.race") == []  # the failed compaction left no file behind
