@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
 
 from podium.errors import InvalidInput
-from podium.jobs.tables import db, job_metrics
+from podium.jobs.tables import metric_rows
 
 # How far a run that cannot be bitwise reproducible (GPU kernels) may drift and still
 # count as reproduced: the largest parameter difference and a curve's relative one.
@@ -174,12 +173,7 @@ def compare_weights(original: str | Path, rerun: str | Path, examples: int = 5) 
 
 def metric_curves(job_id: str) -> dict[str, dict[int, float]]:
     """Every metric a job reported, as name -> step -> value (the last one of a step)."""
-    with db().connect() as conn:
-        rows = conn.execute(
-            select(job_metrics.c.step, job_metrics.c.name, job_metrics.c.value)
-            .where(job_metrics.c.job_id == job_id)
-            .order_by(job_metrics.c.id)
-        ).all()
+    rows = metric_rows(job_id)
     curves: dict[str, dict[int, float]] = {}
     for step, name, value in rows:
         if not _TIMING.search(name):

@@ -22,7 +22,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
 from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
-from podium.jobs.tables import FINISHED, db, job_events, job_metrics, job_samples
+from podium.jobs.tables import FINISHED, db, job_events, job_samples, metric_rows
 from podium.store.refs import parse_ref_text
 
 
@@ -71,12 +71,7 @@ def table_links(job: Job) -> dict[str, list[tuple[str, int | None]]]:
 
 def metrics_frame(job_id: str) -> pd.DataFrame:
     """Metrics as a wide frame: index step, one column per metric name."""
-    with db().connect() as conn:
-        rows = conn.execute(
-            select(job_metrics.c.step, job_metrics.c.name, job_metrics.c.value)
-            .where(job_metrics.c.job_id == job_id)
-            .order_by(job_metrics.c.id)
-        ).all()
+    rows = metric_rows(job_id)
     if not rows:
         return pd.DataFrame()
     frame = pd.DataFrame(rows, columns=["step", "name", "value"])

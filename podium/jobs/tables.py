@@ -7,7 +7,7 @@ running job reports. Logs are plain files under `$PODIUM_HOME/jobs/<id>/log.txt`
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, Engine, Float, Integer, String, Table, Text
+from sqlalchemy import Column, DateTime, Engine, Float, Integer, String, Table, Text, select
 
 from podium.store.state import METADATA, engine
 
@@ -79,3 +79,14 @@ job_samples = Table(
 def db() -> Engine:
     """The state database with the job tables in it."""
     return engine()
+
+
+def metric_rows(job_id: str) -> list[tuple[int, str, float]]:
+    """Every metric a job reported, as (step, name, value), in the order reported."""
+    with db().connect() as conn:
+        rows = conn.execute(
+            select(job_metrics.c.step, job_metrics.c.name, job_metrics.c.value)
+            .where(job_metrics.c.job_id == job_id)
+            .order_by(job_metrics.c.id)
+        ).all()
+    return [(int(step), str(name), float(value)) for step, name, value in rows]
