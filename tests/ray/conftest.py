@@ -41,6 +41,13 @@ class RayCluster:
 
 
 MARKER = "PODIUM_TEST_RAY_CLUSTER"
+AGENT_PORT_FLAGS = (
+    "dashboard-agent-listen-port",
+    "dashboard-agent-grpc-port",
+    "metrics-export-port",
+    "runtime-env-agent-port",
+    "ray-client-server-port",
+)
 
 
 def cluster_processes(temp_dir: Path) -> list[psutil.Process]:
@@ -91,6 +98,10 @@ def running_cluster(path: str) -> Iterator[RayCluster]:
             "--include-dashboard=true",
             "--dashboard-host=127.0.0.1",
             f"--dashboard-port={dash_port}",
+            # Two clusters live at once (the session's and a test's own): Ray's fixed
+            # default agent ports would collide, and the second head's job agent never
+            # comes up ("No available agent to submit job", seen in CI).
+            *(f"--{flag}={free_port()}" for flag in AGENT_PORT_FLAGS),
             f"--temp-dir={temp_dir}",
             "--disable-usage-stats",
         ],
