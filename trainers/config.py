@@ -162,6 +162,31 @@ class GrpoConfig(TrainConfig):
         0.3, gt=0, le=0.95, description="GPU memory share for the colocated vLLM engine."
     )
     samples_per_log: int = Field(2, ge=0, description="Sample completions reported per log.")
+    rollout: Literal["sync", "async"] = Field(
+        "sync",
+        description="sync: TRL's trainer generates and learns in one process; async: vLLM "
+        "replicas generate on Ray while a separate learner trains (trainers/async_rl).",
+    )
+    replicas: int = Field(1, ge=1, description="Generation replicas (vLLM servers) for async.")
+    max_staleness: int = Field(
+        1,
+        ge=0,
+        description="Async: a sample is trained on at most this many policy versions after "
+        "the weights that generated it (0 = on-policy).",
+    )
+    weight_sync: Literal["gloo", "nccl", "disk"] = Field(
+        "gloo",
+        description="Async: how new weights reach the replicas (gloo on CPU, nccl on GPU, "
+        "disk = safetensors file and reload).",
+    )
+    learner_ranks: int = Field(
+        1, ge=1, description="Async: learner processes sending weight shards to the replicas."
+    )
+    rollouts: str | None = Field(
+        None,
+        description="Async: Iceberg table (NAMESPACE.TABLE) every generated sample is written "
+        "to; default <namespace of table>.<out>_rollouts.",
+    )
 
     @model_validator(mode="after")
     def _batch_fits_group(self) -> GrpoConfig:
