@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from podium.commands.terminal import plain_text
+from podium.validate.failure_text import marked_failure, message_texts
 from podium.validate.report import read_report
-from podium.validate.review import marked_failure, message_texts
 from podium.validate.rules import RULE_HELP
 
 console = Console()

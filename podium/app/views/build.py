@@ -4,7 +4,7 @@ Advanced); queue the job for the worker and watch it; then see the rows with fai
 and timeouts highlighted. Verify mode re-runs an earlier build's rows and highlights
 outputs that changed.
 
-Everything shown comes from `generators.code_exec.results`.
+Everything shown comes from `podium.app.build_model`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from generators.code_exec import results
+from generators.code_exec import tables
 from generators.code_exec.config import KIND, CodeExecConfig
-from podium.app import widgets
+from podium.app import build_model, widgets
 from podium.app.build_model import sft_table_of
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
@@ -24,6 +24,7 @@ from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
 from podium.models import list_models
 from podium.store.catalog import load_table, table_exists
+from podium.store.kinds import tables_of_kind
 from podium.store.schema import PROP_KIND
 from podium.store.snapshots import list_snapshots
 
@@ -42,11 +43,7 @@ def _settings() -> None:
         horizontal=True,
         help="build: a model proposes inputs; verify: re-run an earlier build's rows.",
     )
-    sources = (
-        results.function_tables()
-        if mode == "build"
-        else results.tables_of_kind(results.tables.ROWS_KIND)
-    )
+    sources = build_model.function_tables() if mode == "build" else tables_of_kind(tables.ROWS_KIND)
     if not sources:
         if mode == "build":
             empty_state("No functions table yet.", "Run `podium demo` (it loads demo.functions).")
@@ -93,36 +90,36 @@ def _next_steps(job: Job) -> None:
 
 
 def _results() -> None:
-    shown = results.tables_of_kind(*results.RESULT_KINDS)
+    shown = tables_of_kind(*build_model.RESULT_KINDS)
     if not shown:
         empty_state("No code-exec results yet.", "Queue a build.")
         return
     if st.session_state.get(SHOW) not in shown:
         st.session_state[SHOW] = shown[-1]
     name = st.selectbox("Results table", shown, key=SHOW)
-    kind, rows = results.load_results(name)
-    counts = results.status_counts(rows)
+    kind, rows = build_model.load_results(name)
+    counts = build_model.status_counts(rows)
     cols = st.columns(4)
     cols[0].metric("Rows", f"{len(rows):,}")
     cols[1].metric("OK", f"{counts.get('ok', 0):,}")
     cols[2].metric("Failures", f"{sum(v for k, v in counts.items() if k != 'ok'):,}")
     cols[3].metric("Timeouts", f"{counts.get('timeout', 0):,}")
-    st.markdown(" · ".join(f"{results.badge(s)} {n:,}" for s, n in counts.items()))
+    st.markdown(" · ".join(f"{build_model.badge(s)} {n:,}" for s, n in counts.items()))
     if table_exists(name):
         widgets.browse_link(name, label=f"Open {name} in Browse")
     sft = sft_table_of(name)
     if sft is not None:  # the SFT table the build made from its successful rows
         widgets.browse_link(sft, label=f"Open {sft} in Browse")
         page_link("train", f"Train on {sft}", ":material/model_training:", table=sft)
-    problems = results.problems(rows)
-    st.subheader("Failures and timeouts" if kind != results.tables.VERIFY_KIND else "Mismatches")
+    problems = build_model.problems(rows)
+    st.subheader("Failures and timeouts" if kind != tables.VERIFY_KIND else "Mismatches")
     if not problems:
         st.success("Every row succeeded.")
     else:
         statuses = sorted({r["status"] for r in problems})
         chosen = st.multiselect("Status", statuses, default=statuses, key=f"{FILTER}.{name}")
-        for row in results.problems(rows, set(chosen))[:LISTED]:
-            st.markdown(results.describe(row))
+        for row in build_model.problems(rows, set(chosen))[:LISTED]:
+            st.markdown(build_model.describe(row))
     with st.expander("All rows"):
         columns = [
             c

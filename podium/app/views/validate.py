@@ -2,7 +2,8 @@
 error kinds as a bar chart, the malformed samples, and each one with its error marked
 by a caret, with a link to open it in Browse.
 
-Everything shown comes from `podium.validate` (rules, reports, `review` helpers).
+Everything shown comes from `podium.app.validate_model` and `podium.validate`
+(rules, reports, a failure's text).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from podium.app import widgets
+from podium.app import validate_model, widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
@@ -21,7 +22,7 @@ from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
 from podium.store.catalog import load_table
 from podium.store.snapshots import list_snapshots
-from podium.validate import review
+from podium.validate.failure_text import marked_failure, message_texts
 from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES
 
 TABLE, SNAPSHOT, RULES = "validate.table", "validate.snapshot", "validate.rules"
@@ -82,7 +83,7 @@ def _settings(table: str) -> None:
         )
 
     def specs() -> list[str]:  # stores pasted files, so only when the job is queued
-        return review.build_specs(
+        return validate_model.build_specs(
             rules, schema_text=schema_text, xsd_text=xsd_text, pattern=pattern,
             tools_text=tools_text,
         )  # fmt: skip
@@ -116,7 +117,7 @@ def _next_steps(job: Job) -> None:
 def _results(table: str) -> None:
     snapshot = st.session_state.get(SNAPSHOT)
     custom = (st.session_state.get(REPORT) or "").strip() or None  # the form's report field
-    found = review.latest_report(table, snapshot, custom)
+    found = validate_model.latest_report(table, snapshot, custom)
     if found is None:
         empty_state("No validation report for this snapshot yet.", "Choose rules and queue a job.")
         return
@@ -134,7 +135,7 @@ def _results(table: str) -> None:
     if not failures:
         st.success("Every checked turn passed.")
         return
-    counts = pd.DataFrame(review.kind_counts(failures))
+    counts = pd.DataFrame(validate_model.kind_counts(failures))
     chart = (
         alt.Chart(counts)
         .mark_bar()
@@ -146,7 +147,7 @@ def _results(table: str) -> None:
         )
     )
     st.altair_chart(chart, width="stretch")
-    kinds = ["all"] + [f"{c['rule']} · {c['kind']}" for c in review.kind_counts(failures)]
+    kinds = ["all"] + [f"{c['rule']} · {c['kind']}" for c in validate_model.kind_counts(failures)]
     chosen = st.selectbox("Show", kinds, key=KIND_FILTER)
     shown = [f for f in failures if chosen == "all" or f"{f['rule']} · {f['kind']}" == chosen]
     listed = pd.DataFrame(shown[:LISTED])[["id", "turn", "rule", "kind", "excerpt", "message"]]
@@ -160,8 +161,8 @@ def _results(table: str) -> None:
     if index is None or index >= len(shown):
         return
     failure = shown[index]
-    texts = review.message_texts(table, snapshot, [failure["id"]])
-    where, marked = review.marked_failure(failure, texts.get(failure["id"], []))
+    texts = message_texts(table, snapshot, [failure["id"]])
+    where, marked = marked_failure(failure, texts.get(failure["id"], []))
     st.markdown(f"**{failure['id']}** · turn {failure['turn']} · `{failure['rule']}` · {where}")
     st.code(marked, language=None)
     widgets.browse_link(table, snapshot=snapshot, sample=failure["id"], label="Open in Browse")
