@@ -1,0 +1,84 @@
+"""The learner's decoupled-PPO GRPO step on the tiny model (real transformers, CPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from trainers.async_rl.learner import Learner, Sample, group_advantages
+
+PROMPT = [1, 42, 7, 99]
+COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
+
+
+@pytest.fixture
+def learner(tiny_checkpoint: Path) -> Learner:
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
+    return Learner(model, learning_rate=1e-2, temperature=0.7, is_cap=2.0)
+
+
+def on_policy(learner: Learner, advantages: list[float]) -> list[Sample]:
+    """Samples whose behaviour log-probs are the learner's own (as a replica holding the
+    same weights would report them)."""
+    blank = [Sample(PROMPT, c, [0.0] * len(c), 0.0) for c in COMPLETIONS]
+    with torch.no_grad():
+        flat = learner.token_logprobs(blank).tolist()
+    out, i = [], 0
+    for c, a in zip(COMPLETIONS, advantages, strict=True):
+        out.append(Sample(PROMPT, c, flat[i : i + len(c)], a))
+        i += len(c)
+    return out
+
+
+def test_group_advantages_are_normalised_per_group() -> None:
+    adv = group_advantages([1.0, 0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 2.0], 4)
+    assert adv[0] > 0 > adv[1] and adv[1] == adv[2] == adv[3]
+    assert abs(sum(adv[:4])) < 1e-9 and adv[4:] == [0.0] * 4  # a tie teaches nothing
+    with pytest.raises(ValueError, match="groups of 3"):
+        group_advantages([1.0, 2.0], 3)
+
+
+def test_on_policy_weights_are_one(learner: Learner) -> None:
+    stats = learner.step(on_policy(learner, [1.0, -1.0, 0.5, -0.5]))
+    assert stats.is_weight_mean == pytest.approx(1.0, abs=1e-4)
+    assert stats.is_truncated == 0.0 and abs(stats.behaviour_kl) < 1e-4
+
+
+def test_stale_samples_are_truncated(learner: Learner) -> None:
+    samples = on_policy(learner, [1.0, -1.0, 0.5, -0.5])
+    # A behaviour policy that gave these tokens far less probability than the learner
+    # does now: raw weights exp(+3) are capped at is_cap.
+    stale = [
+        Sample(
+            s.prompt_ids, s.completion_ids, [lp - 3.0 for lp in s.behaviour_logprobs], s.advantage
+        )
+        for s in samples
+    ]
+    stats = learner.step(stale)
+    assert stats.is_truncated == 1.0
+    assert stats.is_weight_mean == pytest.approx(learner.is_cap)
+
+
+def test_a_step_raises_positive_and_lowers_negative_advantage_completions(
+    learner: Learner,
+) -> None:
+    samples = on_policy(learner, [1.0, -1.0, 1.0, -1.0])
+    with torch.no_grad():
+        before = learner.token_logprobs(samples)
+    learner.step(samples)
+    with torch.no_grad():
+        after = learner.token_logprobs(samples)
+    sizes = [len(c) for c in COMPLETIONS]
+    gain = [float(d.sum()) for d in torch.split(after - before, sizes)]
+    assert gain[0] > 0 and gain[2] > 0
+    assert gain[1] < 0 and gain[3] < 0
+
+
+def test_missing_behaviour_logprobs_are_refused(learner: Learner) -> None:
+    with pytest.raises(ValueError, match="one processed log-prob per generated token"):
+        learner.step([Sample(PROMPT, [5, 6], [-1.0], 1.0)])

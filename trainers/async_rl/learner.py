@@ -1,0 +1,146 @@
+"""The async learner: one GRPO step on samples the replicas made, corrected for staleness.
+
+Each sample carries the log-probs of the weights that generated it (the *behaviour*
+policy, `--logprobs-mode processed_logprobs`: after temperature, as the learner
+computes them). The loss is AReaL's decoupled PPO objective with GRPO's
+group-normalised advantages:
+
+    prox  = log-probs under the learner's weights before this step (no grad)
+    w     = min(exp(prox - behaviour), is_cap)          truncated IS weight, detached
+    r     = exp(logp - prox)                            PPO ratio against the proximal
+    loss  = -mean_tokens( w * min(r * A, clip(r, 1-eps, 1+eps) * A) )
+
+so staleness (behaviour != proximal) re-weights the update instead of biasing it, and
+the clip keeps the step near the proximal policy. On-policy samples have w = 1 and the
+loss is plain GRPO. Token log-probs come from TRL's `selective_log_softmax` (the same
+piece TRL's GRPOTrainer uses) over logits divided by the sampling temperature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completion to learn from: token ids and what the replica said about them."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    behaviour_logprobs: list[float]  # one per completion token, after temperature
+    advantage: float
+
+
+@dataclass(frozen=True)
+class StepStats:
+    loss: float
+    is_weight_mean: float  # mean truncated importance weight over completion tokens
+    is_truncated: float  # share of tokens whose weight hit is_cap
+    behaviour_kl: float  # mean (prox - behaviour): how far the samples' policy drifted
+    tokens: int
+
+
+def group_advantages(rewards: Sequence[float], group_size: int) -> list[float]:
+    """GRPO: each reward minus its group's mean, over the group's std (+1e-4, as TRL)."""
+    if len(rewards) % group_size:
+        raise ValueError(f"{len(rewards)} rewards do not split into groups of {group_size}")
+    values = torch.tensor(list(rewards), dtype=torch.float64).view(-1, group_size)
+    mean = values.mean(dim=1, keepdim=True)
+    std = values.std(dim=1, keepdim=True) if group_size > 1 else torch.zeros_like(mean)
+    return [float(a) for a in ((values - mean) / (std + 1e-4)).flatten()]
+
+
+class Learner:
+    """A causal LM, its optimizer, and the decoupled-PPO GRPO step."""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        learning_rate: float,
+        temperature: float = 1.0,
+        clip_eps: float = 0.2,
+        is_cap: float = 2.0,
+        pad_token_id: int = 0,
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.clip_eps = clip_eps
+        self.is_cap = is_cap
+        self.pad_token_id = pad_token_id
+        self.optimizer = torch.optim.AdamW(
+            [p for p in model.parameters() if p.requires_grad], lr=learning_rate
+        )
+        self.steps = 0
+
+    def _batch(self, samples: Sequence[Sample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Right-padded ids, attention mask, and a mask of completion targets (shifted)."""
+        seqs = [s.prompt_ids + s.completion_ids for s in samples]
+        width = max(len(x) for x in seqs)
+        ids = torch.full((len(seqs), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(seqs), width), dtype=torch.long)
+        targets = torch.zeros((len(seqs), width - 1), dtype=torch.bool)
+        for i, (s, seq) in enumerate(zip(samples, seqs, strict=True)):
+            ids[i, : len(seq)] = torch.tensor(seq)
+            attention[i, : len(seq)] = 1
+            # Position t predicts token t+1: completion tokens are predicted from
+            # positions len(prompt)-1 .. len(seq)-2.
+            targets[i, len(s.prompt_ids) - 1 : len(seq) - 1] = True
+        return ids, attention, targets
+
+    def token_logprobs(self, samples: Sequence[Sample]) -> torch.Tensor:
+        """Log-probs of every completion token (flat, in sample order), with grad."""
+        from trl.trainer.utils import selective_log_softmax
+
+        ids, attention, targets = self._batch(samples)
+        logits = self.model(input_ids=ids, attention_mask=attention).logits[:, :-1, :]
+        logps = selective_log_softmax(logits / self.temperature, ids[:, 1:])
+        flat: torch.Tensor = logps[targets]
+        return flat
+
+    def step(self, samples: Sequence[Sample]) -> StepStats:
+        """One optimizer step on `samples`; the weights move to the next version."""
+        if not samples:
+            raise ValueError("a learner step needs samples")
+        for s in samples:
+            if len(s.behaviour_logprobs) != len(s.completion_ids) or not s.completion_ids:
+                raise ValueError(
+                    f"a sample has {len(s.completion_ids)} completion tokens and "
+                    f"{len(s.behaviour_logprobs)} behaviour log-probs: the replica must "
+                    "return one processed log-prob per generated token"
+                )
+        behaviour = torch.tensor(
+            [lp for s in samples for lp in s.behaviour_logprobs], dtype=torch.float32
+        )
+        advantages = torch.tensor(
+            [s.advantage for s in samples for _ in s.completion_ids], dtype=torch.float32
+        )
+        self.model.train()
+        logps = self.token_logprobs(samples)
+        prox = logps.detach()  # one step per batch: the forward pass *is* the proximal
+        weight_raw = torch.exp(prox - behaviour)
+        weight = weight_raw.clamp(max=self.is_cap)
+        ratio = torch.exp(logps - prox)
+        clipped = ratio.clamp(1 - self.clip_eps, 1 + self.clip_eps)
+        per_token = weight * torch.min(ratio * advantages, clipped * advantages)
+        loss = -per_token.mean()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.steps += 1
+        return StepStats(
+            loss=float(loss.detach()),
+            is_weight_mean=float(weight.mean()),
+            is_truncated=float((weight_raw > self.is_cap).float().mean()),
+            behaviour_kl=float((prox - behaviour).mean()),
+            tokens=int(logps.numel()),
+        )
+
+    def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """The weights to push, named as the HF checkpoint names them (vLLM loads those)."""
+        for name, tensor in self.model.state_dict().items():
+            yield name, tensor.detach()
