@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from podium.errors import InvalidInput
 from podium.store.refs import TableRef
+from podium.store.table_name import TableName
 from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, preset_defaults
 
 _OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -182,7 +183,7 @@ class GrpoConfig(TrainConfig):
     learner_ranks: int = Field(
         1, ge=1, description="Async: learner processes sending weight shards to the replicas."
     )
-    rollouts: str | None = Field(
+    rollouts: TableName | None = Field(
         None,
         description="Async: Iceberg table (NAMESPACE.TABLE) every generated sample is written "
         "to; default <namespace of table>.<out>_rollouts.",
