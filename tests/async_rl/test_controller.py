@@ -29,7 +29,10 @@ def simulate(seed: int, eta: int, groups: int, steps: int, replicas: int) -> Adm
                 flying[r].append(ticket)
         elif action == "complete" and flying[r]:
             ticket = flying[r].pop(rng.randrange(len(flying[r])))
-            assert adm.complete(ticket, None)
+            # A push may land between admission and generation: the replica then
+            # reports the newer version it generated with.
+            version = held[r] if rng.random() < 0.3 else None
+            assert adm.complete(ticket, None, version)
         elif action == "learn":
             batch = adm.try_take_batch()
             if batch is not None:

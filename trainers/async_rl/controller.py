@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -113,10 +113,22 @@ class Admission:
         self._in_flight[ticket.ticket] = ticket
         return ticket
 
-    def complete(self, ticket: Ticket, payload: Any) -> bool:
-        """Buffer a generated slot; False (and nothing kept) for a ticket given back."""
+    def complete(self, ticket: Ticket, payload: Any, version: int | None = None) -> bool:
+        """Buffer a generated slot; False (and nothing kept) for a ticket given back.
+
+        `version` is the one the replica reports having generated with, when a push
+        landed between admission and generation: newer than the ticket's, which only
+        tightens the bound (the slot number fixed when it is trained).
+        """
         if self._in_flight.pop(ticket.ticket, None) is None:
             return False
+        if version is not None:
+            if version < ticket.version:
+                raise StalenessError(
+                    f"slot {ticket.slot} generated with version {version}, older than the "
+                    f"version {ticket.version} its replica held when admitted"
+                )
+            ticket = replace(ticket, version=version)
         if ticket.slot in self._done_slots:  # cannot happen: a slot has one live ticket
             raise StalenessError(f"slot {ticket.slot} completed twice")
         self._done_slots.add(ticket.slot)
@@ -191,9 +203,9 @@ class Controller:
                 ticket = self.state.try_admit(replica, version_of())
             return ticket
 
-    def complete(self, ticket: Ticket, payload: Any) -> bool:
+    def complete(self, ticket: Ticket, payload: Any, version: int | None = None) -> bool:
         with self._cond:
-            kept = self.state.complete(ticket, payload)
+            kept = self.state.complete(ticket, payload, version)
             self._cond.notify_all()
             return kept
 
