@@ -132,10 +132,17 @@ def _wait_ready(
 
 
 def launch_server(
-    model: ModelInfo, timeout_s: float, reporter: Reporter, host: str = "127.0.0.1"
+    model: ModelInfo,
+    timeout_s: float,
+    reporter: Reporter,
+    host: str = "127.0.0.1",
+    *,
+    extra_args: list[str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """Start one vLLM server for `model` on a free port and wait until it generates;
-    `(process, base_url, log)`. Unrecorded: `_start` records it, a replica's owner stops it."""
+    `(process, base_url, log)`. Unrecorded: `_start` records it, a replica's owner stops it.
+    `extra_args`/`extra_env` add server flags and environment (async RL's replicas)."""
     if not model.path or not Path(model.path, "config.json").is_file():
         raise PodiumError(
             f"Model {model.name!r} points at {model.path}, which is not a checkpoint directory "
@@ -148,10 +155,12 @@ def launch_server(
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{model.name}-{port}.log"
     cmd = server_command(vllm_python(), model.path, model.name, port, gpu=gpu, host=host)
+    cmd += extra_args or []
+    env = {**server_env(gpu=gpu), **(extra_env or {})}
     reporter.log(f"starting vLLM for {model.name} on {url} (log {log})")
     with open(log, "ab") as fh:
         # Own group: stopping the server stops its engine processes with it.
-        proc = processes.spawn(cmd, stdout=fh, env=server_env(gpu=gpu))
+        proc = processes.spawn(cmd, stdout=fh, env=env)
     try:
         _wait_ready(proc, url, model.name, log, timeout_s, reporter)
     except BaseException:

@@ -1,0 +1,174 @@
+"""One generation replica of the async RL loop: a vLLM server that takes weight pushes.
+
+    replica = PolicyReplica("tiny-llama", index=0)   # or ray.remote(...)(PolicyReplica)
+    info = replica.start()          # the server, with Podium's serving code, plus:
+    rows = replica.generate(["Hi"], n=2, max_tokens=8, temperature=1.0, seed=0)
+    replica.stop()
+
+The server is Podium's (podium.models.serving.launch_server: same command, environment
+and warm-up) with three additions: the worker extension that receives weights
+(`--worker-extension-cls`, PYTHONPATH = the weight_sync directory only, since vLLM's
+interpreter cannot import Podium), dev mode (`VLLM_SERVER_DEV_MODE=1`: /collective_rpc,
+/pause, /resume) and `--logprobs-mode processed_logprobs`, so the log-probs it returns
+are after temperature: the behaviour log-probs the learner's importance ratio needs.
+
+Every completion carries the weight version that produced it. A swap happens only while
+the server is paused with mode=wait (trainers/weight_sync/base.py), so no request spans
+two versions; `generate` reads the version before and after its requests, and when a
+swap landed in between it cannot tell which side a request fell on, so it generates
+again (versions only grow, so equal readings pin the version).
+
+As a Ray actor it follows generators/replicas.py's VllmReplica: one CPU, fate-shared with
+the job, its server stopped from an exit handler and, if the actor was killed outright,
+reaped by pid (`reap_servers`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from generators.replicas import VllmReplica, _reap_servers
+from podium.errors import PodiumError
+from podium.reporting import Reporter
+from trainers.weight_sync import ReplicaEndpoint
+from trainers.weight_sync.base import EXTENSION_CLASS, weight_version
+
+WEIGHT_SYNC_DIR = Path(__file__).resolve().parents[1] / "weight_sync"
+GENERATE_TIMEOUT_S = 900.0
+VERSION_RETRIES = 3
+
+reap_servers = _reap_servers  # (ray, [start() info], reporter): servers of killed actors
+
+
+def server_args() -> list[str]:
+    return ["--worker-extension-cls", EXTENSION_CLASS, "--logprobs-mode", "processed_logprobs"]
+
+
+def server_env() -> dict[str, str]:
+    return {"VLLM_SERVER_DEV_MODE": "1", "PYTHONPATH": str(WEIGHT_SYNC_DIR)}
+
+
+class PolicyReplica(VllmReplica):
+    """One vLLM server with the weight receiver; a Ray actor or a local object."""
+
+    def __init__(self, model: str, index: int = 0, on_ray: bool = False) -> None:
+        super().__init__(model)
+        self.index, self.on_ray = index, on_ray
+        self.url = ""  # the server's OpenAI base URL (…/v1) once started
+
+    def start(self) -> dict[str, Any]:
+        from podium import processes
+        from podium.config import reset_settings
+        from podium.models import get_model
+        from podium.models.serving import START_TIMEOUT_S, launch_server
+
+        host, node_id = "127.0.0.1", None
+        if self.on_ray:
+            from podium.processes import ray_module
+
+            reset_settings()  # this worker process may have served another job before
+            host = ray_module().util.get_node_ip_address()
+            node_id = ray_module().get_runtime_context().get_node_id()
+        self.proc, self.url, log = launch_server(
+            get_model(self.model),
+            START_TIMEOUT_S,
+            Reporter(),
+            host=host,
+            extra_args=server_args(),
+            extra_env=server_env(),
+        )
+        return {
+            "index": self.index,
+            "url": self.url,
+            "pid": self.proc.pid,
+            "started": processes.started_at(self.proc.pid),
+            "log": str(log),
+            "node": host,
+            "node_id": node_id,
+        }
+
+    @property
+    def endpoint(self) -> ReplicaEndpoint:
+        return ReplicaEndpoint(self.index, self.url)
+
+    def get_endpoint(self) -> ReplicaEndpoint:
+        """`endpoint`, callable through a Ray actor handle."""
+        return self.endpoint
+
+    def version(self) -> int:
+        return weight_version(self.endpoint)
+
+    def pause(self) -> None:
+        """Stop scheduling (requests in flight finish first) until `resume`."""
+        httpx.post(
+            self.endpoint.root + "/pause?mode=wait", timeout=GENERATE_TIMEOUT_S
+        ).raise_for_status()
+
+    def resume(self) -> None:
+        httpx.post(self.endpoint.root + "/resume", timeout=60).raise_for_status()
+
+    def generate(
+        self,
+        prompts: list[str] | list[list[int]],
+        n: int = 1,
+        max_tokens: int = 64,
+        temperature: float = 1.0,
+        seed: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """n completions per prompt, prompt-major: {prompt_index, text, completion_ids,
+        behaviour_logprobs (processed, one per completion token), finish_reason,
+        policy_version, replica}."""
+        if not prompts:
+            return []
+        for _ in range(VERSION_RETRIES):
+            before = self.version()
+            choices = self._complete(prompts, n, max_tokens, temperature, seed)
+            after = self.version()
+            if before == after:
+                return [self._row(c, n, before) for c in choices]
+        raise PodiumError(
+            f"replica {self.index}: the weights changed during each of {VERSION_RETRIES} "
+            "generations, so no completion could be tied to one policy version"
+        )
+
+    def _complete(
+        self,
+        prompts: list[str] | list[list[int]],
+        n: int,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+    ) -> list[dict[str, Any]]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompts,
+            "n": n,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "logprobs": 0,  # the sampled token's own log-prob only
+            "return_token_ids": True,
+        }
+        if seed is not None:
+            body["seed"] = seed
+        resp = httpx.post(self.url + "/completions", json=body, timeout=GENERATE_TIMEOUT_S)
+        if resp.status_code != 200:
+            raise PodiumError(
+                f"replica {self.index} ({self.url}) answered {resp.status_code}: {resp.text[:500]}"
+            )
+        choices: list[dict[str, Any]] = resp.json()["choices"]
+        return sorted(choices, key=lambda c: int(c["index"]))
+
+    def _row(self, choice: dict[str, Any], n: int, version: int) -> dict[str, Any]:
+        logprobs = (choice.get("logprobs") or {}).get("token_logprobs") or []
+        return {
+            "prompt_index": int(choice["index"]) // n,
+            "text": choice["text"],
+            "completion_ids": list(choice.get("token_ids") or []),
+            "behaviour_logprobs": [float(x) for x in logprobs],
+            "finish_reason": choice.get("finish_reason"),
+            "policy_version": version,
+            "replica": self.index,
+        }

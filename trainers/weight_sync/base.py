@@ -1,0 +1,226 @@
+"""What every weight-sync backend shares: the record of a push, the error, the calls to
+a replica's server, verification, and pushing in the background.
+
+A push, for each replica: pause the server at a safe point (`/pause?mode=wait`: requests
+in flight finish on the old weights, new ones queue), move and load the weights through
+the worker extension (`/collective_rpc`), clear the prefix cache (its entries were
+computed with the old weights), resume. The replica reports the version and the checksum
+of what it loaded; a checksum that differs from the learner's, or a load that did not
+move the engine's parameters, fails the push with `WeightSyncError`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+import torch
+
+from podium.errors import PodiumError
+
+EXTENSION_CLASS = "vllm_extension.PodiumWeightReceiver"
+CALL_TIMEOUT_S = 900.0  # a pause waits for the requests in flight to finish
+
+
+class WeightSyncError(PodiumError):
+    """A push failed or was not verified (names the replica, expected and got)."""
+
+
+@dataclass(frozen=True)
+class ReplicaEndpoint:
+    """How the learner reaches one replica: its index and its server's URL (with or
+    without the OpenAI `/v1` suffix)."""
+
+    index: int
+    base_url: str
+
+    @property
+    def root(self) -> str:
+        return self.base_url.rstrip("/").removesuffix("/v1")
+
+
+@dataclass
+class SyncRecord:
+    """One push; goes into the job's outputs["syncs"]."""
+
+    version: int
+    backend: str
+    bytes: int
+    seconds: float
+    replicas: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def rpc(replica: ReplicaEndpoint, method: str, *args: Any) -> Any:
+    """Call a worker-extension method on the replica's (single) worker; its result."""
+    try:
+        resp = httpx.post(
+            replica.root + "/collective_rpc",
+            json={"method": method, "args": [json.dumps(a) for a in args]},
+            timeout=CALL_TIMEOUT_S,
+        )
+    except httpx.HTTPError as exc:
+        raise WeightSyncError(
+            f"replica {replica.index} ({replica.root}): {method} failed: {exc}"
+        ) from exc
+    if resp.status_code != 200:
+        raise WeightSyncError(
+            f"replica {replica.index} ({replica.root}): {method} answered {resp.status_code}: "
+            f"{resp.text[:500]}. Is the server started with the worker extension "
+            f"({EXTENSION_CLASS}) and VLLM_SERVER_DEV_MODE=1?"
+        )
+    result = resp.json()["results"][0]
+    if isinstance(result, dict) and result.get("error"):
+        raise WeightSyncError(f"replica {replica.index}: {method}: {result['error']}")
+    return result
+
+
+def _post(replica: ReplicaEndpoint, path: str) -> None:
+    try:
+        resp = httpx.post(replica.root + path, timeout=CALL_TIMEOUT_S)
+        resp.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise WeightSyncError(
+            f"replica {replica.index} ({replica.root}): {path} failed: {exc}"
+        ) from exc
+
+
+def swap_at_safe_point(
+    replica: ReplicaEndpoint, load: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """Pause (in-flight requests finish first), load, clear the prefix cache, resume."""
+    _post(replica, "/pause?mode=wait")
+    try:
+        result = load()
+        _post(replica, "/reset_prefix_cache")
+    finally:
+        _post(replica, "/resume")
+    return result
+
+
+def weight_version(replica: ReplicaEndpoint) -> int:
+    """The version of the weights the replica serves now (0: its checkpoint's)."""
+    return int(rpc(replica, "podium_weight_version"))
+
+
+def materialise(
+    named_tensors: Iterable[tuple[str, torch.Tensor]],
+) -> list[tuple[str, torch.Tensor]]:
+    """A snapshot of the tensors, name-ordered, on CPU and contiguous: the learner may
+    change its parameters as soon as a background push has taken it."""
+    out = []
+    for name, tensor in named_tensors:
+        t = tensor.detach()
+        out.append((name, t.to("cpu", copy=True).contiguous()))
+    return sorted(out, key=lambda item: item[0])
+
+
+def verify(
+    version: int, expected: str, results: Sequence[tuple[ReplicaEndpoint, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Per-replica verdicts; raises WeightSyncError naming every failed replica."""
+    verdicts, failures = [], []
+    for replica, got in results:
+        match = got.get("checksum") == expected and int(got.get("version", -1)) == version
+        verdicts.append(
+            {
+                "replica": replica.index,
+                "checksum": got.get("checksum"),
+                "expected": expected,
+                "match": match,
+                "version": got.get("version"),
+                "moved": got.get("moved"),
+                "load_seconds": got.get("seconds"),
+            }
+        )
+        if not match:
+            failures.append(
+                f"replica {replica.index}: expected checksum {expected} at version {version}, "
+                f"got {got.get('checksum')} at version {got.get('version')}"
+            )
+        elif got.get("moved") is False:
+            failures.append(
+                f"replica {replica.index}: the load reported success but the engine's "
+                "parameters did not change (vLLM issue 57022: a sync that moves nothing)"
+            )
+    if failures:
+        raise WeightSyncError("weight sync verification failed: " + "; ".join(failures))
+    return verdicts
+
+
+class WeightSync:
+    """The learner's handle on the replicas' weights (one per learner rank)."""
+
+    backend = "none"
+
+    def __init__(self, *, learner_ranks: int = 1, rank: int = 0, corrupt_for_tests: bool = False):
+        if not 0 <= rank < learner_ranks:
+            raise ValueError(f"rank {rank} is outside 0..{learner_ranks - 1}")
+        self.learner_ranks, self.rank = learner_ranks, rank
+        self.corrupt_for_tests = corrupt_for_tests
+        self.replicas: dict[int, ReplicaEndpoint] = {}
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weight-push")
+        self._lock = threading.Lock()  # one push at a time, in version order
+
+    def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
+        """Reach the replicas and warm up every connection, once, before the first push."""
+        raise NotImplementedError
+
+    def _push_to(
+        self,
+        targets: Sequence[ReplicaEndpoint],
+        tensors: list[tuple[str, torch.Tensor]],
+        version: int,
+    ) -> SyncRecord:
+        raise NotImplementedError
+
+    def push(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> SyncRecord:
+        """Move these weights into every replica as `version`, verified. Every learner
+        rank calls it with the full tensors; each sends only its planned rows."""
+        return self._push_locked(list(self.replicas.values()), materialise(named_tensors), version)
+
+    def push_async(
+        self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int
+    ) -> Future[SyncRecord]:
+        """`push` in the background; returns once the tensors are snapshotted, so the
+        learner can take its next step while the transfer is in flight."""
+        tensors = materialise(named_tensors)
+        targets = list(self.replicas.values())
+        return self._background.submit(self._push_locked, targets, tensors, version)
+
+    def add_replica(
+        self,
+        replica: ReplicaEndpoint,
+        named_tensors: Iterable[tuple[str, torch.Tensor]],
+        version: int,
+    ) -> SyncRecord:
+        """A new or restarted replica joins and gets the current weights from the learner."""
+        tensors = materialise(named_tensors)
+        with self._lock:
+            self.connect([replica])
+        return self._push_locked([replica], tensors, version)
+
+    def _push_locked(
+        self,
+        targets: Sequence[ReplicaEndpoint],
+        tensors: list[tuple[str, torch.Tensor]],
+        version: int,
+    ) -> SyncRecord:
+        if not targets:
+            raise WeightSyncError("no replicas to push to: call connect(replicas) first")
+        with self._lock:
+            started = time.perf_counter()
+            record = self._push_to(targets, tensors, version)
+            record.seconds = time.perf_counter() - started
+            return record
+
+    def close(self) -> None:
+        self._background.shutdown(wait=True)

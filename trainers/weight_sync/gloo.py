@@ -1,0 +1,157 @@
+"""Weights over a torch.distributed group between the learner ranks and each replica.
+
+One small group per replica: learner ranks 0..R-1 and the replica as rank R, each built
+as a `ProcessGroupGloo` over a shared TCPStore (hosted by learner rank 0) under a prefix
+of its own. Not `init_process_group`: vLLM's worker already owns the default group, and
+one group per replica lets a replacement join (a fresh group) while the others stay.
+`connect` builds the groups and sends one probe per link (the warm-up); a push then
+sends each rank's planned rows (plan.py) to every replica concurrently, while learner
+rank 0 has the replicas receive, verify and load (base.swap_at_safe_point).
+
+nccl.py is the same protocol on CUDA tensors.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import torch
+
+from trainers.weight_sync.base import (
+    ReplicaEndpoint,
+    SyncRecord,
+    WeightSync,
+    WeightSyncError,
+    rpc,
+    swap_at_safe_point,
+    verify,
+)
+from trainers.weight_sync.checksum import weights_checksum
+from trainers.weight_sync.plan import TransferPlan, make_plan
+from trainers.weight_sync.vllm_extension import build_group
+
+GROUP_TIMEOUT_S = 900.0
+
+
+class GlooWeightSync(WeightSync):
+    backend = "gloo"
+    device = "cpu"
+
+    def __init__(
+        self,
+        *,
+        learner_ranks: int = 1,
+        rank: int = 0,
+        corrupt_for_tests: bool = False,
+        address: tuple[str, int] | None = None,
+    ) -> None:
+        super().__init__(
+            learner_ranks=learner_ranks, rank=rank, corrupt_for_tests=corrupt_for_tests
+        )
+        if address is None:
+            if learner_ranks > 1:
+                raise WeightSyncError(
+                    "with learner_ranks > 1 every rank must be given the same store address "
+                    "(host, port); rank 0 hosts it"
+                )
+            from podium.models.vllm_launch import free_port
+
+            address = ("127.0.0.1", free_port())
+        self.address = address
+        self._store = None
+        if rank == 0:  # hosts the store the groups rendezvous on; lives as long as self
+            self._store = torch.distributed.TCPStore(
+                address[0],
+                address[1],
+                is_master=True,
+                timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
+                wait_for_workers=False,
+            )
+        self._groups: dict[int, Any] = {}
+        self._joins: dict[int, int] = {}  # how often each replica index has joined
+
+    def _spec(self, replica: ReplicaEndpoint, rank: int) -> dict[str, Any]:
+        joins = self._joins.get(replica.index, 0)
+        return {
+            "host": self.address[0],
+            "port": self.address[1],
+            "group": f"replica{replica.index}-join{joins}",
+            "rank": rank,
+            "world": self.learner_ranks + 1,
+            "learner_ranks": self.learner_ranks,
+            "backend": self.backend,
+            "timeout_s": GROUP_TIMEOUT_S,
+        }
+
+    def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
+        with ThreadPoolExecutor(max_workers=max(1, 2 * len(replicas))) as pool:
+            joined = []
+            for replica in replicas:
+                remote: Future[Any] | None = None
+                if self.rank == 0:  # rank 0 tells the replica to join (it blocks until all have)
+                    remote = pool.submit(
+                        rpc, replica, "podium_join_group", self._spec(replica, self.learner_ranks)
+                    )
+                local = pool.submit(build_group, self._spec(replica, self.rank), False)
+                joined.append((replica, local, remote))
+            for replica, local, remote in joined:
+                group = local.result()
+                probe = torch.ones(1, device=self.device)
+                group.send([probe], self.learner_ranks, 0).wait()
+                if remote is not None:
+                    remote.result()
+                self._groups[replica.index] = group
+                self._joins[replica.index] = self._joins.get(replica.index, 0) + 1
+                self.replicas[replica.index] = replica
+
+    def _send(self, replica: ReplicaEndpoint, plan: TransferPlan, tensors: list[Any]) -> list[Any]:
+        group = self._groups[replica.index]
+        works = []
+        for planned, start, stop in plan.sends(self.rank):
+            tensor = tensors[planned.index][1]
+            rows = tensor.reshape(1) if tensor.dim() == 0 else tensor
+            works.append(
+                group.send(
+                    [rows[start:stop].to(self.device)], self.learner_ranks, planned.index + 1
+                )
+            )
+        return works
+
+    def _push_to(
+        self,
+        targets: Sequence[ReplicaEndpoint],
+        tensors: list[tuple[str, torch.Tensor]],
+        version: int,
+    ) -> SyncRecord:
+        plan = make_plan(tensors, self.learner_ranks)
+        record = SyncRecord(
+            version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
+        )
+        if self.rank != 0:  # only sends; rank 0 drives the replicas and verifies
+            for replica in targets:
+                for work in self._send(replica, plan, tensors):
+                    work.wait()
+            return record
+        meta = plan.replica_meta(version, corrupt=self.corrupt_for_tests)
+        with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
+            expected = pool.submit(weights_checksum, tensors)
+
+            def one(replica: ReplicaEndpoint) -> dict[str, Any]:
+                def load() -> dict[str, Any]:
+                    with ThreadPoolExecutor(max_workers=1) as receiver:
+                        answer = receiver.submit(rpc, replica, "podium_receive_weights", meta)
+                        works = self._send(replica, plan, tensors)
+                        result: dict[str, Any] = answer.result()  # all received: sends are done
+                        for work in works:
+                            work.wait()
+                        return result
+
+                return swap_at_safe_point(replica, load)
+
+            answers = [(r, pool.submit(one, r)) for r in targets]
+            results = [(r, a.result()) for r, a in answers]
+            record.replicas = verify(version, expected.result(), results)
+        return record

@@ -1,0 +1,178 @@
+"""The replica side of Podium's weight transfer: loaded INSIDE each vLLM server.
+
+The server is started with `--worker-extension-cls vllm_extension.PodiumWeightReceiver`
+and PYTHONPATH set to this directory only (vLLM's interpreter cannot import Podium), so
+this module imports nothing but the standard library and torch. vLLM mixes the class
+into its Worker: `self` is the worker. The learner calls the methods through the dev-mode
+endpoint `POST /collective_rpc {"method": ..., "args": [json]}` (arguments arrive as
+strings, hence JSON), between pausing and resuming the server (see `gloo.py`).
+
+It also holds the pieces both sides must compute identically, so they exist once:
+`weights_checksum` (re-exported by `checksum.py`) and `row_slices` (used by `plan.py`).
+
+Loading goes through the worker's `reload_weights(weights_iterator=...)`: the in-place
+layerwise reload that restores the checkpoint layout, loads and re-processes (the CPU
+build repacks linear layers; see trainers/vllm_sync.py). After a load whose checksum
+differs from the previous one, vLLM's own fingerprint of the engine's parameters
+(`compute_weight_checksums`) must change too: a sync that "succeeds" but moves nothing
+(vLLM issue 57022) is reported as `moved: false` and the learner fails the push.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+
+def weights_checksum(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> str:
+    """sha256 over the tensors cast to bfloat16, in name order (name, shape, bytes):
+    the same value on the learner (any dtype) and in the engine (float32 on CPU)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(named_tensors, key=lambda item: item[0]):
+        t = tensor.detach().to("cpu", torch.bfloat16).contiguous()
+        digest.update(name.encode())
+        digest.update(str(tuple(t.shape)).encode())
+        digest.update(t.view(-1).view(torch.int16).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def row_slices(shape: list[int] | tuple[int, ...], ranks: int) -> list[tuple[int, int]]:
+    """Which dim-0 rows each of `ranks` learner ranks sends: contiguous, near-equal chunks
+    (rank r gets rows [start, stop)); a 0-dim tensor goes whole from rank 0."""
+    rows = shape[0] if len(shape) else 1
+    base, extra = divmod(rows, ranks)
+    out, start = [], 0
+    for r in range(ranks):
+        stop = start + base + (1 if r < extra else 0)
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def parse_dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name.removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {name!r}")
+    return dtype
+
+
+def build_group(spec: dict[str, Any], is_master: bool) -> Any:
+    """A process group of its own over a TCPStore, without touching torch.distributed's
+    default group (vLLM's worker already owns that one)."""
+    import torch.distributed as dist
+
+    timeout = datetime.timedelta(seconds=float(spec.get("timeout_s", 600)))
+    store = dist.TCPStore(
+        spec["host"],
+        int(spec["port"]),
+        is_master=is_master,
+        timeout=timeout,
+        wait_for_workers=False,
+    )
+    prefixed = dist.PrefixStore(str(spec["group"]) + "/", store)
+    rank, world = int(spec["rank"]), int(spec["world"])
+    if spec.get("backend", "gloo") == "nccl":
+        return dist.ProcessGroupNCCL(prefixed, rank, world, dist.ProcessGroupNCCL.Options())
+    return dist.ProcessGroupGloo(prefixed, rank, world, timeout)
+
+
+def _fingerprint(worker: Any) -> str:
+    """vLLM's own digest of the engine's parameters, folded into one value."""
+    digests = worker.compute_weight_checksums()
+    return hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()
+
+
+class PodiumWeightReceiver:
+    """Methods mixed into vLLM's Worker (`self` is the worker)."""
+
+    _podium_group: Any = None
+    _podium_group_spec: dict[str, Any] | None = None
+    _podium_version: int = 0
+    _podium_checksum: str | None = None
+    _podium_fingerprint: str | None = None
+
+    def podium_join_group(self, spec_json: str) -> dict[str, Any]:
+        """Join the transfer group {host, port, group, rank, world, learner_ranks,
+        backend}; receive one small tensor from each learner rank to warm the links."""
+        spec = json.loads(spec_json)
+        group = build_group(spec, is_master=False)
+        device = "cuda" if spec.get("backend") == "nccl" else "cpu"
+        for src in range(int(spec["learner_ranks"])):
+            probe = torch.zeros(1, device=device)
+            group.recv([probe], src, 0).wait()
+        self._podium_group, self._podium_group_spec = group, spec
+        return {"joined": spec["group"], "rank": spec["rank"]}
+
+    def podium_receive_weights(self, meta_json: str) -> dict[str, Any]:
+        """Receive every tensor (each learner rank sends its rows, see `row_slices`),
+        verify, load, and report {version, checksum, moved, seconds}.
+        meta: {version, learner_ranks, tensors: [[name, shape, dtype]], corrupt}"""
+        if self._podium_group is None:
+            return {"error": "this replica has not joined a transfer group"}
+        meta = json.loads(meta_json)
+        ranks = int(meta["learner_ranks"])
+        device = "cuda" if (self._podium_group_spec or {}).get("backend") == "nccl" else "cpu"
+        started = time.perf_counter()
+        received: list[tuple[str, torch.Tensor]] = []
+        pending = []
+        for index, (name, shape, dtype) in enumerate(meta["tensors"]):
+            buffer = torch.empty(shape, dtype=parse_dtype(dtype), device=device)
+            flat = buffer.view(1, *shape) if not shape else buffer
+            for src, (start, stop) in enumerate(row_slices(shape, ranks)):
+                if stop > start:
+                    pending.append(self._podium_group.recv([flat[start:stop]], src, index + 1))
+            received.append((name, buffer))
+        for work in pending:
+            work.wait()
+        return self._podium_load(received, int(meta["version"]), bool(meta.get("corrupt")), started)
+
+    def podium_load_file(self, spec_json: str) -> dict[str, Any]:
+        """Load a safetensors file written by the learner (the disk backend).
+        spec: {path, version, corrupt}"""
+        from safetensors.torch import load_file
+
+        spec = json.loads(spec_json)
+        started = time.perf_counter()
+        tensors = sorted(load_file(spec["path"]).items())
+        return self._podium_load(tensors, int(spec["version"]), bool(spec.get("corrupt")), started)
+
+    def podium_weights_checksum(self) -> dict[str, Any]:
+        """The checksum and version of the weights last loaded (None before any load)."""
+        return {"version": self._podium_version, "checksum": self._podium_checksum}
+
+    def podium_weight_version(self) -> int:
+        return self._podium_version
+
+    def _podium_load(
+        self, tensors: list[tuple[str, torch.Tensor]], version: int, corrupt: bool, started: float
+    ) -> dict[str, Any]:
+        if corrupt and tensors:
+            # Test-only: flip one received tensor, as a transfer gone wrong would.
+            name, first = tensors[0]
+            tensors[0] = (name, first + 1.0)
+        checksum = weights_checksum(tensors)
+        received_s = time.perf_counter() - started
+        before = self._podium_fingerprint or _fingerprint(self)
+        self.reload_weights(weights_iterator=iter(tensors))  # type: ignore[attr-defined]
+        after = _fingerprint(self)
+        # A new checksum must move the engine's parameters; the same one may not. The
+        # first load may legitimately equal the checkpoint the server started from, so an
+        # unchanged fingerprint there reads "cannot tell" (None), not a failure.
+        moved: bool | None = after != before or checksum == self._podium_checksum
+        if not moved and self._podium_checksum is None:
+            moved = None
+        self._podium_fingerprint = after
+        self._podium_checksum, self._podium_version = checksum, version
+        return {
+            "version": version,
+            "checksum": checksum,
+            "moved": moved,
+            "received_s": received_s,
+            "seconds": time.perf_counter() - started,
+        }
