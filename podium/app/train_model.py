@@ -2,19 +2,20 @@
 
 The form's choices (base checkpoints, tables, snapshots, rewards), turning the form
 into a validated `sft` or `grpo` card and queueing it, and the live view of a run:
-status, progress, metric groups for the charts, sample completions, and on success the
+status, progress, metric groups for the charts, sample completions, an async GRPO
+run's replicas, staleness and weight syncs (`async_rl_model`), and on success the
 registered checkpoint with its base for the chat and compare buttons.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from podium.app.async_rl_model import AsyncView, async_view, job_config
 from podium.jobs.logbook import metrics_frame, progress_fraction, samples, submit_config
 from podium.jobs.queue import Job, get_job, list_jobs
 from podium.models.registry import get_model, list_models
@@ -32,6 +33,11 @@ REWARD_CHOICES = (
     "exact_match",
     "length:256",
 )
+
+ROLLOUTS = ("sync", "async")
+# GrpoConfig's fields that only an async rollout reads: shown beside the basic fields
+# when the form is for async, left at their defaults (and off the form) for sync.
+ASYNC_FIELDS = ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
 
 # Chart groups: a title and the metric names (a prefix ending in "/" takes a family).
 CHART_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -82,6 +88,19 @@ def default_out(model: str, table: str, kind: str) -> str:
     return name
 
 
+def rollout_fields(kind: str, rollout: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """(fields shown with the basic ones, fields fixed off the form with their values) for
+    a `kind` run with `rollout` (a `grpo` card's sync or async)."""
+    if kind != "grpo":
+        return (), {}
+    if rollout == "async":
+        return ASYNC_FIELDS, {"rollout": "async"}
+    from trainers.config import GrpoConfig
+
+    defaults = {f: GrpoConfig.model_fields[f].get_default() for f in ASYNC_FIELDS}
+    return (), {"rollout": "sync", **defaults}
+
+
 def check_launch(kind: str, values: dict[str, Any]) -> None:
     """What the queue's preflight does not check: the new name is free and GRPO's
     rewards can read this table."""
@@ -118,16 +137,8 @@ def training_runs(limit: int = 20) -> list[Job]:
     return [j for j in list_jobs(limit=200) if j["kind"] in KINDS][:limit]
 
 
-def _config(job: Job) -> dict[str, Any]:
-    try:
-        value = json.loads(job["config"] or "{}")
-    except (TypeError, json.JSONDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def run_label(job: Job) -> str:
-    out = _config(job).get("out", "?")
+    out = job_config(job).get("out", "?")
     return f"{job['kind']} → {out} · {job['status']} · {job['id']}"
 
 
@@ -152,6 +163,7 @@ class RunView:
     base: str | None = None
     table: str | None = None  # what it trained on, so Compare can prompt with it
     error: str | None = None
+    async_rl: AsyncView | None = None  # an async GRPO run's versions, staleness, syncs
 
     @property
     def finished(self) -> bool:
@@ -177,22 +189,24 @@ def chart_groups(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 def run_view(job_id: str) -> RunView:
     job = get_job(job_id)
-    config = _config(job)
+    config = job_config(job)
     summary = (job["outputs"] or {}).get("summary") or {}
     checkpoint = summary.get("checkpoint") if job["status"] == "succeeded" else None
     base = None
     if checkpoint:
         base = get_model(checkpoint).parent
+    metrics = metrics_frame(job["id"])
     return RunView(
         job_id=job["id"],
         kind=job["kind"],
         status=job["status"],
         progress=progress_fraction(job),
         message=job["progress_message"] or "",
-        groups=chart_groups(metrics_frame(job["id"])),
+        groups=chart_groups(metrics),
         samples=samples(job["id"], limit=10),
         checkpoint=checkpoint,
         base=base or config.get("model"),
         table=(config.get("table") or {}).get("name"),
         error=(job["error"] or "").splitlines()[0] if job["error"] else None,
+        async_rl=async_view(job, metrics),
     )

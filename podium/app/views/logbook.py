@@ -1,8 +1,10 @@
 """Logbook page: every job with status, progress, duration and kind; one job's status,
 progress, error, outputs, log tail, metrics and samples, all refreshed live; cancel,
 re-run from the card, re-run with changes (the card's values in the New job form), open
-an output (a table in Browse, a checkpoint in Compare against its base), and a "new
-job" form generated from a kind's config model. `?job=ID` opens a job.
+an output (a table in Browse, a checkpoint in Compare against its base), an async GRPO
+run's replicas, staleness histogram, weight syncs and rollouts table
+(`podium.app.async_rl_model`), and a "new job" form generated from a kind's config
+model. `?job=ID` opens a job.
 
 Everything shown comes from `podium.jobs.logbook` and `podium.jobs.queue`.
 """
@@ -15,6 +17,8 @@ from typing import Any
 import streamlit as st
 
 from podium.app import charts, widgets
+from podium.app.async_rl_model import async_view, other_metrics
+from podium.app.async_rl_panel import async_panel
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
@@ -99,6 +103,9 @@ def job_detail(job_id: str) -> None:
     st.markdown("**Log**")
     st.code(log_tail(job["log_path"], 40) or "(empty)", language="log")
     metrics = lb.metrics_frame(job_id)
+    if (rl := async_view(job, metrics)) is not None:
+        async_panel(rl)  # replicas, staleness, syncs and rollouts: the run card pins them
+        metrics = other_metrics(metrics)
     if not metrics.empty:
         st.markdown("**Metrics**")
         panels = charts.metric_panels(metrics)

@@ -3,10 +3,14 @@
 Choose a base checkpoint, a table and snapshot (`?table=`, `?snapshot=` (an id, tag or
 branch) and `?model=` preselect), SFT
 or GRPO, a preset (it fills the form; every value stays editable) and, for GRPO,
-weighted rewards; "Queue job" queues the run for the worker.
+weighted rewards and the rollout (sync: TRL in one process; async: vLLM replicas on Ray
+and a separate learner, with its replicas, staleness bound, weight sync and rollouts
+table); "Queue job" queues the run for the worker.
 The run's loss, rewards, learning rate, grad norm and tokens/s update every few
-seconds; when it finishes, buttons open the new checkpoint in Generate (chat) and in
-Compare against its base. `?job=ID` opens a run directly. Logic: `podium.app.train_model`.
+seconds (an async run adds each replica's weight version, the staleness histogram and
+every weight sync with its checksum verdict); when it finishes, buttons open the new
+checkpoint in Generate (chat) and in Compare against its base. `?job=ID` opens a run
+directly. Logic: `podium.app.train_model`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app import widgets
+from podium.app.async_rl_panel import async_panel
 from podium.app.charts import line_chart
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
@@ -21,11 +26,13 @@ from podium.app.review_model import linked_snapshot_labels
 from podium.app.train_model import (
     KINDS,
     REWARD_CHOICES,
+    ROLLOUTS,
     RunView,
     base_choices,
     cancel_question,
     check_launch,
     default_out,
+    rollout_fields,
     run_label,
     run_view,
     snapshot_choices,
@@ -117,13 +124,28 @@ def _launch_form() -> None:
         "table": {"name": table, "snapshot_id": snapshot},
         "preset": preset,
     }
+    rollout = "sync"
     if kind == "grpo":
         fixed["rewards"] = _rewards()
+        rollout = st.radio(
+            "Rollout",
+            ROLLOUTS,
+            horizontal=True,
+            key="train.rollout",
+            format_func=lambda r: {"sync": "sync (TRL, one process)", "async": "async (Ray)"}[r],
+            help="sync: TRL's GRPO trainer generates and learns in one process. async: vLLM "
+            "replicas on Ray generate while a separate learner trains; samples may be up to "
+            "`max_staleness` policy versions old, weights reach the replicas by `weight_sync`, "
+            "and every sample lands in the `rollouts` table.",
+        )
+    shown, hidden = rollout_fields(kind, rollout)
+    fixed.update(hidden)
     model_fields = kind_model(kind).model_fields
+    basic = (*BASIC, *shown)
     job_id = queue_form(
         kind,
         f"train.{kind}",
-        advanced=[f for f in model_fields if f not in BASIC and f not in fixed],
+        advanced=[f for f in model_fields if f not in basic and f not in fixed],
         values={"out": default_out(model, table, kind), **preset_defaults(kind, preset)},
         fixed=fixed,
         check=lambda values: check_launch(kind, values),
@@ -161,6 +183,8 @@ def _watch(job_id: str, key: str) -> RunView:
             if group is not None:
                 col.markdown(f"**{group[0]}**")
                 col.altair_chart(line_chart(group[1]), width="stretch")
+    if view.async_rl is not None:
+        async_panel(view.async_rl, reward=False)  # the reward is charted above
     if view.samples:
         st.markdown("**Sample completions**")
         for s in view.samples[-4:]:

@@ -1,0 +1,223 @@
+"""What the app shows of an async GRPO run (`rollout: async`), without Streamlit.
+
+The Train page's live panel and the Logbook's run card both draw `async_view(job)`:
+each replica's weight version over the learner's steps, the staleness histogram (how
+many policy versions lay between the weights that generated a sample and the step that
+trained on it), every weight sync with its seconds and its checksum verdict per
+replica, and the rollouts table. While the run is going these come from its per-step
+metrics (the reporter writes them twice a second); once it finished, from its outputs'
+summary (`syncs`, `staleness`, `rollouts`), which are the whole record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from podium.jobs.logbook import metrics_frame
+from podium.jobs.queue import Job
+
+# Per-step metric names the async run reports (trainers/async_rl/run.py).
+REWARD = "reward"
+LAG = "lag"  # mean lag (trained_step - policy_version) of the batch trained at the step
+SYNC_SECONDS = "sync_seconds"
+# One weight-version series per replica: "policy_version/0", "policy_version/1", ...
+_VERSION = re.compile(r"^policy_version/(\d+)$")
+# Samples trained at a step with lag k: "staleness/0", "staleness/1", ...
+_STALENESS = re.compile(r"^staleness/(\d+)$")
+
+
+@dataclass(frozen=True)
+class SyncRow:
+    """One weight push as the page lists it."""
+
+    version: int
+    backend: str
+    megabytes: float
+    seconds: float
+    verdict: str  # "2/2 match" or "MISMATCH on replica 1 (expected ab12…, got cd34…)"
+    ok: bool
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "backend": self.backend,
+            "MB": round(self.megabytes, 1),
+            "seconds": round(self.seconds, 3),
+            "checksums": self.verdict,
+        }
+
+
+@dataclass
+class AsyncView:
+    """Everything the async panel draws; empty frames and lists when nothing is known yet."""
+
+    replicas: int
+    max_staleness: int
+    weight_sync: str
+    rollouts: str | None  # the rollouts table (NAMESPACE.TABLE)
+    reward: pd.DataFrame  # index step, column "reward"
+    versions: pd.DataFrame  # index step, one column per replica ("replica 0", ...)
+    current_versions: dict[int, int] = field(default_factory=dict)  # replica -> version
+    staleness: pd.DataFrame = field(default_factory=pd.DataFrame)  # columns lag, samples
+    staleness_final: bool = False  # from the summary (every sample) or live metrics
+    syncs: list[SyncRow] = field(default_factory=list)
+    sync_seconds: pd.DataFrame = field(default_factory=pd.DataFrame)  # index step
+
+    @property
+    def sync_failed(self) -> bool:
+        return any(not s.ok for s in self.syncs)
+
+    def headline(self) -> str:
+        """One line over the panel: mode, replicas, bound, transport, versions now."""
+        now = ", ".join(f"replica {r}: v{v}" for r, v in sorted(self.current_versions.items()))
+        return (
+            f"async rollout · {self.replicas} replica(s) · max staleness {self.max_staleness}"
+            f" · weight sync {self.weight_sync}" + (f" · {now}" if now else "")
+        )
+
+    def sync_rows(self) -> list[dict[str, Any]]:
+        return [s.as_row() for s in self.syncs]
+
+    def staleness_text(self) -> str:
+        """'412 samples: lag 0 300 (73%), lag 1 112 (27%)' — what the histogram says."""
+        if self.staleness.empty:
+            return ""
+        counts = dict(zip(self.staleness["lag"], self.staleness["samples"], strict=True))
+        total = sum(int(n) for n in counts.values())
+        parts = [
+            f"lag {int(lag)} {int(n)} ({100 * int(n) / total:.0f}%)"
+            for lag, n in counts.items()
+            if total
+        ]
+        where = "" if self.staleness_final else " so far"
+        return f"{total} samples{where}: " + ", ".join(parts)
+
+
+def job_config(job: Job) -> dict[str, Any]:
+    try:
+        value = json.loads(job["config"] or "{}")
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def is_async(job: Job) -> bool:
+    """An async GRPO run (its card says `rollout: async`)."""
+    return job["kind"] == "grpo" and job_config(job).get("rollout") == "async"
+
+
+def _summary(job: Job) -> dict[str, Any]:
+    outputs = job.get("outputs") or {}
+    if isinstance(outputs, str):
+        outputs = json.loads(outputs or "{}")
+    summary = outputs.get("summary") or {}
+    return summary if isinstance(summary, dict) else {}
+
+
+def _numbered(frame: pd.DataFrame, pattern: re.Pattern[str]) -> dict[int, str]:
+    """{number: column} for the metric columns `pattern` names, in number order."""
+    found = {int(m.group(1)): c for c in frame.columns if (m := pattern.match(str(c)))}
+    return dict(sorted(found.items()))
+
+
+def version_frame(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Each replica's weight version by learner step ("replica 0", "replica 1", ...)."""
+    columns = _numbered(metrics, _VERSION)
+    if not columns:
+        return pd.DataFrame()
+    frame = metrics[list(columns.values())].dropna(how="all")
+    return frame.rename(columns={c: f"replica {r}" for r, c in columns.items()})
+
+
+def staleness_frame(counts: dict[Any, Any]) -> pd.DataFrame:
+    """{lag: samples} as rows (lag, samples), lag ascending, every lag up to the largest
+    shown (a zero bar says "none" where a missing bar would say nothing)."""
+    clean = {int(k): int(v) for k, v in counts.items()}
+    if not clean:
+        return pd.DataFrame(columns=["lag", "samples"])
+    lags = range(0, max(clean) + 1)
+    return pd.DataFrame({"lag": list(lags), "samples": [clean.get(k, 0) for k in lags]})
+
+
+def live_staleness(metrics: pd.DataFrame) -> dict[int, int]:
+    """{lag: samples} summed over the steps reported so far."""
+    return {
+        lag: int(metrics[column].fillna(0).sum())
+        for lag, column in _numbered(metrics, _STALENESS).items()
+    }
+
+
+def sync_row(record: dict[str, Any]) -> SyncRow:
+    """A SyncRecord.as_dict() as a row with its verdict: every replica's checksum must
+    equal the learner's."""
+    replicas = record.get("replicas") or []
+    bad = [r for r in replicas if not r.get("match")]
+    if not replicas:
+        verdict, ok = "no replica reported", False
+    elif bad:
+        verdict = "MISMATCH on " + "; ".join(
+            f"replica {r.get('replica')} (expected {str(r.get('expected'))[:8]}…, "
+            f"got {str(r.get('checksum'))[:8]}…)"
+            for r in bad
+        )
+        ok = False
+    else:
+        verdict, ok = f"{len(replicas)}/{len(replicas)} match", True
+    return SyncRow(
+        version=int(record.get("version", 0)),
+        backend=str(record.get("backend", "")),
+        megabytes=float(record.get("bytes", 0)) / 1e6,
+        seconds=float(record.get("seconds", 0.0)),
+        verdict=verdict,
+        ok=ok,
+    )
+
+
+def _column(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
+    return metrics[[name]].dropna() if name in metrics.columns else pd.DataFrame()
+
+
+def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | None:
+    """The async panel's content for `job`, or None when it is not an async run."""
+    if not is_async(job):
+        return None
+    config = job_config(job)
+    summary = _summary(job)
+    metrics = metrics_frame(job["id"]) if metrics is None else metrics
+    versions = version_frame(metrics)
+    current = {
+        int(c.split()[-1]): int(versions[c].dropna().iloc[-1])
+        for c in versions.columns
+        if not versions[c].dropna().empty
+    }
+    final = summary.get("staleness")
+    counts = final if isinstance(final, dict) else live_staleness(metrics)
+    syncs = [sync_row(r) for r in summary.get("syncs") or [] if isinstance(r, dict)]
+    return AsyncView(
+        replicas=int(config.get("replicas") or 1),
+        max_staleness=int(config.get("max_staleness") or 0),
+        weight_sync=str(config.get("weight_sync") or ""),
+        rollouts=summary.get("rollouts") or config.get("rollouts"),
+        reward=_column(metrics, REWARD),
+        versions=versions,
+        current_versions=current,
+        staleness=staleness_frame(counts),
+        staleness_final=isinstance(final, dict),
+        syncs=syncs,
+        sync_seconds=_column(metrics, SYNC_SECONDS),
+    )
+
+
+def async_metric(name: str) -> bool:
+    """Metrics the async panel draws itself (generic metric panels leave them out)."""
+    return bool(_VERSION.match(name) or _STALENESS.match(name)) or name == SYNC_SECONDS
+
+
+def other_metrics(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` without the metrics the async panel draws."""
+    return frame.drop(columns=[c for c in frame.columns if async_metric(str(c))])
