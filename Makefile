@@ -20,7 +20,7 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench clean \
+.PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl clean \
 	soak-kill load
 
 run: setup home
@@ -93,6 +93,12 @@ lint: check
 
 bench: setup
 	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
+
+# Async RL (issue 24): sync GRPO vs async at max_staleness 0, 1, 2, and weight-sync seconds
+# gloo vs disk; figures in test-artifacts/async-rl.json and README "Async RL: measured".
+# BENCH_ARGS=--quick for a tiny-model smoke run.
+bench-async-rl: setup vllm
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python benchmarks/async_rl.py $(BENCH_ARGS)
 
 # The kill harness at full size (tests/faults): over 100 seeded SIGKILLs of a worker and
 # its job across every job kind; figures in test-artifacts/soak-kill-*.json.
