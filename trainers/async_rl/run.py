@@ -1,0 +1,620 @@
+"""`kind: grpo` with `rollout: async`: replicas generate on Ray while a learner trains.
+
+    podium train grpo --table demo.json_sft --out json-async --rollout async \\
+        --replicas 2 --max-staleness 1 --weight-sync gloo --rollouts demo.json_async_rollouts
+    podium sql "SELECT trained_step - policy_version AS lag, count(*) FROM \\
+        demo.json_async_rollouts GROUP BY lag"
+    podium jobs show ID --json            # outputs.summary.syncs: one verified push a step
+
+The pieces, each in its own module:
+
+- replicas (`replica.PolicyReplica`, one Ray actor and vLLM server each; on the
+  configured Ray cluster, else a private local Ray started for this job and stopped at
+  its end) generate prompt groups, each completion tagged with the weight version that
+  made it and its behaviour log-probs (processed: after temperature);
+- one thread per replica asks the controller (`controller.Controller`) for slots,
+  generates, and scores the completions with the card's reward rules
+  (`trainers.rewards`), outside the learner;
+- the learner (`learner.Learner`, this process) takes each step's slots in order,
+  trains (decoupled-PPO GRPO), commits the new version and starts a push of its weights
+  (`trainers.weight_sync`) in the background, so it can train the next step while the
+  push is in flight, as far as `max_staleness` allows;
+- each step's samples are appended to the rollouts table (`rollouts.py`) with the step
+  that trained them; a replica that dies is replaced, its slots are generated again,
+  and the replacement gets the current weights from the learner (`add_replica`).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from podium.errors import Cancelled, InvalidInput, PodiumError
+from podium.reporting import JobOutputs, Reporter
+from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
+from trainers.async_rl.controller import Completed, Controller, Ticket
+from trainers.async_rl.rollouts import (
+    RolloutsWriter,
+    check_rollouts_free,
+    default_rollouts_name,
+    rollout_row,
+)
+from trainers.config import GrpoConfig
+from trainers.data import TrainingData
+from trainers.lifecycle import as_config, start_run
+from trainers.rewards import RewardFn, SampleTap, build_rewards
+from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
+
+REPLICA_CPUS = 1.0
+ADMIT_WAIT_S = 0.5
+
+
+def rollouts_table(cfg: GrpoConfig) -> str:
+    return cfg.rollouts or default_rollouts_name(cfg.table.name, cfg.out)
+
+
+def check_async_card(cfg: GrpoConfig) -> None:
+    """What only the async path refuses, before any model loads."""
+    if cfg.method != "full":
+        raise InvalidInput(
+            "rollout: async trains the full model (method: full); LoRA adapters are not "
+            "pushed to the replicas. Set --method full or use --rollout sync."
+        )
+    if cfg.learner_ranks != 1:
+        raise InvalidInput(
+            "rollout: async runs its learner as one process here; learner_ranks > 1 (n -> m "
+            "transfer) is exercised by trainers/weight_sync's tests. Set --learner-ranks 1."
+        )
+    check_rollouts_free(rollouts_table(cfg))
+
+
+@contextmanager
+def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
+    """The configured Ray cluster (or the one this process joined), else a private local
+    Ray for the job's lifetime: only a Ray this job started is shut down."""
+    import logging
+
+    import ray
+
+    from podium.processes import ray_module
+
+    started = False
+    if not ray.is_initialized():
+        try:
+            ray_module()
+        except InvalidInput:
+            ray.init(
+                num_cpus=max(cpus, os.cpu_count() or 1),
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+            )
+            started = True
+            reporter.log("no Ray cluster configured or running: started a private local Ray")
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    messages: list[dict[str, str]]
+    answer: str
+    metadata: str
+    ids: list[int]
+
+
+def load_prompts(cfg: GrpoConfig, data: TrainingData, tokenizer: Any) -> tuple[list[Prompt], int]:
+    """The card's prompts, chat-formatted and tokenised as the learner sees them."""
+    from trainers.grpo import grpo_datasets
+
+    datasets = grpo_datasets(cfg, data, tokenizer)
+    prompts: list[Prompt] = []
+    for row in datasets.train:
+        ids = tokenizer.apply_chat_template(
+            row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
+        )["input_ids"]
+        prompts.append(
+            Prompt(
+                id=str(row.get("id") or len(prompts)),
+                messages=[{"role": m["role"], "content": m["content"]} for m in row["prompt"]],
+                answer=str(row.get("answer") or ""),
+                metadata=str(row.get("metadata") or ""),
+                ids=list(ids),
+            )
+        )
+    return prompts, datasets.too_long
+
+
+@dataclass
+class Scorer:
+    """The card's reward rules, summed with their weights (TRL's calling convention)."""
+
+    funcs: list[RewardFn]
+    weights: list[float]
+
+    def score(self, prompt: Prompt, texts: list[str]) -> tuple[list[float], dict[str, float]]:
+        n = len(texts)
+        completions = [[{"role": "assistant", "content": t}] for t in texts]
+        total = [0.0] * n
+        means: dict[str, float] = {}
+        for fn, weight in zip(self.funcs, self.weights, strict=True):
+            values = fn(
+                [prompt.messages] * n,
+                completions,
+                answer=[prompt.answer] * n,
+                metadata=[prompt.metadata] * n,
+            )
+            means[f"rewards/{fn.__name__}/mean"] = statistics.fmean(values)
+            total = [t + weight * v for t, v in zip(total, values, strict=True)]
+        return total, means
+
+
+@dataclass
+class Pool:
+    """The replicas: Ray actors, the versions they hold, and their replacement."""
+
+    ray: Any
+    model: str
+    tag: str  # actor names are `<tag>-replica-<i>`: a test may find and kill one
+    actors: dict[int, Any] = field(default_factory=dict)
+    infos: dict[int, dict[str, Any]] = field(default_factory=dict)
+    held: dict[int, int] = field(default_factory=dict)  # replica -> weight version
+    replacing: set[int] = field(default_factory=set)
+    restarts: int = 0
+
+    def actor_name(self, index: int, generation: int = 0) -> str:
+        return f"{self.tag}-replica-{index}" + (f"-r{generation}" if generation else "")
+
+    def start(self, indices: list[int], generation: int = 0) -> list[Any]:
+        from trainers.async_rl.replica import PolicyReplica
+
+        cls = self.ray.remote(num_cpus=REPLICA_CPUS, max_restarts=0)(PolicyReplica)
+        env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
+        actors = {
+            i: cls.options(name=self.actor_name(i, generation), runtime_env=env).remote(
+                self.model, i, True
+            )
+            for i in indices
+        }
+        infos = self.ray.get([a.start.remote() for a in actors.values()])
+        for i, info in zip(actors, infos, strict=True):
+            self.actors[i], self.infos[i] = actors[i], info
+        return [self.ray.get(self.actors[i].get_endpoint.remote()) for i in indices]
+
+    def alive(self, index: int) -> bool:
+        from ray.exceptions import RayError
+
+        if index in self.replacing:
+            return False
+        try:
+            self.ray.get(self.actors[index].get_endpoint.remote(), timeout=30)
+        except RayError:
+            return False
+        return True
+
+    def stop(self, reporter: Reporter) -> None:
+        from trainers.async_rl.replica import reap_servers
+
+        for actor in self.actors.values():
+            try:
+                self.ray.get(actor.stop.remote(), timeout=30)
+            except Exception as exc:  # noqa: BLE001 - dead already; reaped below
+                reporter.log(f"replica stop: {type(exc).__name__}")
+            self.ray.kill(actor)
+        reap_servers(self.ray, list(self.infos.values()), reporter)
+
+
+class AsyncRun:
+    """One async GRPO run: the threads, the learner loop and what they share."""
+
+    def __init__(
+        self,
+        cfg: GrpoConfig,
+        reporter: Reporter,
+        prompts: list[Prompt],
+        scorer: Scorer,
+        learner: Any,
+        sync: Any,
+        pool: Pool,
+        writer: RolloutsWriter,
+    ) -> None:
+        self.cfg, self.reporter, self.prompts = cfg, reporter, prompts
+        self.scorer, self.learner, self.sync, self.pool, self.writer = (
+            scorer,
+            learner,
+            sync,
+            pool,
+            writer,
+        )
+        self.groups_per_step = cfg.batch_size * cfg.grad_accum // cfg.num_generations
+        self.controller = Controller(cfg.max_staleness, self.groups_per_step, cfg.max_steps)
+        order = list(range(len(prompts)))
+        random.Random(cfg.seed).shuffle(order)
+        self.order = order
+        self.lock = threading.RLock()  # learner weights + push issue + replica joins
+        self.pushes: list[Future[Any]] = []
+        self.syncs: list[dict[str, Any]] = []
+        self.sync_failures: list[dict[str, Any]] = []  # pushes that met a dead replica
+        self.errors: list[BaseException] = []
+        self.stop = threading.Event()
+        self.generated = 0  # samples generated and kept (slots given back excluded)
+        self._count_lock = threading.Lock()
+        self.history: list[dict[str, float]] = []
+
+    # -- replicas ---------------------------------------------------------------
+
+    def prompt_of(self, slot: int) -> Prompt:
+        return self.prompts[self.order[slot % len(self.order)]]
+
+    def _admit(self, replica: int) -> list[Ticket]:
+        """Up to one step's slots for this replica, waiting a moment for the first."""
+
+        def version() -> int:
+            return self.pool.held[replica]
+
+        first = self.controller.admit(replica, version, timeout=ADMIT_WAIT_S)
+        if first is None:
+            return []
+        tickets = [first]
+        while len(tickets) < self.groups_per_step:
+            more = self.controller.admit(replica, version, timeout=0)
+            if more is None:
+                break
+            tickets.append(more)
+        return tickets
+
+    def replica_loop(self, replica: int) -> None:
+        from ray.exceptions import RayActorError
+
+        while not self.stop.is_set() and not self.controller.state.finished:
+            tickets: list[Ticket] = []
+            try:
+                tickets = self._admit(replica)
+                if not tickets:
+                    # Idle: still notice a dead actor, so it is replaced before its turn.
+                    self.pool.ray.get(self.pool.actors[replica].get_endpoint.remote())
+                    continue
+                self._generate(replica, tickets)
+            except RayActorError as exc:
+                if self.stop.is_set():
+                    return
+                self.reporter.log(f"replica {replica} died ({type(exc).__name__}); replacing it")
+                try:
+                    self.replace(replica)
+                except BaseException as err:  # noqa: BLE001 - the job fails with it
+                    self.fail(err)
+                    return
+            except BaseException as exc:  # noqa: BLE001 - the job fails with it
+                self.fail(exc)
+                return
+
+    def _generate(self, replica: int, tickets: list[Ticket]) -> None:
+        cfg = self.cfg
+        prompts = [self.prompt_of(t.slot) for t in tickets]
+        actor = self.pool.actors[replica]
+        rows = self.pool.ray.get(
+            actor.generate.remote(
+                [p.ids for p in prompts],
+                cfg.num_generations,
+                cfg.max_completion_length,
+                cfg.temperature,
+                cfg.seed * 7919 + tickets[0].slot,
+            )
+        )
+        for i, (ticket, prompt) in enumerate(zip(tickets, prompts, strict=True)):
+            mine = [r for r in rows if r["prompt_index"] == i]
+            rewards, means = self.scorer.score(prompt, [r["text"] for r in mine])
+            version = min(int(r["policy_version"]) for r in mine)
+            payload = {"prompt": prompt, "rows": mine, "rewards": rewards, "means": means}
+            if self.controller.complete(ticket, payload, version):
+                with self._count_lock:
+                    self.generated += len(mine)
+
+    def replace(self, replica: int) -> None:
+        """A dead replica: its slots are given back, a new one starts and gets the
+        current weights from the learner over the transfer group."""
+        from trainers.async_rl.replica import reap_servers
+        from trainers.weight_sync.base import materialise
+
+        self.pool.replacing.add(replica)
+        lost = self.controller.release_replica(replica)
+        self.reporter.log(f"replica {replica}: {len(lost)} slot(s) given back for regeneration")
+        old = self.pool.infos.get(replica)
+        self.pool.restarts += 1
+        (endpoint,) = self.pool.start([replica], generation=self.pool.restarts)
+        with self.lock:
+            wait(list(self.pushes))  # pushes in flight to the old replica end first
+            version = self.controller.version
+            tensors = materialise(self.learner.named_tensors())
+            record = self.sync.add_replica(endpoint, tensors, version)
+        self.syncs.append({**record.as_dict(), "joined": replica})
+        if old is not None:
+            reap_servers(self.pool.ray, [old], self.reporter)
+        self.pool.held[replica] = version
+        self.pool.replacing.discard(replica)
+        self.controller.weights_changed()
+        self.reporter.log(f"replica {replica} replaced; it holds version {version}")
+
+    def fail(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+        self.stop.set()
+        self.controller.close()
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+
+    # -- pushes -----------------------------------------------------------------
+
+    def push(self, version: int) -> None:
+        future = self.sync.push_async(self.learner.named_tensors(), version)
+        self.pushes.append(future)
+
+        def landed(done: Future[Any]) -> None:
+            exc = done.exception()
+            if exc is not None:
+                self.push_failed(version, exc)
+                return
+            record = done.result()
+            self.syncs.append(record.as_dict())
+            for verdict in record.replicas:
+                r = int(verdict["replica"])
+                if r not in self.pool.replacing:
+                    self.pool.held[r] = max(self.pool.held.get(r, 0), record.version)
+            self.controller.weights_changed()
+
+        future.add_done_callback(landed)
+
+    def push_failed(self, version: int, exc: BaseException) -> None:
+        """A push that failed because a replica died is not the job's failure: the dead
+        replica is replaced (and gets the current weights then); the live ones loaded
+        this version, which their own report says. Any other failure ends the job."""
+        dead = [r for r in sorted(self.pool.actors) if not self.pool.alive(r)]
+        if not dead:
+            self.fail(exc)
+            return
+        self.sync_failures.append({"version": version, "dead_replicas": dead, "error": str(exc)})
+        self.reporter.log(f"push of version {version} missed dead replica(s) {dead}: {exc}")
+        for r in sorted(self.pool.actors):
+            if r not in dead and r not in self.pool.replacing:
+                try:
+                    held = int(self.pool.ray.get(self.pool.actors[r].version.remote()))
+                except Exception as err:  # noqa: BLE001 - the job fails with it
+                    self.fail(err)
+                    return
+                self.pool.held[r] = max(self.pool.held.get(r, 0), held)
+        self.controller.weights_changed()
+
+    # -- the learner ------------------------------------------------------------
+
+    def learn(self, writer_rows: list[dict[str, Any]], batch: list[Completed], step: int) -> None:
+        from trainers.async_rl.learner import Sample, group_advantages
+
+        samples, rewards, lags = [], [], []
+        means: dict[str, list[float]] = {}
+        for c in batch:
+            payload = c.payload
+            advantages = group_advantages(payload["rewards"], len(payload["rows"]))
+            for j, (row, adv, reward) in enumerate(
+                zip(payload["rows"], advantages, payload["rewards"], strict=True)
+            ):
+                samples.append(
+                    Sample(
+                        payload["prompt"].ids,
+                        list(row["completion_ids"]),
+                        list(row["behaviour_logprobs"]),
+                        adv,
+                    )
+                )
+                rewards.append(reward)
+                writer_rows.append(
+                    rollout_row(
+                        rollout_id=f"{c.ticket.slot}-{j}",
+                        prompt=payload["prompt"].messages,
+                        completion=row["text"],
+                        reward=reward,
+                        policy_version=c.ticket.version,
+                        trained_step=step,
+                        replica=c.ticket.replica,
+                        metadata={
+                            "prompt_id": payload["prompt"].id,
+                            "slot": c.ticket.slot,
+                            "completion": j,
+                            "finish_reason": row.get("finish_reason"),
+                        },
+                    )
+                )
+            lags.append(step - c.ticket.version)
+            for key, value in payload["means"].items():
+                means.setdefault(key, []).append(value)
+        began = time.perf_counter()
+        with self.lock:
+            stats = self.learner.step(samples)
+            version = self.controller.commit_step()
+            if version < self.cfg.max_steps:  # the last weights generate nothing more
+                self.push(version)
+        step_seconds = time.perf_counter() - began
+        last_sync = next((s for s in reversed(self.syncs) if "joined" not in s), None)
+        metrics: dict[str, float] = {
+            "reward": statistics.fmean(rewards),
+            "reward_std": statistics.pstdev(rewards),
+            "loss": stats.loss,
+            "is_weight_mean": stats.is_weight_mean,
+            "is_truncated": stats.is_truncated,
+            "behaviour_kl": stats.behaviour_kl,
+            "lag_mean": statistics.fmean(lags),
+            "lag_max": float(max(lags)),
+            "policy_version": float(version),
+            "learner_seconds": step_seconds,
+            **{k: statistics.fmean(v) for k, v in means.items()},
+            **{f"policy_version/replica_{r}": float(v) for r, v in self.pool.held.items()},
+        }
+        if last_sync is not None:
+            metrics["sync_seconds"] = float(last_sync["seconds"])
+        self.history.append(metrics)
+        self.reporter.metric(step + 1, metrics)
+        first = batch[0].payload
+        self.reporter.sample(
+            step + 1,
+            {
+                "prompt": first["prompt"].messages[-1]["content"],
+                "completion": first["rows"][0]["text"],
+                "reward": first["rewards"][0],
+                "lag": step - batch[0].ticket.version,
+            },
+        )
+
+    def train(self, save: Any) -> None:
+        threads = [
+            threading.Thread(target=self.replica_loop, args=(r,), name=f"replica-{r}", daemon=True)
+            for r in sorted(self.pool.actors)
+        ]
+        for t in threads:
+            t.start()
+        try:
+            while not self.controller.state.finished:
+                self.raise_errors()
+                self.reporter.check_cancelled()
+                batch = self.controller.take_batch(timeout=1.0)
+                if batch is None:
+                    continue
+                step = self.controller.version
+                rows: list[dict[str, Any]] = []
+                self.learn(rows, batch, step)
+                self.writer.append(rows)
+                self.reporter.progress(step + 1, self.cfg.max_steps, "learner steps")
+                every = self.cfg.save_every
+                if every and (step + 1) % every == 0 and step + 1 < self.cfg.max_steps:
+                    with self.lock:
+                        save(step + 1, final=False)
+            wait(list(self.pushes))
+            self.raise_errors()
+        finally:
+            self.stop.set()
+            self.controller.close()
+            for t in threads:
+                t.join(timeout=60)
+
+
+def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
+    prepare_env()
+    from trainers.grpo import check_inputs
+
+    cfg = as_config(config, GrpoConfig)
+    check_async_card(cfg)
+    base, data = check_inputs(cfg)
+    table = rollouts_table(cfg)
+    reporter.log(
+        f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
+        f"{base.name}; {cfg.replicas} replica(s), max_staleness {cfg.max_staleness}, "
+        f"weight sync {cfg.weight_sync}; rollouts -> {table}"
+    )
+    reporter.check_cancelled()
+    return _run(cfg, base, data, table, reporter)
+
+
+def _run(
+    cfg: GrpoConfig, base: BaseModelRef, data: TrainingData, table: str, reporter: Reporter
+) -> JobOutputs:
+    from trainers.async_rl.learner import Learner
+    from trainers.weight_sync import make_weight_sync
+
+    tap = SampleTap(keep=0)
+    lineage = {
+        "rollouts": table,
+        "rollout": "async",
+        "replicas": cfg.replicas,
+        "max_staleness": cfg.max_staleness,
+        "weight_sync": cfg.weight_sync,
+        "rewards": [r.model_dump() for r in cfg.rewards],
+    }
+    run = start_run("grpo", cfg, base, data, reporter, lineage)
+    device = resolve_device(cfg.device)
+    tokenizer = load_tokenizer(base.path)
+    run.writer.tokenizer = tokenizer
+    prompts, too_long = load_prompts(cfg, data, tokenizer)
+    if too_long:
+        reporter.log(f"{too_long} prompts left out: longer than max_length - max_completion_length")
+    properties = {**run.writer.reporter.lineage}
+    properties[PROP_LINEAGE_INPUT] = f"{data.table}@{data.snapshot_id}"
+    properties[PROP_LINEAGE_CHECKPOINT] = cfg.out
+    funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
+    model = load_model(base.path, device)
+    learner = Learner(
+        model.to(device),
+        learning_rate=cfg.learning_rate,
+        temperature=cfg.temperature,
+        pad_token_id=int(tokenizer.pad_token_id or 0),
+    )
+    sync = make_weight_sync(cfg.weight_sync, work_dir=run.work_dir)
+    job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
+    began = time.perf_counter()
+    with ray_for_job(cfg.replicas, reporter) as ray:
+        pool = Pool(ray, base.name, tag=f"podium-async-{job}")
+        try:
+            reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")
+            endpoints = pool.start(list(range(cfg.replicas)))
+            for e in endpoints:
+                reporter.log(f"replica {e.index}: {e.base_url}")
+                pool.held[e.index] = 0
+            reporter.phase(f"connecting the {cfg.weight_sync} weight transfer")
+            sync.connect(endpoints)
+            writer = RolloutsWriter(table, properties)
+            job_run = AsyncRun(
+                cfg, reporter, prompts, Scorer(funcs, weights), learner, sync, pool, writer
+            )
+
+            def save(step: int, *, final: bool) -> Any:
+                return run.writer.save(learner.model, step, final=final)
+
+            job_run.train(save)
+        except Cancelled:
+            raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
+        finally:
+            sync.close()
+            pool.stop(reporter)
+    seconds = time.perf_counter() - began
+    if writer.rows != job_run.generated:
+        raise PodiumError(
+            f"{job_run.generated} samples were generated but {writer.rows} written to {table}"
+        )
+    final = run.writer.save(learner.model, cfg.max_steps, final=True)
+    rewards = [h["reward"] for h in job_run.history]
+    return JobOutputs(
+        tables=[table],
+        checkpoints=[info.name for info in run.writer.saved],
+        summary={
+            "checkpoint": final.name,
+            "path": final.path,
+            "steps": cfg.max_steps,
+            "rollout": "async",
+            "rollouts": table,
+            "samples": writer.rows,
+            "syncs": sorted(job_run.syncs, key=lambda s: (s["version"], "joined" in s)),
+            "staleness": job_run.controller.staleness(),
+            "replica_restarts": pool.restarts,
+            "sync_failures": job_run.sync_failures,
+            "first_reward": rewards[0] if rewards else None,
+            "last_reward": rewards[-1] if rewards else None,
+            "prompts": len(prompts),
+            "snapshot_id": data.snapshot_id,
+            "steps_per_minute": cfg.max_steps / max(seconds, 1e-9) * 60,
+        },
+    )
+
+
+def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
+    from podium.store.catalog import load_table
+
+    return dict(load_table(cfg.table.name).properties), cfg.table.name
