@@ -88,6 +88,31 @@ def _fingerprint(worker: Any) -> str:
     return hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()
 
 
+def _refresh_tied_head(worker: Any) -> None:
+    """Re-tie and re-process an output head that shares the input embedding.
+
+    vLLM 0.32's in-place reload loads `embed_tokens` but never `lm_head` when they are
+    tied (the checkpoint has no lm_head), and on CPU the head computes with a packed copy
+    of its weight made when it was processed (`cpu_linear`), so after a reload it kept
+    producing logits from the OLD embedding: checksums matched, greedy outputs did not.
+    """
+    runner = worker.model_runner
+    config = runner.model_config.hf_config
+    tied = getattr(config, "tie_word_embeddings", False) or getattr(
+        getattr(config, "text_config", None), "tie_word_embeddings", False
+    )
+    model = runner.get_model()
+    head = getattr(model, "lm_head", None)
+    embed = getattr(getattr(model, "model", None), "embed_tokens", None)
+    if not tied or head is None or embed is None:
+        return
+    if head.weight is not embed.weight:
+        head.weight = embed.weight
+    method = getattr(head, "quant_method", None)
+    if method is not None:
+        method.process_weights_after_loading(head)
+
+
 class PodiumWeightReceiver:
     """Methods mixed into vLLM's Worker (`self` is the worker)."""
 
@@ -160,6 +185,7 @@ class PodiumWeightReceiver:
         received_s = time.perf_counter() - started
         before = self._podium_fingerprint or _fingerprint(self)
         self.reload_weights(weights_iterator=iter(tensors))  # type: ignore[attr-defined]
+        _refresh_tied_head(self)
         after = _fingerprint(self)
         # A new checksum must move the engine's parameters; the same one may not. The
         # first load may legitimately equal the checkpoint the server started from, so an

@@ -1,0 +1,144 @@
+"""Weights moved from a learner into real vLLM CPU replicas, verified.
+
+Each test changes the learner's weights first (seeded noise), so a load that moved
+nothing would fail both the checksum and the greedy comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from weight_sync_learner import perturbed
+
+from trainers.async_rl.replica import PolicyReplica
+from trainers.weight_sync import ReplicaEndpoint, WeightSyncError, make_weight_sync
+from trainers.weight_sync.checksum import weights_checksum
+
+pytestmark = pytest.mark.vllm
+
+PROMPTS = [[1, 504, 3145, 282, 260], [1, 19556, 28, 638]]  # token ids: no tokenizer drift
+REPO = Path(__file__).resolve().parents[2]
+
+
+def hf_greedy(model, prompt: list[int], tokens: int) -> list[int]:  # type: ignore[no-untyped-def]
+    with torch.no_grad():
+        out = model.generate(
+            torch.tensor([prompt]), max_new_tokens=tokens, do_sample=False, pad_token_id=0
+        )
+    return [int(t) for t in out[0, len(prompt) :]]
+
+
+def assert_serves(replica: PolicyReplica, model, version: int) -> None:  # type: ignore[no-untyped-def]
+    rows = replica.generate(PROMPTS, n=1, max_tokens=6, temperature=0.0)
+    for prompt, row in zip(PROMPTS, rows, strict=True):
+        assert row["policy_version"] == version and row["replica"] == replica.index
+        assert len(row["behaviour_logprobs"]) == len(row["completion_ids"]) == 6
+        assert row["completion_ids"] == hf_greedy(model, prompt, 6)
+
+
+def test_gloo_push_loads_exactly_the_learners_weights(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+    model = perturbed(str(tiny_checkpoint), seed=11)
+    expected = weights_checksum(model.named_parameters())
+    sync = make_weight_sync("gloo", work_dir=tmp_path)
+    sync.connect([r.endpoint for r in replicas])
+    record = sync.push_async(model.named_parameters(), version=11).result()
+    sync.close()
+
+    assert record.backend == "gloo" and record.version == 11 and record.bytes > 0
+    assert [v["replica"] for v in record.replicas] == [0, 1]
+    for verdict in record.replicas:
+        assert verdict["match"] and verdict["checksum"] == expected and verdict["version"] == 11
+        assert verdict["moved"] is True
+    for replica in replicas:
+        assert replica.version() == 11
+        assert_serves(replica, model, 11)
+
+
+def test_two_learner_ranks_push_their_slices_to_two_replicas(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+    from podium.models.vllm_launch import free_port
+
+    port = free_port()
+    model = perturbed(str(tiny_checkpoint), seed=12)
+    rank0 = make_weight_sync(
+        "gloo", learner_ranks=2, rank=0, work_dir=tmp_path, address=("127.0.0.1", port)
+    )
+    urls = [r.url for r in replicas]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    rank1 = subprocess.Popen(
+        [
+            sys.executable,
+            "-P",
+            str(Path(__file__).with_name("weight_sync_learner.py")),
+            str(tiny_checkpoint),
+            "1",
+            "2",
+            "127.0.0.1",
+            str(port),
+            "12",
+            *urls,
+        ],
+        env=env,
+    )
+    try:
+        rank0.connect([ReplicaEndpoint(i, url) for i, url in enumerate(urls)])
+        record = rank0.push(model.named_parameters(), version=12)
+        assert rank1.wait(timeout=300) == 0
+    finally:
+        if rank1.poll() is None:
+            rank1.kill()
+        rank0.close()
+
+    assert all(v["match"] and v["version"] == 12 for v in record.replicas)
+    for replica in replicas:
+        assert_serves(replica, model, 12)
+
+
+def test_a_corrupted_transfer_is_caught_by_the_checksum(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+    model = perturbed(str(tiny_checkpoint), seed=13)
+    sync = make_weight_sync("gloo", work_dir=tmp_path, corrupt_for_tests=True)
+    sync.connect([replicas[0].endpoint])
+    with pytest.raises(WeightSyncError) as caught:
+        sync.push(model.named_parameters(), version=13)
+    sync.close()
+    message = str(caught.value)
+    assert "replica 0" in message and weights_checksum(model.named_parameters()) in message
+
+
+def test_disk_backend_loads_the_learners_weights(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+    model = perturbed(str(tiny_checkpoint), seed=14)
+    sync = make_weight_sync("disk", work_dir=tmp_path)
+    sync.connect([replicas[0].endpoint])
+    record = sync.push(model.named_parameters(), version=14)
+    second = sync.push(perturbed(str(tiny_checkpoint), seed=15).named_parameters(), version=15)
+    sync.close()
+
+    assert record.backend == "disk" and record.replicas[0]["match"]
+    assert second.replicas[0]["match"] and second.replicas[0]["moved"] is True
+    assert sorted(p.name for p in (tmp_path / "weights").iterdir()) == ["v15.safetensors"]
+    sync = make_weight_sync("disk", work_dir=tmp_path)
+    sync.connect([replicas[0].endpoint])
+    sync.push(model.named_parameters(), version=16)
+    assert_serves(replicas[0], model, 16)
+
+
+def test_a_replica_added_mid_run_gets_the_current_weights_from_the_learner(
+    replicas, tiny_checkpoint, tmp_path
+):  # type: ignore[no-untyped-def]
+    model = perturbed(str(tiny_checkpoint), seed=17)
+    sync = make_weight_sync("gloo", work_dir=tmp_path)
+    sync.connect([replicas[0].endpoint])
+    sync.push(model.named_parameters(), version=17)
+    assert replicas[1].version() != 17
+
+    record = sync.add_replica(replicas[1].endpoint, model.named_parameters(), version=17)
+    later = sync.push(perturbed(str(tiny_checkpoint), seed=18).named_parameters(), version=18)
+    sync.close()
+
+    assert [v["replica"] for v in record.replicas] == [1] and record.replicas[0]["match"]
+    assert sorted(v["replica"] for v in later.replicas) == [0, 1]  # both in the group now
+    assert replicas[1].version() == 18
