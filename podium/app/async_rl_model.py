@@ -1,34 +1,38 @@
 """What the app shows of an async GRPO run (`rollout: async`), without Streamlit.
 
 The Train page's live panel and the Logbook's run card both draw `async_view(job)`:
-each replica's weight version over the learner's steps, the staleness histogram (how
-many policy versions lay between the weights that generated a sample and the step that
-trained on it), every weight sync with its seconds and its checksum verdict per
-replica, and the rollouts table. While the run is going these come from its per-step
-metrics (the reporter writes them twice a second); once it finished, from its outputs'
-summary (`syncs`, `staleness`, `rollouts`), which are the whole record.
+the learner's and each replica's weight version over the learner's steps, the
+staleness histogram (how many policy versions lay between the weights that generated a
+sample and the step that trained on it), every weight sync with its seconds and its
+checksum verdict per replica, and the rollouts table. Versions and sync seconds come
+from the run's per-step metrics (trainers/async_rl/run.py reports them through the job
+reporter, so they are live); the histogram counts the rollouts table's rows (one append
+a learner step, so it is live too, and in samples, as `podium sql` counts them); the
+syncs are the outputs' summary, written when the run ends.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
+import pyarrow.compute as pc
 
 from podium.jobs.logbook import metrics_frame
 from podium.jobs.queue import Job
 
 # Per-step metric names the async run reports (trainers/async_rl/run.py).
 REWARD = "reward"
-LAG = "lag"  # mean lag (trained_step - policy_version) of the batch trained at the step
-SYNC_SECONDS = "sync_seconds"
-# One weight-version series per replica: "policy_version/0", "policy_version/1", ...
-_VERSION = re.compile(r"^policy_version/(\d+)$")
-# Samples trained at a step with lag k: "staleness/0", "staleness/1", ...
-_STALENESS = re.compile(r"^staleness/(\d+)$")
+LEARNER_VERSION = "policy_version"  # the learner's version after the step
+SYNC_SECONDS = "sync_seconds"  # the latest push's seconds
+# The version each replica holds: "policy_version/replica_0", "policy_version/replica_1".
+_VERSION = re.compile(r"^policy_version/replica_(\d+)$")
+FINISHED = ("succeeded", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -41,10 +45,12 @@ class SyncRow:
     seconds: float
     verdict: str  # "2/2 match" or "MISMATCH on replica 1 (expected ab12…, got cd34…)"
     ok: bool
+    why: str = "step"  # "step": after a learner step; "replica N joined": a replacement
 
     def as_row(self) -> dict[str, Any]:
         return {
             "version": self.version,
+            "why": self.why,
             "backend": self.backend,
             "MB": round(self.megabytes, 1),
             "seconds": round(self.seconds, 3),
@@ -61,10 +67,11 @@ class AsyncView:
     weight_sync: str
     rollouts: str | None  # the rollouts table (NAMESPACE.TABLE)
     reward: pd.DataFrame  # index step, column "reward"
-    versions: pd.DataFrame  # index step, one column per replica ("replica 0", ...)
+    versions: pd.DataFrame  # index step; "learner", "replica 0", "replica 1", ...
     current_versions: dict[int, int] = field(default_factory=dict)  # replica -> version
     staleness: pd.DataFrame = field(default_factory=pd.DataFrame)  # columns lag, samples
-    staleness_final: bool = False  # from the summary (every sample) or live metrics
+    staleness_unit: str = "samples"  # "prompt groups" when only the summary is left
+    finished: bool = False
     syncs: list[SyncRow] = field(default_factory=list)
     sync_seconds: pd.DataFrame = field(default_factory=pd.DataFrame)  # index step
 
@@ -94,8 +101,8 @@ class AsyncView:
             for lag, n in counts.items()
             if total
         ]
-        where = "" if self.staleness_final else " so far"
-        return f"{total} samples{where}: " + ", ".join(parts)
+        where = "" if self.finished else " so far"
+        return f"{total} {self.staleness_unit}{where}: " + ", ".join(parts)
 
 
 def job_config(job: Job) -> dict[str, Any]:
@@ -119,19 +126,17 @@ def _summary(job: Job) -> dict[str, Any]:
     return summary if isinstance(summary, dict) else {}
 
 
-def _numbered(frame: pd.DataFrame, pattern: re.Pattern[str]) -> dict[int, str]:
-    """{number: column} for the metric columns `pattern` names, in number order."""
-    found = {int(m.group(1)): c for c in frame.columns if (m := pattern.match(str(c)))}
-    return dict(sorted(found.items()))
-
-
 def version_frame(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Each replica's weight version by learner step ("replica 0", "replica 1", ...)."""
-    columns = _numbered(metrics, _VERSION)
+    """The learner's and each replica's weight version by learner step ("learner",
+    "replica 0", "replica 1", ...)."""
+    replicas = {int(m.group(1)): c for c in metrics.columns if (m := _VERSION.match(str(c)))}
+    columns = {f"replica {r}": c for r, c in sorted(replicas.items())}
+    if LEARNER_VERSION in metrics.columns:
+        columns = {"learner": LEARNER_VERSION, **columns}
     if not columns:
         return pd.DataFrame()
     frame = metrics[list(columns.values())].dropna(how="all")
-    return frame.rename(columns={c: f"replica {r}" for r, c in columns.items()})
+    return frame.rename(columns={c: name for name, c in columns.items()})
 
 
 def staleness_frame(counts: dict[Any, Any]) -> pd.DataFrame:
@@ -144,12 +149,29 @@ def staleness_frame(counts: dict[Any, Any]) -> pd.DataFrame:
     return pd.DataFrame({"lag": list(lags), "samples": [clean.get(k, 0) for k in lags]})
 
 
-def live_staleness(metrics: pd.DataFrame) -> dict[int, int]:
-    """{lag: samples} summed over the steps reported so far."""
-    return {
-        lag: int(metrics[column].fillna(0).sum())
-        for lag, column in _numbered(metrics, _STALENESS).items()
-    }
+def rollout_lags(table: str) -> dict[int, int] | None:
+    """{trained_step - policy_version: rows} over the rollouts table's current snapshot
+    (None when the table is not there: not written yet, or dropped)."""
+    from podium.store.catalog import load_table, table_exists
+
+    if not table_exists(table):
+        return None
+    snapshot = load_table(table).current_snapshot()
+    return dict(_lags_at(table, snapshot.snapshot_id)) if snapshot else {}
+
+
+@lru_cache(maxsize=64)
+def _lags_at(table: str, snapshot_id: int) -> tuple[tuple[int, int], ...]:
+    """Counted once per snapshot: the pages redraw every two seconds, the run appends
+    once a step, and a finished run's table stays put. Streams the two columns."""
+    from podium.store.read import iter_batches
+
+    counts: Counter[int] = Counter()
+    for batch in iter_batches(table, snapshot_id, columns=["trained_step", "policy_version"]):
+        lags = pc.subtract(batch.column("trained_step"), batch.column("policy_version"))
+        for entry in pc.value_counts(lags.drop_null()).to_pylist():
+            counts[int(entry["values"])] += int(entry["counts"])
+    return tuple(sorted(counts.items()))
 
 
 def sync_row(record: dict[str, Any]) -> SyncRow:
@@ -168,6 +190,7 @@ def sync_row(record: dict[str, Any]) -> SyncRow:
         ok = False
     else:
         verdict, ok = f"{len(replicas)}/{len(replicas)} match", True
+    joined = record.get("joined")
     return SyncRow(
         version=int(record.get("version", 0)),
         backend=str(record.get("backend", "")),
@@ -175,11 +198,27 @@ def sync_row(record: dict[str, Any]) -> SyncRow:
         seconds=float(record.get("seconds", 0.0)),
         verdict=verdict,
         ok=ok,
+        why="step" if joined is None else f"replica {joined} joined",
     )
 
 
 def _column(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
     return metrics[[name]].dropna() if name in metrics.columns else pd.DataFrame()
+
+
+def rollouts_name(job: Job) -> str | None:
+    """The run's rollouts table: its summary's, the card's, or the default the run
+    derives from the training table and `out`."""
+    config = job_config(job)
+    named = _summary(job).get("rollouts") or config.get("rollouts")
+    if named:
+        return str(named)
+    table, out = (config.get("table") or {}).get("name"), config.get("out")
+    if not (table and out):
+        return None
+    from trainers.async_rl.rollouts import default_rollouts_name
+
+    return default_rollouts_name(str(table), str(out))
 
 
 def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | None:
@@ -191,31 +230,33 @@ def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | Non
     metrics = metrics_frame(job["id"]) if metrics is None else metrics
     versions = version_frame(metrics)
     current = {
-        int(c.split()[-1]): int(versions[c].dropna().iloc[-1])
+        int(str(c).split()[-1]): int(versions[c].dropna().iloc[-1])
         for c in versions.columns
-        if not versions[c].dropna().empty
+        if str(c).startswith("replica ") and not versions[c].dropna().empty
     }
-    final = summary.get("staleness")
-    counts = final if isinstance(final, dict) else live_staleness(metrics)
-    syncs = [sync_row(r) for r in summary.get("syncs") or [] if isinstance(r, dict)]
+    rollouts = rollouts_name(job)
+    counts, unit = (rollout_lags(rollouts) if rollouts else None), "samples"
+    if counts is None and isinstance(summary.get("staleness"), dict):
+        counts, unit = summary["staleness"], "prompt groups"  # the controller counts slots
     return AsyncView(
         replicas=int(config.get("replicas") or 1),
         max_staleness=int(config.get("max_staleness") or 0),
         weight_sync=str(config.get("weight_sync") or ""),
-        rollouts=summary.get("rollouts") or config.get("rollouts"),
+        rollouts=rollouts,
         reward=_column(metrics, REWARD),
         versions=versions,
         current_versions=current,
-        staleness=staleness_frame(counts),
-        staleness_final=isinstance(final, dict),
-        syncs=syncs,
+        staleness=staleness_frame(counts or {}),
+        staleness_unit=unit,
+        finished=job["status"] in FINISHED,
+        syncs=[sync_row(r) for r in summary.get("syncs") or [] if isinstance(r, dict)],
         sync_seconds=_column(metrics, SYNC_SECONDS),
     )
 
 
 def async_metric(name: str) -> bool:
     """Metrics the async panel draws itself (generic metric panels leave them out)."""
-    return bool(_VERSION.match(name) or _STALENESS.match(name)) or name == SYNC_SECONDS
+    return bool(_VERSION.match(name)) or name in (LEARNER_VERSION, SYNC_SECONDS)
 
 
 def other_metrics(frame: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ def async_panel(view: AsyncView, *, reward: bool = True) -> None:
     st.markdown("**Async RL**")
     st.caption(view.headline())
     charts = [("Reward", view.reward)] if reward else []
-    charts += [("Weight version per replica", view.versions)]
+    charts += [("Weight versions", view.versions)]
     charts += [("Sync seconds", view.sync_seconds)]
     shown = [(title, frame) for title, frame in charts if not frame.empty]
     for row in range(0, len(shown), 2):
@@ -27,7 +27,11 @@ def async_panel(view: AsyncView, *, reward: bool = True) -> None:
     if view.staleness.empty:
         st.caption("Staleness: no sample trained yet.")
     else:
-        st.markdown("**Staleness** (trained step − policy version of the weights that made it)")
+        st.markdown("**Staleness**")
+        st.caption(
+            "Lag of each trained sample: the learner step that trained on it minus the "
+            f"version of the weights that generated it (at most {view.max_staleness})."
+        )
         st.caption(view.staleness_text())
         st.altair_chart(bar_chart(view.staleness, "lag", "samples"), width="stretch")
     if view.syncs:
