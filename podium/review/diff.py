@@ -1,11 +1,9 @@
 """What changed between two snapshots of a table: rows added, removed and changed.
 
-The two snapshots' plans are compared first: the same physical rows of the same data
-file are the same rows on both sides and are never read. Only the runs one side has and
-the other lacks (an edit's new row and the old one it deleted, an appended file) are
-read, by DuckDB, joined on `id`; a row present on both sides but in different files (a
-compaction moves every row) counts only if a column differs.
-Changed rows come with a per-message unified text diff (difflib).
+Which rows differ comes from the store (`podium.store.snapshot_diff.snapshot_changes`:
+only the runs one side has and the other lacks are read, joined on `id`); this adds what
+a reviewer reads: a per-message unified text diff (difflib) for changed rows, and who
+made the snapshots in between.
 """
 
 from __future__ import annotations
@@ -19,11 +17,8 @@ from typing import Any
 from pyiceberg.table import Table
 
 from podium.review.changes import ACTION, AUTHOR, MESSAGE
-from podium.store import scan
 from podium.store.catalog import load_table
-from podium.store.file_plan import runs_not_in
-from podium.store.plan import plan_snapshot
-from podium.store.scan import quote
+from podium.store.snapshot_diff import snapshot_changes
 from podium.store.snapshots import resolve_snapshot
 
 MAX_TEXT_DIFFS = 200  # changed rows whose message diffs are computed
@@ -109,45 +104,19 @@ def diff_snapshots(name: str, a: int | str | None, b: int | str | None = None) -
     `b` defaults to the current snapshot)."""
     table = load_table(name)
     sa, sb = resolve_snapshot(table, a), resolve_snapshot(table, b)
-    plan_a, plan_b = plan_snapshot(table, sa), plan_snapshot(table, sb)
-    sub_a, sub_b = runs_not_in(plan_a, plan_b), runs_not_in(plan_b, plan_a)
-    read = {f.path for f in (*sub_a.files, *sub_b.files)}
+    found = snapshot_changes(table, sa, sb)
     result = SnapshotDiff(
         ".".join(table.name()),
         sa,
         sb,
-        files_read=len(read),
-        files_shared=len({f.path for f in (*plan_a.files, *plan_b.files)} - read),
+        added=found.added,
+        removed=found.removed,
+        files_read=found.files_read,
+        files_shared=found.files_shared,
         authors=_between(table, sa, sb),
     )
-    if not sub_a.files and not sub_b.files:
-        return result
-    con = scan.connect_plans([sub_a, sub_b])
-    scan.register_snapshot(con, "a", table, sub_a, with_pos=False)
-    scan.register_snapshot(con, "b", table, sub_b, with_pos=False)
-    common = [c for c in plan_a.column_names if c in set(plan_b.column_names) and c != "id"]
-    differs = " OR ".join(f"a.{quote(c)} IS DISTINCT FROM b.{quote(c)}" for c in common) or "false"
-    flags = ", ".join(
-        f"a.{quote(c)} IS DISTINCT FROM b.{quote(c)} AS {quote('d_' + c)}" for c in common
-    )
-    rows = con.sql(
-        "SELECT a.id AS a_id, b.id AS b_id, a.messages AS a_messages, b.messages AS b_messages"
-        + (f", {flags}" if flags else "")
-        + " FROM a FULL OUTER JOIN b ON a.id = b.id"
-        + f" WHERE a.id IS NULL OR b.id IS NULL OR ({differs})"
-        + " ORDER BY coalesce(a.id, b.id)"
-    ).to_arrow_table()
-    for r in rows.to_pylist():
-        if r["a_id"] is None:
-            result.added.append(r["b_id"])
-        elif r["b_id"] is None:
-            result.removed.append(r["a_id"])
-        else:
-            cols = [c for c in common if r.get("d_" + c)]
-            msgs = (
-                message_diff(r["a_messages"], r["b_messages"])
-                if len(result.changed) < MAX_TEXT_DIFFS and "messages" in cols
-                else []
-            )
-            result.changed.append(RowDiff(r["a_id"], msgs, cols))
+    for row in found.changed:
+        texts = len(result.changed) < MAX_TEXT_DIFFS and "messages" in row.columns
+        msgs = message_diff(row.before, row.after) if texts else []
+        result.changed.append(RowDiff(row.id, msgs, row.columns))
     return result

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput
-from podium.jobs.table_diff import choose_columns, diff_tables
+from podium.store.snapshot_diff import choose_columns, diff_tables
 from podium.store.write import write_table
 
 MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
