@@ -26,13 +26,14 @@ The pieces, each in its own module:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import statistics
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -244,6 +245,9 @@ class AsyncRun:
         self.order = order
         self.lock = threading.RLock()  # learner weights + push issue + replica joins
         self.pushes: list[Future[Any]] = []
+        self._push_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push")
+        # Held by a replica's thread while it generates, and by a push while it lands.
+        self.gen_locks = {r: threading.Lock() for r in pool.actors}
         self.syncs: list[dict[str, Any]] = []
         self.sync_failures: list[dict[str, Any]] = []  # pushes that met a dead replica
         self.errors: list[BaseException] = []
@@ -303,15 +307,16 @@ class AsyncRun:
         cfg = self.cfg
         prompts = [self.prompt_of(t.slot) for t in tickets]
         actor = self.pool.actors[replica]
-        rows = self.pool.ray.get(
-            actor.generate.remote(
-                [p.ids for p in prompts],
-                cfg.num_generations,
-                cfg.max_completion_length,
-                cfg.temperature,
-                cfg.seed * 7919 + tickets[0].slot,
+        with self.gen_locks[replica]:
+            rows = self.pool.ray.get(
+                actor.generate.remote(
+                    [p.ids for p in prompts],
+                    cfg.num_generations,
+                    cfg.max_completion_length,
+                    cfg.temperature,
+                    cfg.seed * 7919 + tickets[0].slot,
+                )
             )
-        )
         for i, (ticket, prompt) in enumerate(zip(tickets, prompts, strict=True)):
             mine = [r for r in rows if r["prompt_index"] == i]
             rewards, means = self.scorer.score(prompt, [r["text"] for r in mine])
@@ -358,7 +363,26 @@ class AsyncRun:
     # -- pushes -----------------------------------------------------------------
 
     def push(self, version: int) -> None:
-        future = self.sync.push_async(self.learner.named_tensors(), version)
+        """Push the weights as they are now, in the background (pushes run in order).
+
+        The push first waits for each replica's generate call to return and keeps the
+        replicas from starting another until it has landed. vLLM's pause would let a
+        request in flight finish on the old weights anyway, but a swap landing between
+        a request's end and the replica reading its version back makes that request's
+        version ambiguous, and the replica then generates it again with the new weights,
+        which made every lag 0 whatever max_staleness allowed.
+        """
+        from trainers.weight_sync.base import materialise
+
+        tensors = materialise(self.learner.named_tensors())  # the learner moves on now
+
+        def locked_push() -> Any:
+            with contextlib.ExitStack() as held:
+                for r in sorted(self.gen_locks):
+                    held.enter_context(self.gen_locks[r])
+                return self.sync.push(tensors, version)
+
+        future = self._push_thread.submit(locked_push)
         self.pushes.append(future)
 
         def landed(done: Future[Any]) -> None:
@@ -453,12 +477,16 @@ class AsyncRun:
             "is_weight_mean": stats.is_weight_mean,
             "is_truncated": stats.is_truncated,
             "behaviour_kl": stats.behaviour_kl,
-            "lag_mean": statistics.fmean(lags),
+            "lag": statistics.fmean(lags),
             "lag_max": float(max(lags)),
+            # Samples trained at this step with each lag: the app's live histogram.
+            **{
+                f"staleness/{k}": float(lags.count(k) * self.cfg.num_generations) for k in set(lags)
+            },
             "policy_version": float(version),
             "learner_seconds": step_seconds,
             **{k: statistics.fmean(v) for k, v in means.items()},
-            **{f"policy_version/replica_{r}": float(v) for r, v in self.pool.held.items()},
+            **{f"policy_version/{r}": float(v) for r, v in self.pool.held.items()},
         }
         if last_sync is not None:
             metrics["sync_seconds"] = float(last_sync["seconds"])
@@ -505,6 +533,7 @@ class AsyncRun:
             self.controller.close()
             for t in threads:
                 t.join(timeout=60)
+            self._push_thread.shutdown(wait=True)
 
 
 def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
@@ -602,7 +631,10 @@ def _run(
             "rollouts": table,
             "samples": writer.rows,
             "syncs": sorted(job_run.syncs, key=lambda s: (s["version"], "joined" in s)),
-            "staleness": job_run.controller.staleness(),
+            "staleness": {  # lag -> samples trained at it
+                lag: groups * cfg.num_generations
+                for lag, groups in job_run.controller.staleness().items()
+            },
             "replica_restarts": pool.restarts,
             "sync_failures": job_run.sync_failures,
             "first_reward": rewards[0] if rewards else None,
