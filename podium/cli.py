@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import typer
 
 from podium.errors import PodiumError
+from podium.store.lean_imports import ONE_SHOT
 
 # name -> (module, one-line help shown by `podium --help`). A module defines
 # `register(app: typer.Typer)` and/or `click_commands() -> dict[str, click.Command]`.
@@ -181,6 +182,7 @@ def _outage(exc: BaseException) -> str | None:
     catalog database refusing connections, the S3 warehouse unreachable): the cause's
     first line and what to do, instead of a traceback. None for any other error."""
     sqlalchemy_exc = sys.modules.get("sqlalchemy.exc")
+    sqlite3 = sys.modules.get("sqlite3")  # a one-row write reads an SQLite catalog directly
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -188,6 +190,9 @@ def _outage(exc: BaseException) -> str | None:
         if sqlalchemy_exc is not None and isinstance(
             exc, (sqlalchemy_exc.OperationalError, sqlalchemy_exc.InterfaceError)
         ):
+            service = "the catalog and state database"
+            break
+        if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
             service = "the catalog and state database"
             break
         if isinstance(exc, OSError) and _is_storage_error(exc):
@@ -213,7 +218,9 @@ def _is_storage_error(exc: OSError) -> bool:
 def main() -> None:
     try:
         # Without standalone mode, click returns a command's exit code instead of exiting.
-        code = app.main(standalone_mode=False)
+        # `obj` tells commands they own this process, which ends with them (a test's
+        # CliRunner sets none): a one-shot write may then skip imports for good.
+        code = app.main(standalone_mode=False, obj={ONE_SHOT: True})
     except PodiumError as exc:
         _report(str(exc))
         sys.exit(exc.exit_code)

@@ -34,13 +34,13 @@ from pyiceberg.types import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
-from podium.review.queue_tables import mark_reviewed
 from podium.review.row_locations import files_holding
 from podium.store import kinds, scan
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.plan import plan_snapshot
 from podium.store.schema import PROP_KIND
 from podium.store.snapshots import resolve_snapshot
+from podium.store.state_peek import may_hold_rows
 from podium.store.write import write_batches
 
 LABELS_PROPERTY = "podium.labels"
@@ -183,7 +183,12 @@ def annotate(
         schema=SCHEMA,
         properties={PROP_KIND: kinds.ANNOTATIONS, "podium.annotates": full_name(name)},
     )
-    mark_reviewed(name, ids, user)
+    if may_hold_rows(
+        "SELECT 1 FROM podium_review_queues WHERE table_name = ? LIMIT 1", [full_name(name)]
+    ):  # a table no queue names has nothing to mark; a CLI label then skips SQLAlchemy
+        from podium.review.queue_tables import mark_reviewed
+
+        mark_reviewed(name, ids, user)
     current = written.current_snapshot()
     assert current is not None
     return current.snapshot_id

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from podium.errors import InvalidInput
-from podium.review.annotations import annotated_ids
 from podium.store import scan
 from podium.store.catalog import load_table
 from podium.store.plan import plan_snapshot
@@ -45,6 +44,8 @@ def select_ids(
         found = scan.read_positions(view.table, view.plan, positions, ["id"])
         chosen = set(found.column("id").to_pylist())
     if label:
+        from podium.review.annotations import annotated_ids  # SQLAlchemy: only when needed
+
         hits = annotated_ids(name, label=label)
         chosen = hits if chosen is None else chosen & hits
     if failing:

@@ -3,20 +3,27 @@
 The embedded default is a pyiceberg `SqlCatalog` on SQLite with a local warehouse; a
 PostgreSQL URI and an S3 warehouse work unchanged. A `rest` or other catalog can be
 named with `catalog_uri = "rest+http://..."` and goes through pyiceberg's own loader.
+
+A one-shot command that loads a table and commits to it once (`podium edit`,
+`delete-rows`, `label`) calls `prefer_lean_catalog()` first: an SQLite catalog file is
+then opened as `store.sqlite_catalog.LeanSqliteCatalog`, the same statements without
+importing SQLAlchemy (~0.4 s of CPU, more than the edit). Everything else keeps
+pyiceberg's `SqlCatalog`, imported only when a catalog is opened.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+from pathlib import Path
 
 from pyiceberg.catalog import Catalog, load_catalog
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
 from podium.config import Settings, get_settings
 from podium.errors import NotFound
+from podium.store.sqlite_uri import sqlite_file
 from podium.store.table_name import split_table_name
 
 
@@ -28,7 +35,40 @@ def _catalog_for(
         return load_catalog(
             name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse, **dict(extra)
         )
+    from pyiceberg.catalog.sql import SqlCatalog
+
     return SqlCatalog(name, uri=uri, warehouse=warehouse, **dict(extra))
+
+
+@functools.cache
+def _lean_catalog_for(
+    name: str, uri: str, warehouse: str, extra: tuple[tuple[str, str], ...]
+) -> Catalog:
+    from podium.store.sqlite_catalog import LeanSqliteCatalog
+
+    return LeanSqliteCatalog(
+        name,
+        _sqlite_database(uri) or Path(),
+        functools.partial(_catalog_for, name, uri, warehouse, extra),
+        uri=uri,
+        warehouse=warehouse,
+        **dict(extra),
+    )
+
+
+def _sqlite_database(uri: str) -> Path | None:
+    """The file of a plain `sqlite:///PATH` catalog URI (no driver options), else None."""
+    return None if "?" in uri else sqlite_file(uri)
+
+
+_lean = False
+
+
+def prefer_lean_catalog() -> None:
+    """Open an SQLite catalog file without SQLAlchemy from now on in this process (for
+    one-shot CLI writes; see the module docstring)."""
+    global _lean
+    _lean = True
 
 
 _open_lock = threading.Lock()
@@ -40,6 +80,10 @@ def open_catalog(settings: Settings | None = None) -> Catalog:
     extra = tuple(sorted(settings.catalog_properties.items()))
     # SqlCatalog creates its tables on first open: threads must not race to do it.
     with _open_lock:
+        if _lean and _sqlite_database(settings.catalog_uri) is not None:
+            return _lean_catalog_for(
+                settings.catalog_name, settings.catalog_uri, settings.warehouse, extra
+            )
         return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse, extra)
 
 

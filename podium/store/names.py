@@ -13,11 +13,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
-from urllib.parse import unquote
 
 from podium.config import get_settings
+from podium.store.sqlite_uri import sqlite_file
 
-_SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
 _LOCATION_SQL = (
     "SELECT metadata_location FROM iceberg_tables "
     "WHERE catalog_name = :catalog AND table_namespace = :namespace AND table_name = :name"
@@ -64,20 +63,12 @@ def metadata_location(namespace: str, table: str) -> str | None:
     uri = settings.catalog_uri
     if uri.startswith("rest+"):
         return None
-    database = _sqlite_file(uri)
+    database = sqlite_file(uri)
     if database is not None:
         return _sqlite_location(database, params)
     if uri.startswith("sqlite"):
         return None  # an in-memory catalog: nothing outlives the process
     return _sqlalchemy_location(uri, params)
-
-
-def _sqlite_file(uri: str) -> Path | None:
-    for prefix in _SQLITE_PREFIXES:
-        if uri.startswith(prefix):
-            database = unquote(uri.removeprefix(prefix).split("?", 1)[0])
-            return Path(database) if database and database != ":memory:" else None
-    return None
 
 
 def _sqlite_location(database: Path, params: dict[str, str]) -> str | None:

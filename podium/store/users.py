@@ -19,23 +19,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Column, DateTime, String, Table, delete, insert, select, update
-
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput, NotFound, PermissionDenied
 from podium.identity import ROLES, IdentitySource, Role, User, local_user, require
-from podium.store.state import METADATA, engine
 
-users_table = Table(
-    "podium_users",
-    METADATA,
-    Column("name", String(255), primary_key=True),  # e-mail, or a login name
-    Column("role", String(16), nullable=False),
-    Column("display_name", String(255), nullable=False, server_default=""),
-    Column("added_by", String(255), nullable=False),
-    Column("added_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
-)
+# SQLAlchemy and the table (`store.users_table`) are imported by the functions that read
+# or write it: a local CLI write only asks `acting_user`, and pays nothing for them.
 
 
 def normalise(name: str) -> str:
@@ -55,12 +44,22 @@ def as_role(role: str) -> Role:
 
 
 def list_users() -> list[dict[str, Any]]:
+    from sqlalchemy import select
+
+    from podium.store.state import engine
+    from podium.store.users_table import users_table
+
     with engine().connect() as conn:
         rows = conn.execute(select(users_table).order_by(users_table.c.name)).all()
     return [_as_json(row._mapping) for row in rows]
 
 
 def get_user_record(name: str) -> dict[str, Any] | None:
+    from sqlalchemy import select
+
+    from podium.store.state import engine
+    from podium.store.users_table import users_table
+
     with engine().connect() as conn:
         row = conn.execute(select(users_table).where(users_table.c.name == normalise(name))).first()
     return _as_json(row._mapping) if row else None
@@ -68,6 +67,11 @@ def get_user_record(name: str) -> dict[str, Any] | None:
 
 def grant(by: User, name: str, role: str, display_name: str = "") -> dict[str, Any]:
     """Give `name` a role (adding them if new); only admins may."""
+    from sqlalchemy import insert, select, update
+
+    from podium.store.state import engine
+    from podium.store.users_table import users_table
+
     require(by, "manage_users")
     name, new_role = normalise(name), as_role(role)
     at = datetime.now(UTC)
@@ -98,6 +102,11 @@ def grant(by: User, name: str, role: str, display_name: str = "") -> dict[str, A
 
 def revoke(by: User, name: str) -> None:
     """Remove `name` from the table (they fall back to the default role, if allowed in)."""
+    from sqlalchemy import delete, select
+
+    from podium.store.state import engine
+    from podium.store.users_table import users_table
+
     require(by, "manage_users")
     name = normalise(name)
     with engine().begin() as conn:
@@ -110,6 +119,10 @@ def revoke(by: User, name: str) -> None:
 
 
 def _keep_an_admin(conn: Any, leaving: str) -> None:
+    from sqlalchemy import select
+
+    from podium.store.users_table import users_table
+
     others = conn.execute(
         select(users_table.c.name).where(
             users_table.c.role == "admin", users_table.c.name != leaving

@@ -18,7 +18,7 @@ import podium.models.digest
 import podium.models.registry
 import podium.models.server_records
 import podium.review.queues
-import podium.store.users  # noqa: F401  (every module that declares state tables)
+import podium.store.users_table  # noqa: F401  (every module that declares state tables)
 from podium.config import get_settings, reset_settings
 from podium.jobs.tables import jobs
 from podium.models.registry import models_table
