@@ -17,10 +17,12 @@
    - steps/min (end to end): steps over the job's whole wall time, start-up included;
    - reward after N steps: the mean reward of the last step's batch;
    - ratios of both rates against the sync baseline measured in this run.
-2. Weight sync: seconds per verified push of a SmolLM2-135M-shaped model (the base
-   checkpoint; `--quick`: the tiny model) from this process into `--replicas` vLLM
-   replicas, gloo vs disk (`trainers/weight_sync/timing.py`); the issue's goal is gloo
-   at most 0.5x disk. On a GPU host add `--backends gloo,disk,nccl`.
+2. Weight sync: seconds per verified push (snapshot, transfer or file write and read,
+   the engine's in-place reload, pause/clear-cache/resume, both checksums) of a random
+   model of SmolLM2-135M's architecture from this process into `--replicas` vLLM
+   replicas, gloo vs disk (`trainers/weight_sync/timing.py`, each repeat moves different
+   weights); the issue's goal is gloo at most 0.5x disk. On a GPU host add
+   `--backends gloo,disk,nccl`.
 
 Writes everything as JSON (`--out`, default test-artifacts/async-rl.json) and prints a
 Markdown table. On a machine shared with other work the wall-clock rates swing; the
@@ -177,60 +179,55 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
     return rows
 
 
-def _sync_timing(model_dir: Path, opts: argparse.Namespace) -> list[dict[str, Any]]:
+def _sync_timing(opts: argparse.Namespace) -> list[dict[str, Any]]:
+    """Seconds per verified push, each backend against the same running replicas."""
+    from trainers.weight_sync.timing import measure
+
+    backends = [b.strip() for b in opts.backends.split(",") if b.strip()]
+    print(f"... weight sync {', '.join(backends)}: {opts.repeats} pushes to {opts.replicas}")
     try:
-        from trainers.weight_sync.timing import time_syncs
-    except ImportError as exc:
-        return [{"backend": "-", "error": f"trainers/weight_sync/timing.py not available: {exc}"}]
+        result = measure(backends, repeats=opts.repeats, replicas=opts.replicas)
+    except Exception as exc:  # the GRPO figures above still get written
+        return [{"backend": ",".join(backends), "error": f"{type(exc).__name__}: {exc}"}]
     rows = []
-    for backend in [b.strip() for b in opts.backends.split(",") if b.strip()]:
-        print(f"... weight sync {backend}: {opts.repeats} pushes to {opts.replicas} replica(s)")
-        try:
-            result = time_syncs(backend, model_dir, opts.replicas, opts.repeats)
-        except Exception as exc:  # one transport failing still reports the others
-            rows.append({"backend": backend, "error": f"{type(exc).__name__}: {exc}"})
-            continue
-        rows.append({"backend": backend, **_timing_row(result)})
-        print(f"    {json.dumps(rows[-1])}", flush=True)
-    disk = next((r for r in rows if r["backend"] == "disk" and "median_s" in r), None)
+    for backend in backends:
+        got = result[backend]
+        rows.append(
+            {
+                "backend": backend,
+                "model": result.get("model"),
+                "MB": round(got["bytes"] / 1e6, 1),
+                "pushes": len(got["seconds"]),
+                "median_s": round(got["median_s"], 3),
+                "min_s": round(min(got["seconds"]), 3),
+                "seconds": [round(x, 3) for x in got["seconds"]],
+            }
+        )
+    disk = next((r for r in rows if r["backend"] == "disk"), None)
     for row in rows:
-        if disk and "median_s" in row:
+        if disk:
             row["ratio_vs_disk"] = round(row["median_s"] / disk["median_s"], 3)
+    print(f"    {json.dumps(rows)}", flush=True)
     return rows
-
-
-def _timing_row(result: Any) -> dict[str, Any]:
-    """time_syncs' answer (SyncRecords, their dicts, or seconds) as median/min seconds."""
-    records = list(result.get("records", result) if isinstance(result, dict) else result)
-    seconds = [
-        float(r if isinstance(r, int | float) else getattr(r, "seconds", None) or r["seconds"])
-        for r in records
-    ]
-    row: dict[str, Any] = {
-        "pushes": len(seconds),
-        "median_s": round(statistics.median(seconds), 3),
-        "min_s": round(min(seconds), 3),
-    }
-    first = records[0] if records else None
-    size = getattr(first, "bytes", None) or (first.get("bytes") if isinstance(first, dict) else 0)
-    if size:
-        row["MB"] = round(size / 1e6, 1)
-    return row
 
 
 def _table(
     grpo: list[dict[str, Any]], syncs: list[dict[str, Any]], opts: argparse.Namespace
 ) -> str:
-    lines = [
-        f"GRPO, {opts.model} model, N={opts.steps} steps, batch {opts.batch_size} "
-        f"({opts.num_generations} generations), {opts.max_completion_length} tokens, "
-        f"{opts.prompts} prompts, reward {REWARD}, async: {opts.replicas} replica(s), "
-        f"weights over {opts.weight_sync}",
-        "",
-        "| run | steps/min (loop) | ratio | steps/min (end to end) | ratio "
-        "| reward step 1 → N | staleness (lag: samples) | syncs, median s, checksums |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    lines = (
+        []
+        if not grpo
+        else [
+            f"GRPO, {opts.model} model, N={opts.steps} steps, batch {opts.batch_size} "
+            f"({opts.num_generations} generations), {opts.max_completion_length} tokens, "
+            f"{opts.prompts} prompts, reward {REWARD}, async: {opts.replicas} replica(s), "
+            f"weights over {opts.weight_sync}",
+            "",
+            "| run | steps/min (loop) | ratio | steps/min (end to end) | ratio "
+            "| reward step 1 → N | staleness (lag: prompt groups) | syncs, median s, checksums |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+    )
     for r in grpo:
         if not r.get("ok"):
             lines.append(f"| {r['run']} | failed: {r.get('error', '')[:120]} |||||||")
@@ -248,7 +245,11 @@ def _table(
             f"| {r.get('staleness', '-')} | {syncs_text} |"
         )
     if syncs:
-        lines += ["", f"Weight sync into {opts.replicas} replica(s), {opts.repeats} pushes each:"]
+        lines += [
+            "",
+            f"Weight sync, random SmolLM2-135M-shaped model, into {opts.replicas} replica(s), "
+            f"{opts.repeats} pushes each:",
+        ]
         lines += ["", "| backend | MB | median s | min s | / disk |", "|---|---|---|---|---|"]
         for r in syncs:
             if "error" in r:
@@ -287,7 +288,7 @@ def main() -> None:
 
     began = time.perf_counter()
     grpo = [] if opts.skip_grpo else _grpo(env, opts)
-    syncs = [] if opts.skip_sync_timing else _sync_timing(model_dir, opts)
+    syncs = [] if opts.skip_sync_timing else _sync_timing(opts)
     figures = {
         "options": vars(opts),
         "machine": {"cpus": os.cpu_count(), "load": os.getloadavg()},
