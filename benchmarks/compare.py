@@ -57,7 +57,7 @@ def main() -> None:
     write_table("evals.bench", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
     models = [compare_data.register_dead("alpha"), compare_data.register_dead("omega")]
     cfg = CompareConfig(
-        models=models, input=TableRef(name="evals.bench"), out="cmp.bench", checks=["json"]
+        models=models, table=TableRef(name="evals.bench"), out="cmp.bench", checks=["json"]
     )
     answers = {f"p{i}": json.dumps({"colour": f"c{i}"}) for i in range(args.prompts)}
     for m in models:

@@ -74,7 +74,7 @@ def podium_job(table: str, out: str, max_tokens: int, concurrency: int) -> tuple
     from podium.store.refs import TableRef
 
     cfg = GenerateConfig(
-        input=TableRef(name=table),
+        table=TableRef(name=table),
         out=out,
         max_tokens=max_tokens,
         temperature=0.0,

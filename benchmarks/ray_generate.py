@@ -11,7 +11,7 @@ commit). Figures are completion tokens per second of the job's own generation wa
 time (from its summary) and the command's wall time (vLLM start-up included).
 `--build`: a greedy code-exec build of `--functions` distinct small functions
 (`generators/code_exec/pipeline_functions.py`), locally (one sandbox pool in the job)
-and with `--sandbox-nodes N` on Ray; functions and sandbox runs per second of the
+and with `--replicas N` on Ray; functions and sandbox runs per second of the
 command's wall time (the vLLM server is started beforehand and shared by both), the
 job's own split of its time (proposing vs sandboxes), and whether both builds wrote
 the same rows (it exits non-zero when they differ). Everything it started is stopped
@@ -142,7 +142,7 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
     # All of a batch's proposal requests in flight at once: vLLM's continuous batching
     # serves them together (64 streams gave ~2x the functions/s of 16 here), and short
     # answers (one input, 32 tokens) keep a rambling greedy answer from costing more.
-    common = ["build", "code-exec", "--functions", "b.fns", "--model", "base",
+    common = ["build", "code-exec", "--table", "b.fns", "--model", "base",
               "--temperature", "0", "--inputs-per-function", "1", "--max-tokens", "32",
               "--concurrency", "64", "--backend", "local", "--workers", "2",
               "--batch-size", str(args.batch_size)]  # fmt: skip
@@ -153,7 +153,7 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
     methods.append(
         (
             f"ray, {args.nodes} sandbox nodes",
-            ["--launcher", "ray", "--sandbox-nodes", str(args.nodes)],
+            ["--launcher", "ray", "--replicas", str(args.nodes)],
         )
     )
     print(f"load average before: {os.getloadavg()}", flush=True)

@@ -18,7 +18,7 @@ import json
 import time
 from typing import Any
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from generators.client import (
     ChatRequest,
@@ -58,7 +58,10 @@ PROP_CONFIG = "podium.generate.config"
 class GenerateConfig(SamplingParams, RetryPolicy, LaunchOptions):
     """Run-card front matter of `kind: generate`."""
 
-    input: TableRef = Field(description="Prompts: an SFT table or eval set, pinned to a snapshot.")
+    table: TableRef = Field(
+        validation_alias=AliasChoices("table", "input"),
+        description="Prompts: an SFT table or eval set, pinned to a snapshot.",
+    )
     out: TableName = Field(
         description="Samples table to write (NAMESPACE.TABLE); re-runs resume it."
     )
@@ -222,10 +225,10 @@ def _on_replicas(
 def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
     out = full_name(cfg.out)
     model = get_model(cfg.model)
-    prompts, snapshot_id, skipped = load_prompts(cfg.input, cfg.prompt_column, cfg.limit)
+    prompts, snapshot_id, skipped = load_prompts(cfg.table, cfg.prompt_column, cfg.limit)
     if not prompts:
-        raise InvalidInput(f"Table {cfg.input} has no usable prompts (no user turns).")
-    input_ref = str(TableRef(name=full_name(cfg.input.name), snapshot_id=snapshot_id))
+        raise InvalidInput(f"Table {cfg.table} has no usable prompts (no user turns).")
+    input_ref = str(TableRef(name=full_name(cfg.table.name), snapshot_id=snapshot_id))
     done_ids = _done_prompt_ids(out, input_ref, model.name)
     todo = [p for p in prompts if p.prompt_id not in done_ids]
     reporter.log(

@@ -68,7 +68,7 @@ def write_samples(
     info = get_model(model)
     prompts, snapshot, _ = load_prompts(TableRef(name=prompts_table))
     gen = cfg.generate_config(info.name, out)
-    gen = gen.model_copy(update={"input": TableRef(name=prompts_table, snapshot_id=snapshot)})
+    gen = gen.model_copy(update={"table": TableRef(name=prompts_table, snapshot_id=snapshot)})
     rows = []
     for p in prompts:
         if p.prompt_id in answers:

@@ -1,6 +1,6 @@
 """The `code-exec-build` job: a checkpoint proposes inputs, the sandbox runs the functions.
 
-    podium build code-exec --functions demo.functions --model base --out cx.demo \\
+    podium build code-exec --table demo.functions --model base --out cx.demo \\
         --inputs-per-function 4 [--backend docker]
 
 For each batch of functions: one constrained chat request per function proposes inputs
@@ -145,7 +145,7 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
 
     out = full_name(cfg.out)
     model = get_model(cfg.model).name
-    functions, input_ref = load_functions(cfg.functions, cfg.limit)
+    functions, input_ref = load_functions(cfg.table, cfg.limit)
     backend = cfg.backend or _default_backend()
     properties = output_properties(cfg, reporter, tables.ROWS_KIND, input_ref, model)
     done = done_ids(out, tables.ROWS_KIND, input_ref, "function_id")
@@ -154,7 +154,7 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     reporter.progress(len(functions) - len(todo), len(functions), "functions")
     statuses: Counter[str] = Counter()
     spent = Spent()
-    if todo and cfg.sandbox_nodes:
+    if todo and cfg.replicas:
         statuses = _build_on_ray(cfg, functions, done, input_ref, out, model, backend, properties,
                                  reporter, spent)  # fmt: skip
     elif todo:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from generators.grading import GRADE_LIMITS
 from generators.sandbox import Limits
@@ -21,8 +21,9 @@ PROP_ROWS_TABLE = PROP_LINEAGE_PREFIX + "code_exec_rows"
 class CodeExecConfig(LaunchOptions):
     """Run-card front matter of `kind: code-exec-build`."""
 
-    functions: TableRef = Field(
-        description="Functions table (code, entry_point, id) for build; a rows table for verify."
+    table: TableRef = Field(
+        validation_alias=AliasChoices("table", "functions"),
+        description="Functions table (code, entry_point, id) for build; a rows table for verify.",
     )
     out: str = Field(description="Rows table (build) or report table (verify); re-runs resume.")
     sft_out: str | None = Field(None, description="SFT table to (re)write (default: OUT_sft).")
@@ -49,8 +50,9 @@ class CodeExecConfig(LaunchOptions):
     )
     concurrency: int = Field(16, ge=1, le=512, description="Requests in flight.")
     batch_size: int = Field(32, ge=1, description="Functions (or rows) per committed batch.")
-    sandbox_nodes: int = Field(
+    replicas: int = Field(
         0,
+        validation_alias=AliasChoices("replicas", "sandbox_nodes"),
         ge=0,
         le=1024,
         description="Ray actors with a sandbox pool each, spread over the cluster's nodes "

@@ -1,6 +1,6 @@
 """A code-exec build whose sandbox runs are spread over a Ray cluster's nodes.
 
-    podium build code-exec --functions fx.all --out cx.all --sandbox-nodes 4 --launcher ray
+    podium build code-exec --table fx.all --out cx.all --replicas 4 --launcher ray
 
 The job's driver proposes inputs (one batch of functions at a time, as in a local
 build) and hands each batch's calls to the next free `SandboxNode`: a Ray actor
@@ -84,7 +84,7 @@ def on_ray(
     spent: Spent,
     unit: str,
 ) -> Counter[str]:
-    """A build's functions (or a verify's rows) over `cfg.sandbox_nodes` sandbox actors,
+    """A build's functions (or a verify's rows) over `cfg.replicas` sandbox actors,
     skipping the items whose id is in `done`."""
     from generators.code_exec.batches import chunks
 
@@ -93,14 +93,14 @@ def on_ray(
         (f"batch-{i:06d}", [item for item in chunk if item["id"] not in done])
         for i, chunk in enumerate(chunks(items, cfg.batch_size))
     ]
-    key_config = cfg.model_dump(mode="json", exclude={"launcher", "sandbox_nodes", "workers"})
+    key_config = cfg.model_dump(mode="json", exclude={"launcher", "replicas", "workers"})
     return build_on_ray(
         batches=[(name, todo) for name, todo in batches if todo],
         plan=plan,
         schema=schema,
         out=out,
         key=staging_key(out, input_ref, key_config),
-        nodes=cfg.sandbox_nodes,
+        nodes=cfg.replicas,
         backend=backend,
         workers=cfg.workers,
         limits=cfg.limits(),

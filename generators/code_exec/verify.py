@@ -143,7 +143,7 @@ def _verify_on_ray(
     properties: dict[str, str],
     reporter: Reporter,
 ) -> Counter[str]:
-    """The rows' re-runs on `sandbox_nodes` Ray actors, committed once (as a build's)."""
+    """The rows' re-runs on `replicas` Ray actors, committed once (as a build's)."""
     from generators.code_exec.on_ray import on_ray
 
     limits = cfg.limits()
@@ -159,7 +159,7 @@ def _verify_on_ray(
 def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
 
     out = full_name(cfg.out)
-    rows, input_ref = read_input(cfg.functions, REQUIRED)
+    rows, input_ref = read_input(cfg.table, REQUIRED)
     candidates = _checkable(rows)[: cfg.limit] if cfg.limit else _checkable(rows)
     backend = cfg.backend or _default_backend()
     properties = output_properties(cfg, reporter, tables.VERIFY_KIND, input_ref, None)
@@ -172,7 +172,7 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     finished = len(candidates) - len(todo)
     reporter.progress(finished, len(candidates), "rows")
     limits = cfg.limits()
-    if todo and cfg.sandbox_nodes:
+    if todo and cfg.replicas:
         counts = _verify_on_ray(cfg, candidates, done, input_ref, out, backend, properties,
                                 reporter)  # fmt: skip
     elif todo:

@@ -97,7 +97,7 @@ def build_config(
         raise InvalidInput("Name the output table (NAMESPACE.TABLE).")
     try:
         return GenerateConfig(
-            input=TableRef(name=table, snapshot_id=snapshot_id),
+            table=TableRef(name=table, snapshot_id=snapshot_id),
             out=out.strip(),
             model=model,
             json_schema=parse_schema_text(schema_text),

@@ -44,13 +44,14 @@ def _checkpoints(models: list[str]) -> list[str]:
 
 
 def _models_given(values: dict[str, Any], extra: dict[str, Any]) -> None:
+    table = values.get("table") or values.get("input")  # input: its name before (--set)
     if not values.get("models"):
-        if values.get("input") or values.get("out"):
+        if table or values.get("out"):
             raise InvalidInput("Name the checkpoints to compare: --models A,B[,C,D].")
         ctx = click.get_current_context()
         click.echo(ctx.get_help())
         ctx.exit(0)
-    if not (values.get("input") or {}).get("name") or not values.get("out"):
+    if not (table or {}).get("name") or not values.get("out"):
         raise InvalidInput(
             "Give the prompt set and the comparison's name: --table NS.NAME --out NS.NAME."
         )
@@ -194,7 +195,7 @@ def trend(
     base, checkpoints = run_checkpoints(run)
     values: dict[str, Any] = {
         "models": [base, *(c.name for c in checkpoints)],
-        "input": {"name": table, "snapshot_id": snapshot},
+        "table": {"name": table, "snapshot_id": snapshot},
         "out": out,
         "max_tokens": max_tokens,
         "checks": list(check),

@@ -22,7 +22,7 @@ import click
 
 from podium.errors import InvalidInput
 from podium.jobs.card_yaml import load_yaml
-from podium.jobs.fields import FlatField, applied_defaults
+from podium.jobs.fields import FlatField, applied_defaults, current_path
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
 
@@ -70,7 +70,7 @@ def job_command(
             multiple=True,
             metavar="PATH=VALUE",
             help="Any card setting by its dotted path, VALUE read as YAML "
-            "(e.g. --set input.snapshot_id=3); repeatable. See `podium jobs kinds "
+            "(e.g. --set table.snapshot_id=3); repeatable. See `podium jobs kinds "
             f"{kind}`.",
         ),
         click.Option(
@@ -94,7 +94,7 @@ def job_command(
                 set_path(values, f.path, _typed(f, value))
         for item in given.pop("_sets"):
             key, value = parse_set(item)
-            set_path(values, key, value)
+            set_path(values, current_path(kind, job_kind.config_model(), key), value)
         card: Path | None = given.pop("_card")
         queued = bool(given.pop("_queue", False))
         if hook is not None:

@@ -3,9 +3,9 @@
     podium sandbox run script.py [--backend local|docker] [--stdin TEXT] [--timeout 10] [--json]
     podium sandbox info [--json]               # what confinement this machine gives
     podium sandbox dockerd [--dir PATH]        # a private Docker engine (root), until Ctrl-C
-    podium build code-exec --functions demo.functions --model base --out cx.demo \\
+    podium build code-exec --table demo.functions --model base --out cx.demo \\
         [--inputs-per-function 4] [--backend local|docker] [--limit N] [--card CARD.md]
-    podium build code-exec --mode verify --functions cx.demo --out cx.demo_verify
+    podium build code-exec --mode verify --table cx.demo --out cx.demo_verify
 
 The docker backend talks to the engine in DOCKER_HOST; its image is built once by
 `bash scripts/setup_sandbox.sh`.
@@ -126,6 +126,8 @@ def build_group() -> click.Group:
         job_command(
             "code-exec-build",
             "code-exec",
+            # The names these settings had before every kind called them table and replicas.
+            aliases={"table.name": ["--functions"], "replicas": ["--sandbox-nodes"]},
             help="Build a code-execution dataset: a model proposes inputs, the sandbox runs them.",
         )
     )

@@ -157,7 +157,7 @@ def import_command() -> click.Command:
     return job_command(
         "import",
         arguments=("path",),
-        aliases={"table": ["-t"]},
+        aliases={"out": ["--table", "-t"]},  # --table: its name before
         hook=_absolute_path,
         queue=False,
         help="Import chat data into an SFT table (one atomic commit; a bad line changes "
@@ -172,7 +172,7 @@ def export_command() -> click.Command:
 
     return job_command(
         "export",
-        arguments=("input.name", "path"),
+        arguments=("table.name", "path"),
         queue=False,
         help="Export a table snapshot to JSONL or Parquet (re-importing gives identical "
         "rows). PATH: an output .jsonl or .parquet file under $PODIUM_HOME/exports (a "

@@ -61,7 +61,7 @@ def validate_command() -> click.Command:
     return job_command(
         "validate",
         arguments=("table.name",),
-        aliases={"rules": ["-r"]},
+        aliases={"rules": ["-r"], "replicas": ["--nodes"]},  # --nodes: its name before
         extra=[
             click.Option(
                 ["--json", "as_json"], is_flag=True, help="Print the summary and failures as JSON."

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from generators.generate import GenerateConfig, run_generate
 from generators.prompts import load_prompts
@@ -58,8 +58,9 @@ class CompareConfig(BaseModel):
         description="Registered models, 2 to 16 ('base' = default base); "
         "the page shows up to four side by side."
     )
-    input: TableRef = Field(
-        description="Prompt set: an SFT table or eval set, pinned to a snapshot."
+    table: TableRef = Field(
+        validation_alias=AliasChoices("table", "input"),
+        description="Prompt set: an SFT table or eval set, pinned to a snapshot.",
     )
     out: TableName = Field(description="Comparison table to write (NAMESPACE.TABLE).")
     max_tokens: int = Field(256, ge=1, le=8192, description="Most tokens per answer.")
@@ -95,20 +96,23 @@ class CompareConfig(BaseModel):
         return [check_spec(c) for c in checks]
 
     def generate_config(self, model: str, out: str) -> GenerateConfig:
-        return GenerateConfig(
-            input=self.input,
-            out=out,
-            model=model,
-            n=1,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            seed=self.seed,
-            stop=self.stop,
-            prompt_column=self.prompt_column,
-            limit=self.limit,
-            concurrency=self.concurrency,
-        )
+        """One model's generate card: this comparison's prompts and sampling, one answer."""
+        shared = self.model_dump(include=_SHARED_WITH_GENERATE)
+        return GenerateConfig(**shared, out=out, model=model, n=1)
+
+
+# The settings a comparison hands to each model's generate job as they are.
+_SHARED_WITH_GENERATE = {
+    "table",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "prompt_column",
+    "limit",
+    "concurrency",
+}
 
 
 def _served(name: str) -> bool:
@@ -220,13 +224,13 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
     out = full_name(cfg.out)
     models = [get_model(m).name for m in cfg.models]
     compile_rules(cfg.checks)  # a bad rule file fails before any generation
-    prompts, snapshot_id, skipped = load_prompts(cfg.input, cfg.prompt_column, cfg.limit)
+    prompts, snapshot_id, skipped = load_prompts(cfg.table, cfg.prompt_column, cfg.limit)
     if not prompts:
-        raise InvalidInput(f"Table {cfg.input} has no usable prompts (no user turns).")
-    ref = TableRef(name=full_name(cfg.input.name), snapshot_id=snapshot_id)
+        raise InvalidInput(f"Table {cfg.table} has no usable prompts (no user turns).")
+    ref = TableRef(name=full_name(cfg.table.name), snapshot_id=snapshot_id)
     input_ref = str(ref)
     _check_out(out, models, input_ref)
-    pinned = cfg.model_copy(update={"input": ref})
+    pinned = cfg.model_copy(update={"table": ref})
     tables: dict[str, str] = {}
     for i, model in enumerate(models):
         reporter.check_cancelled()

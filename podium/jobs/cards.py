@@ -31,7 +31,7 @@ from pydantic_core import to_jsonable_python
 from podium.errors import InvalidInput, NotFound
 from podium.jobs.card_yaml import MAX_YAML_BYTES, dump_yaml, load_yaml
 from podium.jobs.environment import ENV_KEY, capture
-from podium.jobs.fields import settings_error
+from podium.jobs.fields import old_names, say_renamed, settings_error
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
 from podium.store.refs import TableRef
@@ -157,18 +157,27 @@ def validate_config(kind: str, data: dict[str, Any]) -> BaseModel:
         for key in data
         if key not in _accepted_keys(model)
     ]
+    renamed = {old: new for old, new in old_names(model).items() if old in data}
+    unknown += [
+        f"{old}: the old name of {new}, which is given too; keep only {new}"
+        for old, new in renamed.items()
+        if new in data
+    ]
     try:
         config = model.model_validate(data)
     except ValidationError as exc:
         raise settings_error(kind, exc, fields, unknown) from None
     if unknown:
         raise settings_error(kind, None, fields, unknown)
+    for old, new in renamed.items():
+        say_renamed(kind, old, new)
     return config
 
 
 def _accepted_keys(model: type[BaseModel]) -> set[str]:
     keys = set(model.model_fields)
     keys.update(f.alias for f in model.model_fields.values() if f.alias)
+    keys.update(old_names(model))
     return keys
 
 

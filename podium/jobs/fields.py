@@ -2,7 +2,7 @@
 
 The kind's pydantic config model is the only source: `flat_fields` turns it into the
 list the CLI options, the app form, `podium jobs kinds` and the docs table are built
-from, each field named by its card path (`input.snapshot_id`) and its command-line
+from, each field named by its card path (`table.snapshot_id`) and its command-line
 option (`--snapshot`). `settings_error` renders a `ValidationError` as one
 `InvalidInput` whose text is the same whether the values came from options, a card or
 a form, e.g. `n (--n): must be >= 1 (got 0)`.
@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AliasChoices, BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from podium.errors import InvalidInput
 from podium.store.refs import TableRef
+
+log = logging.getLogger(__name__)
 
 # What an option carries: a scalar, a choice, a repeatable value or a YAML document.
 ValueKind = Literal["bool", "int", "float", "str", "choice", "list", "yaml"]
@@ -32,7 +35,7 @@ ValueKind = Literal["bool", "int", "float", "str", "choice", "list", "yaml"]
 
 @dataclass(frozen=True)
 class FlatField:
-    path: str  # card path: "n", "input.name", "input.snapshot_id"
+    path: str  # card path: "n", "table.name", "table.snapshot_id"
     option: str  # "--n", "--table", "--snapshot"
     kind: ValueKind
     help: str
@@ -52,7 +55,7 @@ def flat_fields(
     """Every setting of `model`; TableRef fields become a name and a snapshot option.
 
     `renames` maps a card path to the option the CLI has always used for it (a kind's
-    `JobKind.options`), e.g. {"input": "--table", "input.snapshot_id": "--snapshot"}.
+    `JobKind.options`), e.g. {"table.snapshot_id": "--snapshot", "rules": "--rule"}.
     """
     renames = renames or {}
     _, filled = applied_defaults(model)
@@ -97,6 +100,41 @@ def flat_fields(
             )
         )
     return fields
+
+
+def old_names(model: type[BaseModel]) -> dict[str, str]:
+    """{old name: its setting} for the settings of `model` that were renamed: a field
+    declared with `validation_alias=AliasChoices(NAME, OLD, ...)` still takes its old
+    names in cards, forms and `--set` (and `validate_config` says the new one)."""
+    found: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            olds = [old for old in alias.choices if isinstance(old, str) and old != name]
+            found.update(dict.fromkeys(olds, name))
+    return found
+
+
+def say_renamed(kind: str, old: str, new: str) -> None:
+    """The notice a card, form or `--set` that uses a setting's old name gets."""
+    log.warning(
+        "notice: %r setting %r is now called %r; the old name still works, but write %r",
+        kind,
+        old,
+        new,
+        new,
+    )
+
+
+def current_path(kind: str, model: type[BaseModel], path: str) -> str:
+    """A dotted card path (`--set input.snapshot_id=3`) under its setting's current
+    name (`table.snapshot_id`), with the notice when it used an old one."""
+    head, dot, rest = path.partition(".")
+    new = old_names(model).get(head)
+    if new is None:
+        return path
+    say_renamed(kind, head, new)
+    return new + dot + rest
 
 
 def applied_defaults(model: type[BaseModel]) -> tuple[str, dict[str, Any]]:

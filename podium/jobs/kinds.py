@@ -86,9 +86,10 @@ def get_kind(name: str) -> JobKind:
 
 
 # The CLI names these kinds' shared settings have always had (see podium/jobs/fields.py).
-_TABLE_INPUT_OPTIONS = {"input": "--table", "input.snapshot_id": "--snapshot"}
+# Every kind's input table is `table` (`--table`, `--snapshot`); a kind's output is `out`.
+_TABLE_OPTIONS = {"table.snapshot_id": "--snapshot"}
 _TRAIN_OPTIONS = {
-    "table.snapshot_id": "--snapshot",
+    **_TABLE_OPTIONS,
     "max_steps": "--steps",
     "learning_rate": "--lr",
 }
@@ -113,7 +114,7 @@ register(
         "podium.store.export:ExportConfig",
         "podium.store.export:run_export",
         "Export a table snapshot to JSONL or Parquet.",
-        options=_TABLE_INPUT_OPTIONS,
+        options=_TABLE_OPTIONS,
         preflight_path="podium.store.export:preflight",
     )
 )
@@ -124,7 +125,7 @@ register(
         "generators.generate:run_generate",
         "Sample a registered checkpoint on every prompt of a table into a samples table.",
         resumable=True,
-        options=_TABLE_INPUT_OPTIONS,
+        options=_TABLE_OPTIONS,
         preflight_path="generators.preflight:generate",
     )
 )
@@ -159,7 +160,7 @@ register(
         "podium.validate.job:run_validate",
         "Validate structured outputs (JSON, JSON Schema, XML, XSD, Python, regex, tool calls) "
         "in every row of a table snapshot; writes a report table of failing turns.",
-        options={"table.snapshot_id": "--snapshot", "rules": "--rule"},
+        options={**_TABLE_OPTIONS, "rules": "--rule"},
         preflight_path="podium.validate.preflight:validate",
     )
 )
@@ -171,7 +172,7 @@ register(
         "A checkpoint proposes inputs for functions, the sandbox runs them: code-execution "
         "rows plus an SFT table (mode verify: re-run recorded rows and flag mismatches).",
         resumable=True,
-        options={"functions.snapshot_id": "--snapshot"},
+        options=_TABLE_OPTIONS,
         preflight_path="generators.preflight:code_exec_build",
     )
 )
@@ -183,7 +184,7 @@ register(
         "Answer one prompt set with several checkpoints (reusing existing samples) and "
         "check every answer; writes a comparison table for side-by-side votes and ratings.",
         resumable=True,
-        options={**_TABLE_INPUT_OPTIONS, "checks": "--check"},
+        options={**_TABLE_OPTIONS, "checks": "--check"},
         preflight_path="podium.compare.preflight:compare",
     )
 )

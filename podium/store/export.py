@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import orjson
 import pyarrow.parquet as pq
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 from podium.errors import InvalidInput
 from podium.paths import resolve_under_roots
@@ -38,7 +38,10 @@ PARQUET_BATCH = 8192
 class ExportConfig(BaseModel):
     """Export a table snapshot to a file (kind: export)."""
 
-    input: TableRef = Field(description="Table (and snapshot) to export.")
+    table: TableRef = Field(
+        validation_alias=AliasChoices("table", "input"),
+        description="Table (and snapshot) to export.",
+    )
     path: str = Field(description="Output file: .jsonl or .parquet.")
     format: ExportFormat | None = Field(
         None, description="File format; from the suffix if omitted."
@@ -87,7 +90,7 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
     """Stream the snapshot into the file batch by batch; memory does not grow with it."""
     path = resolve_under_roots(cfg.path, "export")  # again here: a card may be hand-written
     fmt = _format_of(path, cfg.format)
-    table, plan = open_snapshot(cfg.input.name, cfg.input.snapshot_id)
+    table, plan = open_snapshot(cfg.table.name, cfg.table.snapshot_id)
     total = plan.total
     batch_rows = PARQUET_BATCH if fmt == "parquet" else JSONL_BATCH
     if path.is_dir():
@@ -162,5 +165,5 @@ def _progress(reporter: Reporter, done: int, total: int, name: str) -> int:
 def export_table(
     name: str, path: str | Path, *, snapshot_id: int | None = None, reporter: Reporter | None = None
 ) -> JobOutputs:
-    cfg = ExportConfig(input=TableRef(name=name, snapshot_id=snapshot_id), path=str(path))
+    cfg = ExportConfig(table=TableRef(name=name, snapshot_id=snapshot_id), path=str(path))
     return run_export(cfg, reporter or Reporter())

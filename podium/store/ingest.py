@@ -23,7 +23,7 @@ from typing import Any, Literal
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
@@ -50,7 +50,10 @@ class ImportConfig(BaseModel):
     """Import a file into an SFT table (kind: import)."""
 
     path: str = Field(description="JSONL, Parquet file, or a `save_to_disk` dataset directory.")
-    table: TableName = Field(description="Target table as NAMESPACE.TABLE.")
+    out: TableName = Field(
+        validation_alias=AliasChoices("out", "table"),
+        description="Target table as NAMESPACE.TABLE.",
+    )
     format: ChatFormat | None = Field(None, description="Chat shape; detected when omitted.")
     mode: WriteMode = Field("create", description="create, append or overwrite.")
     prompt_column: str | None = Field(None, description="Prompt column for prompt-response data.")
@@ -282,7 +285,7 @@ def import_file(
 ) -> JobOutputs:
     cfg = ImportConfig(
         path=str(path),
-        table=table,
+        out=table,
         format=format,
         mode=mode,
         prompt_column=prompt_column,
@@ -297,8 +300,8 @@ def preflight(cfg: ImportConfig) -> ImportConfig:
 
 
 def run_import(cfg: ImportConfig, reporter: Reporter) -> JobOutputs:
-    """Stream the input into `cfg.table`: several data files, one commit, or nothing."""
-    name = full_name(cfg.table)
+    """Stream the input into `cfg.out`: several data files, one commit, or nothing."""
+    name = full_name(cfg.out)
     target = get_settings().target_file_bytes
     # A row group is never more than a quarter of a data file, so files roll over
     # near their target and tiny targets (tests) still give several files.

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from pydantic import Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from podium.errors import InvalidInput
 from podium.jobs.launchers import LaunchOptions
@@ -78,8 +78,9 @@ class ValidateConfig(LaunchOptions):
         "costly rule (xml, xsd, python, tool-call), else one.",
     )
     batch_rows: int = Field(4096, ge=1, description="Rows per batch handed to a process.")
-    nodes: int = Field(
+    replicas: int = Field(
         0,
+        validation_alias=AliasChoices("replicas", "nodes"),
         ge=0,
         le=1024,
         description="Check the snapshot's data files in Ray tasks spread over up to this many "
@@ -131,7 +132,7 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
         if sid is None:
             return
         task = task_for(rules, config.extract, config.roles, columns)
-        if config.nodes:
+        if config.replicas:
             from podium.validate.on_ray import check_on_ray  # Ray and staging: only here
 
             reporter.log(f"validating {name}@{sid}: {total} rows, rules {config.rules}, on Ray")
@@ -140,7 +141,7 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
                 wanted,
                 task,
                 batch_rows=config.batch_rows,
-                nodes=config.nodes,
+                nodes=config.replicas,
                 report=summary.report,
                 reporter=reporter,
                 done=lambda group: counted(group.rows, group.turns, group.tally),

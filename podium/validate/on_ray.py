@@ -1,6 +1,6 @@
 """Validating a very large snapshot file-parallel: one Ray task per group of data files.
 
-    podium validate big.sft --rule json --nodes 4 --launcher ray
+    podium validate big.sft --rule json --replicas 4 --launcher ray
 
 The snapshot's file plan (`podium.store.plan`) is cut into contiguous groups of data
 files with about the same number of rows; each group is checked by one Ray task (one

@@ -50,7 +50,7 @@ def test_helpers(podium_home, tmp_path):
     cfg = gm.build_config(
         table="t.a", snapshot_id=3, out="t.b", model="a", n=2, schema_text='{"type": "object"}'
     )
-    assert (cfg.input.snapshot_id, cfg.n, cfg.json_schema) == (3, 2, {"type": "object"})
+    assert (cfg.table.snapshot_id, cfg.n, cfg.json_schema) == (3, 2, {"type": "object"})
 
 
 def test_page_without_models_says_how_to_add_one(podium_home):

@@ -24,7 +24,7 @@ def test_logbook_shows_a_job_and_links_its_output_to_browse(
     turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     data.write_text(json.dumps({"messages": turns}) + "\n")
     with using_home(app_home):
-        config = ImportConfig(path=str(data), table="logbook.imported")
+        config = ImportConfig(path=str(data), out="logbook.imported")
         job = run_foreground(Card("import", config, "from the browser test"), quiet=True)
 
     page = app_page

@@ -52,7 +52,7 @@ def test_import_takes_any_card_setting(podium_home: Path, tmp_path: Path) -> Non
         **front(card),
         "kind": "import",
         "path": str(data),
-        "table": "ns.chat",
+        "out": "ns.chat",  # given as -t, the option the output had before
         "source": "web",
         "mode": "append",
         "allow_duplicate_ids": True,
@@ -66,5 +66,24 @@ def test_export_keeps_its_positionals_and_takes_set(podium_home: Path, tmp_path:
     card = tmp_path / "export.md"
     podium("export", "ns.chat", "out.jsonl", "--set", "format=parquet", "--card", str(card))
     written = front(card)
-    assert written["input"]["name"] == "ns.chat" and written["format"] == "parquet"
+    assert written["table"]["name"] == "ns.chat" and written["format"] == "parquet"
     assert written["path"].endswith("exports/out.jsonl")
+
+
+def test_old_cards_and_set_paths_still_run_and_name_the_new_setting(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    """Every kind's input table is `table` now; an import card's output `table` is `out`."""
+    data = tmp_path / "chat.jsonl"
+    data.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    old_import = tmp_path / "import.md"
+    old_import.write_text(f"---\nkind: import\npath: {data}\ntable: ns.chat\n---\n")
+    said = podium("run", str(old_import)).stderr
+    assert "'import' setting 'table' is now called 'out'" in said
+    old_export = tmp_path / "export.md"
+    old_export.write_text("---\nkind: export\ninput:\n  name: ns.chat\npath: old.jsonl\n---\n")
+    said = podium("run", str(old_export)).stderr
+    assert "'export' setting 'input' is now called 'table'" in said
+    assert (podium_home / "exports" / "old.jsonl").read_text().count("\n") == 1
+    said = podium("export", "ns.chat", "set.jsonl", "--set", "input.snapshot_id=null").stderr
+    assert "'export' setting 'input' is now called 'table'" in said

@@ -75,7 +75,7 @@ def test_compare_runs_a_job_reusing_samples_then_ratings_follow_votes(compare_co
     )
     front = yaml.safe_load(card.read_text().split("---")[1])
     assert front["kind"] == "compare" and front["models"] == ["alpha", "omega"]
-    assert front["input"]["snapshot_id"] is not None
+    assert front["table"]["snapshot_id"] is not None
 
 
 def test_bad_input_names_the_problem(compare_config):

@@ -20,13 +20,13 @@ from podium.store.refs import TableRef
 
 
 def _key(cfg: CompareConfig, model: str) -> SampleKey:
-    _, snapshot, _ = load_prompts(cfg.input)
-    ref = f"{cfg.input.name}@{snapshot}"
+    _, snapshot, _ = load_prompts(cfg.table)
+    ref = f"{cfg.table.name}@{snapshot}"
     gen = cfg.generate_config(model, cfg.out)  # as the job keys its sample sets
     return SampleKey.of(
         get_model(model),
         ref,
-        gen.model_copy(update={"input": TableRef(name=cfg.input.name, snapshot_id=snapshot)}),
+        gen.model_copy(update={"table": TableRef(name=cfg.table.name, snapshot_id=snapshot)}),
     )
 
 
@@ -70,7 +70,7 @@ def test_partial_or_differently_sampled_samples_are_not_reused(compare_config):
     assert find_samples(key, all_ids) == "gen.alpha"
     partial = {k: v for k, v in GOOD.items() if k != "p3"}
     other = compare_config.model_copy(update={"max_tokens": 64})
-    write_samples("gen.alpha_64", "alpha", compare_config.input.name, other, partial)
+    write_samples("gen.alpha_64", "alpha", compare_config.table.name, other, partial)
     assert find_samples(_key(other, "alpha"), all_ids) is None  # p3 missing
     assert find_samples(_key(other, "alpha"), all_ids[:3]) == "gen.alpha_64"
     hotter = compare_config.model_copy(update={"temperature": 0.9})

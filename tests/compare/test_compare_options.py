@@ -132,4 +132,4 @@ def test_the_card_holds_every_setting_given(compare_config: Any, tmp_path: Any) 
     front = yaml.safe_load(card.read_text().split("---")[1])
     assert front["models"] == ["alpha", "omega"]
     assert (front["top_p"], front["concurrency"]) == (0.5, 2)
-    assert front["input"]["name"] == "evals.colours"
+    assert front["table"]["name"] == "evals.colours"

@@ -137,7 +137,7 @@ def test_cli_writes_a_pinned_card(podium_home: Path, tmp_path: Path) -> None:
     assert parsed.kind == "code-exec-build"
     cfg = parsed.config
     assert isinstance(cfg, CodeExecConfig)
-    assert cfg.functions.snapshot_id == load_table("demo.functions").current_snapshot().snapshot_id
+    assert cfg.table.snapshot_id == load_table("demo.functions").current_snapshot().snapshot_id
     assert (cfg.inputs_per_function, cfg.backend, cfg.out, cfg.model) == (
         3,
         "docker",

@@ -121,7 +121,7 @@ def test_duplicate_ids_in_a_later_batch_delete_the_files_written(
 ) -> None:
     lines = [good(i) for i in range(200)] + [good(0)]
     path = write_lines(tmp_path / "late.jsonl", *lines)
-    cfg = ImportConfig(path=str(path), table="ns.late")
+    cfg = ImportConfig(path=str(path), out="ns.late")
     with pytest.raises(InvalidInput, match="late.jsonl line 201: duplicate id 'r0'"):
         from podium.store.ingest import sft_batches
 
@@ -139,7 +139,7 @@ def test_duplicate_ids_allowed_are_imported_and_counted(podium_home: Path, tmp_p
     proc = podium("import", str(path), "--table", "ns.dup", "--allow-duplicate-ids")
     assert proc.returncode == 0, proc.stderr
     assert page("ns.dup").total == 3
-    cfg = ImportConfig(path=str(path), table="ns.dup2", allow_duplicate_ids=True)
+    cfg = ImportConfig(path=str(path), out="ns.dup2", allow_duplicate_ids=True)
     outputs = run_import(cfg, Reporter())
     assert outputs.summary == {"rows": 3, "duplicate_ids": 1}
 

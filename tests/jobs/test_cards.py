@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from podium.cli import app
@@ -52,9 +55,7 @@ def test_invalid_card_names_every_bad_field(jobs_home: Path) -> None:
 def test_missing_required_field_says_what_it_is(jobs_home: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         parse_card("---\nkind: import\npath: x.jsonl\n---\n")
-    assert "table (--table): required, not given (Target table as NAMESPACE.TABLE)" in str(
-        err.value
-    )
+    assert "out (--out): required, not given (Target table as NAMESPACE.TABLE)" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,7 @@ def test_template_lists_every_field_with_help_and_defaults(jobs_home: Path) -> N
     with pytest.raises(InvalidInput) as err:
         parse_card(card_template("import"))
     assert "path (--path): required, left empty (JSONL, Parquet file" in str(err.value)
-    assert "table (--table): required, left empty (Target table" in str(err.value)
+    assert "out (--out): required, left empty (Target table" in str(err.value)
 
 
 def test_template_command_writes_a_card(jobs_home: Path, tmp_path: Path) -> None:
@@ -124,3 +125,42 @@ def test_every_kinds_template_renders_with_its_defaults() -> None:
         assert front["kind"] == kind
     grpo = yaml.safe_load(card_template("grpo").split("---")[1])
     assert grpo["rewards"] == [{"rule": "exact_match", "weight": 1.0}]
+
+
+FNS, CHAT = {"name": "ns.fns"}, {"name": "ns.chat"}
+OLD_NAMES = [  # kind, the other settings a card needs, an old name, its value, the new name
+    ("generate", {"out": "ns.o"}, "input", CHAT, "table"),
+    ("compare", {"out": "ns.o", "models": ["a", "b"]}, "input", CHAT, "table"),
+    ("export", {"path": "x.jsonl"}, "input", CHAT, "table"),
+    ("code-exec-build", {"out": "ns.o"}, "functions", FNS, "table"),
+    ("code-exec-build", {"out": "ns.o", "table": FNS}, "sandbox_nodes", 2, "replicas"),
+    ("validate", {"table": CHAT, "rules": ["json"]}, "nodes", 2, "replicas"),
+    ("import", {"path": "x.jsonl"}, "table", "ns.chat", "out"),
+]
+
+
+def _card(kind: str, front: dict) -> str:
+    plain = json.loads(json.dumps(front))  # a value given twice would be a YAML anchor
+    return f"---\nkind: {kind}\n" + yaml.safe_dump(plain) + "---\n"
+
+
+@pytest.mark.parametrize(("kind", "others", "old", "value", "new"), OLD_NAMES)
+def test_a_card_with_an_old_setting_name_still_parses_and_names_the_new_one(
+    jobs_home: Path,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+    others: dict,
+    old: str,
+    value: object,
+    new: str,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="podium.jobs"):
+        config = parse_card(_card(kind, {**others, old: value})).config
+    got = getattr(config, new)
+    assert (got.model_dump(exclude_none=True) if hasattr(got, "model_dump") else got) == value
+    assert f"setting {old!r} is now called {new!r}" in caplog.text
+    rendered = render_card(kind, config)  # a card written now uses the new name
+    assert f"\n{new}:" in rendered and f"\n{old}:" not in rendered
+
+    with pytest.raises(InvalidInput, match=f"{old}: the old name of {new}, which is given too"):
+        parse_card(_card(kind, {**others, old: value, new: value}))

@@ -75,7 +75,7 @@ def test_generate_card_pins_input_and_model(podium_home, base_checkpoint, tmp_pa
     )
     front = yaml.safe_load(card.read_text().split("---")[1])
     assert front["kind"] == "generate"
-    assert front["input"] == {
+    assert front["table"] == {
         "name": "t.prompts",
         "snapshot_id": table.current_snapshot().snapshot_id,
         "ref": None,  # no tag or branch named

@@ -56,7 +56,7 @@ def _settings() -> None:
     assert table is not None
     snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
     fixed: dict[str, object] = {
-        "functions": {"name": table, "snapshot_id": snapshot},
+        "table": {"name": table, "snapshot_id": snapshot},
         "mode": mode,
     }
     if mode == "build":

@@ -163,7 +163,7 @@ def _new(preset: list[str]) -> None:
         "compare.new.job",
         advanced=[f for f in cm.CompareConfig.model_fields if f not in NEW_BASIC],
         values={"out": cm.default_out(models, table), "limit": 50, "max_tokens": 128},
-        fixed={"models": models, "input": {"name": table}},
+        fixed={"models": models, "table": {"name": table}},
     )
     if job_id is not None:
         st.session_state["compare.new.job_id"] = job_id

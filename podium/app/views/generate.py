@@ -89,7 +89,7 @@ def _form(models: list[str], model_index: int) -> None:
         P + "job",
         advanced=[f for f in fields if f not in BASIC and f not in sizes],
         values={"out": gm.unique_out_name(table, model)},
-        fixed={"input": {"name": table, "snapshot_id": snapshot}, "model": model, **sizes},
+        fixed={"table": {"name": table, "snapshot_id": snapshot}, "model": model, **sizes},
     )
     if job_id is not None:
         st.session_state[P + "job_id"] = job_id

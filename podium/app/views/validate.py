@@ -91,7 +91,7 @@ def _settings(table: str) -> None:
     job_id = queue_form(
         "validate",
         JOB,
-        advanced=("report", "workers", "batch_rows", "nodes", "launcher"),
+        advanced=("report", "workers", "batch_rows", "replicas", "launcher"),
         values={"report": seed.report, "extract": seed.extract},
         fixed={"table": {"name": table, "snapshot_id": snapshot}, "rules": specs},
     )
