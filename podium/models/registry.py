@@ -30,6 +30,7 @@ from sqlalchemy import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.models.digest import checkpoint_digest
+from podium.models.state_rows import from_row
 from podium.store.state import METADATA, engine
 
 ModelKind = Literal["base", "trained", "endpoint"]
@@ -81,17 +82,10 @@ class ModelInfo:
 
 def _row_to_info(row: Any) -> ModelInfo:
     created = row.created_at
-    return ModelInfo(
-        name=row.name,
-        kind=row.kind,
-        path=row.path,
-        url=row.url,
-        api_key_env=row.api_key_env,
-        remote_model=row.remote_model,
-        parent=row.parent,
-        job_id=row.job_id,
+    return from_row(
+        ModelInfo,
+        row,
         lineage=json.loads(row.lineage or "{}"),
-        step=row.step,
         created_at=created.isoformat() if created else "",
         is_default=bool(row.is_default),
     )

@@ -41,6 +41,7 @@ from podium.models.server_records import (  # noqa: F401 - re-exported for calle
     servers_table,
     touch,
 )
+from podium.models.state_rows import from_row
 from podium.models.vllm_launch import free_port, has_gpu, server_command, server_env, vllm_python
 from podium.reporting import Reporter
 from podium.store.state import engine
@@ -51,14 +52,9 @@ START_TIMEOUT_S = 900.0
 def list_servers() -> list[ServerInfo]:
     """The servers Podium started on this machine."""
     return [
-        ServerInfo(
-            model=r.model,
-            host=r.host,
-            pid=r.pid,
-            port=r.port,
-            url=r.url,
-            checkpoint=r.checkpoint,
-            log_path=r.log_path,
+        from_row(
+            ServerInfo,
+            r,
             started_at=r.started_at.isoformat(),
             last_used=r.last_used.isoformat(),
             alive=_alive(r),
