@@ -17,7 +17,7 @@ from trainers.config import GrpoConfig, RewardSpec
 
 pytestmark = [pytest.mark.vllm, pytest.mark.ray, pytest.mark.train]
 
-STEPS = 6
+STEPS = 4
 
 
 @pytest.fixture
@@ -76,7 +76,10 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
     assert len(rows) == summary["samples"] == STEPS * 4
     assert len({r["id"] for r in rows}) == len(rows)
     lags = [r["trained_step"] - r["policy_version"] for r in rows]
-    assert set(lags) <= {0, 1} and sorted({r["trained_step"] for r in rows}) == list(range(STEPS))
+    assert sorted({r["trained_step"] for r in rows}) == list(range(STEPS))
+    # Within the bound, and the bound used: both replicas start a group at version 0, and
+    # the second one is trained at step 1.
+    assert set(lags) == {0, 1}
     assert summary["staleness"] == {lag: lags.count(lag) for lag in set(lags)}
 
     # The replica was replaced and got the current weights from the learner.

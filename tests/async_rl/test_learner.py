@@ -82,3 +82,8 @@ def test_a_step_raises_positive_and_lowers_negative_advantage_completions(
 def test_missing_behaviour_logprobs_are_refused(learner: Learner) -> None:
     with pytest.raises(ValueError, match="one processed log-prob per generated token"):
         learner.step([Sample(PROMPT, [5, 6], [-1.0], 1.0)])
+
+
+def test_a_tied_head_is_not_pushed_twice(learner: Learner) -> None:
+    names = [name for name, _ in learner.named_tensors()]
+    assert "model.embed_tokens.weight" in names and "lm_head.weight" not in names

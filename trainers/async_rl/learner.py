@@ -141,6 +141,12 @@ class Learner:
         )
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
-        """The weights to push, named as the HF checkpoint names them (vLLM loads those)."""
+        """The weights to push, named as the HF checkpoint names them (vLLM loads those).
+
+        A tied LM head is the embedding itself: vLLM skips `lm_head.weight` then, so it
+        is not sent (SmolLM2-135M: 113 of 651 MB a replica)."""
+        tied = bool(getattr(self.model.config, "tie_word_embeddings", False))
         for name, tensor in self.model.state_dict().items():
+            if tied and name == "lm_head.weight":
+                continue
             yield name, tensor.detach()

@@ -607,7 +607,9 @@ def _run(
             def save(step: int, *, final: bool) -> Any:
                 return run.writer.save(learner.model, step, final=final)
 
+            loop_began = time.perf_counter()
             job_run.train(save)
+            loop_seconds = time.perf_counter() - loop_began
         except Cancelled:
             raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
         finally:
@@ -641,7 +643,9 @@ def _run(
             "last_reward": rewards[-1] if rewards else None,
             "prompts": len(prompts),
             "snapshot_id": data.snapshot_id,
+            # End to end (replica start-up included), and the training loop alone.
             "steps_per_minute": cfg.max_steps / max(seconds, 1e-9) * 60,
+            "loop_steps_per_minute": cfg.max_steps / max(loop_seconds, 1e-9) * 60,
         },
     )
 
