@@ -12,7 +12,6 @@ from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel
-from sqlalchemy import select
 
 from podium.errors import InvalidInput
 from podium.jobs.cards import Card, parse_card, validate_config
@@ -22,7 +21,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
 from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
-from podium.jobs.tables import FINISHED, db, job_events, job_samples, metric_rows
+from podium.jobs.tables import FINISHED, job_events, job_samples, metric_rows, rows_of_job
 from podium.store.refs import parse_ref_text
 
 
@@ -79,23 +78,12 @@ def metrics_frame(job_id: str) -> pd.DataFrame:
 
 
 def samples(job_id: str, limit: int = 20) -> list[dict[str, Any]]:
-    with db().connect() as conn:
-        rows = conn.execute(
-            select(job_samples.c.step, job_samples.c["values"])
-            .where(job_samples.c.job_id == job_id)
-            .order_by(job_samples.c.id.desc())
-            .limit(limit)
-        ).all()
-    return [{"step": r.step, **json.loads(r.values)} for r in reversed(rows)]
+    rows = rows_of_job(job_samples, job_id, ("step", "values"), last=limit)
+    return [{"step": r.step, **json.loads(r.values)} for r in rows]
 
 
 def events(job_id: str) -> list[dict[str, Any]]:
-    with db().connect() as conn:
-        rows = conn.execute(
-            select(job_events.c.at, job_events.c.status, job_events.c.message)
-            .where(job_events.c.job_id == job_id)
-            .order_by(job_events.c.id)
-        ).all()
+    rows = rows_of_job(job_events, job_id, ("at", "status", "message"))
     return [{"at": r.at, "status": r.status, "message": r.message or ""} for r in rows]
 
 

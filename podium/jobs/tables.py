@@ -7,7 +7,10 @@ running job reports. Logs are plain files under `$PODIUM_HOME/jobs/<id>/log.txt`
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, Engine, Float, Integer, String, Table, Text, select
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Engine, Float, Integer, Row, String, Table, Text, select
 
 from podium.store.state import METADATA, engine
 
@@ -81,12 +84,22 @@ def db() -> Engine:
     return engine()
 
 
+def rows_of_job(
+    table: Table, job_id: str, columns: Sequence[str], *, last: int | None = None
+) -> list[Row[Any]]:
+    """`columns` of a job's rows in `table` (its events, metrics or samples) in the order
+    they were written; with `last`, only the last so many."""
+    query = select(*(table.c[name] for name in columns)).where(table.c.job_id == job_id)
+    if last is not None:
+        query = query.order_by(table.c.id.desc()).limit(last)
+    else:
+        query = query.order_by(table.c.id)
+    with db().connect() as conn:
+        rows = list(conn.execute(query).all())
+    return rows[::-1] if last is not None else rows
+
+
 def metric_rows(job_id: str) -> list[tuple[int, str, float]]:
     """Every metric a job reported, as (step, name, value), in the order reported."""
-    with db().connect() as conn:
-        rows = conn.execute(
-            select(job_metrics.c.step, job_metrics.c.name, job_metrics.c.value)
-            .where(job_metrics.c.job_id == job_id)
-            .order_by(job_metrics.c.id)
-        ).all()
-    return [(int(step), str(name), float(value)) for step, name, value in rows]
+    rows = rows_of_job(job_metrics, job_id, ("step", "name", "value"))
+    return [(int(r.step), str(r.name), float(r.value)) for r in rows]
