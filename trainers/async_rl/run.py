@@ -49,9 +49,9 @@ from trainers.async_rl.rollouts import (
     rollout_row,
 )
 from trainers.config import GrpoConfig
-from trainers.data import TrainingData
-from trainers.lifecycle import as_config, start_run
-from trainers.rewards import RewardFn, SampleTap, build_rewards
+from trainers.data import TrainingData, fit_prompts, grpo_dataset
+from trainers.lifecycle import as_config, check_card, start_run
+from trainers.rewards import RewardFn, SampleTap, build_rewards, check_rewards
 from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
 
 REPLICA_CPUS = 1.0
@@ -116,12 +116,14 @@ class Prompt:
 
 
 def load_prompts(cfg: GrpoConfig, data: TrainingData, tokenizer: Any) -> tuple[list[Prompt], int]:
-    """The card's prompts, chat-formatted and tokenised as the learner sees them."""
-    from trainers.grpo import grpo_datasets
-
-    datasets = grpo_datasets(cfg, data, tokenizer)
+    """The card's prompts, chat-formatted and tokenised as the learner sees them; those
+    longer than max_length - max_completion_length are left out (and counted), as the
+    sync path does."""
+    train, too_long = fit_prompts(
+        grpo_dataset(data.train), tokenizer, cfg.max_length - cfg.max_completion_length
+    )
     prompts: list[Prompt] = []
-    for row in datasets.train:
+    for row in train:
         ids = tokenizer.apply_chat_template(
             row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
         )["input_ids"]
@@ -134,7 +136,7 @@ def load_prompts(cfg: GrpoConfig, data: TrainingData, tokenizer: Any) -> tuple[l
                 ids=list(ids),
             )
         )
-    return prompts, datasets.too_long
+    return prompts, too_long
 
 
 @dataclass
@@ -538,11 +540,10 @@ class AsyncRun:
 
 def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     prepare_env()
-    from trainers.grpo import check_inputs
-
     cfg = as_config(config, GrpoConfig)
     check_async_card(cfg)
-    base, data = check_inputs(cfg)
+    check_rewards(cfg.rewards, *_table_context(cfg))
+    base, data = check_card(cfg)
     table = rollouts_table(cfg)
     reporter.log(
         f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
