@@ -4,24 +4,21 @@ The Train page's live panel and the Logbook's run card both draw `async_view(job
 the learner's and each replica's weight version over the learner's steps, the
 staleness histogram (how many policy versions lay between the weights that generated a
 sample and the step that trained on it), every weight sync with its seconds and its
-checksum verdict per replica, and the rollouts table. Versions and sync seconds come
-from the run's per-step metrics (trainers/async_rl/run.py reports them through the job
-reporter, so they are live); the histogram counts the rollouts table's rows (one append
-a learner step, so it is live too, and in samples, as `podium sql` counts them); the
-syncs are the outputs' summary, written when the run ends.
+checksum verdict per replica, and the rollouts table. While the run is going these
+come from its per-step metrics (trainers/async_rl/run.py reports them through the job
+reporter, so they are live); once it finished, the histogram and the syncs come from
+its outputs' summary (`staleness`, `syncs`), which is the whole record. Lags count
+samples (completions), as `podium sql` over the rollouts table counts them.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import pandas as pd
-import pyarrow.compute as pc
 
 from podium.jobs.logbook import metrics_frame
 from podium.jobs.queue import Job
@@ -30,8 +27,10 @@ from podium.jobs.queue import Job
 REWARD = "reward"
 LEARNER_VERSION = "policy_version"  # the learner's version after the step
 SYNC_SECONDS = "sync_seconds"  # the latest push's seconds
-# The version each replica holds: "policy_version/replica_0", "policy_version/replica_1".
-_VERSION = re.compile(r"^policy_version/replica_(\d+)$")
+# The version each replica holds: "policy_version/0", "policy_version/1", ...
+_VERSION = re.compile(r"^policy_version/(\d+)$")
+# Samples trained at the step with lag K: "staleness/0", "staleness/1", ...
+_STALENESS = re.compile(r"^staleness/(\d+)$")
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
@@ -70,7 +69,6 @@ class AsyncView:
     versions: pd.DataFrame  # index step; "learner", "replica 0", "replica 1", ...
     current_versions: dict[int, int] = field(default_factory=dict)  # replica -> version
     staleness: pd.DataFrame = field(default_factory=pd.DataFrame)  # columns lag, samples
-    staleness_unit: str = "samples"  # "prompt groups" when only the summary is left
     finished: bool = False
     syncs: list[SyncRow] = field(default_factory=list)
     sync_seconds: pd.DataFrame = field(default_factory=pd.DataFrame)  # index step
@@ -102,7 +100,7 @@ class AsyncView:
             if total
         ]
         where = "" if self.finished else " so far"
-        return f"{total} {self.staleness_unit}{where}: " + ", ".join(parts)
+        return f"{total} samples{where}: " + ", ".join(parts)
 
 
 def job_config(job: Job) -> dict[str, Any]:
@@ -149,29 +147,10 @@ def staleness_frame(counts: dict[Any, Any]) -> pd.DataFrame:
     return pd.DataFrame({"lag": list(lags), "samples": [clean.get(k, 0) for k in lags]})
 
 
-def rollout_lags(table: str) -> dict[int, int] | None:
-    """{trained_step - policy_version: rows} over the rollouts table's current snapshot
-    (None when the table is not there: not written yet, or dropped)."""
-    from podium.store.catalog import load_table, table_exists
-
-    if not table_exists(table):
-        return None
-    snapshot = load_table(table).current_snapshot()
-    return dict(_lags_at(table, snapshot.snapshot_id)) if snapshot else {}
-
-
-@lru_cache(maxsize=64)
-def _lags_at(table: str, snapshot_id: int) -> tuple[tuple[int, int], ...]:
-    """Counted once per snapshot: the pages redraw every two seconds, the run appends
-    once a step, and a finished run's table stays put. Streams the two columns."""
-    from podium.store.read import iter_batches
-
-    counts: Counter[int] = Counter()
-    for batch in iter_batches(table, snapshot_id, columns=["trained_step", "policy_version"]):
-        lags = pc.subtract(batch.column("trained_step"), batch.column("policy_version"))
-        for entry in pc.value_counts(lags.drop_null()).to_pylist():
-            counts[int(entry["values"])] += int(entry["counts"])
-    return tuple(sorted(counts.items()))
+def live_staleness(metrics: pd.DataFrame) -> dict[int, int]:
+    """{lag: samples} summed over the steps reported so far."""
+    found = {int(m.group(1)): c for c in metrics.columns if (m := _STALENESS.match(str(c)))}
+    return {lag: int(metrics[c].fillna(0).sum()) for lag, c in sorted(found.items())}
 
 
 def sync_row(record: dict[str, Any]) -> SyncRow:
@@ -234,20 +213,17 @@ def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | Non
         for c in versions.columns
         if str(c).startswith("replica ") and not versions[c].dropna().empty
     }
-    rollouts = rollouts_name(job)
-    counts, unit = (rollout_lags(rollouts) if rollouts else None), "samples"
-    if counts is None and isinstance(summary.get("staleness"), dict):
-        counts, unit = summary["staleness"], "prompt groups"  # the controller counts slots
+    final = summary.get("staleness")
+    counts = final if isinstance(final, dict) else live_staleness(metrics)
     return AsyncView(
         replicas=int(config.get("replicas") or 1),
         max_staleness=int(config.get("max_staleness") or 0),
         weight_sync=str(config.get("weight_sync") or ""),
-        rollouts=rollouts,
+        rollouts=rollouts_name(job),
         reward=_column(metrics, REWARD),
         versions=versions,
         current_versions=current,
-        staleness=staleness_frame(counts or {}),
-        staleness_unit=unit,
+        staleness=staleness_frame(counts),
         finished=job["status"] in FINISHED,
         syncs=[sync_row(r) for r in summary.get("syncs") or [] if isinstance(r, dict)],
         sync_seconds=_column(metrics, SYNC_SECONDS),
@@ -256,7 +232,8 @@ def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | Non
 
 def async_metric(name: str) -> bool:
     """Metrics the async panel draws itself (generic metric panels leave them out)."""
-    return bool(_VERSION.match(name)) or name in (LEARNER_VERSION, SYNC_SECONDS)
+    matched = _VERSION.match(name) or _STALENESS.match(name)
+    return bool(matched) or name in (LEARNER_VERSION, SYNC_SECONDS)
 
 
 def other_metrics(frame: pd.DataFrame) -> pd.DataFrame:

@@ -48,7 +48,7 @@ CHART_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Tokens/s", ("tokens_per_s",)),
     ("Token accuracy", ("mean_token_accuracy",)),
     ("Completion length", ("completions/mean_length",)),
-    ("Lag (async)", ("lag_mean", "lag_max")),
+    ("Lag (async)", ("lag", "lag_max")),
 )
 
 

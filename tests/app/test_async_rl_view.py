@@ -33,7 +33,6 @@ from podium.models.registry import register_model
 from podium.reporting import JobOutputs
 from podium.store.schema import SFT_SCHEMA
 from podium.store.write import write_table
-from trainers.async_rl.rollouts import RolloutsWriter, rollout_row
 from trainers.config import GrpoConfig
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
@@ -87,32 +86,16 @@ def _report_steps(job_id: str, steps: int = 3) -> None:
                 {
                     "reward": 0.1 * step,
                     "loss": 1.0 / step,
-                    "lag_mean": 0.5,
+                    "lag": 0.5,
                     "lag_max": 1.0,
+                    "staleness/0": 2,
+                    **({"staleness/1": 2} if step > 1 else {}),
                     "policy_version": step,
-                    "policy_version/replica_0": step,
-                    "policy_version/replica_1": step - 1 if step == 1 else step,
+                    "policy_version/0": step,
+                    "policy_version/1": step - 1 if step == 1 else step,
                     "sync_seconds": 0.25 * step,
                 },
             )
-
-
-def _write_rollouts(lags: list[tuple[int, int]]) -> None:
-    """Rows (trained_step, policy_version) through the run's own rollouts writer, one
-    append a step as the run makes them."""
-    writer = RolloutsWriter(ROLLOUTS, {})
-    for step in sorted({s for s, _ in lags}):
-        writer.append(
-            [
-                rollout_row(
-                    rollout_id=f"{i}-0", prompt=[{"role": "user", "content": "q"}],
-                    completion="a", reward=0.0, policy_version=v, trained_step=s, replica=0,
-                    metadata={},
-                )
-                for i, (s, v) in enumerate(lags)
-                if s == step
-            ]
-        )  # fmt: skip
 
 
 def _finish(job_id: str) -> None:
@@ -128,39 +111,36 @@ def test_running_async_job_shows_versions_staleness_and_sync_times(podium_home: 
     assert "2 replica(s) · max staleness 1 · weight sync gloo" in view.headline()
     assert view.rollouts == ROLLOUTS  # the default the run derives: <ns>.<out>_rollouts
 
-    _report_steps(job_id)
-    _write_rollouts([(0, 0), (0, 0), (1, 0), (1, 1), (2, 1), (2, 2)])
+    _report_steps(job_id, steps=2)
     view = async_view(get_job(job_id))
     assert view is not None
     assert list(view.versions.columns) == ["learner", "replica 0", "replica 1"]
-    assert view.versions["replica 1"].tolist() == [0, 2, 3]
-    assert view.current_versions == {0: 3, 1: 3}
-    assert "replica 0: v3, replica 1: v3" in view.headline()
-    assert view.reward["reward"].round(2).tolist() == [0.1, 0.2, 0.3]
-    assert view.sync_seconds["sync_seconds"].tolist() == [0.25, 0.5, 0.75]
-    # Live, from the rollouts table's rows so far, and said to be so.
+    assert view.versions["replica 1"].tolist() == [0, 2]
+    assert view.current_versions == {0: 2, 1: 2}
+    assert "replica 0: v2, replica 1: v2" in view.headline()
+    assert view.reward["reward"].round(2).tolist() == [0.1, 0.2]
+    assert view.sync_seconds["sync_seconds"].tolist() == [0.25, 0.5]
+    # Live: summed over the steps reported so far, and said to be so.
     assert view.staleness.to_dict("list") == {"lag": [0, 1], "samples": [4, 2]}
     assert view.staleness_text() == "6 samples so far: lag 0 4 (67%), lag 1 2 (33%)"
-    _write_rollouts([(3, 3)])
-    assert async_view(get_job(job_id)).staleness["samples"].tolist() == [5, 2]  # type: ignore[union-attr]
     assert view.syncs == []  # verdicts come with the outputs
     # The generic metric panels keep loss, reward and the lag, not the panel's own.
     assert sorted(other_metrics(metrics_frame(job_id)).columns) == [
-        "lag_max", "lag_mean", "loss", "reward",
+        "lag", "lag_max", "loss", "reward",
     ]  # fmt: skip
 
 
 def test_finished_async_job_pins_syncs_histogram_and_rollouts(podium_home: Path) -> None:
     job_id = _async_job(podium_home)
     _report_steps(job_id)
-    _write_rollouts([(0, 0), (1, 0), (2, 0)])
     _finish(job_id)
     view = run_view(job_id).async_rl
     assert view is not None and view.finished
     assert view.rollouts == ROLLOUTS
-    # Every sample in the table; a lag with none is a 0 bar.
-    assert view.staleness.to_dict("list") == {"lag": [0, 1, 2], "samples": [1, 1, 1]}
-    assert view.staleness_text().startswith("3 samples: lag 0 1 (33%)")
+    # Every sample, from the summary (JSON made the lags strings); a lag with none is a
+    # 0 bar.
+    assert view.staleness.to_dict("list") == {"lag": [0, 1, 2], "samples": [6, 0, 1]}
+    assert view.staleness_text() == "7 samples: lag 0 6 (86%), lag 1 0 (0%), lag 2 1 (14%)"
     assert view.sync_rows() == [
         {"version": 1, "why": "step", "backend": "gloo", "MB": 2.0, "seconds": 0.25,
          "checksums": "2/2 match"},
@@ -170,13 +150,6 @@ def test_finished_async_job_pins_syncs_histogram_and_rollouts(podium_home: Path)
          "seconds": 0.5, "checksums": "2/2 match"},
     ]  # fmt: skip
     assert view.sync_failed
-    # A dropped rollouts table leaves the summary's counts, in the controller's unit.
-    from podium.store.catalog import open_catalog
-
-    open_catalog().drop_table(ROLLOUTS)
-    view = run_view(job_id).async_rl
-    assert view is not None
-    assert view.staleness_text() == "7 prompt groups: lag 0 6 (86%), lag 1 0 (0%), lag 2 1 (14%)"
 
 
 def test_sync_without_any_replica_report_is_not_a_match() -> None:
@@ -213,13 +186,12 @@ def _page(view: str, job_id: str) -> AppTest:
 def test_train_page_and_logbook_draw_the_async_panel(podium_home: Path) -> None:
     job_id = _async_job(podium_home)
     _report_steps(job_id)
-    _write_rollouts([(0, 0), (1, 0), (2, 2)])
     _finish(job_id)
     for view in ("train", "logbook"):
         at = _page(view, job_id)
         text = _texts(at)
         assert "**Async RL**" in text and "**Weight versions**" in text, view
-        assert "3 samples: lag 0 2 (67%), lag 1 1 (33%)" in text, view
+        assert "7 samples: lag 0 6 (86%), lag 1 0 (0%), lag 2 1 (14%)" in text, view
         assert "**Weight syncs**" in text and "weights differ" in text, view
         assert at.get("vega_lite_chart"), view
         links = [p.proto.label for p in at.get("page_link")]
