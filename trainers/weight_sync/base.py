@@ -112,14 +112,14 @@ def weight_version(replica: ReplicaEndpoint) -> int:
 
 
 def materialise(
-    named_tensors: Iterable[tuple[str, torch.Tensor]],
+    named_tensors: Iterable[tuple[str, torch.Tensor]], *, snapshot: bool = True
 ) -> list[tuple[str, torch.Tensor]]:
-    """A snapshot of the tensors, name-ordered, on CPU and contiguous: the learner may
-    change its parameters as soon as a background push has taken it."""
+    """The tensors name-ordered, contiguous, on CPU; with `snapshot` copied, since the
+    learner may change its parameters as soon as a background push has taken them."""
     out = []
     for name, tensor in named_tensors:
         t = tensor.detach()
-        out.append((name, t.to("cpu", copy=True).contiguous()))
+        out.append((name, t.to("cpu", copy=snapshot).contiguous()))
     return sorted(out, key=lambda item: item[0])
 
 
@@ -139,6 +139,7 @@ def verify(
                 "version": got.get("version"),
                 "moved": got.get("moved"),
                 "load_seconds": got.get("seconds"),
+                "received_s": got.get("received_s"),
             }
         )
         if not match:
@@ -185,7 +186,8 @@ class WeightSync:
     def push(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> SyncRecord:
         """Move these weights into every replica as `version`, verified. Every learner
         rank calls it with the full tensors; each sends only its planned rows."""
-        return self._push_locked(list(self.replicas.values()), materialise(named_tensors), version)
+        tensors = materialise(named_tensors, snapshot=False)  # the caller waits: no copy
+        return self._push_locked(list(self.replicas.values()), tensors, version)
 
     def push_async(
         self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int

@@ -24,22 +24,40 @@ import datetime
 import hashlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
 
 
+class ChecksumStream:
+    """`weights_checksum` one tensor at a time, for tensors that arrive in name order
+    (a replica hashes each tensor as it streams into the engine)."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._last: str | None = None
+
+    def update(self, name: str, tensor: torch.Tensor) -> None:
+        if self._last is not None and name <= self._last:
+            raise ValueError(f"tensors out of name order: {name!r} after {self._last!r}")
+        self._last = name
+        t = tensor.detach().to("cpu", torch.bfloat16).contiguous()
+        self._digest.update(name.encode())
+        self._digest.update(str(tuple(t.shape)).encode())
+        self._digest.update(t.view(-1).view(torch.int16).numpy())  # no copy: a buffer
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def weights_checksum(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> str:
     """sha256 over the tensors cast to bfloat16, in name order (name, shape, bytes):
     the same value on the learner (any dtype) and in the engine (float32 on CPU)."""
-    digest = hashlib.sha256()
+    stream = ChecksumStream()
     for name, tensor in sorted(named_tensors, key=lambda item: item[0]):
-        t = tensor.detach().to("cpu", torch.bfloat16).contiguous()
-        digest.update(name.encode())
-        digest.update(str(tuple(t.shape)).encode())
-        digest.update(t.view(-1).view(torch.int16).numpy().tobytes())
-    return digest.hexdigest()
+        stream.update(name, tensor)
+    return stream.hexdigest()
 
 
 def row_slices(shape: list[int] | tuple[int, ...], ranks: int) -> list[tuple[int, int]]:
@@ -144,18 +162,29 @@ class PodiumWeightReceiver:
         ranks = int(meta["learner_ranks"])
         device = "cuda" if (self._podium_group_spec or {}).get("backend") == "nccl" else "cpu"
         started = time.perf_counter()
-        received: list[tuple[str, torch.Tensor]] = []
-        pending = []
-        for index, (name, shape, dtype) in enumerate(meta["tensors"]):
-            buffer = torch.empty(shape, dtype=parse_dtype(dtype), device=device)
-            flat = buffer.view(1, *shape) if not shape else buffer
-            for src, (start, stop) in enumerate(row_slices(shape, ranks)):
-                if stop > start:
-                    pending.append(self._podium_group.recv([flat[start:stop]], src, index + 1))
-            received.append((name, buffer))
-        for work in pending:
-            work.wait()
-        return self._podium_load(received, int(meta["version"]), bool(meta.get("corrupt")), started)
+        group = self._podium_group
+
+        def arriving() -> Iterator[tuple[str, torch.Tensor]]:
+            # Every receive is posted first; each tensor is handed to the engine as soon
+            # as its rows are in, so the transfer overlaps the engine's reload.
+            posted = []
+            for index, (name, shape, dtype) in enumerate(meta["tensors"]):
+                buffer = torch.empty(shape, dtype=parse_dtype(dtype), device=device)
+                rows = buffer.view(1) if not shape else buffer
+                works = [
+                    group.recv([rows[start:stop]], src, index + 1)
+                    for src, (start, stop) in enumerate(row_slices(shape, ranks))
+                    if stop > start
+                ]
+                posted.append((name, buffer, works))
+            for name, buffer, works in posted:
+                for work in works:
+                    work.wait()
+                yield name, buffer
+
+        return self._podium_load(
+            arriving(), int(meta["version"]), bool(meta.get("corrupt")), started
+        )
 
     def podium_load_file(self, spec_json: str) -> dict[str, Any]:
         """Load a safetensors file written by the learner (the disk backend).
@@ -164,7 +193,7 @@ class PodiumWeightReceiver:
 
         spec = json.loads(spec_json)
         started = time.perf_counter()
-        tensors = sorted(load_file(spec["path"]).items())
+        tensors = iter(sorted(load_file(spec["path"]).items()))
         return self._podium_load(tensors, int(spec["version"]), bool(spec.get("corrupt")), started)
 
     def podium_weights_checksum(self) -> dict[str, Any]:
@@ -175,16 +204,28 @@ class PodiumWeightReceiver:
         return self._podium_version
 
     def _podium_load(
-        self, tensors: list[tuple[str, torch.Tensor]], version: int, corrupt: bool, started: float
+        self,
+        tensors: Iterator[tuple[str, torch.Tensor]],
+        version: int,
+        corrupt: bool,
+        started: float,
     ) -> dict[str, Any]:
-        if corrupt and tensors:
-            # Test-only: flip one received tensor, as a transfer gone wrong would.
-            name, first = tensors[0]
-            tensors[0] = (name, first + 1.0)
-        checksum = weights_checksum(tensors)
-        received_s = time.perf_counter() - started
+        stream = ChecksumStream()
+
+        def hashed() -> Iterator[tuple[str, torch.Tensor]]:
+            for position, (name, tensor) in enumerate(tensors):
+                if corrupt and position == 0:
+                    tensor = tensor + 1.0  # test-only: one tensor spoiled, as in a bad transfer
+                stream.update(name, tensor)
+                yield name, tensor
+
         before = self._podium_fingerprint or _fingerprint(self)
-        self.reload_weights(weights_iterator=iter(tensors))  # type: ignore[attr-defined]
+        feed = hashed()
+        self.reload_weights(weights_iterator=feed)  # type: ignore[attr-defined]
+        for _ in feed:  # whatever the engine did not ask for still counts (and must arrive)
+            pass
+        checksum = stream.hexdigest()
+        received_s = time.perf_counter() - started
         _refresh_tied_head(self)
         after = _fingerprint(self)
         # A new checksum must move the engine's parameters; the same one may not. The
@@ -199,6 +240,6 @@ class PodiumWeightReceiver:
             "version": version,
             "checksum": checksum,
             "moved": moved,
-            "received_s": received_s,
+            "received_s": received_s,  # received, hashed and loaded
             "seconds": time.perf_counter() - started,
         }

@@ -1,0 +1,124 @@
+"""Seconds per weight sync, per backend, for the benchmark (benchmarks/async_rl.py).
+
+    from trainers.weight_sync.timing import measure
+    measure(["gloo", "disk"], repeats=3, replicas=1)   # starts its own servers
+    # {"gloo": {"median_s": ..., ...}, "disk": {...}, "model": "smollm2-135m-random", ...}
+
+The model has SmolLM2-135M's architecture with random weights (`random_smollm2`: no
+download, the same tensors and bytes as the real one). Every timed push carries
+different weights (each repeat adds seeded noise), so every load really moves them.
+A push is timed end to end as the learner sees it: snapshot, transfer or file
+write+read, the engine's in-place reload, verification (both checksums and vLLM's own
+fingerprint), pause/clear-cache/resume.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trainers.weight_sync import ReplicaEndpoint, make_weight_sync
+
+MODEL_NAME = "smollm2-135m-random"
+
+# SmolLM2-135M(-Instruct)'s config.json, the fields that shape its tensors.
+SMOLLM2_135M: dict[str, Any] = {
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "head_dim": 64,
+    "vocab_size": 49152,
+    "max_position_embeddings": 8192,
+    "rms_norm_eps": 1e-5,
+    "rope_theta": 100000.0,
+    "tie_word_embeddings": True,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "pad_token_id": 2,
+}
+
+
+def random_smollm2(directory: Path) -> Path:
+    """A randomly initialised model of SmolLM2-135M's architecture, with its tokenizer."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from podium.models.bootstrap import tokenizer_dir
+
+    if not (directory / "config.json").is_file():
+        torch.manual_seed(0)
+        LlamaForCausalLM(LlamaConfig(**SMOLLM2_135M)).save_pretrained(str(directory))
+        from transformers import AutoTokenizer
+
+        AutoTokenizer.from_pretrained(str(tokenizer_dir())).save_pretrained(str(directory))
+    return directory
+
+
+def time_syncs(
+    backend: str, model_dir: Path, replicas: Sequence[ReplicaEndpoint], repeats: int
+) -> dict[str, Any]:
+    """Push the model at `model_dir` into `replicas` (already serving that architecture)
+    `repeats` times with `backend`; seconds per sync (the first, with the warm-up
+    connect excluded, included in the list)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
+    params = [p for _, p in sorted(model.named_parameters())]
+    with tempfile.TemporaryDirectory(prefix="weight-sync-timing-") as work:
+        sync = make_weight_sync(backend, work_dir=Path(work))
+        try:
+            sync.connect(replicas)
+            seconds, nbytes = [], 0
+            for repeat in range(repeats):
+                generator = torch.Generator().manual_seed(1000 + repeat)
+                with torch.no_grad():
+                    for param in params:
+                        param.add_(torch.randn(param.shape, generator=generator) * 1e-3)
+                record = sync.push(model.named_parameters(), version=1000 + repeat)
+                seconds.append(record.seconds)
+                nbytes = record.bytes
+        finally:
+            sync.close()
+    return {
+        "backend": backend,
+        "replicas": len(replicas),
+        "repeats": repeats,
+        "bytes": nbytes,
+        "seconds": seconds,
+        "median_s": statistics.median(seconds),
+        "mean_s": statistics.fmean(seconds),
+        "mb_per_s": nbytes / 1e6 / statistics.median(seconds),
+    }
+
+
+def measure(
+    backends: Sequence[str] = ("gloo", "disk"), repeats: int = 3, replicas: int = 1
+) -> dict[str, Any]:
+    """Start `replicas` servers of the random SmolLM2-135M in the current Podium home,
+    time each backend against them, stop them."""
+    from podium.models.registry import register_model
+    from trainers.async_rl.replica import PolicyReplica
+
+    model_dir = random_smollm2(Path(tempfile.gettempdir()) / "podium-smollm2-135m-random")
+    register_model(MODEL_NAME, kind="base", path=str(model_dir))
+    servers = [PolicyReplica(MODEL_NAME, index=i) for i in range(replicas)]
+    try:
+        with ThreadPoolExecutor(max_workers=replicas) as pool:
+            list(pool.map(lambda r: r.start(), servers))
+        endpoints = [s.endpoint for s in servers]
+        out: dict[str, Any] = {"model": MODEL_NAME, "architecture": "SmolLM2-135M"}
+        for backend in backends:
+            out[backend] = time_syncs(backend, model_dir, endpoints, repeats)
+        if "gloo" in out and "disk" in out:
+            out["gloo_over_disk"] = out["gloo"]["median_s"] / out["disk"]["median_s"]
+        return out
+    finally:
+        for server in servers:
+            server.stop()
