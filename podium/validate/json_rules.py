@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import jsonschema
 import jsonschema_rs
@@ -72,34 +72,46 @@ def json_syntax_error(rule: str, text: str, exc: orjson.JSONDecodeError) -> Resu
     return failed(rule, kind, message, text, pos)
 
 
-class ValueRule(Protocol):
+class TextRule:
+    """Base of every rule: content that is not text (null, a list of parts) fails as
+    `not-text` here, once, before the rule's own `check_text` sees it."""
+
     name: str
+    parses_json: bool = False  # True: `check_value` takes the parsed JSON (batch.py)
 
-    def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result: ...
+    def check(self, text: object, metadata: str | None = None) -> Result:
+        if not isinstance(text, str):
+            return not_text(self.name, text)
+        return self.check_text(text, metadata)
+
+    def check_text(self, text: str, metadata: str | None) -> Result:
+        raise NotImplementedError
 
 
-def check_json_text(rule: ValueRule, text: object, metadata: str | None) -> Result:
-    """Parse `text` as strict JSON, then let `rule` check the value (every JSON rule's
-    `check`: one syntax report, one not-text report)."""
-    if not isinstance(text, str):
-        return not_text(rule.name, text)
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        return json_syntax_error(rule.name, text, exc)
-    return rule.check_value(value, text, metadata)
+class JsonValueRule(TextRule):
+    """Base of the rules over a JSON value: the text is parsed as strict JSON first (one
+    syntax report for them all), then `check_value` checks the value. `batch.py` parses
+    a turn once and hands the value to every such rule."""
+
+    parses_json = True
+
+    def check_text(self, text: str, metadata: str | None) -> Result:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            return json_syntax_error(self.name, text, exc)
+        return self.check_value(value, text, metadata)
+
+    def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result:
+        raise NotImplementedError
 
 
 @dataclass(eq=False)
-class JsonRule:
+class JsonRule(JsonValueRule):
     """Strict JSON (RFC 8259: no NaN, no trailing commas, no comments)."""
 
     name: str = "json"
     spec: str = "json"
-    parses_json: bool = True
-
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        return check_json_text(self, text, metadata)
 
     def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result:
         return passed(self.name)
@@ -205,16 +217,12 @@ def schema_failure(
 
 
 @dataclass(eq=False)
-class JsonSchemaRule:
+class JsonSchemaRule(JsonValueRule):
     """Valid JSON that also satisfies a JSON Schema (Draft 2020-12 by default)."""
 
     compiled: CompiledSchema
     spec: str = "json-schema"
     name: str = "json-schema"
-    parses_json: bool = True
-
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        return check_json_text(self, text, metadata)
 
     def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result:
         failure = schema_failure(self.name, self.compiled, value, text)

@@ -13,7 +13,7 @@ from lxml import etree
 
 from podium.errors import InvalidInput
 from podium.paths import resolve_under_roots
-from podium.validate.json_rules import not_text
+from podium.validate.json_rules import TextRule
 from podium.validate.result import Result, failed_at_line, kebab, passed
 
 
@@ -52,14 +52,11 @@ def parse_xml(rule: str, text: str) -> tuple[Any, Result | None]:
 
 
 @dataclass(eq=False)
-class XmlRule:
+class XmlRule(TextRule):
     name: str = "xml"
     spec: str = "xml"
-    parses_json: bool = False
 
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
+    def check_text(self, text: str, metadata: str | None) -> Result:
         _, failure = parse_xml(self.name, text)
         return failure or passed(self.name)
 
@@ -84,21 +81,18 @@ def _compile_xsd(data: bytes, source: str) -> etree.XMLSchema:
 
 
 @dataclass(eq=False)
-class XsdRule:
+class XsdRule(TextRule):
     """Well-formed XML that validates against an XML Schema."""
 
     xsd: bytes
     source: str
     spec: str = "xsd"
     name: str = "xsd"
-    parses_json: bool = False
 
     def __post_init__(self) -> None:
         self._schema = _compile_xsd(self.xsd, self.source)
 
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
+    def check_text(self, text: str, metadata: str | None) -> Result:
         doc, failure = parse_xml(self.name, text)
         if failure is not None:
             return failure

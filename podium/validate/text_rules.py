@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
-from podium.validate.json_rules import not_text
+from podium.validate.json_rules import TextRule
 from podium.validate.result import Result, failed, failed_at_line, passed
 
 
@@ -28,16 +28,13 @@ def _syntax_kind(exc: SyntaxError) -> str:
 
 
 @dataclass(eq=False)
-class PythonRule:
+class PythonRule(TextRule):
     """Python source that `ast.parse` accepts (parsing only; nothing is executed)."""
 
     name: str = "python"
     spec: str = "python"
-    parses_json: bool = False
 
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
+    def check_text(self, text: str, metadata: str | None) -> Result:
         try:
             ast.parse(text)
         except SyntaxError as exc:
@@ -61,20 +58,17 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 
 @dataclass(eq=False)
-class RegexRule:
+class RegexRule(TextRule):
     """The whole text matches the pattern (`re.fullmatch`, `.` matching newlines)."""
 
     pattern: str
     spec: str = "regex"
     name: str = "regex"
-    parses_json: bool = False
 
     def __post_init__(self) -> None:
         self._compiled = compile_pattern(self.pattern)
 
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        if not isinstance(text, str):
-            return not_text(self.name, text)
+    def check_text(self, text: str, metadata: str | None) -> Result:
         if self._compiled.fullmatch(text):
             return passed(self.name)
         # Where a prefix stops matching is not knowable with `re`; the whole text is flagged.

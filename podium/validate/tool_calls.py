@@ -19,7 +19,7 @@ from podium.errors import InvalidInput
 from podium.paths import resolve_under_roots
 from podium.validate.json_rules import (
     CompiledSchema,
-    check_json_text,
+    JsonValueRule,
     compile_schema_text,
     json_syntax_error,
     schema_failure,
@@ -66,16 +66,12 @@ def _calls(value: Any) -> tuple[list[Any], tuple[str | int, ...]] | None:
 
 
 @dataclass(eq=False)
-class ToolCallRule:
+class ToolCallRule(JsonValueRule):
     tools: dict[str, str] | None = None  # from a file; None = each row's metadata
     source: str = "row metadata"
     spec: str = "tool-call"
     name: str = "tool-call"
-    parses_json: bool = True
     _row_tools: dict[str, dict[str, str] | str] = field(default_factory=dict, repr=False)
-
-    def check(self, text: object, metadata: str | None = None) -> Result:
-        return check_json_text(self, text, metadata)
 
     def _tools_for(self, metadata: str | None) -> dict[str, str] | str:
         """The row's tools, or an error message; parsed once per distinct metadata."""
