@@ -45,7 +45,7 @@ class ChecksumStream:
         t = tensor.detach().to("cpu", torch.bfloat16).contiguous()
         self._digest.update(name.encode())
         self._digest.update(str(tuple(t.shape)).encode())
-        self._digest.update(memoryview(t.view(-1).view(torch.int16).numpy()))  # no copy
+        self._digest.update(t.view(-1).view(torch.int16).numpy().data)  # a view, no copy
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
