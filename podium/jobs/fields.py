@@ -29,6 +29,9 @@ from podium.store.refs import TableRef
 
 log = logging.getLogger(__name__)
 
+# Every kind's input table is the TableRef field `table`: `--table NAME --snapshot ID`.
+INPUT_TABLE = "table"
+
 # What an option carries: a scalar, a choice, a repeatable value or a YAML document.
 ValueKind = Literal["bool", "int", "float", "str", "choice", "list", "yaml"]
 
@@ -55,7 +58,7 @@ def flat_fields(
     """Every setting of `model`; TableRef fields become a name and a snapshot option.
 
     `renames` maps a card path to the option the CLI has always used for it (a kind's
-    `JobKind.options`), e.g. {"table.snapshot_id": "--snapshot", "rules": "--rule"}.
+    `JobKind.options`), e.g. {"rules": "--rule"}.
     """
     renames = renames or {}
     _, filled = applied_defaults(model)
@@ -74,7 +77,8 @@ def flat_fields(
                     f"{name}.name", table_option, "str", help_text, ref and ref.name, required
                 )
             )
-            snapshot_option = renames.get(f"{name}.snapshot_id", table_option + "-snapshot")
+            own = "--snapshot" if name == INPUT_TABLE else table_option + "-snapshot"
+            snapshot_option = renames.get(f"{name}.snapshot_id", own)
             fields.append(
                 FlatField(
                     f"{name}.snapshot_id",

@@ -85,11 +85,9 @@ def get_kind(name: str) -> JobKind:
         ) from None
 
 
-# The CLI names these kinds' shared settings have always had (see podium/jobs/fields.py).
-# Every kind's input table is `table` (`--table`, `--snapshot`); a kind's output is `out`.
-_TABLE_OPTIONS = {"table.snapshot_id": "--snapshot"}
+# The CLI names these kinds' settings have always had (see podium/jobs/fields.py). Every
+# kind's input table is `table` (`--table`, `--snapshot`); a kind's output is `out`.
 _TRAIN_OPTIONS = {
-    **_TABLE_OPTIONS,
     "max_steps": "--steps",
     "learning_rate": "--lr",
 }
@@ -114,7 +112,6 @@ register(
         "podium.store.export:ExportConfig",
         "podium.store.export:run_export",
         "Export a table snapshot to JSONL or Parquet.",
-        options=_TABLE_OPTIONS,
         preflight_path="podium.store.export:preflight",
     )
 )
@@ -125,7 +122,6 @@ register(
         "generators.generate:run_generate",
         "Sample a registered checkpoint on every prompt of a table into a samples table.",
         resumable=True,
-        options=_TABLE_OPTIONS,
         preflight_path="generators.preflight:generate",
     )
 )
@@ -160,7 +156,7 @@ register(
         "podium.validate.job:run_validate",
         "Validate structured outputs (JSON, JSON Schema, XML, XSD, Python, regex, tool calls) "
         "in every row of a table snapshot; writes a report table of failing turns.",
-        options={**_TABLE_OPTIONS, "rules": "--rule"},
+        options={"rules": "--rule"},
         preflight_path="podium.validate.preflight:validate",
     )
 )
@@ -172,7 +168,6 @@ register(
         "A checkpoint proposes inputs for functions, the sandbox runs them: code-execution "
         "rows plus an SFT table (mode verify: re-run recorded rows and flag mismatches).",
         resumable=True,
-        options=_TABLE_OPTIONS,
         preflight_path="generators.preflight:code_exec_build",
     )
 )
@@ -184,7 +179,7 @@ register(
         "Answer one prompt set with several checkpoints (reusing existing samples) and "
         "check every answer; writes a comparison table for side-by-side votes and ratings.",
         resumable=True,
-        options={**_TABLE_OPTIONS, "checks": "--check"},
+        options={"checks": "--check"},
         preflight_path="podium.compare.preflight:compare",
     )
 )
