@@ -67,7 +67,7 @@ def render_fields(fields: Iterable[tuple[str, Any]]) -> None:
 def no_tables_message() -> None:
     st.info(
         "The catalog has no tables yet. Load the demo datasets with `podium demo`, or "
-        "import your own with `podium import data.jsonl --table NS.NAME` "
+        "import your own with `podium import data.jsonl --out NS.NAME` "
         "(JSONL, Parquet or a saved Hugging Face dataset), then reload this page."
     )
 

@@ -229,7 +229,7 @@ def main() -> None:
     browse_panels.save_feedback()
     table = widgets.table_select("review.table", linked=st.query_params.get("table"))
     if table is None:
-        empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --table NS.NAME`.")
+        empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --out NS.NAME`.")
         return
     st.query_params["table"] = table
     try:
