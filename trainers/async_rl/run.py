@@ -215,7 +215,10 @@ class Pool:
             except Exception as exc:  # noqa: BLE001 - dead already; reaped below
                 reporter.log(f"replica stop: {type(exc).__name__}")
             self.ray.kill(actor)
-        reap_servers(self.ray, list(self.infos.values()), reporter)
+        try:
+            reap_servers(self.ray, list(self.infos.values()), reporter)
+        except Exception as exc:  # noqa: BLE001 - the job's own outcome matters more
+            reporter.log(f"could not reap the replicas' servers: {type(exc).__name__}: {exc}")
 
 
 class AsyncRun:
@@ -281,7 +284,7 @@ class AsyncRun:
         return tickets
 
     def replica_loop(self, replica: int) -> None:
-        from ray.exceptions import RayActorError
+        from ray.exceptions import RayError, RayTaskError
 
         while not self.stop.is_set() and not self.controller.state.finished:
             tickets: list[Ticket] = []
@@ -292,7 +295,10 @@ class AsyncRun:
                     self.pool.ray.get(self.pool.actors[replica].get_endpoint.remote())
                     continue
                 self._generate(replica, tickets)
-            except RayActorError as exc:
+            except RayTaskError as exc:  # the replica's own code failed: not a death
+                self.fail(exc)
+                return
+            except RayError as exc:  # the actor died: killed, out of memory, node lost
                 if self.stop.is_set():
                     return
                 self.reporter.log(f"replica {replica} died ({type(exc).__name__}); replacing it")
