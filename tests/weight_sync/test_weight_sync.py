@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,22 +42,53 @@ def assert_serves(replica: PolicyReplica, model, version: int) -> None:  # type:
         assert row["completion_ids"] == hf_greedy(model, prompt, 6)
 
 
-def test_gloo_push_loads_exactly_the_learners_weights(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "gloo",
+        pytest.param(
+            "nccl",
+            marks=pytest.mark.skipif(
+                not torch.cuda.is_available(), reason="nccl needs CUDA (untested on CPU hosts)"
+            ),
+        ),
+    ],
+)
+def test_push_loads_exactly_the_learners_weights(replicas, tiny_checkpoint, tmp_path, backend):  # type: ignore[no-untyped-def]
     model = perturbed(str(tiny_checkpoint), seed=11)
+    if backend == "nccl":
+        model = model.cuda()
     expected = weights_checksum(model.named_parameters())
-    sync = make_weight_sync("gloo", work_dir=tmp_path)
+    sync = make_weight_sync(backend, work_dir=tmp_path)
     sync.connect([r.endpoint for r in replicas])
     record = sync.push_async(model.named_parameters(), version=11).result()
     sync.close()
 
-    assert record.backend == "gloo" and record.version == 11 and record.bytes > 0
+    assert record.backend == backend and record.version == 11 and record.bytes > 0
     assert [v["replica"] for v in record.replicas] == [0, 1]
     for verdict in record.replicas:
         assert verdict["match"] and verdict["checksum"] == expected and verdict["version"] == 11
         assert verdict["moved"] is True
     for replica in replicas:
         assert replica.version() == 11
-        assert_serves(replica, model, 11)
+        assert_serves(replica, model.cpu(), 11)
+
+
+def test_generation_during_a_push_is_tied_to_the_version_that_produced_it(
+    replicas, tiny_checkpoint, tmp_path
+):  # type: ignore[no-untyped-def]
+    old, new = perturbed(str(tiny_checkpoint), seed=21), perturbed(str(tiny_checkpoint), seed=22)
+    sync = make_weight_sync("gloo", work_dir=tmp_path)
+    sync.connect([replicas[0].endpoint])
+    sync.push(old.named_parameters(), version=21)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        rows = pool.submit(replicas[0].generate, PROMPTS, 1, 24, 0.0)
+        sync.push_async(new.named_parameters(), version=22).result()
+        generated = rows.result()
+    sync.close()
+    for prompt, row in zip(PROMPTS, generated, strict=True):
+        producer = {21: old, 22: new}[row["policy_version"]]
+        assert row["completion_ids"] == hf_greedy(producer, prompt, 24)
 
 
 def test_two_learner_ranks_push_their_slices_to_two_replicas(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]

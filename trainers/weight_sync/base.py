@@ -112,14 +112,14 @@ def weight_version(replica: ReplicaEndpoint) -> int:
 
 
 def materialise(
-    named_tensors: Iterable[tuple[str, torch.Tensor]], *, snapshot: bool = True
+    named_tensors: Iterable[tuple[str, torch.Tensor]], *, snapshot: bool = True, device: str = "cpu"
 ) -> list[tuple[str, torch.Tensor]]:
-    """The tensors name-ordered, contiguous, on CPU; with `snapshot` copied, since the
+    """The tensors name-ordered, contiguous, on `device`; with `snapshot` copied, since the
     learner may change its parameters as soon as a background push has taken them."""
     out = []
     for name, tensor in named_tensors:
         t = tensor.detach()
-        out.append((name, t.to("cpu", copy=snapshot).contiguous()))
+        out.append((name, t.to(device, copy=snapshot).contiguous()))
     return sorted(out, key=lambda item: item[0])
 
 
@@ -161,6 +161,7 @@ class WeightSync:
     """The learner's handle on the replicas' weights (one per learner rank)."""
 
     backend = "none"
+    device = "cpu"  # where the tensors are sent from
 
     def __init__(self, *, learner_ranks: int = 1, rank: int = 0, corrupt_for_tests: bool = False):
         if not 0 <= rank < learner_ranks:
@@ -186,7 +187,9 @@ class WeightSync:
     def push(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> SyncRecord:
         """Move these weights into every replica as `version`, verified. Every learner
         rank calls it with the full tensors; each sends only its planned rows."""
-        tensors = materialise(named_tensors, snapshot=False)  # the caller waits: no copy
+        tensors = materialise(
+            named_tensors, snapshot=False, device=self.device
+        )  # the caller waits: no copy
         return self._push_locked(list(self.replicas.values()), tensors, version)
 
     def push_async(
@@ -194,7 +197,7 @@ class WeightSync:
     ) -> Future[SyncRecord]:
         """`push` in the background; returns once the tensors are snapshotted, so the
         learner can take its next step while the transfer is in flight."""
-        tensors = materialise(named_tensors)
+        tensors = materialise(named_tensors, device=self.device)
         targets = list(self.replicas.values())
         return self._background.submit(self._push_locked, targets, tensors, version)
 
@@ -205,7 +208,7 @@ class WeightSync:
         version: int,
     ) -> SyncRecord:
         """A new or restarted replica joins and gets the current weights from the learner."""
-        tensors = materialise(named_tensors)
+        tensors = materialise(named_tensors, device=self.device)
         with self._lock:
             self.connect([replica])
         return self._push_locked([replica], tensors, version)

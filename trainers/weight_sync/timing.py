@@ -103,11 +103,15 @@ def measure(
 ) -> dict[str, Any]:
     """Start `replicas` servers of the random SmolLM2-135M in the current Podium home,
     time each backend against them, stop them."""
-    from podium.models.registry import register_model
+    from podium.models.registry import get_model_or_none, register_model
     from trainers.async_rl.replica import PolicyReplica
 
     model_dir = random_smollm2(Path(tempfile.gettempdir()) / "podium-smollm2-135m-random")
-    register_model(MODEL_NAME, kind="base", path=str(model_dir))
+    known = get_model_or_none(MODEL_NAME)
+    if known is None or known.path != str(model_dir):
+        if known is not None:
+            raise ValueError(f"{MODEL_NAME!r} is registered at {known.path}, not {model_dir}")
+        register_model(MODEL_NAME, kind="base", path=str(model_dir))
     servers = [PolicyReplica(MODEL_NAME, index=i) for i in range(replicas)]
     try:
         with ThreadPoolExecutor(max_workers=replicas) as pool:
