@@ -66,6 +66,7 @@ def _options() -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help="Tiny model, 2 steps, 8 prompts.")
     ap.add_argument("--skip-grpo", action="store_true", help="Time weight syncs only.")
     ap.add_argument("--skip-sync-timing", action="store_true", help="GRPO runs only.")
+    ap.add_argument("--retries", type=int, default=1, help="Runs again a GRPO run that failed.")
     ap.add_argument("--out", default=str(ROOT / "test-artifacts" / "async-rl.json"))
     opts = ap.parse_args()
     if opts.quick:
@@ -108,10 +109,12 @@ def _step_times(job_id: str) -> list[tuple[int, float]]:
     return [(int(step), as_utc(at).timestamp()) for step, at in rows if at is not None]  # type: ignore[union-attr]
 
 
-def _grpo_run(env: dict[str, str], opts: argparse.Namespace, label: str, extra: list[str]) -> dict:
+def _grpo_run(
+    env: dict[str, str], opts: argparse.Namespace, label: str, extra: list[str], attempt: int
+) -> dict:
     from podium.jobs.logbook import metrics_frame
 
-    out = f"bench-{label.replace(' ', '-').replace('=', '')}"
+    out = f"bench-{label.replace(' ', '-').replace('=', '')}" + (f"-{attempt}" if attempt else "")
     args = [
         "train", "grpo", "--model", "bench-base", "--table", TABLE, "--out", out,
         "--steps", str(opts.steps), "--max-rows", str(opts.prompts),
@@ -170,7 +173,16 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
                  "--replicas", str(opts.replicas), "--weight-sync", opts.weight_sync],
             )
         )  # fmt: skip
-    rows = [_grpo_run(env, opts, label, extra) for label, extra in runs]
+    rows = []
+    for label, extra in runs:
+        row = _grpo_run(env, opts, label, extra, attempt=0)
+        for attempt in range(1, opts.retries + 1):
+            if row["ok"]:
+                break
+            # A machine shared with other work may kill a run (Ray's memory monitor did
+            # here); the row keeps the first failure beside the figures of the retry.
+            row = {**_grpo_run(env, opts, label, extra, attempt), "retried_after": row["error"]}
+        rows.append(row)
     base = rows[0]
     for row in rows[1:]:
         for key in ("steps_per_min_loop", "steps_per_min_e2e"):
@@ -292,6 +304,7 @@ def main() -> None:
     figures = {
         "options": vars(opts),
         "machine": {"cpus": os.cpu_count(), "load": os.getloadavg()},
+        "home": os.environ["PODIUM_HOME"],  # the runs' jobs, metrics and rollouts tables
         "grpo": grpo,
         "weight_sync": syncs,
         "wall_s": round(time.perf_counter() - began, 1),
