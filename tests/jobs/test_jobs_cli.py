@@ -83,7 +83,7 @@ def test_invalid_card_is_rejected_and_nothing_is_queued(jobs_home: Path, tmp_pat
         result = podium(command, str(card), check=False)
         assert result.returncode == 2
         assert "Invalid 'import' settings" in result.stderr
-        for field in ("table (--table): required, not given", "mode (--mode):", "extra: unknown"):
+        for field in ("out (--out): required, not given", "mode (--mode):", "extra: unknown"):
             assert field in result.stderr
     assert json.loads(podium("jobs", "--json").stdout) == []
 
