@@ -86,8 +86,8 @@ def test_render_value_for_row_fields() -> None:
 def test_browse_names_the_same_error_position_as_validate() -> None:
     """Before: Browse parsed the stripped text with `json` ("line 2 column 7") while
     Validate and the CLI report the position in the whole message (line 4, column 7)."""
-    from podium.validate.json_rules import JsonRule
     from podium.validate.failure_text import marked_failure
+    from podium.validate.json_rules import JsonRule
 
     content = '\n\n{"a": 1,\n "b": }'
     result = JsonRule().check(content)
