@@ -129,8 +129,8 @@ def _grpo_run(
     row: dict[str, Any] = {"run": label, "command_s": round(wall, 1), "ok": done.returncode == 0}
     job = _job_for(out)
     if done.returncode or job is None:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        row["error"] = " | ".join(tail) or f"exit {done.returncode}"
+        tail = [t for t in (done.stderr or done.stdout).splitlines() if "error" in t.lower()]
+        row["error"] = (tail[-1] if tail else f"exit {done.returncode}").replace("|", "/")
         print(f"    failed: {row['error']}", flush=True)
         return row
     times = _step_times(job["id"])
@@ -236,7 +236,7 @@ def _table(
             f"weights over {opts.weight_sync}",
             "",
             "| run | steps/min (loop) | ratio | steps/min (end to end) | ratio "
-            "| reward step 1 → N | staleness (lag: prompt groups) | syncs, median s, checksums |",
+            "| reward step 1 → N | staleness (lag: samples) | syncs, median s, checksums |",
             "|---|---|---|---|---|---|---|---|",
         ]
     )
