@@ -47,35 +47,41 @@ jobs = Table(
     Column("submitted_by", String(255), index=True),
 )
 
-job_events = Table(
+
+def _per_job(name: str, *columns: Column[Any]) -> Table:
+    """A table of what a job writes as it runs: a row id, the job's id, then `columns`."""
+    return Table(
+        name,
+        METADATA,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("job_id", String(64), nullable=False, index=True),
+        *columns,
+    )
+
+
+def _at() -> Column[Any]:
+    """When the row was written."""
+    return Column("at", DateTime(timezone=True), nullable=False)
+
+
+job_events = _per_job(
     "podium_job_events",
-    METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("job_id", String(64), nullable=False, index=True),
-    Column("at", DateTime(timezone=True), nullable=False),
+    _at(),
     Column("status", String(16), nullable=False),
     Column("message", Text),
 )
-
-job_metrics = Table(
+job_metrics = _per_job(
     "podium_job_metrics",
-    METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("job_id", String(64), nullable=False, index=True),
     Column("step", Integer, nullable=False),
     Column("name", String(255), nullable=False),
     Column("value", Float, nullable=False),
-    Column("at", DateTime(timezone=True), nullable=False),
+    _at(),
 )
-
-job_samples = Table(
+job_samples = _per_job(
     "podium_job_samples",
-    METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("job_id", String(64), nullable=False, index=True),
     Column("step", Integer, nullable=False),
     Column("values", Text, nullable=False),  # JSON object
-    Column("at", DateTime(timezone=True), nullable=False),
+    _at(),
 )
 
 
