@@ -11,11 +11,17 @@ it is the engine's own way to take new weights in place, on any platform.
 The tensors still come from TRL's `_iter_named_params`, consumed lazily: for a LoRA
 policy it merges the adapters for the walk and unmerges after, so the engine must read
 each tensor before the walk ends.
+
+The reload leaves a tied output head computing with a packed copy of the OLD embedding
+(its checksums match, its logits do not), so every sync then re-ties and re-processes
+it: `refresh_tied_head`, the same function the async-RL replicas run after their loads.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from trainers.weight_sync.vllm_extension import refresh_tied_head
 
 
 def engine_can_reload(generation: Any) -> bool:
@@ -39,6 +45,7 @@ def sync_by_reload(generation: Any) -> bool:
         generation.llm.collective_rpc(
             "reload_weights", kwargs={"weights_iterator": generation._iter_named_params()}
         )
+        generation.llm.collective_rpc(refresh_tied_head)  # the worker is its argument
         generation.llm.reset_prefix_cache()
 
     generation.sync_weights = sync_weights

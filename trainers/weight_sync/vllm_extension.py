@@ -8,7 +8,8 @@ endpoint `POST /collective_rpc {"method": ..., "args": [json]}` (arguments arriv
 strings, hence JSON), between pausing and resuming the server (see `gloo.py`).
 
 It also holds the pieces both sides must compute identically, so they exist once:
-`weights_checksum` (re-exported by `checksum.py`) and `row_slices` (used by `plan.py`).
+`weights_checksum` (re-exported by `checksum.py`) and `row_slices` (used by `plan.py`),
+and `refresh_tied_head`, which the colocated sync (trainers/vllm_sync.py) runs as well.
 
 Loading goes through the worker's `reload_weights(weights_iterator=...)`: the in-place
 layerwise reload that restores the checkpoint layout, loads and re-processes (the CPU
@@ -106,7 +107,7 @@ def _fingerprint(worker: Any) -> str:
     return hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()
 
 
-def _refresh_tied_head(worker: Any) -> None:
+def refresh_tied_head(worker: Any) -> None:
     """Re-tie and re-process an output head that shares the input embedding.
 
     vLLM 0.32's in-place reload loads `embed_tokens` but never `lm_head` when they are
@@ -226,7 +227,7 @@ class PodiumWeightReceiver:
             pass
         checksum = stream.hexdigest()
         received_s = time.perf_counter() - started
-        _refresh_tied_head(self)
+        refresh_tied_head(self)
         after = _fingerprint(self)
         # A new checksum must move the engine's parameters; the same one may not. The
         # first load may legitimately equal the checkpoint the server started from, so an
