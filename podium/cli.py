@@ -3,7 +3,7 @@
 \b
     podium demo                          # load the demo tables into $PODIUM_HOME
     podium tables                        # list tables (--json everywhere a list is printed)
-    podium import data.jsonl --table ns.name [--format openai|sharegpt|prompt-response]
+    podium import data.jsonl --out ns.name   [--format openai|sharegpt|prompt-response]
     podium show ns.name --search "error" --limit 5 [--snapshot ID] [--json]
     podium snapshots ns.name             # time travel: any id works with --snapshot
     podium export ns.name out.jsonl      # .jsonl or .parquet; re-import gives identical rows

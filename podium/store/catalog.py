@@ -107,7 +107,7 @@ def load_table(name: str, catalog: Catalog | None = None) -> Table:
         known = ", ".join(list_tables(catalog)) or "none yet"
         raise NotFound(
             f"No table named {'.'.join(ident)}. Known tables: {known}. "
-            "Create one with `podium import PATH --table NS.NAME`."
+            "Create one with `podium import PATH --out NS.NAME`."
         ) from None
 
 
