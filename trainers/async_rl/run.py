@@ -163,6 +163,54 @@ class Scorer:
         return total, means
 
 
+def kill_server_group(pgid: int) -> int:
+    """Kill what is left of a vLLM server's process group (its leader, the API server,
+    is the recorded pid and started its own session); how many processes were left.
+
+    A Ray actor killed outright takes the API server with it but leaves vLLM's engine
+    core and worker processes orphaned (1.5 GB each for the tiny model, more for real
+    ones); `processes.reap` finds nothing by the dead leader's pid, so they are found by
+    their group. Only a group made of vLLM processes is killed."""
+    import signal
+
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) != pgid:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        members.append(b"vllm" in cmdline.lower())
+    if not members or not all(members):
+        return 0
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return 0
+    return len(members)
+
+
+def reap_server_groups(ray: Any, infos: list[dict[str, Any]], reporter: Reporter) -> None:
+    """`kill_server_group` for each server, on its own node."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    task = ray.remote(num_cpus=0)(kill_server_group)
+    refs = [
+        task.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(info["node_id"], soft=False)
+        ).remote(int(info["pid"]))
+        for info in infos
+        if info.get("node_id")
+    ]
+    for info, killed in zip(infos, ray.get(refs, timeout=60), strict=False):
+        if killed:
+            reporter.log(f"stopped {killed} leftover process(es) of server pid {info['pid']}")
+
+
 @dataclass
 class Pool:
     """The replicas: Ray actors, the versions they hold, and their replacement."""
@@ -172,6 +220,7 @@ class Pool:
     tag: str  # actor names are `<tag>-replica-<i>`: a test may find and kill one
     actors: dict[int, Any] = field(default_factory=dict)
     infos: dict[int, dict[str, Any]] = field(default_factory=dict)
+    every_info: list[dict[str, Any]] = field(default_factory=list)  # replaced ones too
     held: dict[int, int] = field(default_factory=dict)  # replica -> weight version
     replacing: set[int] = field(default_factory=set)
     restarts: int = 0
@@ -193,6 +242,7 @@ class Pool:
         infos = self.ray.get([a.start.remote() for a in actors.values()])
         for i, info in zip(actors, infos, strict=True):
             self.actors[i], self.infos[i] = actors[i], info
+            self.every_info.append(info)
         return [self.ray.get(self.actors[i].get_endpoint.remote()) for i in indices]
 
     def alive(self, index: int) -> bool:
@@ -217,6 +267,7 @@ class Pool:
             self.ray.kill(actor)
         try:
             reap_servers(self.ray, list(self.infos.values()), reporter)
+            reap_server_groups(self.ray, self.every_info, reporter)
         except Exception as exc:  # noqa: BLE001 - the job's own outcome matters more
             reporter.log(f"could not reap the replicas' servers: {type(exc).__name__}: {exc}")
 
@@ -346,6 +397,8 @@ class AsyncRun:
         old = self.pool.infos.get(replica)
         self.pool.restarts += 1
         (endpoint,) = self.pool.start([replica], generation=self.pool.restarts)
+        if self.stop.is_set():  # the run ended meanwhile: nothing left to generate
+            return
         with self.lock:
             wait(list(self.pushes))  # pushes in flight to the old replica end first
             version = self.controller.version
@@ -354,6 +407,7 @@ class AsyncRun:
         self.syncs.append({**record.as_dict(), "joined": replica})
         if old is not None:
             reap_servers(self.pool.ray, [old], self.reporter)
+            reap_server_groups(self.pool.ray, [old], self.reporter)
         self.pool.held[replica] = version
         self.pool.replacing.discard(replica)
         self.controller.weights_changed()
@@ -539,8 +593,8 @@ class AsyncRun:
         finally:
             self.stop.set()
             self.controller.close()
-            for t in threads:
-                t.join(timeout=60)
+            for t in threads:  # a replacement still starting ends first (then stopped)
+                t.join()
             self._push_thread.shutdown(wait=True)
 
 
