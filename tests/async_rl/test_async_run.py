@@ -4,13 +4,14 @@ killed mid-run and replaced."""
 
 from __future__ import annotations
 
+import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from train_fixtures import RecordingReporter
 
 from podium.store.catalog import load_table
 from trainers.config import GrpoConfig, RewardSpec
@@ -31,20 +32,51 @@ def local_ray(podium_home: Path) -> Iterator[Any]:
     ray.shutdown()
 
 
-def kill_replica_after_first_step(ray: Any, recorder: Any, name: str) -> threading.Thread:
-    def kill() -> None:
-        deadline = time.monotonic() + 600
-        while not recorder.metrics and time.monotonic() < deadline:
-            time.sleep(0.2)
-        ray.kill(ray.get_actor(name))
+class HoldingRecorder(RecordingReporter):
+    """Reports the second step only once the killed replica's replacement has joined:
+    the learner waits there (the live replica keeps generating, within the bound), so
+    the run cannot end before the replacement gets its weights, however fast it is."""
 
-    thread = threading.Thread(target=kill, daemon=True)
-    thread.start()
-    return thread
+    def __init__(self) -> None:
+        super().__init__()
+        self.replaced = threading.Event()
+
+    def log(self, message: str) -> None:
+        if "replaced; it holds version" in message:
+            self.replaced.set()
+
+    def metric(self, step, values):  # type: ignore[no-untyped-def]
+        super().metric(step, values)
+        if step == 1:
+            self.killer = threading.Thread(target=self._kill, daemon=True)
+            self.killer.start()
+        if step == 2:
+            assert self.replaced.wait(600), "the killed replica was never replaced"
+
+    def _kill(self) -> None:
+        import ray
+
+        ray.kill(ray.get_actor("podium-async-job-test-replica-1"))
+
+
+def vllm_processes_of(home: Path) -> list[int]:
+    """Live vLLM processes (servers, engine cores, workers) started for `home`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().lower()
+        except OSError:
+            continue
+        if f"PODIUM_HOME={home}".encode() in env and b"vllm" in cmdline:
+            found.append(int(entry))
+    return found
 
 
 def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
-    tiny_base: str, make_table: Any, memo_pairs: Any, recorder: Any, local_ray: Any
+    tiny_base: str, make_table: Any, memo_pairs: Any, local_ray: Any, podium_home: Path
 ) -> None:
     from trainers.grpo import run_grpo
 
@@ -66,10 +98,12 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
             "rewards": [RewardSpec(rule="length:12")],
         }
     )
-    killer = kill_replica_after_first_step(local_ray, recorder, "podium-async-job-test-replica-1")
+    recorder = HoldingRecorder()
     outputs = run_grpo(cfg, recorder)
-    killer.join(timeout=5)
     summary = outputs.summary
+    # Nothing of the three servers is left: the killed actor's engine processes were
+    # orphaned (and kept 1.5 GB each) until the job reaped its servers' process groups.
+    assert vllm_processes_of(podium_home) == []
 
     rows = load_table("demo.tiny_async_rollouts").scan().to_arrow().to_pylist()
     # Every sample once: one group of 4 a step, none lost or doubled by the kill.
