@@ -85,20 +85,26 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
 
     import ray
 
+    from podium.config import get_settings
     from podium.processes import ray_module
 
     started = False
+    # Only a configured cluster is joined (a Ray job, $RAY_ADDRESS, ray_address): the
+    # private Ray of another job on this machine would be found by address "auto", and
+    # stopping with that job (seen: a second job's replicas died with the first's Ray).
+    configured = bool(os.environ.get("RAY_ADDRESS") or get_settings().ray_address)
     if not ray.is_initialized():
-        try:
+        if configured:
             ray_module()
-        except InvalidInput:
-            ray.init(
+        else:
+            ray.init(  # "local": a new instance even where another one runs
+                address="local",
                 num_cpus=max(cpus, os.cpu_count() or 1),
                 include_dashboard=False,
                 logging_level=logging.WARNING,
             )
             started = True
-            reporter.log("no Ray cluster configured or running: started a private local Ray")
+            reporter.log("no Ray cluster configured: started a private local Ray")
     try:
         yield ray
     finally:
