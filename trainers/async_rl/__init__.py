@@ -1,0 +1,1 @@
+"""Async RL: acting (vLLM replicas) and learning as separate roles, off-policy with a staleness bound."""
