@@ -20,6 +20,7 @@ from podium.models import list_models
 from podium.store.catalog import table_exists
 from podium.store.kinds import tables_of_kind
 from podium.store.refs import TableRef
+from podium.validate.json_rules import schema_from_text
 
 
 def model_choices(wanted: str | None = None) -> tuple[list[str], int]:
@@ -60,22 +61,13 @@ def unique_out_name(table: str, model: str) -> str:
 
 
 def parse_schema_text(text: str) -> dict[str, Any] | None:
-    """A JSON Schema typed or uploaded on the page; blank means none."""
+    """A JSON Schema typed or uploaded on the page; blank means none. Checked as the
+    json-schema validation rule checks one (drafts, patterns, $refs)."""
     if not text.strip():
         return None
-    try:
-        schema = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"The JSON Schema is not valid JSON (line {exc.lineno}): {exc.msg}."
-        ) from None
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise InvalidInput(f"That is not a valid JSON Schema: {exc.message}.") from None
+    schema = schema_from_text(text, "the page").schema
+    if not isinstance(schema, dict):
+        raise InvalidInput('The JSON Schema for generation must be an object: {"type": ...}.')
     return schema
 
 

@@ -10,6 +10,7 @@ the most relevant error and points at the failing value in the text.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +187,18 @@ def compile_schema(schema: Any, source: str) -> CompiledSchema:
 
 
 @functools.lru_cache(maxsize=256)
+def schema_from_text(text: str, source: str) -> CompiledSchema:
+    """A schema someone typed, uploaded or stored as text: JSON first (the error names the
+    line), then the same checks as any schema."""
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"JSON Schema from {source} is not valid JSON (line {exc.lineno}): {exc.msg}."
+        ) from None
+    return compile_schema(schema, source)
+
+
 def compile_schema_text(schema_json: str, source: str) -> CompiledSchema:
     """Compile a schema given as JSON text, once per distinct text (tool schemas)."""
     return compile_schema(orjson.loads(schema_json), source)

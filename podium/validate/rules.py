@@ -17,7 +17,7 @@ import orjson
 from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.paths import resolve_under_roots
-from podium.validate.json_rules import JsonRule, JsonSchemaRule, compile_schema
+from podium.validate.json_rules import JsonRule, JsonSchemaRule, compile_schema, schema_from_text
 from podium.validate.markup_rules import XmlRule, XsdRule, load_xsd
 from podium.validate.result import Result
 from podium.validate.text_rules import PythonRule, RegexRule
@@ -92,13 +92,8 @@ def parse_rule(
                 f"Rule json-schema has no schema: give --rule json-schema:PATH, or store one "
                 f"on {where} as property {PROP_JSON_SCHEMA}."
             )
-        try:
-            schema = orjson.loads(stored)
-        except orjson.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"Property {PROP_JSON_SCHEMA} of {where} is not JSON: {exc}."
-            ) from None
-        return JsonSchemaRule(compile_schema(schema, f"{where} property {PROP_JSON_SCHEMA}"), spec)
+        source = f"{where} property {PROP_JSON_SCHEMA}"
+        return JsonSchemaRule(schema_from_text(stored, source), spec)
     if name == "xml":
         return XmlRule()
     if name == "xsd":

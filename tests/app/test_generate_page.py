@@ -43,8 +43,12 @@ def test_helpers(podium_home, tmp_path):
     assert gm.parse_schema_text("  ") is None
     with pytest.raises(InvalidInput, match="not valid JSON"):
         gm.parse_schema_text("{")
-    with pytest.raises(InvalidInput, match="not a valid JSON Schema"):
+    with pytest.raises(InvalidInput, match="is invalid at"):
         gm.parse_schema_text('{"type": 5}')
+    with pytest.raises(InvalidInput, match="invalid pattern"):  # checked as validation checks
+        gm.parse_schema_text('{"type": "string", "pattern": "(unclosed"}')
+    with pytest.raises(InvalidInput, match="must be an object"):
+        gm.parse_schema_text("true")
     with pytest.raises(InvalidInput, match="max_tokens"):
         gm.build_config(table="t.a", snapshot_id=None, out="t.b", model="a", max_tokens=0)
     cfg = gm.build_config(

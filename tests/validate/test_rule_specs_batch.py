@@ -57,7 +57,7 @@ def test_bad_schema_files_are_refused(tmp_path: Path) -> None:
 def test_schema_from_table_properties(schema_file: Path) -> None:
     (rule,) = parse_rules(["json-schema"], {PROP_JSON_SCHEMA: json.dumps(SCHEMA)}, "ns.t")
     assert rule.check('{"n": "x"}').kind == "type"
-    with pytest.raises(InvalidInput, match="Property podium.json_schema of table ns.t is not JSON"):
+    with pytest.raises(InvalidInput, match="ns.t property podium.json_schema is not valid JSON"):
         parse_rules(["json-schema"], {PROP_JSON_SCHEMA: "{bad"}, "ns.t")
 
 
