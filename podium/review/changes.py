@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -91,14 +91,7 @@ class Committed:
     attempts: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "snapshot_id": self.snapshot_id,
-            "parent_id": self.parent_id,
-            "rows": self.rows,
-            "files_written": self.files_written,
-            "bytes_written": self.bytes_written,
-            "attempts": self.attempts,
-        }
+        return asdict(self)
 
 
 # ---- message-level edits (pure functions over a row's message list) ----

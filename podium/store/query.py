@@ -57,14 +57,7 @@ class Page:
     columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "offset": self.offset,
-            "limit": self.limit,
-            "snapshot_id": self.snapshot_id,
-            "columns": self.columns,
-            "rows": self.rows,
-        }
+        return dict(vars(self))  # shallow: a page's rows are not copied again
 
 
 @dataclass(frozen=True)
