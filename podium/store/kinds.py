@@ -13,6 +13,7 @@ from podium.store.schema import PROP_KIND
 SFT = "sft"
 EVAL_SET = "eval-set"
 SAMPLES = "samples"
+ROLLOUTS = "rollouts"  # an async RL run's generated samples (trainers/async_rl)
 CODE_EXEC_ROWS = "code-exec-rows"
 CODE_EXEC_VERIFY = "code-exec-verify"
 FUNCTIONS = "functions"
@@ -28,6 +29,7 @@ GROUP_OF_KIND = {
     EVAL_SET: "datasets",
     UNKNOWN: "datasets",  # assume a dataset
     SAMPLES: "samples",
+    ROLLOUTS: "samples",
     CODE_EXEC_ROWS: "samples",
     CODE_EXEC_VERIFY: "samples",
     FUNCTIONS: "functions",

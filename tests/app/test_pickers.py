@@ -40,6 +40,8 @@ def test_pick_groups_hides_internal_and_orders_by_recency() -> None:
     shown = [c.name for c in pick(choices, groups=None, include_internal=True)]
     assert shown[:2] == ["a.fns", "a.rep"] and len(shown) == 7
     assert TableChoice("x.y", "comparison", 0).label == "x.y · comparisons"
+    # An async RL run's rollouts are generated samples, not a dataset to train on.
+    assert TableChoice("x.run_rollouts", "rollouts", 0).label == "x.run_rollouts · samples"
     empty_newest = [TableChoice("a.empty", "sft", 99, rows=0), *choices]
     assert pick(empty_newest)[-1].name == "a.empty"  # nothing to read: never the default
 

@@ -30,10 +30,11 @@ from pyiceberg.types import DoubleType, IntegerType, NestedField
 
 from podium.errors import InvalidInput
 from podium.store.catalog import parse_name, table_exists
+from podium.store.kinds import ROLLOUTS
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.write import write_table
 
-ROLLOUTS_KIND = "rollouts"
+ROLLOUTS_KIND = ROLLOUTS
 
 ROLLOUTS_SCHEMA = Schema(
     *SFT_SCHEMA.fields,
