@@ -98,9 +98,13 @@ def replicas(
 
 
 def _reap_server(pid: int, started: float | None) -> bool:
+    """Stop a replica's server by its record, then what its group left: an actor killed
+    outright takes the API server (the group's leader) with it, but vLLM's engine core
+    and workers live on in the group."""
     from podium.models.server_records import VLLM_MARKER
 
-    return processes.reap(processes.Recorded(pid, started), VLLM_MARKER, grace_s=10)
+    reaped = processes.reap(processes.Recorded(pid, started), VLLM_MARKER, grace_s=10)
+    return processes.kill_orphaned_group(pid, "vllm") > 0 or reaped
 
 
 def _reap_servers(ray: Any, started: list[dict[str, Any]], reporter: Reporter) -> None:

@@ -108,6 +108,32 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+def kill_orphaned_group(pgid: int, marker: str) -> int:
+    """SIGKILL what is left of process group `pgid` when every live member's command line
+    holds `marker`; how many there were.
+
+    A server whose leader died outright (a Ray actor killed with it, say) leaves children
+    of its own group behind: vLLM's engine core and workers, gigabytes each. The leader's
+    pid no longer finds them; the group still does. A group that holds anything else (a
+    reused id) is left alone."""
+    members: list[bool] = []
+    for proc in psutil.process_iter(["status", "cmdline"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE or os.getpgid(proc.pid) != pgid:
+                continue
+        except (ProcessLookupError, psutil.Error):
+            continue
+        # vLLM retitles its children ("VLLM::EngineCore"): compare case-blind.
+        members.append(marker.lower() in " ".join(proc.info["cmdline"] or ()).lower())
+    if not members or not all(members):
+        return 0
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return 0
+    return len(members)
+
+
 def stop(target: Target, grace_s: float = 30.0) -> None:
     """SIGTERM `target` and its process group, wait `grace_s`, then SIGKILL what is left.
 

@@ -156,3 +156,33 @@ def test_wait_until_reports_ready_exit_and_timeout(tmp_path: Path) -> None:
     assert processes.wait_until(lambda: False, proc, 0.05, interval_s=0.01) == "timeout"
     processes.kill(proc)
     assert processes.wait_until(lambda: False, proc, 30, interval_s=0.01) == "exited"
+
+
+def _orphaned_group(tmp_path: Path, *members: str) -> tuple[int, list[int]]:
+    """A group whose leader (bash) has exited, leaving `members` running in it."""
+    pids = tmp_path / "pids"
+    starts = "; ".join(f"{m} & echo $! >> {pids}" for m in members)
+    leader = processes.spawn(["bash", "-c", starts])
+    leader.wait(timeout=10)
+    left = [int(p) for p in pids.read_text().split()]
+    assert len(left) == len(members) and processes.group_alive(leader.pid)
+    return leader.pid, left
+
+
+def test_an_orphaned_server_group_is_killed_by_its_group(tmp_path: Path) -> None:
+    """Before: a replica actor killed outright left vLLM's engine core and workers (their
+    leader gone, so reap by its pid found nothing), 1.5 GB each."""
+    engine = "exec -a VLLM::EngineCore sleep 600"  # vLLM retitles its children
+    pgid, left = _orphaned_group(tmp_path, engine, engine)
+    assert processes.reap(pgid, "vllm") is False  # the leader's pid finds nothing
+    assert processes.kill_orphaned_group(pgid, "vllm") == 2
+    assert all(_wait_gone(pid) for pid in left)
+
+
+def test_a_group_holding_anything_else_is_left_alone(tmp_path: Path) -> None:
+    pgid, left = _orphaned_group(tmp_path, "exec -a VLLM::Worker sleep 600", "sleep 600")
+    try:
+        assert processes.kill_orphaned_group(pgid, "vllm") == 0
+        assert not any(_gone(pid) for pid in left)
+    finally:
+        processes.stop(pgid, grace_s=1)

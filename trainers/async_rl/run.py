@@ -169,54 +169,6 @@ class Scorer:
         return total, means
 
 
-def kill_server_group(pgid: int) -> int:
-    """Kill what is left of a vLLM server's process group (its leader, the API server,
-    is the recorded pid and started its own session); how many processes were left.
-
-    A Ray actor killed outright takes the API server with it but leaves vLLM's engine
-    core and worker processes orphaned (1.5 GB each for the tiny model, more for real
-    ones); `processes.reap` finds nothing by the dead leader's pid, so they are found by
-    their group. Only a group made of vLLM processes is killed."""
-    import signal
-
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.getpgid(int(entry)) != pgid:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        members.append(b"vllm" in cmdline.lower())
-    if not members or not all(members):
-        return 0
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        return 0
-    return len(members)
-
-
-def reap_server_groups(ray: Any, infos: list[dict[str, Any]], reporter: Reporter) -> None:
-    """`kill_server_group` for each server, on its own node."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    task = ray.remote(num_cpus=0)(kill_server_group)
-    refs = [
-        task.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(info["node_id"], soft=False)
-        ).remote(int(info["pid"]))
-        for info in infos
-        if info.get("node_id")
-    ]
-    for info, killed in zip(infos, ray.get(refs, timeout=60), strict=False):
-        if killed:
-            reporter.log(f"stopped {killed} leftover process(es) of server pid {info['pid']}")
-
-
 @dataclass
 class Pool:
     """The replicas: Ray actors, the versions they hold, and their replacement."""
@@ -272,8 +224,7 @@ class Pool:
                 reporter.log(f"replica stop: {type(exc).__name__}")
             self.ray.kill(actor)
         try:
-            reap_servers(self.ray, list(self.infos.values()), reporter)
-            reap_server_groups(self.ray, self.every_info, reporter)
+            reap_servers(self.ray, self.every_info, reporter)
         except Exception as exc:  # noqa: BLE001 - the job's own outcome matters more
             reporter.log(f"could not reap the replicas' servers: {type(exc).__name__}: {exc}")
 
@@ -413,7 +364,6 @@ class AsyncRun:
         self.syncs.append({**record.as_dict(), "joined": replica})
         if old is not None:
             reap_servers(self.pool.ray, [old], self.reporter)
-            reap_server_groups(self.pool.ray, [old], self.reporter)
         self.pool.held[replica] = version
         self.pool.replacing.discard(replica)
         self.controller.weights_changed()
