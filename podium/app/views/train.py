@@ -96,7 +96,7 @@ def _launch_form() -> None:
             "train.table", label="Table", linked=st.query_params.get("table")
         )
     if table is None:
-        empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --table NS.NAME`.")
+        empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --out NS.NAME`.")
         return
     snaps = snapshot_choices(table)
     # A tag or branch from "Train on this" (`?snapshot=`) is offered first and chosen once.
