@@ -1,1 +1,2 @@
-"""Async RL: acting (vLLM replicas) and learning as separate roles, off-policy with a staleness bound."""
+"""Async RL: acting (vLLM replicas) and learning as separate roles, off-policy with a
+staleness bound."""
