@@ -74,18 +74,19 @@ def _rewards() -> list[dict[str, object]]:
     return out
 
 
+def _choice(label: str, names: dict[str, str], key: str, help: str | None = None) -> str:
+    """One of a few values, side by side, each under its display name."""
+    return str(
+        st.radio(label, list(names), horizontal=True, key=key, format_func=names.get, help=help)
+    )
+
+
 def _launch_form() -> None:
     bases = base_choices()
     if not bases:
         empty_state("No base model registered yet.", "Run `podium models bootstrap`.")
         return
-    kind = st.radio(
-        "Training",
-        KINDS,
-        horizontal=True,
-        key="train.kind",
-        format_func=lambda k: {"sft": "SFT", "grpo": "GRPO"}[k],
-    )
+    kind = _choice("Training", dict(zip(KINDS, ("SFT", "GRPO"), strict=True)), "train.kind")
     c1, c2 = st.columns(2)
     linked_model = st.query_params.get("model")
     if linked_model in bases and st.session_state.get("train.model.linked") != linked_model:
@@ -127,12 +128,10 @@ def _launch_form() -> None:
     rollout = "sync"
     if kind == "grpo":
         fixed["rewards"] = _rewards()
-        rollout = st.radio(
+        rollout = _choice(
             "Rollout",
-            ROLLOUTS,
-            horizontal=True,
-            key="train.rollout",
-            format_func=lambda r: {"sync": "sync (TRL, one process)", "async": "async (Ray)"}[r],
+            dict(zip(ROLLOUTS, ("sync (TRL, one process)", "async (Ray)"), strict=True)),
+            "train.rollout",
             help="sync: TRL's GRPO trainer generates and learns in one process. async: vLLM "
             "replicas on Ray generate while a separate learner trains; samples may be up to "
             "`max_staleness` policy versions old, weights reach the replicas by `weight_sync`, "
