@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainers.weight_sync.vllm_extension import refresh_tied_head
-
 
 def engine_can_reload(generation: Any) -> bool:
     """The colocated engine's worker offers `reload_weights` (vLLM >= 0.32)."""
@@ -45,6 +43,10 @@ def sync_by_reload(generation: Any) -> bool:
         generation.llm.collective_rpc(
             "reload_weights", kwargs={"weights_iterator": generation._iter_named_params()}
         )
+        # Imported here: trainers.weight_sync loads torch, and importing trainers must not
+        # (a run sets its threading environment before torch loads).
+        from trainers.weight_sync.vllm_extension import refresh_tied_head
+
         generation.llm.collective_rpc(refresh_tied_head)  # the worker is its argument
         generation.llm.reset_prefix_cache()
 
