@@ -19,6 +19,11 @@ ARTIFACTS = REPO / "test-artifacts"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Ray 2.60 turns token auth on for every later `ray start` once any local `ray.init()`
+# has written ~/.ray/auth_token (and sets RAY_AUTH_MODE=token in that process). The test
+# clusters, their clients and the jobs on them all run without it, whatever ran before
+# (CI: every test Ray head answered 401 after the async RL test's private Ray).
+os.environ["RAY_AUTH_MODE"] = "disabled"
 
 
 @pytest.fixture(autouse=True, scope="session")

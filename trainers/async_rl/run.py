@@ -89,6 +89,9 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
     from podium.processes import ray_module
 
     started = False
+    # A new local Ray turns token auth on by setting RAY_AUTH_MODE in this process's
+    # environment, which every later child (another Ray head, say) inherits: put back.
+    auth_mode = os.environ.get("RAY_AUTH_MODE")
     # Only a configured cluster is joined (a Ray job, $RAY_ADDRESS, ray_address): the
     # private Ray of another job on this machine would be found by address "auto", and
     # stopping with that job (seen: a second job's replicas died with the first's Ray).
@@ -110,6 +113,10 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
     finally:
         if started:
             ray.shutdown()
+            if auth_mode is None:
+                os.environ.pop("RAY_AUTH_MODE", None)
+            else:
+                os.environ["RAY_AUTH_MODE"] = auth_mode
 
 
 @dataclass(frozen=True)
