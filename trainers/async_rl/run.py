@@ -32,16 +32,15 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import Cancelled, InvalidInput, PodiumError
 from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 from trainers.async_rl.controller import Completed, Controller, Ticket
+from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.rollouts import (
     RolloutsWriter,
     check_rollouts_free,
@@ -54,7 +53,6 @@ from trainers.lifecycle import as_config, check_card, start_run
 from trainers.rewards import RewardFn, SampleTap, build_rewards, check_rewards
 from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
 
-REPLICA_CPUS = 1.0
 ADMIT_WAIT_S = 0.5
 
 
@@ -75,48 +73,6 @@ def check_async_card(cfg: GrpoConfig) -> None:
             "transfer) is exercised by trainers/weight_sync's tests. Set --learner-ranks 1."
         )
     check_rollouts_free(rollouts_table(cfg))
-
-
-@contextmanager
-def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
-    """The configured Ray cluster (or the one this process joined), else a private local
-    Ray for the job's lifetime: only a Ray this job started is shut down."""
-    import logging
-
-    import ray
-
-    from podium.config import get_settings
-    from podium.processes import ray_module
-
-    started = False
-    # A new local Ray turns token auth on by setting RAY_AUTH_MODE in this process's
-    # environment, which every later child (another Ray head, say) inherits: put back.
-    auth_mode = os.environ.get("RAY_AUTH_MODE")
-    # Only a configured cluster is joined (a Ray job, $RAY_ADDRESS, ray_address): the
-    # private Ray of another job on this machine would be found by address "auto", and
-    # stopping with that job (seen: a second job's replicas died with the first's Ray).
-    configured = bool(os.environ.get("RAY_ADDRESS") or get_settings().ray_address)
-    if not ray.is_initialized():
-        if configured:
-            ray_module()
-        else:
-            ray.init(  # "local": a new instance even where another one runs
-                address="local",
-                num_cpus=max(cpus, os.cpu_count() or 1),
-                include_dashboard=False,
-                logging_level=logging.WARNING,
-            )
-            started = True
-            reporter.log("no Ray cluster configured: started a private local Ray")
-    try:
-        yield ray
-    finally:
-        if started:
-            ray.shutdown()
-            if auth_mode is None:
-                os.environ.pop("RAY_AUTH_MODE", None)
-            else:
-                os.environ["RAY_AUTH_MODE"] = auth_mode
 
 
 @dataclass(frozen=True)
@@ -174,66 +130,6 @@ class Scorer:
             means[f"rewards/{fn.__name__}/mean"] = statistics.fmean(values)
             total = [t + weight * v for t, v in zip(total, values, strict=True)]
         return total, means
-
-
-@dataclass
-class Pool:
-    """The replicas: Ray actors, the versions they hold, and their replacement."""
-
-    ray: Any
-    model: str
-    tag: str  # actor names are `<tag>-replica-<i>`: a test may find and kill one
-    actors: dict[int, Any] = field(default_factory=dict)
-    infos: dict[int, dict[str, Any]] = field(default_factory=dict)
-    every_info: list[dict[str, Any]] = field(default_factory=list)  # replaced ones too
-    held: dict[int, int] = field(default_factory=dict)  # replica -> weight version
-    replacing: set[int] = field(default_factory=set)
-    restarts: int = 0
-
-    def actor_name(self, index: int, generation: int = 0) -> str:
-        return f"{self.tag}-replica-{index}" + (f"-r{generation}" if generation else "")
-
-    def start(self, indices: list[int], generation: int = 0) -> list[Any]:
-        from trainers.async_rl.replica import PolicyReplica
-
-        cls = self.ray.remote(num_cpus=REPLICA_CPUS, max_restarts=0)(PolicyReplica)
-        env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
-        actors = {
-            i: cls.options(name=self.actor_name(i, generation), runtime_env=env).remote(
-                self.model, i, True
-            )
-            for i in indices
-        }
-        infos = self.ray.get([a.start.remote() for a in actors.values()])
-        for i, info in zip(actors, infos, strict=True):
-            self.actors[i], self.infos[i] = actors[i], info
-            self.every_info.append(info)
-        return [self.ray.get(self.actors[i].get_endpoint.remote()) for i in indices]
-
-    def alive(self, index: int) -> bool:
-        from ray.exceptions import RayError
-
-        if index in self.replacing:
-            return False
-        try:
-            self.ray.get(self.actors[index].get_endpoint.remote(), timeout=30)
-        except RayError:
-            return False
-        return True
-
-    def stop(self, reporter: Reporter) -> None:
-        from trainers.async_rl.replica import reap_servers
-
-        for actor in self.actors.values():
-            try:
-                self.ray.get(actor.stop.remote(), timeout=30)
-            except Exception as exc:  # noqa: BLE001 - dead already; reaped below
-                reporter.log(f"replica stop: {type(exc).__name__}")
-            self.ray.kill(actor)
-        try:
-            reap_servers(self.ray, self.every_info, reporter)
-        except Exception as exc:  # noqa: BLE001 - the job's own outcome matters more
-            reporter.log(f"could not reap the replicas' servers: {type(exc).__name__}: {exc}")
 
 
 class AsyncRun:
