@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +74,7 @@ def json_syntax_error(rule: str, text: str, exc: orjson.JSONDecodeError) -> Resu
     return failed(rule, kind, message, text, pos)
 
 
-class TextRule:
+class TextRule(ABC):
     """Base of every rule: content that is not text (null, a list of parts) fails as
     `not-text` here, once, before the rule's own `check_text` sees it."""
 
@@ -85,8 +86,9 @@ class TextRule:
             return not_text(self.name, text)
         return self.check_text(text, metadata)
 
+    @abstractmethod
     def check_text(self, text: str, metadata: str | None) -> Result:
-        raise NotImplementedError
+        """The rule's own check of text content."""
 
 
 class JsonValueRule(TextRule):
@@ -103,8 +105,9 @@ class JsonValueRule(TextRule):
             return json_syntax_error(self.name, text, exc)
         return self.check_value(value, text, metadata)
 
+    @abstractmethod
     def check_value(self, value: Any, text: str, metadata: str | None = None) -> Result:
-        raise NotImplementedError
+        """The rule's own check of the parsed JSON value (`text` is where it came from)."""
 
 
 @dataclass(eq=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -157,7 +158,7 @@ def verify(
     return verdicts
 
 
-class WeightSync:
+class WeightSync(ABC):
     """The learner's handle on the replicas' weights (one per learner rank)."""
 
     backend = "none"
@@ -172,17 +173,18 @@ class WeightSync:
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weight-push")
         self._lock = threading.Lock()  # one push at a time, in version order
 
+    @abstractmethod
     def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
         """Reach the replicas and warm up every connection, once, before the first push."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _push_to(
         self,
         targets: Sequence[ReplicaEndpoint],
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        raise NotImplementedError
+        """Send `tensors` to `targets` as `version` and return their verified record."""
 
     def push(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> SyncRecord:
         """Move these weights into every replica as `version`, verified. Every learner
