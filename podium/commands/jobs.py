@@ -4,7 +4,7 @@ podium run CARD.md                  # run a card here, with a progress bar
 podium submit CARD.md               # queue it; `podium worker` runs it
 podium worker [--once] [--poll S]   # execute queued jobs (--once: until the queue is empty)
 podium jobs [--json]                # every job, newest first
-podium jobs show ID [--json]        # status, card, inputs, outputs, error
+podium jobs show ID [--json]        # status, card, inputs, outputs, error, reproducibility
 podium jobs logs ID [--follow]
 podium jobs watch ID                # a progress bar until it ends (exit 1 unless it succeeded)
 podium jobs cancel ID
@@ -38,6 +38,7 @@ from podium.jobs.launch import run_foreground, submit
 from podium.jobs.logbook import duration_text
 from podium.jobs.logs import follow, log_tail
 from podium.jobs.plugins import load_plugins
+from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.progress import progress_short, progress_text
 from podium.jobs.queue import (
     Job,
@@ -187,10 +188,11 @@ def show(
     job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """A job's status, card, inputs, outputs and error."""
+    """A job's status, card, inputs, outputs, error and reproducibility (as the Logbook)."""
     job = get_job(job_id)
+    reproducible = reproducibility_text(job)  # the Logbook's line: '' when nothing applies
     if as_json:
-        out.print_json(json.dumps(job_json(job)))
+        out.print_json(json.dumps({**job_json(job), "reproducibility": reproducible}))
         return
     out.print(f"job      {job['id']}\nkind     {job['kind']}\nstatus   {job['status']}")
     out.print(f"progress {progress_text(job)}\nduration {duration_text(job)}")
@@ -200,6 +202,8 @@ def show(
     for table in (job["outputs"] or {}).get("tables", []):
         out.print(f"output   {table['name']} @ {table['snapshot_id']}")
     out.print(f"log      {job['log_path']}")
+    if reproducible:
+        out.print(f"reproducibility {reproducible}")
     if job["error"]:
         out.print(f"error    {job['error']}")
     out.print("card:\n" + job["card"])

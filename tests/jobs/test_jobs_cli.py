@@ -9,6 +9,7 @@ from pathlib import Path
 from jobs_helpers import podium
 
 from podium.jobs.queue import get_job, list_jobs
+from podium.jobs.reproducibility import record_rerun
 from podium.store.catalog import load_table, table_exists
 
 
@@ -66,6 +67,10 @@ def test_submitted_card_is_run_by_the_worker(jobs_home: Path, tmp_path: Path) ->
     assert job["status"] == "succeeded" and job["card"] == card.read_text()
     assert load_table("ns.queued").properties["podium.lineage.job_id"] == job_id
     assert job["outputs"]["summary"] == {"rows": 2}
+    # `jobs show` says what the Logbook says about reproducibility, text and --json.
+    hint = f"not checked yet: podium jobs rerun {job_id} --compare"
+    assert job["reproducibility"] == hint
+    assert f"reproducibility {hint}" in podium("jobs", "show", job_id).stdout
 
     # A re-run writes a new table beside the original, never over it.
     rerun = podium("jobs", "rerun", job_id)
@@ -74,6 +79,9 @@ def test_submitted_card_is_run_by_the_worker(jobs_home: Path, tmp_path: Path) ->
     podium("worker", "--once", "--poll", "0.2")
     assert get_job(rerun_id)["status"] == "succeeded"
     assert load_table("ns.queued__rerun_1").properties["podium.lineage.job_id"] == rerun_id
+    record_rerun(job_id, rerun_id, "identical", [])
+    shown = json.loads(podium("jobs", "show", job_id, "--json").stdout)
+    assert shown["reproducibility"].startswith("re-ran identical on ")
 
 
 def test_invalid_card_is_rejected_and_nothing_is_queued(jobs_home: Path, tmp_path: Path) -> None:
