@@ -38,7 +38,6 @@ from podium.jobs.launch import run_foreground, submit
 from podium.jobs.logbook import duration_text
 from podium.jobs.logs import follow, log_tail
 from podium.jobs.plugins import load_plugins
-from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.progress import progress_short, progress_text
 from podium.jobs.queue import (
     Job,
@@ -48,6 +47,7 @@ from podium.jobs.queue import (
     list_jobs,
     request_cancel,
 )
+from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.rerun import describe_report, queue_rerun, rerun_and_compare
 from podium.jobs.tables import FINISHED
 
