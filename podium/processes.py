@@ -6,6 +6,7 @@ watchers, job processes, sandbox workers, a private dockerd.
     stop(proc, grace_s=30)                           # SIGTERM the group, SIGKILL on timeout
     PidFile(path).write(proc.pid)                    # pid + start time
     reap(PidFile(path).read(), "dockerd")            # only if it is still that process
+    watch_owner(proc.pid, owner_of_this())           # stop proc's group when we die
     ray = ray_module()                               # joined to the Ray cluster, once
 
 A process leads its own session so that stopping it also stops whatever it started
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +32,9 @@ import psutil
 Target = subprocess.Popen[bytes] | int
 Outcome = Literal["ready", "exited", "timeout"]
 _POLL_S = 0.1
+OWNER_WATCH_MARKER = "podium.processes"
+OWNER_POLL_S = 1.0
+OWNER_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -239,6 +244,38 @@ class PidFile:
         self.path.unlink(missing_ok=True)
 
 
+def owner_of_this() -> Recorded:
+    """This process, as an owner record (pid and start time)."""
+    return Recorded(os.getpid(), started_at(os.getpid()))
+
+
+def watch_owner(
+    pgid: int, owner: Recorded, *, stdout: int | IO[Any] | None = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
+    """Start a small watcher that stops process group `pgid` within seconds of `owner`'s
+    death, and ends by itself when the group does (`python -m podium.processes ...`).
+
+    A job SIGKILLed (the kernel's out-of-memory killer) runs no cleanup, and the servers
+    it started lead their own sessions, so nothing else would ever stop them. The watcher
+    leads its own session too: killing the owner's group leaves it running."""
+    started = repr(owner.started or 0.0)  # 0: start time unknown
+    cmd = [sys.executable, "-m", OWNER_WATCH_MARKER, "watch-owner", str(pgid), str(owner.pid)]
+    return spawn([*cmd, started], stdout=stdout)
+
+
+def stop_when_owner_dies(
+    pgid: int, owner: Recorded, poll_s: float = OWNER_POLL_S, grace_s: float = OWNER_GRACE_S
+) -> bool:
+    """Wait while group `pgid` and `owner` both live; stop the group if the owner went
+    first. True if it stopped the group."""
+    while _leads_group(pgid):
+        if find(owner) is None:
+            stop(pgid, grace_s)
+            return True
+        time.sleep(poll_s)
+    return False
+
+
 def kill_own_group() -> None:
     """End this process and everything it started (it leads its own process group)."""
     os.killpg(os.getpgrp(), signal.SIGKILL)
@@ -306,3 +343,14 @@ def ray_module() -> Any:
                 "(ray_address set), or start one with `ray start --head`."
             ) from None
     return ray
+
+
+def _watch_owner_main(argv: list[str]) -> None:
+    pgid, owner_pid, started = int(argv[0]), int(argv[1]), float(argv[2])
+    owner = Recorded(owner_pid, started or None)
+    if stop_when_owner_dies(pgid, owner):
+        print(f"podium: owner process {owner_pid} died; stopped process group {pgid}", flush=True)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["watch-owner"]:
+    _watch_owner_main(sys.argv[2:])

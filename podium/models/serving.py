@@ -7,7 +7,9 @@ loopback port, started if none is alive. Servers are recorded in the state datab
 two processes from starting the same one. Start-up waits for `/health` and then one
 real completion (health can be green before the engine generates). A crash or a failed
 start raises a `PodiumError` carrying the log tail. A small watcher process beside each
-server stops it after `server_idle_seconds` without requests.
+server stops it after `server_idle_seconds` without requests. A server one process
+starts for itself (`launch_server`: a job's replicas) is stopped by an owner watcher
+when that process dies (`podium.processes.watch_owner`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Literal
 
 import httpx
 from sqlalchemy import insert
@@ -135,10 +138,16 @@ def launch_server(
     *,
     extra_args: list[str] | None = None,
     extra_env: dict[str, str] | None = None,
+    owner: processes.Recorded | None | Literal["caller"] = "caller",
 ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """Start one vLLM server for `model` on a free port and wait until it generates;
     `(process, base_url, log)`. Unrecorded: `_start` records it, a replica's owner stops it.
-    `extra_args`/`extra_env` add server flags and environment (async RL's replicas)."""
+    `extra_args`/`extra_env` add server flags and environment (async RL's replicas).
+
+    `owner` (by default the calling process: a job, a replica's Ray actor) is watched
+    from the start: if it dies without stopping the server (SIGKILL, the out-of-memory
+    killer), a watcher stops the server's whole group within seconds. None: a shared
+    server that outlives whoever started it (its idle watcher stops it)."""
     if not model.path or not Path(model.path, "config.json").is_file():
         raise PodiumError(
             f"Model {model.name!r} points at {model.path}, which is not a checkpoint directory "
@@ -157,6 +166,10 @@ def launch_server(
     with open(log, "ab") as fh:
         # Own group: stopping the server stops its engine processes with it.
         proc = processes.spawn(cmd, stdout=fh, env=env)
+        if owner is not None:  # before the ~1 min start-up: the owner may die during it
+            processes.watch_owner(
+                proc.pid, processes.owner_of_this() if owner == "caller" else owner, stdout=fh
+            )
     try:
         _wait_ready(proc, url, model.name, log, timeout_s, reporter)
     except BaseException:
@@ -166,7 +179,8 @@ def launch_server(
 
 
 def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
-    proc, url, log = launch_server(model, timeout_s, reporter)
+    # Shared by every process on this machine, so no one process owns it.
+    proc, url, log = launch_server(model, timeout_s, reporter, owner=None)
     watcher = _start_watcher(model.name)
     now = _now()
     _forget(model.name)

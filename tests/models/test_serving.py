@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 
+import psutil
 import pytest
 
 from podium import processes
 from podium.errors import PodiumError
 from podium.models import ensure_server, list_servers, register_checkpoint
+from podium.models.bootstrap import bootstrap
 from podium.models.serving import VLLM_MARKER, _row
 from podium.models.vllm_launch import MAX_MODEL_LEN, max_model_len, server_command, server_env
 
@@ -150,3 +157,71 @@ def test_busy_while_a_request_is_in_flight(vllm_model):
     worker.join()
     assert seen_busy
     assert not busy(url)
+
+
+# A job process that starts a server for itself (a replica) and then just runs.
+_OWNER = """
+import sys, time
+from podium.models import get_model
+from podium.models.serving import launch_server
+from podium.reporting import Reporter
+launch_server(get_model(sys.argv[1]), 600, Reporter())
+time.sleep(600)
+"""
+
+
+def _within(seconds: float, holds: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not holds():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def _group(pgid: int) -> list[str]:
+    """The live members of process group `pgid`, by name."""
+    names = []
+    for proc in psutil.process_iter(["status", "name"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and os.getpgid(proc.pid) == pgid:
+                names.append(proc.info["name"])
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return names
+
+
+def _server_of(owner: subprocess.Popen[bytes]) -> int | None:
+    try:
+        children = psutil.Process(owner.pid).children()
+        return next((c.pid for c in children if VLLM_MARKER in " ".join(c.cmdline())), None)
+    except psutil.Error:
+        return None
+
+
+@pytest.mark.vllm
+def test_a_server_dies_with_the_process_that_started_it(base_checkpoint):
+    """A job SIGKILLed (the out-of-memory killer) left its vLLM servers (API server,
+    engine core, worker: ~1.5 GB) running forever; its owner watcher stops their group.
+
+    The owner dies once vLLM's engine core runs beside the API server: the watcher starts
+    before start-up, so a ready server is stopped the same way, and this test waits for
+    seconds of start-up rather than a minute."""
+    model = bootstrap().name
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER, model], stdout=subprocess.DEVNULL)
+    server = None
+    try:
+        assert _within(120, lambda: _server_of(owner) is not None), "no server was started"
+        server = _server_of(owner)
+        assert server is not None
+        assert _within(300, lambda: len(_group(server)) >= 2), f"no engine core: {_group(server)}"
+        owner.kill()
+        owner.wait()
+        assert _within(60, lambda: not processes.group_alive(server)), (
+            f"the server's group outlived its owner: {_group(server)}"
+        )
+    finally:
+        owner.kill()
+        owner.wait()
+        if server is not None:
+            processes.kill_orphaned_group(server, "vllm")
