@@ -47,3 +47,40 @@ def test_bad_backend_and_missing_address_are_named(tmp_path):
         make_weight_sync("tcp", work_dir=tmp_path)
     with pytest.raises(WeightSyncError, match="same store address"):
         make_weight_sync("gloo", learner_ranks=2, rank=1, work_dir=tmp_path)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5, 10, 11, 49152])
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_rank_rows_are_the_shards_fsdp_keeps(rows: int, ranks: int) -> None:
+    """A rank holding an FSDP2 dim-0 shard sends exactly that shard (torch.chunk's cut)."""
+    from trainers.weight_sync.vllm_extension import row_slices
+
+    chunks = torch.arange(rows).chunk(ranks)
+    expected = [(int(c[0]), int(c[-1]) + 1) for c in chunks if len(c)]
+    slices = row_slices((rows, 3), ranks)
+    assert slices[: len(expected)] == expected
+    assert all(a == b == rows for a, b in slices[len(expected) :])
+
+
+def test_digests_of_each_ranks_rows_combine_into_the_whole_checksum() -> None:
+    from trainers.weight_sync.base import rows_of
+    from trainers.weight_sync.vllm_extension import ChecksumStream, slice_digest
+
+    tensors = [("b", torch.randn(5, 3)), ("a", torch.randn(2)), ("c", torch.tensor(1.5))]
+    plan = make_plan(tensors, learner_ranks=3)
+    ordered = sorted(tensors, key=lambda item: item[0])
+    stream = ChecksumStream(3)
+    for planned, (_, whole) in zip(plan.tensors, ordered, strict=True):
+        shards = [rows_of(planned, whole, r).clone() for r in range(3)]  # what each rank holds
+        digests = [slice_digest(rows_of(planned, shard, r)) for r, shard in enumerate(shards)]
+        stream.update_digests(planned.name, planned.shape, digests)
+    assert stream.hexdigest() == weights_checksum(tensors, ranks=3)
+    assert weights_checksum(tensors, ranks=3) != weights_checksum(tensors, ranks=1)
+
+
+def test_a_rank_passing_neither_the_whole_tensor_nor_its_rows_is_named() -> None:
+    from trainers.weight_sync.base import rows_of
+
+    plan = make_plan([("w", torch.zeros(10, 2))], learner_ranks=3)  # rows 4, 4, 2
+    with pytest.raises(WeightSyncError, match="w: learner rank 2 holds 3 rows; it must pass"):
+        rows_of(plan.tensors[0], torch.zeros(3, 2), 2)

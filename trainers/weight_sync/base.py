@@ -24,6 +24,8 @@ import httpx
 import torch
 
 from podium.errors import PodiumError
+from trainers.weight_sync.plan import PlannedTensor, TransferPlan, make_plan
+from trainers.weight_sync.vllm_extension import ChecksumStream, slice_digest
 
 EXTENSION_CLASS = "vllm_extension.PodiumWeightReceiver"
 CALL_TIMEOUT_S = 900.0  # a pause waits for the requests in flight to finish
@@ -44,6 +46,14 @@ class ReplicaEndpoint:
     @property
     def root(self) -> str:
         return self.base_url.rstrip("/").removesuffix("/v1")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one push sends: the plan, and this rank's tensors in the plan's order."""
+
+    plan: TransferPlan
+    tensors: list[tuple[str, torch.Tensor]]
 
 
 @dataclass
@@ -116,12 +126,31 @@ def materialise(
     named_tensors: Iterable[tuple[str, torch.Tensor]], *, snapshot: bool = True, device: str = "cpu"
 ) -> list[tuple[str, torch.Tensor]]:
     """The tensors name-ordered, contiguous, on `device`; with `snapshot` copied, since the
-    learner may change its parameters as soon as a background push has taken them."""
+    learner may change its parameters as soon as a background push has taken them. A
+    sharded parameter (an FSDP2 DTensor) becomes this rank's rows (`to_local`)."""
     out = []
     for name, tensor in named_tensors:
         t = tensor.detach()
+        if hasattr(t, "to_local"):
+            t = t.to_local()
         out.append((name, t.to(device, copy=snapshot).contiguous()))
     return sorted(out, key=lambda item: item[0])
+
+
+def rows_of(planned: PlannedTensor, tensor: torch.Tensor, rank: int) -> torch.Tensor:
+    """The rows `rank` sends of `planned`: a slice of the whole tensor, or the tensor
+    itself when the rank holds exactly its own rows (a dim-0 shard, as FSDP2 keeps)."""
+    rows = tensor.reshape(1) if tensor.dim() == 0 else tensor
+    start, stop = planned.slices[rank]
+    whole = planned.shape[0] if planned.shape else 1
+    if rows.shape[0] == whole:
+        return rows[start:stop]
+    if rows.shape[0] == stop - start:
+        return rows
+    raise WeightSyncError(
+        f"{planned.name}: learner rank {rank} holds {rows.shape[0]} rows; it must pass the "
+        f"whole tensor ({whole} rows) or its own rows {start}..{stop}"
+    )
 
 
 def verify(
@@ -159,12 +188,26 @@ def verify(
 
 
 class WeightSync(ABC):
-    """The learner's handle on the replicas' weights (one per learner rank)."""
+    """The learner's handle on the replicas' weights (one per learner rank).
+
+    With `learner_ranks` R > 1 every rank makes its own, with the same `address` of a
+    TCPStore that rank 0 hosts. Every rank calls push / add_replica in the same order
+    with its tensors (whole, or only its rows: sharded parameters); each sends its rows,
+    publishes the digests of its rows in the store, and rank 0 combines them into the
+    expected checksum and drives the replicas."""
 
     backend = "none"
     device = "cpu"  # where the tensors are sent from
+    needs_store = False  # a backend whose transfer groups rendezvous on the store
 
-    def __init__(self, *, learner_ranks: int = 1, rank: int = 0, corrupt_for_tests: bool = False):
+    def __init__(
+        self,
+        *,
+        learner_ranks: int = 1,
+        rank: int = 0,
+        corrupt_for_tests: bool = False,
+        address: tuple[str, int] | None = None,
+    ):
         if not 0 <= rank < learner_ranks:
             raise ValueError(f"rank {rank} is outside 0..{learner_ranks - 1}")
         self.learner_ranks, self.rank = learner_ranks, rank
@@ -172,6 +215,32 @@ class WeightSync(ABC):
         self.replicas: dict[int, ReplicaEndpoint] = {}
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weight-push")
         self._lock = threading.Lock()  # one push at a time, in version order
+        self._pushes = 0  # every rank counts alike: the key of a push in the store
+        self.address = address
+        self._store: Any = None
+        if learner_ranks > 1 or self.needs_store:
+            self._store = self._open_store(address)
+
+    def _open_store(self, address: tuple[str, int] | None) -> Any:
+        import datetime
+
+        if address is None:
+            if self.learner_ranks > 1:
+                raise WeightSyncError(
+                    "with learner_ranks > 1 every rank must be given the same store address "
+                    "(host, port); rank 0 hosts it"
+                )
+            from podium.models.vllm_launch import free_port
+
+            address = ("127.0.0.1", free_port())
+        self.address = address
+        return torch.distributed.TCPStore(
+            address[0],
+            address[1],
+            is_master=self.rank == 0,
+            timeout=datetime.timedelta(seconds=CALL_TIMEOUT_S),
+            wait_for_workers=False,
+        )
 
     @abstractmethod
     def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
@@ -181,27 +250,39 @@ class WeightSync(ABC):
     def _push_to(
         self,
         targets: Sequence[ReplicaEndpoint],
+        plan: TransferPlan,
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        """Send `tensors` to `targets` as `version` and return their verified record."""
+        """Send this rank's rows of `tensors` to `targets` as `version`; on rank 0, the
+        verified record."""
+
+    def snapshot(
+        self, named_tensors: Iterable[tuple[str, torch.Tensor]], *, copy: bool = True
+    ) -> Snapshot:
+        """The plan (from the whole shapes, also of sharded parameters) and this rank's
+        tensors, copied unless `copy` is False: the learner may change its parameters
+        as soon as a background push has taken them."""
+        items = list(named_tensors)
+        plan = make_plan(items, self.learner_ranks)
+        return Snapshot(plan, materialise(items, snapshot=copy, device=self.device))
 
     def push(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> SyncRecord:
         """Move these weights into every replica as `version`, verified. Every learner
-        rank calls it with the full tensors; each sends only its planned rows."""
-        tensors = materialise(
-            named_tensors, snapshot=False, device=self.device
-        )  # the caller waits: no copy
-        return self._push_locked(list(self.replicas.values()), tensors, version)
+        rank calls it with its tensors; each sends only its planned rows."""
+        return self.push_snapshot(self.snapshot(named_tensors, copy=False), version)
+
+    def push_snapshot(self, snap: Snapshot, version: int) -> SyncRecord:
+        return self._push_locked(list(self.replicas.values()), snap, version)
 
     def push_async(
         self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int
     ) -> Future[SyncRecord]:
         """`push` in the background; returns once the tensors are snapshotted, so the
         learner can take its next step while the transfer is in flight."""
-        tensors = materialise(named_tensors, device=self.device)
+        snap = self.snapshot(named_tensors)
         targets = list(self.replicas.values())
-        return self._background.submit(self._push_locked, targets, tensors, version)
+        return self._background.submit(self._push_locked, targets, snap, version)
 
     def add_replica(
         self,
@@ -209,25 +290,51 @@ class WeightSync(ABC):
         named_tensors: Iterable[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        """A new or restarted replica joins and gets the current weights from the learner."""
-        tensors = materialise(named_tensors, device=self.device)
+        """A new or restarted replica joins and gets the current weights from the learner
+        (every learner rank calls it, as it calls push)."""
+        snap = self.snapshot(named_tensors)
         with self._lock:
             self.connect([replica])
-        return self._push_locked([replica], tensors, version)
+        return self._push_locked([replica], snap, version)
 
     def _push_locked(
-        self,
-        targets: Sequence[ReplicaEndpoint],
-        tensors: list[tuple[str, torch.Tensor]],
-        version: int,
+        self, targets: Sequence[ReplicaEndpoint], snap: Snapshot, version: int
     ) -> SyncRecord:
         if not targets:
             raise WeightSyncError("no replicas to push to: call connect(replicas) first")
         with self._lock:
+            self._pushes += 1
             started = time.perf_counter()
-            record = self._push_to(targets, tensors, version)
+            record = self._push_to(targets, snap.plan, snap.tensors, version)
             record.seconds = time.perf_counter() - started
             return record
+
+    # -- the expected checksum, from every rank's rows --------------------------
+
+    def _my_digests(self, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]]) -> list[str]:
+        return [
+            slice_digest(rows_of(planned, tensor, self.rank))
+            for planned, (_, tensor) in zip(plan.tensors, tensors, strict=True)
+        ]
+
+    def _store_key(self, what: str, rank: int) -> str:
+        return f"push{self._pushes}/{what}/rank{rank}"
+
+    def publish(self, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]]) -> None:
+        """A follower rank: put the digests of its rows where rank 0 reads them."""
+        if self._store is not None and self.rank != 0:
+            digests = self._my_digests(plan, tensors)
+            self._store.set(self._store_key("digests", self.rank), json.dumps(digests))
+
+    def expected_checksum(self, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]]) -> str:
+        """Rank 0: the checksum every replica must report, from every rank's digests."""
+        per_rank = [self._my_digests(plan, tensors)]
+        for r in range(1, self.learner_ranks):
+            per_rank.append(json.loads(self._store.get(self._store_key("digests", r))))
+        stream = ChecksumStream(self.learner_ranks)
+        for i, planned in enumerate(plan.tensors):
+            stream.update_digests(planned.name, planned.shape, [d[i] for d in per_rank])
+        return stream.hexdigest()
 
     def close(self) -> None:
         self._background.shutdown(wait=True)

@@ -1,9 +1,11 @@
 """Weights through a safetensors file: the fallback, and the benchmark's baseline.
 
-Learner rank 0 writes the tensors to `work_dir/weights/v{version}.safetensors` (the
-replicas must see that path: same machine, or a shared filesystem), then each replica
-loads it through the worker extension (`podium_load_file`, the same in-place reload and
-checksum as a transfer). The previous version's file is removed once a push succeeds.
+A single learner writes the tensors to `work_dir/weights/v{version}.safetensors` (the
+replicas must see that path: same machine, or a shared filesystem); with R learner
+ranks each writes its rows to a file of its own and the replica joins them. Then each
+replica loads through the worker extension (`podium_load_file`, the same in-place
+reload and checksum as a transfer). The previous version's files are removed once a
+push succeeds.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from trainers.weight_sync.base import (
     ReplicaEndpoint,
     SyncRecord,
     WeightSync,
+    rows_of,
     rpc,
     swap_at_safe_point,
     verify,
 )
-from trainers.weight_sync.checksum import weights_checksum
+from trainers.weight_sync.plan import TransferPlan
 
 
 class DiskWeightSync(WeightSync):
@@ -36,12 +39,16 @@ class DiskWeightSync(WeightSync):
         learner_ranks: int = 1,
         rank: int = 0,
         corrupt_for_tests: bool = False,
+        address: tuple[str, int] | None = None,
     ) -> None:
         super().__init__(
-            learner_ranks=learner_ranks, rank=rank, corrupt_for_tests=corrupt_for_tests
+            learner_ranks=learner_ranks,
+            rank=rank,
+            corrupt_for_tests=corrupt_for_tests,
+            address=address,
         )
         self.dir = Path(work_dir) / "weights"
-        self._last: Path | None = None
+        self._last: list[Path] = []
 
     def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
         for replica in replicas:
@@ -49,28 +56,56 @@ class DiskWeightSync(WeightSync):
                 rpc(replica, "podium_weight_version")  # has the extension, answers
             self.replicas[replica.index] = replica
 
+    def _path(self, version: int, rank: int) -> Path:
+        if self.learner_ranks == 1:
+            return self.dir / f"v{version}.safetensors"
+        return self.dir / f"v{version}.push{self._pushes}.rank{rank}.safetensors"
+
+    def _write(
+        self, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]], path: Path
+    ) -> None:
+        """The whole tensors when this is the only rank, else this rank's rows."""
+        from safetensors.torch import save_file
+
+        rows = tensors
+        if self.learner_ranks > 1:
+            rows = [
+                (planned.name, rows_of(planned, tensor, self.rank))
+                for planned, (_, tensor) in zip(plan.tensors, tensors, strict=True)
+                if planned.slices[self.rank][1] > planned.slices[self.rank][0]
+            ]
+        self.dir.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        save_file(dict(_unshared(rows)), str(partial))
+        partial.replace(path)
+
     def _push_to(
         self,
         targets: Sequence[ReplicaEndpoint],
+        plan: TransferPlan,
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        size = sum(t.numel() * t.element_size() for _, t in tensors)
         record = SyncRecord(
-            version=version, backend=self.backend, bytes=size * len(targets), seconds=0.0
+            version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
         )
-        if self.rank != 0:
-            return record  # rank 0 holds the full tensors and writes the file
-        from safetensors.torch import save_file
-
-        self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / f"v{version}.safetensors"
-        partial = path.with_suffix(".partial")
-        save_file(dict(_unshared(tensors)), str(partial))
-        partial.replace(path)
-        spec = {"path": str(path), "version": version, "corrupt": self.corrupt_for_tests}
+        mine = self._path(version, self.rank)
+        self._write(plan, tensors, mine)
+        if self.rank != 0:  # wrote its rows; rank 0 has the replicas load every file
+            self.publish(plan, tensors)
+            return record
+        paths = [self._path(version, r) for r in range(self.learner_ranks)]
+        spec = {
+            "paths": [str(p) for p in paths],
+            "version": version,
+            "corrupt": self.corrupt_for_tests,
+            "learner_ranks": self.learner_ranks,
+            "tensors": plan.replica_meta(version)["tensors"],
+        }
         with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
-            expected = pool.submit(weights_checksum, tensors)
+            expected = pool.submit(self.expected_checksum, plan, tensors)
+            if self.learner_ranks > 1:
+                expected.result()  # the followers publish their digests once written
 
             def one(replica: ReplicaEndpoint) -> dict[str, Any]:
                 return swap_at_safe_point(replica, lambda: rpc(replica, "podium_load_file", spec))
@@ -78,9 +113,10 @@ class DiskWeightSync(WeightSync):
             answers = [(r, pool.submit(one, r)) for r in targets]
             results = [(r, a.result()) for r, a in answers]
             record.replicas = verify(version, expected.result(), results)
-        if self._last is not None and self._last != path:
-            self._last.unlink(missing_ok=True)
-        self._last = path
+        for old in self._last:
+            if old not in paths:
+                old.unlink(missing_ok=True)
+        self._last = paths
         return record
 
 

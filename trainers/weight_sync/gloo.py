@@ -13,7 +13,6 @@ nccl.py is the same protocol on CUDA tensors.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -24,13 +23,12 @@ from trainers.weight_sync.base import (
     ReplicaEndpoint,
     SyncRecord,
     WeightSync,
-    WeightSyncError,
+    rows_of,
     rpc,
     swap_at_safe_point,
     verify,
 )
-from trainers.weight_sync.checksum import weights_checksum
-from trainers.weight_sync.plan import TransferPlan, make_plan
+from trainers.weight_sync.plan import TransferPlan
 from trainers.weight_sync.vllm_extension import build_group
 
 GROUP_TIMEOUT_S = 900.0
@@ -39,6 +37,7 @@ GROUP_TIMEOUT_S = 900.0
 class GlooWeightSync(WeightSync):
     backend = "gloo"
     device = "cpu"
+    needs_store = True
 
     def __init__(
         self,
@@ -49,31 +48,16 @@ class GlooWeightSync(WeightSync):
         address: tuple[str, int] | None = None,
     ) -> None:
         super().__init__(
-            learner_ranks=learner_ranks, rank=rank, corrupt_for_tests=corrupt_for_tests
+            learner_ranks=learner_ranks,
+            rank=rank,
+            corrupt_for_tests=corrupt_for_tests,
+            address=address,
         )
-        if address is None:
-            if learner_ranks > 1:
-                raise WeightSyncError(
-                    "with learner_ranks > 1 every rank must be given the same store address "
-                    "(host, port); rank 0 hosts it"
-                )
-            from podium.models.vllm_launch import free_port
-
-            address = ("127.0.0.1", free_port())
-        self.address = address
-        self._store = None
-        if rank == 0:  # hosts the store the groups rendezvous on; lives as long as self
-            self._store = torch.distributed.TCPStore(
-                address[0],
-                address[1],
-                is_master=True,
-                timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
-                wait_for_workers=False,
-            )
         self._groups: dict[int, Any] = {}
         self._joins: dict[int, int] = {}  # how often each replica index has joined
 
     def _spec(self, replica: ReplicaEndpoint, rank: int) -> dict[str, Any]:
+        assert self.address is not None  # set by the store
         joins = self._joins.get(replica.index, 0)
         return {
             "host": self.address[0],
@@ -107,37 +91,35 @@ class GlooWeightSync(WeightSync):
                 self._joins[replica.index] = self._joins.get(replica.index, 0) + 1
                 self.replicas[replica.index] = replica
 
-    def _send(self, replica: ReplicaEndpoint, plan: TransferPlan, tensors: list[Any]) -> list[Any]:
+    def _send(
+        self, replica: ReplicaEndpoint, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]]
+    ) -> list[Any]:
         group = self._groups[replica.index]
         works = []
-        for planned, start, stop in plan.sends(self.rank):
-            tensor = tensors[planned.index][1]
-            rows = tensor.reshape(1) if tensor.dim() == 0 else tensor
-            works.append(
-                group.send(
-                    [rows[start:stop].to(self.device)], self.learner_ranks, planned.index + 1
-                )
-            )
+        for planned, _, _ in plan.sends(self.rank):
+            rows = rows_of(planned, tensors[planned.index][1], self.rank)
+            works.append(group.send([rows.to(self.device)], self.learner_ranks, planned.index + 1))
         return works
 
     def _push_to(
         self,
         targets: Sequence[ReplicaEndpoint],
+        plan: TransferPlan,
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        plan = make_plan(tensors, self.learner_ranks)
         record = SyncRecord(
             version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
         )
         if self.rank != 0:  # only sends; rank 0 drives the replicas and verifies
+            self.publish(plan, tensors)
             for replica in targets:
                 for work in self._send(replica, plan, tensors):
                     work.wait()
             return record
         meta = plan.replica_meta(version, corrupt=self.corrupt_for_tests)
         with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
-            expected = pool.submit(weights_checksum, tensors)
+            expected = pool.submit(self.expected_checksum, plan, tensors)
 
             def one(replica: ReplicaEndpoint) -> dict[str, Any]:
                 def load() -> dict[str, Any]:

@@ -31,47 +31,64 @@ from typing import Any
 import torch
 
 
+def slice_digest(rows: torch.Tensor) -> str:
+    """sha256 of rows cast to bfloat16 (the learner's dtype may differ from the engine's)."""
+    t = rows.detach().to("cpu", torch.bfloat16).contiguous()
+    return hashlib.sha256(t.view(-1).view(torch.int16).numpy().data).hexdigest()
+
+
 class ChecksumStream:
     """`weights_checksum` one tensor at a time, for tensors that arrive in name order
-    (a replica hashes each tensor as it streams into the engine)."""
+    (a replica hashes each tensor as it streams into the engine).
 
-    def __init__(self) -> None:
+    The checksum is sha256 over, per tensor: its name, its shape, and the digest of each
+    learner rank's rows (`row_slices`). So R learner ranks that each hold only their rows
+    (sharded parameters) compute their digests alone, and rank 0 combines them
+    (`update_digests`) into the value a replica computes from the whole tensor."""
+
+    def __init__(self, ranks: int = 1) -> None:
         self._digest = hashlib.sha256()
         self._last: str | None = None
+        self.ranks = ranks
 
-    def update(self, name: str, tensor: torch.Tensor) -> None:
+    def update_digests(self, name: str, shape: tuple[int, ...], digests: list[str]) -> None:
         if self._last is not None and name <= self._last:
             raise ValueError(f"tensors out of name order: {name!r} after {self._last!r}")
+        if len(digests) != self.ranks:
+            raise ValueError(f"{name}: {len(digests)} slice digests for {self.ranks} ranks")
         self._last = name
-        t = tensor.detach().to("cpu", torch.bfloat16).contiguous()
         self._digest.update(name.encode())
-        self._digest.update(str(tuple(t.shape)).encode())
-        self._digest.update(t.view(-1).view(torch.int16).numpy().data)  # a view, no copy
+        self._digest.update(str(tuple(shape)).encode())
+        for digest in digests:
+            self._digest.update(digest.encode())
+
+    def update(self, name: str, tensor: torch.Tensor) -> None:
+        shape = tuple(tensor.shape)
+        rows = tensor.reshape(1) if tensor.dim() == 0 else tensor
+        digests = [slice_digest(rows[a:b]) for a, b in row_slices(shape, self.ranks)]
+        self.update_digests(name, shape, digests)
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
 
 
-def weights_checksum(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> str:
-    """sha256 over the tensors cast to bfloat16, in name order (name, shape, bytes):
-    the same value on the learner (any dtype) and in the engine (float32 on CPU)."""
-    stream = ChecksumStream()
+def weights_checksum(named_tensors: Iterable[tuple[str, torch.Tensor]], ranks: int = 1) -> str:
+    """The checksum of whole tensors as `ranks` learner ranks would send them (see
+    ChecksumStream): the same value on the learner (any dtype) and in the engine."""
+    stream = ChecksumStream(ranks)
     for name, tensor in sorted(named_tensors, key=lambda item: item[0]):
         stream.update(name, tensor)
     return stream.hexdigest()
 
 
 def row_slices(shape: list[int] | tuple[int, ...], ranks: int) -> list[tuple[int, int]]:
-    """Which dim-0 rows each of `ranks` learner ranks sends: contiguous, near-equal chunks
-    (rank r gets rows [start, stop)); a 0-dim tensor goes whole from rank 0."""
+    """Which dim-0 rows each of `ranks` learner ranks sends: contiguous chunks of
+    ceil(rows / ranks), as torch.chunk and FSDP2's dim-0 sharding cut them, so a rank
+    that holds a sharded parameter sends exactly its shard (trailing ranks may get no
+    rows); a 0-dim tensor goes whole from rank 0."""
     rows = shape[0] if len(shape) else 1
-    base, extra = divmod(rows, ranks)
-    out, start = [], 0
-    for r in range(ranks):
-        stop = start + base + (1 if r < extra else 0)
-        out.append((start, stop))
-        start = stop
-    return out
+    size = -(-rows // ranks)
+    return [(min(r * size, rows), min((r + 1) * size, rows)) for r in range(ranks)]
 
 
 def parse_dtype(name: str) -> torch.dtype:
@@ -184,18 +201,29 @@ class PodiumWeightReceiver:
                 yield name, buffer
 
         return self._podium_load(
-            arriving(), int(meta["version"]), bool(meta.get("corrupt")), started
+            arriving(), int(meta["version"]), bool(meta.get("corrupt")), started, ranks
         )
 
     def podium_load_file(self, spec_json: str) -> dict[str, Any]:
-        """Load a safetensors file written by the learner (the disk backend).
-        spec: {path, version, corrupt}"""
+        """Load the safetensors file(s) the learner ranks wrote (the disk backend): one
+        whole file, or one per rank holding its rows, joined here in rank order.
+        spec: {paths, version, corrupt, learner_ranks, tensors: [[name, shape, dtype]]}"""
         from safetensors.torch import load_file
 
         spec = json.loads(spec_json)
         started = time.perf_counter()
-        tensors = iter(sorted(load_file(spec["path"]).items()))
-        return self._podium_load(tensors, int(spec["version"]), bool(spec.get("corrupt")), started)
+        ranks = int(spec.get("learner_ranks", 1))
+        files = [load_file(path) for path in spec["paths"]]
+        if len(files) == 1:
+            tensors = iter(sorted(files[0].items()))
+        else:
+            tensors = iter(
+                (name, torch.cat([f[name] for f in files if name in f]).reshape(shape))
+                for name, shape, _ in spec["tensors"]
+            )
+        return self._podium_load(
+            tensors, int(spec["version"]), bool(spec.get("corrupt")), started, ranks
+        )
 
     def podium_weights_checksum(self) -> dict[str, Any]:
         """The checksum and version of the weights last loaded (None before any load)."""
@@ -210,8 +238,9 @@ class PodiumWeightReceiver:
         version: int,
         corrupt: bool,
         started: float,
+        ranks: int = 1,
     ) -> dict[str, Any]:
-        stream = ChecksumStream()
+        stream = ChecksumStream(ranks)
 
         def hashed() -> Iterator[tuple[str, torch.Tensor]]:
             for position, (name, tensor) in enumerate(tensors):
