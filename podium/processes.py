@@ -257,10 +257,17 @@ def watch_owner(
 
     A job SIGKILLed (the kernel's out-of-memory killer) runs no cleanup, and the servers
     it started lead their own sessions, so nothing else would ever stop them. The watcher
-    leads its own session too: killing the owner's group leaves it running."""
+    leads its own session, and is no child of the owner (it forks and its first process
+    exits): Ray kills a dead actor's children, and the API server with it, while vLLM's
+    engine core and worker live on in the group."""
     started = repr(owner.started or 0.0)  # 0: start time unknown
     cmd = [sys.executable, "-m", OWNER_WATCH_MARKER, "watch-owner", str(pgid), str(owner.pid)]
-    return spawn([*cmd, started], stdout=stdout)
+    proc = spawn([*cmd, started], stdout=stdout)
+    try:
+        proc.wait(timeout=60)  # the first process, gone once the watcher has forked
+    except subprocess.TimeoutExpired:
+        pass  # a very busy machine: it exits later and init reaps it
+    return proc
 
 
 def stop_when_owner_dies(
@@ -346,6 +353,8 @@ def ray_module() -> Any:
 
 
 def _watch_owner_main(argv: list[str]) -> None:
+    if os.fork() > 0:
+        os._exit(0)  # the watcher goes on as an orphan: see watch_owner
     pgid, owner_pid, started = int(argv[0]), int(argv[1]), float(argv[2])
     owner = Recorded(owner_pid, started or None)
     if stop_when_owner_dies(pgid, owner):

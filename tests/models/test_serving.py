@@ -166,6 +166,7 @@ from podium.models import get_model
 from podium.models.serving import launch_server
 from podium.reporting import Reporter
 launch_server(get_model(sys.argv[1]), 600, Reporter())
+open(sys.argv[2], "w").close()  # ready: it generates
 time.sleep(600)
 """
 
@@ -200,22 +201,27 @@ def _server_of(owner: subprocess.Popen[bytes]) -> int | None:
 
 
 @pytest.mark.vllm
-def test_a_server_dies_with_the_process_that_started_it(base_checkpoint):
+def test_a_server_dies_with_the_process_that_started_it(base_checkpoint, tmp_path):
     """A job SIGKILLed (the out-of-memory killer) left its vLLM servers (API server,
     engine core, worker: ~1.5 GB) running forever; its owner watcher stops their group.
 
-    The owner dies once vLLM's engine core runs beside the API server: the watcher starts
-    before start-up, so a ready server is stopped the same way, and this test waits for
-    seconds of start-up rather than a minute."""
+    The owner here dies as a Ray actor does when its job is SIGKILLed: Ray kills the
+    actor's children with it, the API server (the group's leader) among them, and a
+    ready vLLM's engine core and worker live on (seen with a real async GRPO job)."""
     model = bootstrap().name
-    owner = subprocess.Popen([sys.executable, "-c", _OWNER, model], stdout=subprocess.DEVNULL)
+    ready = tmp_path / "ready"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, model, str(ready)], stdout=subprocess.DEVNULL
+    )
     server = None
     try:
-        assert _within(120, lambda: _server_of(owner) is not None), "no server was started"
+        assert _within(300, ready.exists), "the owner's server never became ready"
         server = _server_of(owner)
-        assert server is not None
-        assert _within(300, lambda: len(_group(server)) >= 2), f"no engine core: {_group(server)}"
+        assert server is not None and len(_group(server)) >= 2, "no engine core"
+        children = psutil.Process(owner.pid).children()
         owner.kill()
+        for child in children:
+            child.kill()
         owner.wait()
         assert _within(60, lambda: not processes.group_alive(server)), (
             f"the server's group outlived its owner: {_group(server)}"
