@@ -42,6 +42,7 @@ from podium.jobs.progress import progress_short, progress_text
 from podium.jobs.queue import (
     Job,
     active_jobs,
+    fail_dead_jobs,
     get_job,
     job_json,
     list_jobs,
@@ -189,6 +190,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """A job's status, card, inputs, outputs, error and reproducibility (as the Logbook)."""
+    fail_dead_jobs()  # a job whose process was SIGKILLed says so here, as in `podium jobs`
     job = get_job(job_id)
     reproducible = reproducibility_text(job)  # the Logbook's line: '' when nothing applies
     if as_json:

@@ -154,7 +154,7 @@ class Worker:
             transition(job_id, "cancelled", message=f"process exited with code {code}")
         elif job["status"] == "running":
             error = (
-                f"job process exited with code {code} without recording an outcome\n"
+                f"the job's process died without recording an outcome ({exit_text(code)})\n"
                 f"--- log tail ---\n{log_tail(job['log_path'], 30)}"
             )
             transition(job_id, "failed", error=error, message=f"process exit code {code}")
@@ -214,6 +214,18 @@ class Worker:
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
+
+
+def exit_text(code: int) -> str:
+    """How a job's process ended, as its reaper can honestly tell it from the exit code."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = "unknown signal"
+    why = ": out of memory? see `dmesg`" if -code == signal.SIGKILL else ""
+    return f"killed by signal {-code}, {name}{why}"
 
 
 def _stop_grace(kind: str) -> float:

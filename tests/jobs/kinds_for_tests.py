@@ -7,6 +7,7 @@ with the job's lineage. `fail_at` makes it raise at that step, after logging.
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import pyarrow as pa
@@ -25,9 +26,15 @@ class StepsConfig(BaseModel):
     source: TableRef | None = Field(None, description="An input table (only recorded).")
     fail_at: int | None = Field(None, description="Raise at this step.")
     mode: str = Field("fast", description="Free label.")
+    helper: bool = Field(
+        False, description="Start a helper process in the job's group (as Ray's agents are)."
+    )
 
 
 def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
+    if config.helper:
+        helper = subprocess.Popen(["sleep", "600"])
+        reporter.log(f"helper pid {helper.pid}")
     for step in range(config.steps):
         reporter.check_cancelled()
         if config.fail_at is not None and step == config.fail_at:

@@ -29,6 +29,11 @@ def test_sigkilled_foreground_job_is_marked_failed_by_podium_jobs(
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+    # `podium jobs show ID` says it at once too (it said "running" until a listing).
+    show = subprocess.run([*PODIUM, "jobs", "show", job["id"]], capture_output=True, text=True)
+    assert (
+        "status   failed" in show.stdout and f"its process (pid {proc.pid}) is gone" in show.stdout
+    )
     listing = subprocess.run([*PODIUM, "jobs", "--json"], capture_output=True, text=True)
     assert listing.returncode == 0, listing.stderr
     (shown,) = json.loads(listing.stdout)

@@ -87,6 +87,29 @@ def test_worker_killed_mid_job_leaves_job_failed(
     assert "worker died" in job["error"]
 
 
+def test_a_sigkilled_job_fails_with_the_signal_and_its_group_is_stopped(
+    jobs_home: Path, start_worker: Callable[..., object]
+) -> None:
+    """The out-of-memory killer ends a job's process alone: the job must say how it died,
+    and what it started in its group (an async RL job's private Ray: dashboard and
+    runtime-env agents) must not live on."""
+    start_worker()
+    job_id = _submit("kind: test-steps\nsteps: 500\nsleep: 0.1\nhelper: true")
+    job = wait_for(lambda: (j := get_job(job_id))["progress_done"] and j["pgid"] and j)
+    assert group_alive(job["pgid"])
+
+    os.kill(job["pgid"], signal.SIGKILL)  # the job's own process: it leads its group
+    job = wait_for(lambda: (j := get_job(job_id))["status"] != "running" and j, timeout=30)
+    assert job["status"] == "failed"
+    assert job["error"].startswith(
+        "the job's process died without recording an outcome "
+        "(killed by signal 9, SIGKILL: out of memory? see `dmesg`)"
+    )
+    shown = podium("jobs", "show", job_id).stdout
+    assert "killed by signal 9" in shown
+    wait_for(lambda: not group_alive(job["pgid"]), timeout=15)
+
+
 def test_crash_of_worker_and_job_is_detected_by_stale_heartbeat(
     jobs_home: Path, start_worker: Callable[..., object]
 ) -> None:

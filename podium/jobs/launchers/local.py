@@ -26,7 +26,12 @@ class LocalProcess:
         self.pgid: int | None = proc.pid  # session leader: pgid == pid
 
     def poll(self) -> int | None:
-        return self.proc.poll()
+        code = self.proc.poll()
+        if code is not None and processes.group_alive(self.proc.pid):
+            # It died (SIGKILL, the out-of-memory killer) and left what it started in its
+            # group: an async RL job's private Ray leaves its agents there.
+            processes.kill(self.proc.pid)
+        return code
 
     def stop(self, grace: float) -> None:
         processes.stop(self.proc, grace)
