@@ -25,7 +25,7 @@ from podium.jobs.cards import Card, table_refs
 from podium.jobs.environment import capture, warn_differences
 from podium.jobs.preflight import preflight
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
-from podium.processes import PidFile, find
+from podium.processes import PidFile, find, kill_orphaned_group
 from podium.store.users import acting_user
 
 Job = dict[str, Any]
@@ -299,8 +299,18 @@ def fail_dead_jobs() -> list[str]:
         )
         resumable = job["launcher"] != "foreground" and _resumable_kind(job["kind"])
         recover(job, reason, resumable)
+        _stop_rays_leftovers(job, record.pid)
         marked.append(job["id"])
     return marked
+
+
+def _stop_rays_leftovers(job: Job, pid: int) -> None:
+    """A dead job's private Ray leaves its dashboard and runtime-env agents (~100 MB each)
+    in the job's process group for good; a foreground job has no worker to stop them. Only
+    a group the dead process led (its id is not reused while anything is left in it), and
+    only if all that is left is Ray's: a shell's `podium run ... | tee` shares the group."""
+    if job.get("pgid") == pid:
+        kill_orphaned_group(pid, "ray")
 
 
 def _resumable_kind(kind: str) -> bool:

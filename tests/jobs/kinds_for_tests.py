@@ -8,6 +8,7 @@ with the job's lineage. `fail_at` makes it raise at that step, after logging.
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 
 import pyarrow as pa
@@ -27,13 +28,16 @@ class StepsConfig(BaseModel):
     fail_at: int | None = Field(None, description="Raise at this step.")
     mode: str = Field("fast", description="Free label.")
     helper: bool = Field(
-        False, description="Start a helper process in the job's group (as Ray's agents are)."
+        False,
+        description="Start a process in the job's group that stands in for a private Ray's "
+        "agent (its command line says ray::).",
     )
 
 
 def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
     if config.helper:
-        helper = subprocess.Popen(["sleep", "600"])
+        stand_in = ["import time; time.sleep(600)", "ray::RuntimeEnvAgent"]
+        helper = subprocess.Popen([sys.executable, "-c", *stand_in])
         reporter.log(f"helper pid {helper.pid}")
     for step in range(config.steps):
         reporter.check_cancelled()

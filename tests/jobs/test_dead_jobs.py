@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs_helpers import wait_for
+from jobs_helpers import group_alive, wait_for
 
 from podium.jobs.queue import fail_dead_jobs, get_job, list_jobs
 
@@ -21,11 +21,15 @@ def test_sigkilled_foreground_job_is_marked_failed_by_podium_jobs(
     jobs_home: Path, tmp_path: Path
 ) -> None:
     card = tmp_path / "slow.md"
-    card.write_text("---\nkind: test-steps\nsteps: 2000\nsleep: 0.05\n---\n")
-    proc = subprocess.Popen([*PODIUM, "run", str(card)], stderr=subprocess.DEVNULL)
+    card.write_text("---\nkind: test-steps\nsteps: 2000\nsleep: 0.05\nhelper: true\n---\n")
+    # Its own group, as a shell's job control gives it; the helper stands in for the
+    # agents of an async RL job's private Ray, which outlived a SIGKILLed run.
+    proc = subprocess.Popen(
+        [*PODIUM, "run", str(card)], stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         job = wait_for(lambda: (js := list_jobs()) and js[0]["progress_done"] and js[0], 120)
-        assert job["status"] == "running"
+        assert job["status"] == "running" and group_alive(proc.pid)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -40,6 +44,7 @@ def test_sigkilled_foreground_job_is_marked_failed_by_podium_jobs(
     assert shown["id"] == job["id"] and shown["status"] == "failed"
     assert f"its process (pid {proc.pid}) is gone" in shown["error"]
     assert get_job(job["id"])["status"] == "failed"
+    wait_for(lambda: not group_alive(proc.pid), timeout=15)
 
 
 def test_a_live_job_is_left_running(jobs_home: Path, tmp_path: Path) -> None:
