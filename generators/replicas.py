@@ -11,7 +11,9 @@ gives a stopped job 30 s before SIGKILL for this). The actors fate-share with th
 if the job's process dies, Ray ends them, and an actor that exits normally stops its
 server from an exit handler; an actor killed outright (Ray's out-of-memory killer,
 SIGKILL) cannot, so on leaving the `with` the job also reaps each replica's server by
-its recorded pid and start time, with a small task pinned to that replica's node.
+its recorded pid and start time, with a small task pinned to that replica's node. When
+the job itself is SIGKILLed nothing of that runs: each server's owner watcher (started
+by `launch_server`, watching the actor) stops its whole group within seconds.
 """
 
 from __future__ import annotations

@@ -186,3 +186,24 @@ def test_a_group_holding_anything_else_is_left_alone(tmp_path: Path) -> None:
         assert not any(_gone(pid) for pid in left)
     finally:
         processes.stop(pgid, grace_s=1)
+
+
+def test_the_owner_watcher_stops_a_group_when_its_owner_dies(tmp_path: Path) -> None:
+    """A job SIGKILLed runs no cleanup: the servers it started (own sessions) ran on."""
+    owner = _started(IGNORES_TERM)  # any process: the watcher only asks if it still runs
+    child_file = tmp_path / "child"
+    group = processes.spawn(["sh", "-c", f"sleep 600 & echo $! > {child_file}; wait"])
+    try:
+        processes.watch_owner(group.pid, Recorded(owner.pid, processes.started_at(owner.pid)))
+        deadline = time.monotonic() + 10
+        while not (child_file.exists() and child_file.read_text().strip()):
+            assert time.monotonic() < deadline, "the group never started its child"
+            time.sleep(0.05)
+        child = int(child_file.read_text())
+        time.sleep(processes.OWNER_POLL_S * 2)
+        assert not _gone(child)  # left alone while its owner lives
+        os.kill(owner.pid, 9)
+        assert _wait_gone(child, 20) and _wait_gone(group.pid, 20)
+    finally:
+        processes.kill(owner)
+        processes.kill(group)

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Column, Table
 
+from podium import processes
 from podium.errors import PodiumError
 
 console = Console(highlight=False, soft_wrap=True)
@@ -175,6 +176,9 @@ def serve(
     err.print(f"model id: {served}")
     if detach or model.kind == "endpoint":
         return
+    row = _row(model.name)
+    if row is not None:  # as Ctrl-C would, a SIGKILL of this command stops the server too
+        processes.watch_owner(row.pid, processes.owner_of_this())
     err.print("serving; Ctrl-C stops it")
     try:
         while True:
