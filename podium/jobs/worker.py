@@ -154,7 +154,8 @@ class Worker:
             transition(job_id, "cancelled", message=f"process exited with code {code}")
         elif job["status"] == "running":
             error = (
-                f"the job's process died without recording an outcome ({exit_text(code)})\n"
+                f"the job's process {'died' if code < 0 else 'ended'} without recording an "
+                f"outcome ({exit_text(code)})\n"
                 f"--- log tail ---\n{log_tail(job['log_path'], 30)}"
             )
             transition(job_id, "failed", error=error, message=f"process exit code {code}")
