@@ -66,8 +66,10 @@ class Learner:
         clip_eps: float = 0.2,
         is_cap: float = 2.0,
         pad_token_id: int = 0,
+        ranks: int = 1,
     ) -> None:
         self.model = model
+        self.ranks = ranks  # > 1: one of the learner ranks of sharded.py
         self.temperature = temperature
         self.clip_eps = clip_eps
         self.is_cap = is_cap
@@ -102,8 +104,14 @@ class Learner:
         flat: torch.Tensor = logps[targets]
         return flat
 
-    def step(self, samples: Sequence[Sample]) -> StepStats:
-        """One optimizer step on `samples`; the weights move to the next version."""
+    def step(self, samples: Sequence[Sample], total_tokens: int | None = None) -> StepStats:
+        """One optimizer step on `samples`; the weights move to the next version.
+
+        With learner ranks (`ranks` > 1, an FSDP2-sharded model) each rank
+        passes its share of the batch and `total_tokens`, the batch's completion tokens
+        over all ranks: the loss is scaled so that FSDP's gradient average equals the
+        gradient of one process's token mean over the whole batch, and the reported
+        stats are summed over the ranks."""
         if not samples:
             raise ValueError("a learner step needs samples")
         for s in samples:
@@ -119,25 +127,37 @@ class Learner:
         advantages = torch.tensor(
             [s.advantage for s in samples for _ in s.completion_ids], dtype=torch.float32
         )
+        world = self.ranks
         self.model.train()
         logps = self.token_logprobs(samples)
+        total = total_tokens if total_tokens is not None else int(logps.numel())
         prox = logps.detach()  # one step per batch: the forward pass *is* the proximal
         weight_raw = torch.exp(prox - behaviour)
         weight = weight_raw.clamp(max=self.is_cap)
         ratio = torch.exp(logps - prox)
         clipped = ratio.clamp(1 - self.clip_eps, 1 + self.clip_eps)
         per_token = weight * torch.min(ratio * advantages, clipped * advantages)
-        loss = -per_token.mean()
+        loss = -per_token.sum() * world / total
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         self.steps += 1
+        sums = torch.stack(
+            [
+                per_token.detach().sum(),
+                weight.sum(),
+                (weight_raw > self.is_cap).float().sum(),
+                (prox - behaviour).sum(),
+            ]
+        ).to(torch.float64)
+        if world > 1:
+            torch.distributed.all_reduce(sums)
         return StepStats(
-            loss=float(loss.detach()),
-            is_weight_mean=float(weight.mean()),
-            is_truncated=float((weight_raw > self.is_cap).float().mean()),
-            behaviour_kl=float((prox - behaviour).mean()),
-            tokens=int(logps.numel()),
+            loss=float(-sums[0] / total),
+            is_weight_mean=float(sums[1] / total),
+            is_truncated=float(sums[2] / total),
+            behaviour_kl=float(sums[3] / total),
+            tokens=total,
         )
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
@@ -150,3 +170,21 @@ class Learner:
             if tied and name == "lm_head.weight":
                 continue
             yield name, tensor.detach()
+
+    # A single learner process: the hooks ShardedLearner (sharded.py) fills for its ranks.
+
+    def connect(self, endpoints: Sequence[tuple[int, str]]) -> None:
+        """Other learner ranks join the replicas' transfer groups (there are none)."""
+
+    def announce_push(self, version: int) -> None:
+        """Other learner ranks start pushing their rows of `version` (there are none)."""
+
+    def announce_replica(self, index: int, base_url: str, version: int) -> None:
+        """Other learner ranks send a new replica their rows (there are none)."""
+
+    def full_model(self) -> Any:
+        """The model with whole weights, to save as a checkpoint."""
+        return self.model
+
+    def close(self) -> None:
+        """Stop the other learner ranks (there are none)."""

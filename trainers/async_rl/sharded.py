@@ -1,0 +1,200 @@
+"""Learner ranks: the async learner as R processes with FSDP2-sharded parameters.
+
+With `learner_ranks: R` > 1 the job process is learner rank 0 and starts R - 1 follower
+processes (`python -m trainers.async_rl.learner_rank`). All R join one gloo process
+group and shard the model with FSDP2 (`fully_shard`, dim-0 shards: rank r holds rows
+`row_slices(shape, R)[r]` of every parameter, and the matching optimizer state). Rank 0
+drives; each command is broadcast to the followers, which run it alongside:
+
+    connect  every rank joins every replica's transfer group (weight_sync)
+    step     each rank trains on its share of the batch; FSDP all-gathers the weights
+             for the forward pass and reduce-scatters the gradients
+    push     each rank snapshots its rows and pushes them in the background, so every
+             replica receives R slices of each tensor at once (the n -> m plan)
+    add      a new replica gets every rank's rows over its fresh group
+    gather   whole weights on rank 0, to save a checkpoint
+    stop
+
+Commands go over the learner group, which FSDP also uses, so rank 0 sends them only from
+the thread that trains (under the run's lock). Pushes use the replicas' own groups and
+the store, never the learner group, so they overlap training.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from podium.errors import PodiumError
+from trainers.async_rl.learner import Learner, Sample, StepStats
+
+FOLLOWER_MODULE = "trainers.async_rl.learner_rank"
+GROUP_TIMEOUT_S = 1800.0
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    """What every learner rank needs to build its part (sent to followers as JSON)."""
+
+    checkpoint: str
+    ranks: int
+    group_port: int  # the learner group's rendezvous, on this host
+    sync_backend: str
+    sync_port: int  # the weight-sync store rank 0 hosts
+    work_dir: str
+    learning_rate: float
+    temperature: float
+    pad_token_id: int
+    seed: int
+
+
+def share(samples: Sequence[Sample], ranks: int, rank: int) -> list[Sample]:
+    """Rank `rank`'s part of a batch (every rank gets at least one when the batch has
+    at least `ranks` samples, which the card check requires)."""
+    return list(samples[rank::ranks])
+
+
+def build_rank(spec: RankSpec, rank: int) -> Learner:
+    """Join the learner group, load the checkpoint, shard it, and wrap it as a Learner."""
+    import datetime
+
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    from trainers.runtime import load_model
+
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{spec.group_port}",
+        rank=rank,
+        world_size=spec.ranks,
+        timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
+    )
+    torch.manual_seed(spec.seed)
+    model = load_model(Path(spec.checkpoint), "cpu")
+    mesh = init_device_mesh("cpu", (spec.ranks,))
+    for layer in model.model.layers:  # one all-gather a decoder layer, not one whole model
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return Learner(
+        model,
+        learning_rate=spec.learning_rate,
+        temperature=spec.temperature,
+        pad_token_id=spec.pad_token_id,
+        ranks=spec.ranks,
+    )
+
+
+def gather_state(model: Any) -> dict[str, torch.Tensor]:
+    """Whole tensors of every sharded parameter (a collective: every rank calls it)."""
+    out = {}
+    for name, value in model.state_dict().items():
+        full = value.full_tensor() if hasattr(value, "full_tensor") else value
+        out[name] = full.detach().cpu()
+    return out
+
+
+def receive_command() -> tuple[Any, ...]:
+    import torch.distributed as dist
+
+    box: list[Any] = [None]
+    dist.broadcast_object_list(box, src=0)
+    return tuple(box[0])
+
+
+class ShardedLearner:
+    """Learner rank 0 of R: the Learner interface run.py uses, driving R - 1 followers."""
+
+    def __init__(self, spec: RankSpec, log: Any) -> None:
+        self.spec, self.log = spec, log
+        env = {**os.environ, "PYTHONPATH": _repo_root()}
+        self.followers = [
+            subprocess.Popen(
+                [sys.executable, "-m", FOLLOWER_MODULE, str(r), json.dumps(asdict(spec))],
+                env=env,
+            )
+            for r in range(1, spec.ranks)
+        ]
+        try:
+            self.learner = build_rank(spec, 0)
+        except BaseException:
+            self._kill()
+            raise
+        self._template: Any = None
+        self.log(f"learner: {spec.ranks} ranks, FSDP2-sharded parameters over gloo")
+
+    @property
+    def model(self) -> Any:
+        return self.learner.model
+
+    def _send(self, *command: Any) -> None:
+        import torch.distributed as dist
+
+        for rank, proc in enumerate(self.followers, start=1):
+            code = proc.poll()
+            if code is not None:
+                raise PodiumError(
+                    f"learner rank {rank} exited (code {code}); the job's log has its error"
+                )
+        dist.broadcast_object_list([command], src=0)
+
+    def connect(self, endpoints: Sequence[tuple[int, str]]) -> None:
+        self._send("connect", list(endpoints))
+
+    def step(self, samples: Sequence[Sample]) -> StepStats:
+        total = sum(len(s.completion_ids) for s in samples)
+        self._send("step", list(samples), total)
+        return self.learner.step(share(samples, self.spec.ranks, 0), total)
+
+    def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
+        return self.learner.named_tensors()
+
+    def announce_push(self, version: int) -> None:
+        self._send("push", version)
+
+    def announce_replica(self, index: int, base_url: str, version: int) -> None:
+        self._send("add", index, base_url, version)
+
+    def full_model(self) -> Any:
+        from trainers.runtime import load_model
+
+        self._send("gather")
+        state = gather_state(self.learner.model)
+        if self._template is None:
+            self._template = load_model(Path(self.spec.checkpoint), "cpu")
+        self._template.load_state_dict(state)
+        return self._template
+
+    def close(self) -> None:
+        import torch.distributed as dist
+
+        try:
+            if all(p.poll() is None for p in self.followers):
+                self._send("stop")
+                for proc in self.followers:
+                    proc.wait(timeout=300)
+        finally:
+            self._kill()
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
+    def _kill(self) -> None:
+        for proc in self.followers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _repo_root() -> str:
+    root = str(Path(__file__).resolve().parents[2])
+    extra = os.environ.get("PYTHONPATH")
+    return root + (os.pathsep + extra if extra else "")
