@@ -101,6 +101,32 @@ class GlooWeightSync(WeightSync):
             works.append(group.send([rows.to(self.device)], self.learner_ranks, planned.index + 1))
         return works
 
+    def _send_to_all(
+        self,
+        targets: Sequence[ReplicaEndpoint],
+        plan: TransferPlan,
+        tensors: list[tuple[str, torch.Tensor]],
+    ) -> None:
+        """A follower rank's rows to every replica: all posted before any is awaited, so
+        a dead replica's broken link cannot keep the live ones from getting theirs (they
+        wait for every rank's rows); the first failure is raised once all are done."""
+        errors: list[BaseException] = []
+        posted = []
+        for replica in targets:
+            try:
+                posted.append(self._send(replica, plan, tensors))
+            except Exception as exc:  # noqa: BLE001 - raised below, after the others
+                errors.append(exc)
+        for works in posted:
+            for work in works:
+                try:
+                    work.wait()
+                except Exception as exc:  # noqa: BLE001 - raised below
+                    errors.append(exc)
+                    break
+        if errors:
+            raise errors[0]
+
     def _push_to(
         self,
         targets: Sequence[ReplicaEndpoint],
@@ -113,9 +139,7 @@ class GlooWeightSync(WeightSync):
         )
         if self.rank != 0:  # only sends; rank 0 drives the replicas and verifies
             self.publish(plan, tensors)
-            for replica in targets:
-                for work in self._send(replica, plan, tensors):
-                    work.wait()
+            self._send_to_all(targets, plan, tensors)
             return record
         meta = plan.replica_meta(version, corrupt=self.corrupt_for_tests)
         with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
