@@ -65,6 +65,7 @@ class SyncRecord:
     bytes: int
     seconds: float
     replicas: list[dict[str, Any]] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)  # learner-side seconds, diagnostic
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,14 +108,32 @@ def _post(replica: ReplicaEndpoint, path: str) -> None:
 def swap_at_safe_point(
     replica: ReplicaEndpoint, load: Callable[[], dict[str, Any]]
 ) -> dict[str, Any]:
-    """Pause (in-flight requests finish first), load, clear the prefix cache, resume."""
+    """Pause (in-flight requests finish first), load, clear the prefix cache, resume.
+    The result's `phases` gains the seconds of each call, as the learner saw them."""
+    ticks = [time.perf_counter()]
     _post(replica, "/pause?mode=wait")
+    ticks.append(time.perf_counter())
     try:
         result = load()
+        ticks.append(time.perf_counter())
         _post(replica, "/reset_prefix_cache")
+        ticks.append(time.perf_counter())
     finally:
         _post(replica, "/resume")
+    ticks.append(time.perf_counter())
+    names = ("pause_s", "load_call_s", "reset_prefix_cache_s", "resume_s")
+    phases = result.setdefault("phases", {})
+    phases.update({n: b - a for n, a, b in zip(names, ticks, ticks[1:], strict=False)})
     return result
+
+
+def timed(phases: dict[str, float], name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), its seconds added to phases[name] (a diagnostic of the sync record)."""
+    started = time.perf_counter()
+    try:
+        return fn(*args)
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
 
 
 def weight_version(replica: ReplicaEndpoint) -> int:
@@ -170,6 +189,7 @@ def verify(
                 "moved": got.get("moved"),
                 "load_seconds": got.get("seconds"),
                 "received_s": got.get("received_s"),
+                "phases": got.get("phases", {}),
             }
         )
         if not match:

@@ -24,6 +24,7 @@ from trainers.weight_sync.base import (
     rows_of,
     rpc,
     swap_at_safe_point,
+    timed,
     verify,
 )
 from trainers.weight_sync.plan import TransferPlan
@@ -90,7 +91,7 @@ class DiskWeightSync(WeightSync):
             version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
         )
         mine = self._path(version, self.rank)
-        self._write(plan, tensors, mine)
+        timed(record.phases, "write_s", self._write, plan, tensors, mine)
         if self.rank != 0:  # wrote its rows; rank 0 has the replicas load every file
             self.publish(plan, tensors)
             return record
@@ -103,7 +104,9 @@ class DiskWeightSync(WeightSync):
             "tensors": plan.replica_meta(version)["tensors"],
         }
         with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
-            expected = pool.submit(self.expected_checksum, plan, tensors)
+            expected = pool.submit(
+                timed, record.phases, "digests_s", self.expected_checksum, plan, tensors
+            )
             if self.learner_ranks > 1:
                 expected.result()  # the followers publish their digests once written
 

@@ -26,6 +26,7 @@ from trainers.weight_sync.base import (
     rows_of,
     rpc,
     swap_at_safe_point,
+    timed,
     verify,
 )
 from trainers.weight_sync.plan import TransferPlan
@@ -143,7 +144,9 @@ class GlooWeightSync(WeightSync):
             return record
         meta = plan.replica_meta(version, corrupt=self.corrupt_for_tests)
         with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
-            expected = pool.submit(self.expected_checksum, plan, tensors)
+            expected = pool.submit(
+                timed, record.phases, "digests_s", self.expected_checksum, plan, tensors
+            )
 
             def one(replica: ReplicaEndpoint) -> dict[str, Any]:
                 def load() -> dict[str, Any]:

@@ -9,13 +9,16 @@ download, the same tensors and bytes as the real one). Every timed push carries
 different weights (each repeat adds seeded noise), so every load really moves them.
 A push is timed end to end as the learner sees it: snapshot, transfer or file
 write+read, the engine's in-place reload, verification (both checksums and vLLM's own
-fingerprint), pause/clear-cache/resume.
+fingerprint), pause/clear-cache/resume. Each backend's `phases_median_s` splits it
+(diagnostic): the learner's snapshot copy (outside the timed push), digests, file write,
+the replica calls, and inside the replica arrival, hashing, reload, fingerprints.
 """
 
 from __future__ import annotations
 
 import statistics
 import tempfile
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -75,15 +78,19 @@ def time_syncs(
         sync = make_weight_sync(backend, work_dir=Path(work))
         try:
             sync.connect(replicas)
-            seconds, nbytes = [], 0
+            seconds, nbytes, phases = [], 0, []
             for repeat in range(repeats):
                 generator = torch.Generator().manual_seed(1000 + repeat)
                 with torch.no_grad():
                     for param in params:
                         param.add_(torch.randn(param.shape, generator=generator) * 1e-3)
-                record = sync.push(model.named_parameters(), version=1000 + repeat)
+                tick = time.perf_counter()
+                snap = sync.snapshot(model.named_parameters())  # copied, as push_async does
+                snapshot_s = time.perf_counter() - tick
+                record = sync.push_snapshot(snap, version=1000 + repeat)
                 seconds.append(record.seconds)
                 nbytes = record.bytes
+                phases.append(_phases(record, snapshot_s))
         finally:
             sync.close()
     return {
@@ -95,7 +102,20 @@ def time_syncs(
         "median_s": statistics.median(seconds),
         "mean_s": statistics.fmean(seconds),
         "mb_per_s": nbytes / 1e6 / statistics.median(seconds),
+        "phases_median_s": {
+            name: statistics.median(p.get(name, 0.0) for p in phases)
+            for name in sorted({n for p in phases for n in p})
+        },
     }
+
+
+def _phases(record: Any, snapshot_s: float) -> dict[str, float]:
+    """One push's seconds per phase: the learner's, then the first replica's (prefixed
+    `replica.`). `snapshot_s` (the learner's copy) is outside the push's seconds."""
+    out = {"snapshot_s": snapshot_s, **record.phases}
+    for name, value in (record.replicas[0].get("phases") or {}).items():
+        out[f"replica.{name}"] = value
+    return out
 
 
 def measure(

@@ -26,6 +26,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -241,23 +242,62 @@ class PodiumWeightReceiver:
         ranks: int = 1,
     ) -> dict[str, Any]:
         stream = ChecksumStream(ranks)
+        # Seconds per phase, a diagnostic the learner keeps in its sync record: waiting
+        # for tensors to arrive (transfer or file read), hashing them (on the hasher
+        # thread, overlapping the reload; hash_wait_s is what the reload then waits), ...
+        phases = {"arrive_s": 0.0, "hash_s": 0.0}
+
+        def digest(name: str, tensor: torch.Tensor) -> None:
+            tick = time.perf_counter()
+            stream.update(name, tensor)
+            phases["hash_s"] += time.perf_counter() - tick
+
+        # One hasher thread, so digests go in in name order; the cast and sha256 release
+        # the GIL, so hashing a tensor overlaps the engine's reload of the ones before.
+        hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podium-hash")
+        hashing: list[Future[None]] = []
 
         def hashed() -> Iterator[tuple[str, torch.Tensor]]:
-            for position, (name, tensor) in enumerate(tensors):
+            position = 0
+            while True:
+                tick = time.perf_counter()
+                item = next(tensors, None)
+                phases["arrive_s"] += time.perf_counter() - tick
+                if item is None:
+                    return
+                name, tensor = item
                 if corrupt and position == 0:
                     tensor = tensor + 1.0  # test-only: one tensor spoiled, as in a bad transfer
-                stream.update(name, tensor)
+                position += 1
+                # The engine only reads a tensor it is fed, so the hasher may read it too.
+                hashing.append(hasher.submit(digest, name, tensor))
                 yield name, tensor
 
+        tick = time.perf_counter()
         before = self._podium_fingerprint or _fingerprint(self)
+        phases["fingerprint_before_s"] = time.perf_counter() - tick
+        phases["open_s"] = tick - started  # files read (disk) or receives posted (gloo)
         feed = hashed()
-        self.reload_weights(weights_iterator=feed)  # type: ignore[attr-defined]
-        for _ in feed:  # whatever the engine did not ask for still counts (and must arrive)
-            pass
+        tick = time.perf_counter()
+        try:
+            self.reload_weights(weights_iterator=feed)  # type: ignore[attr-defined]
+            for _ in feed:  # whatever the engine did not ask for still counts (and must arrive)
+                pass
+            phases["reload_s"] = time.perf_counter() - tick  # arrive_s included
+            tick = time.perf_counter()
+            for future in hashing:
+                future.result()
+            phases["hash_wait_s"] = time.perf_counter() - tick
+        finally:
+            hasher.shutdown(wait=True)
         checksum = stream.hexdigest()
         received_s = time.perf_counter() - started
+        tick = time.perf_counter()
         refresh_tied_head(self)
+        phases["refresh_tied_head_s"] = time.perf_counter() - tick
+        tick = time.perf_counter()
         after = _fingerprint(self)
+        phases["fingerprint_after_s"] = time.perf_counter() - tick
         # A new checksum must move the engine's parameters; the same one may not. The
         # first load may legitimately equal the checkpoint the server started from, so an
         # unchanged fingerprint there reads "cannot tell" (None), not a failure.
@@ -272,4 +312,5 @@ class PodiumWeightReceiver:
             "moved": moved,
             "received_s": received_s,  # received, hashed and loaded
             "seconds": time.perf_counter() - started,
+            "phases": phases,
         }
