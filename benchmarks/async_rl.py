@@ -60,6 +60,12 @@ def _options() -> argparse.Namespace:
     ap.add_argument("--replicas", type=int, default=1, help="vLLM replicas (async, sync timing).")
     ap.add_argument("--staleness", default="0,1,2", help="max_staleness values to run.")
     ap.add_argument("--weight-sync", default="gloo", help="Async runs' weight_sync.")
+    ap.add_argument(
+        "--variants",
+        default="disk,ranks2",
+        help="Extra async runs at max_staleness 1: disk (--weight-sync disk), ranks2 "
+        "(--learner-ranks 2: two FSDP2-sharded learner processes).",
+    )
     ap.add_argument("--backends", default="gloo,disk", help="Weight-sync transports to time.")
     ap.add_argument("--repeats", type=int, default=5, help="Pushes timed per transport.")
     ap.add_argument("--model", choices=("base", "tiny"), default="base")
@@ -171,6 +177,19 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
                 f"async staleness={eta}",
                 ["--rollout", "async", "--max-staleness", str(eta),
                  "--replicas", str(opts.replicas), "--weight-sync", opts.weight_sync],
+            )
+        )  # fmt: skip
+    variants = {
+        "disk": ("async staleness=1 disk", ["--weight-sync", "disk"]),
+        "ranks2": ("async staleness=1 learner_ranks=2", ["--learner-ranks", "2"]),
+    }
+    for name in [v.strip() for v in opts.variants.split(",") if v.strip()]:
+        label, flags = variants[name]
+        runs.append(
+            (
+                label,
+                ["--rollout", "async", "--max-staleness", "1", "--replicas", str(opts.replicas),
+                 "--weight-sync", opts.weight_sync, *flags],
             )
         )  # fmt: skip
     rows = []

@@ -181,7 +181,10 @@ class GrpoConfig(TrainConfig):
         "disk = safetensors file and reload).",
     )
     learner_ranks: int = Field(
-        1, ge=1, description="Async: learner processes sending weight shards to the replicas."
+        1,
+        ge=1,
+        description="Async: learner processes, each holding a dim-0 shard of every parameter "
+        "(FSDP2 over gloo, CPU) and sending it to every replica.",
     )
     rollouts: TableName | None = Field(
         None,

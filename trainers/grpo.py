@@ -131,7 +131,7 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     prepare_env()  # before torch loads (trainers.callbacks imports it): OpenMP reads it once
     cfg = as_config(config, GrpoConfig)
     if cfg.rollout == "async":  # replicas on Ray + a separate learner: trainers/async_rl
-        from trainers.async_rl.run import run_async_grpo
+        from trainers.async_rl.job import run_async_grpo
 
         return run_async_grpo(cfg, reporter)
     base, data = check_inputs(cfg)

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from podium.errors import InvalidInput
-from trainers.async_rl.run import check_async_card, rollouts_table
+from trainers.async_rl.job import check_async_card, rollouts_table
 from trainers.config import GrpoConfig
 
 
@@ -36,8 +36,11 @@ def test_defaults_and_the_derived_rollouts_table(podium_home: Path) -> None:
 def test_what_the_async_path_refuses(podium_home: Path) -> None:
     with pytest.raises(InvalidInput, match="method: full"):
         check_async_card(card(method="lora"))
-    with pytest.raises(InvalidInput, match="--learner-ranks 1"):
-        check_async_card(card(learner_ranks=2))
+    check_async_card(card(learner_ranks=2))  # sharded learner ranks run
+    with pytest.raises(InvalidInput, match="learner_ranks 8 need at least that many"):
+        check_async_card(card(learner_ranks=8, batch_size=4, grad_accum=1, num_generations=4))
+    with pytest.raises(InvalidInput, match="gloo on CPU"):
+        check_async_card(card(learner_ranks=2, device="cuda"))
     with pytest.raises(ValidationError):
         card(max_staleness=-1)
     with pytest.raises(InvalidInput, match="not allowed"):

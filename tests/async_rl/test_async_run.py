@@ -1,6 +1,7 @@
-"""The async GRPO job end to end: the tiny model, two real vLLM CPU replicas as Ray
-actors, gloo weight pushes, the rollouts table in a real catalog; one replica is
-killed mid-run and replaced."""
+"""The async GRPO job end to end: the tiny model, two learner ranks (FSDP2-sharded, each
+pushing its rows: n -> m), two real vLLM CPU replicas as Ray actors, gloo weight pushes,
+the rollouts table in a real catalog; one replica is killed mid-run and replaced, and
+the replacement gets every rank's rows."""
 
 from __future__ import annotations
 
@@ -88,6 +89,7 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
             "out": "tiny-async",
             "rollout": "async",
             "replicas": 2,
+            "learner_ranks": 2,
             "max_staleness": 1,
             "weight_sync": "gloo",
             "max_steps": STEPS,
@@ -128,9 +130,10 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
     assert sorted([s["version"] for s in pushes] + missed) == list(range(1, STEPS))
     assert all(v["match"] for s in summary["syncs"] for v in s["replicas"])
     assert summary["rollout"] == "async" and outputs.tables == ["demo.tiny_async_rollouts"]
+    assert summary["learner_ranks"] == 2
 
     from podium.models.registry import get_model
 
     final = get_model("tiny-async")
-    assert final.lineage["rollout"] == "async"
+    assert final.lineage["rollout"] == "async" and final.lineage["learner_ranks"] == 2
     assert any("policy_version/1" in m and "lag" in m for _, m in recorder.metrics)

@@ -15,8 +15,9 @@ from trainers.weight_sync.vllm_extension import row_slices
 
 
 def test_two_sharded_ranks_step_like_one_process(tiny_checkpoint: Path, tmp_path: Path) -> None:
-    from podium.models.vllm_launch import free_port
     from transformers import AutoModelForCausalLM
+
+    from podium.models.vllm_launch import free_port
 
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
     single = Learner(model, learning_rate=1e-2, temperature=0.7)

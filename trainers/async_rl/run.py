@@ -6,7 +6,8 @@
         demo.json_async_rollouts GROUP BY lag"
     podium jobs show ID --json            # outputs.summary.syncs: one verified push a step
 
-The pieces, each in its own module:
+The job (`job.py`) checks the card, loads the learner and starts what follows; the
+pieces, each in its own module:
 
 - replicas (`replica.PolicyReplica`, one Ray actor and vLLM server each; on the
   configured Ray cluster, else a private local Ray started for this job and stopped at
@@ -15,7 +16,9 @@ The pieces, each in its own module:
 - one thread per replica asks the controller (`controller.Controller`) for slots,
   generates, and scores the completions with the card's reward rules
   (`trainers.rewards`), outside the learner;
-- the learner (`learner.Learner`, this process) takes each step's slots in order,
+- the learner (`learner.Learner` in this process, or with `learner_ranks` R > 1 rank 0
+  of R processes holding FSDP2-sharded parameters, `sharded.ShardedLearner`, each rank
+  pushing its own rows) takes each step's slots in order,
   trains (decoupled-PPO GRPO), commits the new version and starts a push of its weights
   (`trainers.weight_sync`) in the background, so it can train the next step while the
   push is in flight, as far as `max_staleness` allows;
@@ -27,109 +30,21 @@ The pieces, each in its own module:
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import statistics
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from typing import Any
 
-from podium.errors import Cancelled, InvalidInput, PodiumError
-from podium.reporting import JobOutputs, Reporter
-from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
+from podium.reporting import Reporter
 from trainers.async_rl.controller import Completed, Controller, Ticket
-from trainers.async_rl.pool import Pool, ray_for_job
-from trainers.async_rl.rollouts import (
-    RolloutsWriter,
-    check_rollouts_free,
-    default_rollouts_name,
-    rollout_row,
-)
+from trainers.async_rl.pool import Pool
+from trainers.async_rl.prompts import Prompt, Scorer
+from trainers.async_rl.rollouts import RolloutsWriter, rollout_row
 from trainers.config import GrpoConfig
-from trainers.data import TrainingData, fit_prompts, grpo_dataset
-from trainers.lifecycle import as_config, check_card, start_run
-from trainers.rewards import RewardFn, SampleTap, build_rewards, check_rewards
-from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
 
 ADMIT_WAIT_S = 0.5
-
-
-def rollouts_table(cfg: GrpoConfig) -> str:
-    return cfg.rollouts or default_rollouts_name(cfg.table.name, cfg.out)
-
-
-def check_async_card(cfg: GrpoConfig) -> None:
-    """What only the async path refuses, before any model loads."""
-    if cfg.method != "full":
-        raise InvalidInput(
-            "rollout: async trains the full model (method: full); LoRA adapters are not "
-            "pushed to the replicas. Set --method full or use --rollout sync."
-        )
-    if cfg.learner_ranks != 1:
-        raise InvalidInput(
-            "rollout: async runs its learner as one process here; learner_ranks > 1 (n -> m "
-            "transfer) is exercised by trainers/weight_sync's tests. Set --learner-ranks 1."
-        )
-    check_rollouts_free(rollouts_table(cfg))
-
-
-@dataclass(frozen=True)
-class Prompt:
-    id: str
-    messages: list[dict[str, str]]
-    answer: str
-    metadata: str
-    ids: list[int]
-
-
-def load_prompts(cfg: GrpoConfig, data: TrainingData, tokenizer: Any) -> tuple[list[Prompt], int]:
-    """The card's prompts, chat-formatted and tokenised as the learner sees them; those
-    longer than max_length - max_completion_length are left out (and counted), as the
-    sync path does."""
-    train, too_long = fit_prompts(
-        grpo_dataset(data.train), tokenizer, cfg.max_length - cfg.max_completion_length
-    )
-    prompts: list[Prompt] = []
-    for row in train:
-        ids = tokenizer.apply_chat_template(
-            row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
-        )["input_ids"]
-        prompts.append(
-            Prompt(
-                id=str(row.get("id") or len(prompts)),
-                messages=[{"role": m["role"], "content": m["content"]} for m in row["prompt"]],
-                answer=str(row.get("answer") or ""),
-                metadata=str(row.get("metadata") or ""),
-                ids=list(ids),
-            )
-        )
-    return prompts, too_long
-
-
-@dataclass
-class Scorer:
-    """The card's reward rules, summed with their weights (TRL's calling convention)."""
-
-    funcs: list[RewardFn]
-    weights: list[float]
-
-    def score(self, prompt: Prompt, texts: list[str]) -> tuple[list[float], dict[str, float]]:
-        n = len(texts)
-        completions = [[{"role": "assistant", "content": t}] for t in texts]
-        total = [0.0] * n
-        means: dict[str, float] = {}
-        for fn, weight in zip(self.funcs, self.weights, strict=True):
-            values = fn(
-                [prompt.messages] * n,
-                completions,
-                answer=[prompt.answer] * n,
-                metadata=[prompt.metadata] * n,
-            )
-            means[f"rewards/{fn.__name__}/mean"] = statistics.fmean(values)
-            total = [t + weight * v for t, v in zip(total, values, strict=True)]
-        return total, means
 
 
 class AsyncRun:
@@ -249,7 +164,6 @@ class AsyncRun:
         """A dead replica: its slots are given back, a new one starts and gets the
         current weights from the learner over the transfer group."""
         from trainers.async_rl.replica import reap_servers
-        from trainers.weight_sync.base import materialise
 
         self.pool.replacing.add(replica)
         lost = self.controller.release_replica(replica)
@@ -262,8 +176,8 @@ class AsyncRun:
         with self.lock:
             wait(list(self.pushes))  # pushes in flight to the old replica end first
             version = self.controller.version
-            tensors = materialise(self.learner.named_tensors())
-            record = self.sync.add_replica(endpoint, tensors, version)
+            self.learner.announce_replica(endpoint.index, endpoint.base_url, version)
+            record = self.sync.add_replica(endpoint, self.learner.named_tensors(), version)
         self.syncs.append({**record.as_dict(), "joined": replica})
         if old is not None:
             reap_servers(self.pool.ray, [old], self.reporter)
@@ -293,15 +207,14 @@ class AsyncRun:
         version ambiguous, and the replica then generates it again with the new weights,
         which made every lag 0 whatever max_staleness allowed.
         """
-        from trainers.weight_sync.base import materialise
-
-        tensors = materialise(self.learner.named_tensors())  # the learner moves on now
+        snap = self.sync.snapshot(self.learner.named_tensors())  # the learner moves on now
+        self.learner.announce_push(version)  # the other learner ranks push their rows
 
         def locked_push() -> Any:
             with contextlib.ExitStack() as held:
                 for r in sorted(self.gen_locks):
                     held.enter_context(self.gen_locks[r])
-                return self.sync.push(tensors, version)
+                return self.sync.push_snapshot(snap, version)
 
         future = self._push_thread.submit(locked_push)
         self.pushes.append(future)
@@ -455,122 +368,3 @@ class AsyncRun:
             for t in threads:  # a replacement still starting ends first (then stopped)
                 t.join()
             self._push_thread.shutdown(wait=True)
-
-
-def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
-    prepare_env()
-    cfg = as_config(config, GrpoConfig)
-    check_async_card(cfg)
-    check_rewards(cfg.rewards, *_table_context(cfg))
-    base, data = check_card(cfg)
-    table = rollouts_table(cfg)
-    reporter.log(
-        f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
-        f"{base.name}; {cfg.replicas} replica(s), max_staleness {cfg.max_staleness}, "
-        f"weight sync {cfg.weight_sync}; rollouts -> {table}"
-    )
-    reporter.check_cancelled()
-    return _run(cfg, base, data, table, reporter)
-
-
-def _run(
-    cfg: GrpoConfig, base: BaseModelRef, data: TrainingData, table: str, reporter: Reporter
-) -> JobOutputs:
-    from trainers.async_rl.learner import Learner
-    from trainers.weight_sync import make_weight_sync
-
-    tap = SampleTap(keep=0)
-    lineage = {
-        "rollouts": table,
-        "rollout": "async",
-        "replicas": cfg.replicas,
-        "max_staleness": cfg.max_staleness,
-        "weight_sync": cfg.weight_sync,
-        "rewards": [r.model_dump() for r in cfg.rewards],
-    }
-    run = start_run("grpo", cfg, base, data, reporter, lineage)
-    device = resolve_device(cfg.device)
-    tokenizer = load_tokenizer(base.path)
-    run.writer.tokenizer = tokenizer
-    prompts, too_long = load_prompts(cfg, data, tokenizer)
-    if too_long:
-        reporter.log(f"{too_long} prompts left out: longer than max_length - max_completion_length")
-    properties = {**run.writer.reporter.lineage}
-    properties[PROP_LINEAGE_INPUT] = f"{data.table}@{data.snapshot_id}"
-    properties[PROP_LINEAGE_CHECKPOINT] = cfg.out
-    funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
-    model = load_model(base.path, device)
-    learner = Learner(
-        model.to(device),
-        learning_rate=cfg.learning_rate,
-        temperature=cfg.temperature,
-        pad_token_id=int(tokenizer.pad_token_id or 0),
-    )
-    sync = make_weight_sync(cfg.weight_sync, work_dir=run.work_dir)
-    job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
-    began = time.perf_counter()
-    with ray_for_job(cfg.replicas, reporter) as ray:
-        pool = Pool(ray, base.name, tag=f"podium-async-{job}")
-        try:
-            reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")
-            endpoints = pool.start(list(range(cfg.replicas)))
-            for e in endpoints:
-                reporter.log(f"replica {e.index}: {e.base_url}")
-                pool.held[e.index] = 0
-            reporter.phase(f"connecting the {cfg.weight_sync} weight transfer")
-            sync.connect(endpoints)
-            writer = RolloutsWriter(table, properties)
-            job_run = AsyncRun(
-                cfg, reporter, prompts, Scorer(funcs, weights), learner, sync, pool, writer
-            )
-
-            def save(step: int, *, final: bool) -> Any:
-                return run.writer.save(learner.model, step, final=final)
-
-            loop_began = time.perf_counter()
-            job_run.train(save)
-            loop_seconds = time.perf_counter() - loop_began
-        except Cancelled:
-            raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
-        finally:
-            sync.close()
-            pool.stop(reporter)
-    seconds = time.perf_counter() - began
-    if writer.rows != job_run.generated:
-        raise PodiumError(
-            f"{job_run.generated} samples were generated but {writer.rows} written to {table}"
-        )
-    final = run.writer.save(learner.model, cfg.max_steps, final=True)
-    rewards = [h["reward"] for h in job_run.history]
-    return JobOutputs(
-        tables=[table],
-        checkpoints=[info.name for info in run.writer.saved],
-        summary={
-            "checkpoint": final.name,
-            "path": final.path,
-            "steps": cfg.max_steps,
-            "rollout": "async",
-            "rollouts": table,
-            "samples": writer.rows,
-            "syncs": sorted(job_run.syncs, key=lambda s: (s["version"], "joined" in s)),
-            "staleness": {  # lag -> samples trained at it
-                lag: groups * cfg.num_generations
-                for lag, groups in job_run.controller.staleness().items()
-            },
-            "replica_restarts": pool.restarts,
-            "sync_failures": job_run.sync_failures,
-            "first_reward": rewards[0] if rewards else None,
-            "last_reward": rewards[-1] if rewards else None,
-            "prompts": len(prompts),
-            "snapshot_id": data.snapshot_id,
-            # End to end (replica start-up included), and the training loop alone.
-            "steps_per_minute": cfg.max_steps / max(seconds, 1e-9) * 60,
-            "loop_steps_per_minute": cfg.max_steps / max(loop_seconds, 1e-9) * 60,
-        },
-    )
-
-
-def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
-    from podium.store.catalog import load_table
-
-    return dict(load_table(cfg.table.name).properties), cfg.table.name

@@ -1,0 +1,211 @@
+"""The async GRPO job: check the card, load the learner (one process, or rank 0 of
+`learner_ranks`), start the replicas and the weight transfer, run (`run.AsyncRun`), save
+and report. See run.py for how the pieces work together."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from podium.errors import Cancelled, InvalidInput, PodiumError
+from podium.reporting import JobOutputs, Reporter
+from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
+from trainers.async_rl.pool import Pool, ray_for_job
+from trainers.async_rl.prompts import Scorer, load_prompts
+from trainers.async_rl.rollouts import RolloutsWriter, check_rollouts_free, default_rollouts_name
+from trainers.async_rl.run import AsyncRun
+from trainers.config import GrpoConfig
+from trainers.data import TrainingData
+from trainers.lifecycle import as_config, check_card, start_run
+from trainers.rewards import SampleTap, build_rewards, check_rewards
+from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
+
+
+def rollouts_table(cfg: GrpoConfig) -> str:
+    return cfg.rollouts or default_rollouts_name(cfg.table.name, cfg.out)
+
+
+def check_async_card(cfg: GrpoConfig) -> None:
+    """What only the async path refuses, before any model loads."""
+    if cfg.method != "full":
+        raise InvalidInput(
+            "rollout: async trains the full model (method: full); LoRA adapters are not "
+            "pushed to the replicas. Set --method full or use --rollout sync."
+        )
+    if cfg.learner_ranks > 1:
+        if cfg.device == "cuda" or resolve_device(cfg.device) != "cpu":
+            raise InvalidInput(
+                "learner_ranks > 1 shards the learner over gloo on CPU; on a GPU host run one "
+                "learner rank (--learner-ranks 1) or --device cpu."
+            )
+        batch = cfg.batch_size * cfg.grad_accum
+        if batch < cfg.learner_ranks:
+            raise InvalidInput(
+                f"learner_ranks {cfg.learner_ranks} need at least that many completions a "
+                f"step; batch_size x grad_accum is {batch}. Raise --batch-size or lower "
+                "--learner-ranks."
+            )
+    check_rollouts_free(rollouts_table(cfg))
+
+
+def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
+    prepare_env()
+    cfg = as_config(config, GrpoConfig)
+    check_async_card(cfg)
+    check_rewards(cfg.rewards, *_table_context(cfg))
+    base, data = check_card(cfg)
+    table = rollouts_table(cfg)
+    reporter.log(
+        f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
+        f"{base.name}; {cfg.replicas} replica(s), max_staleness {cfg.max_staleness}, "
+        f"weight sync {cfg.weight_sync}; rollouts -> {table}"
+    )
+    reporter.check_cancelled()
+    return _run(cfg, base, data, table, reporter)
+
+
+def _run(
+    cfg: GrpoConfig, base: BaseModelRef, data: TrainingData, table: str, reporter: Reporter
+) -> JobOutputs:
+    tap = SampleTap(keep=0)
+    lineage = {
+        "rollouts": table,
+        "rollout": "async",
+        "replicas": cfg.replicas,
+        "max_staleness": cfg.max_staleness,
+        "weight_sync": cfg.weight_sync,
+        "learner_ranks": cfg.learner_ranks,
+        "rewards": [r.model_dump() for r in cfg.rewards],
+    }
+    run = start_run("grpo", cfg, base, data, reporter, lineage)
+    device = resolve_device(cfg.device)
+    tokenizer = load_tokenizer(base.path)
+    run.writer.tokenizer = tokenizer
+    prompts, too_long = load_prompts(cfg, data, tokenizer)
+    if too_long:
+        reporter.log(f"{too_long} prompts left out: longer than max_length - max_completion_length")
+    properties = {**run.writer.reporter.lineage}
+    properties[PROP_LINEAGE_INPUT] = f"{data.table}@{data.snapshot_id}"
+    properties[PROP_LINEAGE_CHECKPOINT] = cfg.out
+    funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
+    learner, sync = _learner_and_sync(
+        cfg, base, device, int(tokenizer.pad_token_id or 0), run, reporter
+    )
+    job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
+    began = time.perf_counter()
+    with ray_for_job(cfg.replicas, reporter) as ray:
+        pool = Pool(ray, base.name, tag=f"podium-async-{job}")
+        try:
+            reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")
+            endpoints = pool.start(list(range(cfg.replicas)))
+            for e in endpoints:
+                reporter.log(f"replica {e.index}: {e.base_url}")
+                pool.held[e.index] = 0
+            reporter.phase(f"connecting the {cfg.weight_sync} weight transfer")
+            learner.connect([(e.index, e.base_url) for e in endpoints])  # the other ranks
+            sync.connect(endpoints)
+            writer = RolloutsWriter(table, properties)
+            job_run = AsyncRun(
+                cfg, reporter, prompts, Scorer(funcs, weights), learner, sync, pool, writer
+            )
+
+            def save(step: int, *, final: bool) -> Any:
+                return run.writer.save(learner.full_model(), step, final=final)
+
+            loop_began = time.perf_counter()
+            job_run.train(save)
+            loop_seconds = time.perf_counter() - loop_began
+            seconds = time.perf_counter() - began
+            if writer.rows != job_run.generated:
+                raise PodiumError(
+                    f"{job_run.generated} samples were generated but {writer.rows} written "
+                    f"to {table}"
+                )
+            final = save(cfg.max_steps, final=True)
+        except Cancelled:
+            raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
+        finally:
+            sync.close()
+            learner.close()
+            pool.stop(reporter)
+    rewards = [h["reward"] for h in job_run.history]
+    return JobOutputs(
+        tables=[table],
+        checkpoints=[info.name for info in run.writer.saved],
+        summary={
+            "checkpoint": final.name,
+            "path": final.path,
+            "steps": cfg.max_steps,
+            "rollout": "async",
+            "rollouts": table,
+            "samples": writer.rows,
+            "syncs": sorted(job_run.syncs, key=lambda s: (s["version"], "joined" in s)),
+            "staleness": {  # lag -> samples trained at it
+                lag: groups * cfg.num_generations
+                for lag, groups in job_run.controller.staleness().items()
+            },
+            "replica_restarts": pool.restarts,
+            "learner_ranks": cfg.learner_ranks,
+            "sync_failures": job_run.sync_failures,
+            "first_reward": rewards[0] if rewards else None,
+            "last_reward": rewards[-1] if rewards else None,
+            "prompts": len(prompts),
+            "snapshot_id": data.snapshot_id,
+            # End to end (replica start-up included), and the training loop alone.
+            "steps_per_minute": cfg.max_steps / max(seconds, 1e-9) * 60,
+            "loop_steps_per_minute": cfg.max_steps / max(loop_seconds, 1e-9) * 60,
+        },
+    )
+
+
+def _learner_and_sync(
+    cfg: GrpoConfig,
+    base: BaseModelRef,
+    device: str,
+    pad_token_id: int,
+    run: Any,
+    reporter: Reporter,
+) -> tuple[Any, Any]:
+    """One learner process, or rank 0 of `learner_ranks` (sharded.py), and its sync."""
+    from podium.models.vllm_launch import free_port
+    from trainers.async_rl.learner import Learner
+    from trainers.weight_sync import make_weight_sync
+
+    if cfg.learner_ranks == 1:
+        model = load_model(base.path, device)
+        learner: Any = Learner(
+            model.to(device),
+            learning_rate=cfg.learning_rate,
+            temperature=cfg.temperature,
+            pad_token_id=pad_token_id,
+        )
+        return learner, make_weight_sync(cfg.weight_sync, work_dir=run.work_dir)
+    from trainers.async_rl.sharded import RankSpec, ShardedLearner
+
+    spec = RankSpec(
+        checkpoint=str(base.path),
+        ranks=cfg.learner_ranks,
+        group_port=free_port(),
+        sync_backend=cfg.weight_sync,
+        sync_port=free_port(),
+        work_dir=str(run.work_dir),
+        learning_rate=cfg.learning_rate,
+        temperature=cfg.temperature,
+        pad_token_id=pad_token_id,
+        seed=cfg.seed,
+    )
+    sync = make_weight_sync(
+        cfg.weight_sync,
+        learner_ranks=cfg.learner_ranks,
+        rank=0,
+        work_dir=run.work_dir,
+        address=("127.0.0.1", spec.sync_port),
+    )
+    return ShardedLearner(spec, reporter.log), sync
+
+
+def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
+    from podium.store.catalog import load_table
+
+    return dict(load_table(cfg.table.name).properties), cfg.table.name
