@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 import torch
 
@@ -31,6 +33,18 @@ def test_the_checksum_is_of_bfloat16_values_in_name_order():
     changed = w.clone()
     changed[3, 3] += 1.0
     assert weights_checksum([("x", changed), ("y", w * 2)]) != same
+
+
+def test_a_slice_digest_is_sha256_of_the_whole_bfloat16_cast_whatever_its_chunks():
+    from trainers.weight_sync.vllm_extension import DIGEST_CHUNK, slice_digest
+
+    for numel in (0, 1, DIGEST_CHUNK, 2 * DIGEST_CHUNK + 7):
+        rows = torch.randn(numel)
+        whole = rows.to(torch.bfloat16).view(torch.int16).numpy().tobytes()
+        assert slice_digest(rows) == hashlib.sha256(whole).hexdigest()
+    strided = torch.randn(300, 400).t()  # not contiguous: read in row-major order all the same
+    whole = strided.contiguous().to(torch.bfloat16).view(torch.int16).numpy().tobytes()
+    assert slice_digest(strided) == hashlib.sha256(whole).hexdigest()
 
 
 def test_a_load_that_moved_nothing_fails_verification():
