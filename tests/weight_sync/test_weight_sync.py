@@ -91,13 +91,20 @@ def test_generation_during_a_push_is_tied_to_the_version_that_produced_it(
         assert row["completion_ids"] == hf_greedy(producer, prompt, 24)
 
 
-def test_two_learner_ranks_push_their_slices_to_two_replicas(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("backend", ["gloo", "disk"])
+def test_two_learner_ranks_push_their_slices_to_two_replicas(  # type: ignore[no-untyped-def]
+    replicas, tiny_checkpoint, tmp_path, backend
+):
+    """Each rank sends (gloo) or writes (disk: one file a rank) only its rows; the
+    replicas join them, and the checksum rank 0 combines from both ranks' digests
+    matches."""
     from podium.models.vllm_launch import free_port
 
     port = free_port()
-    model = perturbed(str(tiny_checkpoint), seed=12)
+    version = 12 if backend == "gloo" else 16
+    model = perturbed(str(tiny_checkpoint), seed=version)
     rank0 = make_weight_sync(
-        "gloo", learner_ranks=2, rank=0, work_dir=tmp_path, address=("127.0.0.1", port)
+        backend, learner_ranks=2, rank=0, work_dir=tmp_path, address=("127.0.0.1", port)
     )
     urls = [r.url for r in replicas]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -111,23 +118,25 @@ def test_two_learner_ranks_push_their_slices_to_two_replicas(replicas, tiny_chec
             "2",
             "127.0.0.1",
             str(port),
-            "12",
+            str(version),
+            backend,
+            str(tmp_path),
             *urls,
         ],
         env=env,
     )
     try:
         rank0.connect([ReplicaEndpoint(i, url) for i, url in enumerate(urls)])
-        record = rank0.push(model.named_parameters(), version=12)
+        record = rank0.push(model.named_parameters(), version=version)
         assert rank1.wait(timeout=300) == 0
     finally:
         if rank1.poll() is None:
             rank1.kill()
         rank0.close()
 
-    assert all(v["match"] and v["version"] == 12 for v in record.replicas)
+    assert all(v["match"] and v["version"] == version for v in record.replicas)
     for replica in replicas:
-        assert_serves(replica, model, 12)
+        assert_serves(replica, model, version)
 
 
 def test_a_corrupted_transfer_is_caught_by_the_checksum(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]

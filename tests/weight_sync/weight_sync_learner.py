@@ -1,6 +1,6 @@
 """A learner rank for the n -> m test, run as its own process:
 
-    python weight_sync_learner.py CHECKPOINT RANK RANKS HOST PORT VERSION URL...
+    python weight_sync_learner.py CHECKPOINT RANK RANKS HOST PORT VERSION BACKEND WORKDIR URL...
 
 It loads the checkpoint, applies the same seeded change as the test's rank 0
 (`perturbed`), joins the replicas' groups and pushes its planned rows.
@@ -30,13 +30,13 @@ def perturbed(checkpoint: str, seed: int):  # type: ignore[no-untyped-def]
 def main(argv: list[str]) -> None:
     from trainers.weight_sync import ReplicaEndpoint, make_weight_sync
 
-    checkpoint, rank, ranks, host, port, version, *urls = argv
+    checkpoint, rank, ranks, host, port, version, backend, work_dir, *urls = argv
     model = perturbed(checkpoint, seed=int(version))
     sync = make_weight_sync(
-        "gloo",
+        backend,
         learner_ranks=int(ranks),
         rank=int(rank),
-        work_dir=Path("."),
+        work_dir=Path(work_dir),
         address=(host, int(port)),
     )
     sync.connect([ReplicaEndpoint(i, url) for i, url in enumerate(urls)])

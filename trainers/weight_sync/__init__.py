@@ -46,6 +46,7 @@ def make_weight_sync(
             learner_ranks=learner_ranks,
             rank=rank,
             corrupt_for_tests=corrupt_for_tests,
+            address=address,
         )
     if backend in ("gloo", "nccl"):
         from trainers.weight_sync.gloo import GlooWeightSync
