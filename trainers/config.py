@@ -135,6 +135,10 @@ class RewardSpec(BaseModel):
             ) from None
 
 
+# The fields only rollout: async reads (a sync card that sets one is refused, not ignored).
+ASYNC_ONLY = ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
+
+
 class GrpoConfig(TrainConfig):
     """`kind: grpo` — group-relative policy optimisation with rewards from Podium's parts."""
 
@@ -209,4 +213,15 @@ class GrpoConfig(TrainConfig):
             )
         if self.use_vllm and self.vllm_mode == "server" and not self.vllm_server_url:
             raise ValueError("vllm_mode: server needs vllm_server_url (the trl vllm-serve URL)")
+        if self.rollout == "sync":
+            ignored = [
+                f
+                for f in ASYNC_ONLY
+                if getattr(self, f) != type(self).model_fields[f].get_default()
+            ]
+            if ignored:
+                raise ValueError(
+                    f"{', '.join(ignored)} only apply to rollout: async (this card is sync); "
+                    "add --rollout async, or leave them out"
+                )
         return self

@@ -66,8 +66,7 @@ def _async_job(podium_home: Path, rollout: str = "async") -> str:
         table={"name": "t.memo"},
         out="run",
         rollout=rollout,
-        replicas=2,
-        max_staleness=1,
+        **({"replicas": 2, "max_staleness": 1} if rollout == "async" else {}),
     )
     job_id = submit(Card("grpo", cfg))
     claimed = claim_next(worker_pid=1, launcher="local")

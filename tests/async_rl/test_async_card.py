@@ -45,3 +45,11 @@ def test_what_the_async_path_refuses(podium_home: Path) -> None:
         card(max_staleness=-1)
     with pytest.raises(InvalidInput, match="not allowed"):
         card(rollouts="bad name!")
+
+
+def test_a_sync_card_refuses_async_only_fields_instead_of_ignoring_them() -> None:
+    with pytest.raises(ValidationError, match="learner_ranks only apply to rollout: async"):
+        card(rollout="sync", learner_ranks=2)
+    with pytest.raises(ValidationError, match="replicas, rollouts only apply"):
+        card(rollout="sync", replicas=2, rollouts="ns.x")
+    assert card(rollout="sync").rollout == "sync"  # their defaults are fine
