@@ -232,6 +232,8 @@ def _sync_timing(opts: argparse.Namespace) -> list[dict[str, Any]]:
                 "median_s": round(got["median_s"], 3),
                 "min_s": round(min(got["seconds"]), 3),
                 "seconds": [round(x, 3) for x in got["seconds"]],
+                # where a push's seconds go (learner, then `replica.`): README's phase table
+                "phases_median_s": {k: round(v, 3) for k, v in got["phases_median_s"].items()},
             }
         )
     disk = next((r for r in rows if r["backend"] == "disk"), None)
