@@ -62,9 +62,9 @@ def _options() -> argparse.Namespace:
     ap.add_argument("--weight-sync", default="gloo", help="Async runs' weight_sync.")
     ap.add_argument(
         "--variants",
-        default="disk,ranks2",
-        help="Extra async runs at max_staleness 1: disk (--weight-sync disk), ranks2 "
-        "(--learner-ranks 2: two FSDP2-sharded learner processes).",
+        default="disk2,ranks2",
+        help="Extra async runs at max_staleness 1: disk (--weight-sync disk), disk2 (the same "
+        "with 2 replicas), ranks2 (--learner-ranks 2: two FSDP2-sharded learner processes).",
     )
     ap.add_argument("--backends", default="gloo,disk", help="Weight-sync transports to time.")
     ap.add_argument("--repeats", type=int, default=5, help="Pushes timed per transport.")
@@ -181,6 +181,11 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
         )  # fmt: skip
     variants = {
         "disk": ("async staleness=1 disk", ["--weight-sync", "disk"]),
+        # The issue's disk check: two replicas, the base model.
+        "disk2": (
+            "async staleness=1 disk 2 replicas",
+            ["--weight-sync", "disk", "--replicas", "2"],
+        ),
         "ranks2": ("async staleness=1 learner_ranks=2", ["--learner-ranks", "2"]),
     }
     for name in [v.strip() for v in opts.variants.split(",") if v.strip()]:
