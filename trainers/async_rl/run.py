@@ -169,6 +169,11 @@ class AsyncRun:
         lost = self.controller.release_replica(replica)
         self.reporter.log(f"replica {replica}: {len(lost)} slot(s) given back for regeneration")
         old = self.pool.infos.get(replica)
+        if old is not None:
+            # First: the dead actor's vLLM worker may outlive it, still in the transfer
+            # group, where a learner rank's push blocks sending to it; reaped, the send
+            # fails, and the push (and the replacement's join after it) can go on.
+            reap_servers(self.pool.ray, [old], self.reporter)
         self.pool.restarts += 1
         (endpoint,) = self.pool.start([replica], generation=self.pool.restarts)
         if self.stop.is_set():  # the run ended meanwhile: nothing left to generate
@@ -179,8 +184,6 @@ class AsyncRun:
             self.learner.announce_replica(endpoint.index, endpoint.base_url, version)
             record = self.sync.add_replica(endpoint, self.learner.named_tensors(), version)
         self.syncs.append({**record.as_dict(), "joined": replica})
-        if old is not None:
-            reap_servers(self.pool.ray, [old], self.reporter)
         self.pool.held[replica] = version
         self.pool.replacing.discard(replica)
         self.controller.weights_changed()
