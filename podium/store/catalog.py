@@ -35,9 +35,9 @@ def _catalog_for(
         return load_catalog(
             name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse, **dict(extra)
         )
-    from pyiceberg.catalog.sql import SqlCatalog
+    from podium.store.commit_outcome import checked_sql_catalog
 
-    return SqlCatalog(name, uri=uri, warehouse=warehouse, **dict(extra))
+    return checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **dict(extra))
 
 
 @functools.cache

@@ -33,6 +33,7 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import Record
 
 from podium.errors import InvalidInput
+from podium.failpoints import hit
 
 log = logging.getLogger("podium")
 
@@ -92,6 +93,7 @@ class FileWriter:
                 if out.tell() >= self.target_bytes:
                     files.append(self._close(writer, out))
                     writer = out = None
+                    hit("write.between_files")
         except BaseException:
             # Close the open file now: an S3 stream left to the garbage collector is closed
             # after pyarrow's S3 shutdown at exit, and the process hung there for good

@@ -27,6 +27,8 @@ from pyiceberg.io import load_file_io
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
 
+from podium.failpoints import hit
+
 if TYPE_CHECKING:
     from pyiceberg.table import TableRequirement, TableUpdate
     from pyiceberg.typedef import Identifier
@@ -114,6 +116,7 @@ class LeanSqliteCatalog(MetastoreCatalog):
             return CommitTableResponse(
                 metadata=current.metadata, metadata_location=current.metadata_location
             )
+        hit("commit.before")
         self._write_metadata(
             metadata=staged.metadata, io=staged.io, metadata_path=staged.metadata_location
         )
@@ -135,6 +138,7 @@ class LeanSqliteCatalog(MetastoreCatalog):
                 raise CommitFailedException(
                     f"Table has been updated by another process: {namespace}.{table_name}"
                 )
+        hit("commit.after")
         return CommitTableResponse(
             metadata=staged.metadata, metadata_location=staged.metadata_location
         )

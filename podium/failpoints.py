@@ -1,0 +1,105 @@
+"""Named failpoints: a fault put anywhere a write can fail, for tests only.
+
+`PODIUM_FAILPOINTS="commit.after=raise;maintain.expire.before_commit=sleep(8)"` arms
+points by name; unset (the default) every `hit()` is one dict lookup on an empty dict.
+Users never need this; the fault matrix (`tests/faults/test_fault_matrix.py`) and the
+outcome tests put a fault at every stage of every write with it.
+
+Actions:
+- `raise`: raise `FailpointError`, an error whose outcome the caller cannot know (as a
+  dropped database connection after COMMIT, or an HTTP time-out, would be);
+- `sleep(SECONDS)`: pause there (to run something else in between);
+- `kill`: SIGKILL this process at that point;
+- `raise@N` / `kill@N`: act only on the N-th hit of the point (1-based), pass the others.
+
+Points (every write path passes the ones that apply to it):
+
+| point | where |
+|---|---|
+| `write.between_files` | a data file of a write is closed, before the next one opens |
+| `commit.before` | every file is written; the catalog has not been asked |
+| `commit.after` | the catalog committed; the caller has not seen the answer |
+| `maintain.expire.before_commit` | expiry planned its snapshots; not yet committed |
+| `maintain.orphans.before_delete` | orphan removal listed its files; none deleted yet |
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import time
+from collections import Counter
+
+ENV = "PODIUM_FAILPOINTS"
+
+POINTS = (
+    "write.between_files",
+    "commit.before",
+    "commit.after",
+    "maintain.expire.before_commit",
+    "maintain.orphans.before_delete",
+)
+
+_ACTION = re.compile(r"^(raise|kill|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$")
+
+
+class FailpointError(RuntimeError):
+    """A fault injected at a named point; its outcome is deliberately unknown."""
+
+
+_parsed: tuple[str, dict[str, str]] | None = None
+_hits: Counter[str] = Counter()
+_lock = threading.Lock()
+
+
+def armed() -> dict[str, str]:
+    """The points armed now, from the environment (parsed once per distinct value)."""
+    global _parsed
+    raw = os.environ.get(ENV, "")
+    if _parsed is not None and _parsed[0] == raw:
+        return _parsed[1]
+    points: dict[str, str] = {}
+    for part in raw.split(";"):
+        if not part.strip():
+            continue
+        name, sep, action = part.partition("=")
+        name, action = name.strip(), action.strip()
+        if not sep or name not in POINTS or not _ACTION.match(action):
+            raise ValueError(
+                f"{ENV}: cannot read {part.strip()!r}; write POINT=ACTION with POINT one of "
+                f"{', '.join(POINTS)} and ACTION raise, kill or sleep(SECONDS), "
+                "optionally @N for the N-th hit only."
+            )
+        points[name] = action
+    _parsed = (raw, points)
+    return points
+
+
+def hit(point: str) -> None:
+    """Act if `point` is armed; otherwise return at once."""
+    if not os.environ.get(ENV):
+        return
+    action = armed().get(point)
+    if action is None:
+        return
+    match = _ACTION.match(action)
+    assert match is not None  # armed() checked it
+    with _lock:
+        _hits[point] += 1
+        count = _hits[point]
+    if match["nth"] is not None and int(match["nth"]) != count:
+        return
+    if match["seconds"] is not None:
+        time.sleep(float(match["seconds"]))
+    elif action.startswith("kill"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:
+        raise FailpointError(f"failpoint {point} (outcome unknown to the caller)")
+
+
+def reset() -> None:
+    """Forget hit counts (tests that arm `@N` points in one process)."""
+    with _lock:
+        _hits.clear()

@@ -1,0 +1,148 @@
+"""A commit's outcome is checked, never assumed.
+
+Every Podium write stages files, then asks the catalog to commit one snapshot that names
+them. Only two answers are certain: the commit landed, or the catalog refused it
+(`CommitFailedException`, `ValidationException`, a table created meanwhile). Any other
+error (a database connection dropped after COMMIT, an I/O error at SQLite's COMMIT, an
+S3 or HTTP time-out, Ctrl-C after the UPDATE) says nothing about whether the snapshot is
+now the table's: deleting the written files then would leave a live snapshot pointing at
+missing files. pyiceberg deletes its own files only on the two certain refusals, for the
+same reason.
+
+So each write puts a fresh token (`podium.commit`) in its snapshot summary and, after an
+error of unknown outcome, reloads the table and looks for it:
+- found: the change landed and only the answer was lost; the write reports success;
+- not found: the change did not land; its files stay (orphan removal collects them after
+  the grace period) and `CommitNotLanded` says so;
+- the reload fails too: `CommitOutcomeUnknown` says what to check; the files stay.
+
+The catalog's `commit_table` passes the `commit.before` and `commit.after` failpoints
+(`podium.failpoints`), so tests can lose an answer anywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    ValidationException,
+)
+
+from podium.errors import PodiumError
+from podium.failpoints import hit
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.table import CommitTableResponse, Table, TableRequirement, TableUpdate
+
+log = logging.getLogger("podium")
+
+TOKEN = "podium.commit"  # snapshot summary key: which write made this snapshot
+
+# The catalog certainly refused: nothing the write staged is referenced by any snapshot.
+REFUSED: tuple[type[BaseException], ...] = (
+    CommitFailedException,
+    ValidationException,
+    TableAlreadyExistsError,
+)
+
+
+class CommitNotLanded(PodiumError):
+    """The commit failed without a certain answer, and the table does not hold it."""
+
+
+class CommitOutcomeUnknown(PodiumError):
+    """The commit failed without an answer, and the table could not be read to check."""
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
+
+
+def certainly_refused(exc: BaseException) -> bool:
+    return isinstance(exc, REFUSED)
+
+
+def holds(table: Table, token: str) -> bool:
+    """Whether any snapshot of `table` was committed with `token` (newest first)."""
+    for snapshot in reversed(table.snapshots()):
+        summary = snapshot.summary
+        if summary is not None and summary.additional_properties.get(TOKEN) == token:
+            return True
+    return False
+
+
+def settle(
+    exc: BaseException, *, token: str, reload: Callable[[], Table], what: str
+) -> Table:
+    """After `exc` from a commit sent with `token`: the reloaded table when the commit
+    landed (the lost answer is logged), else raise `CommitNotLanded` (or
+    `CommitOutcomeUnknown` when the table cannot be read) from `exc`."""
+    try:
+        table = reload()
+    except NoSuchTableError:
+        raise CommitNotLanded(_not_landed(what, exc)) from exc
+    except Exception as check:  # noqa: BLE001 - the reason is in the message
+        raise CommitOutcomeUnknown(
+            f"{what}: the commit failed ({_reason(exc)}) and the table could not be read "
+            f"to check whether it landed ({_reason(check)}). Its files are kept; check "
+            "with `podium snapshots` once the catalog answers again (an unused file is "
+            "removed by `podium maintain` after the grace period)."
+        ) from exc
+    if holds(table, token):
+        log.warning(
+            "%s: the catalog's answer was lost (%s), but the commit landed; nothing to redo",
+            what,
+            _reason(exc),
+        )
+        return table
+    raise CommitNotLanded(_not_landed(what, exc)) from exc
+
+
+def _not_landed(what: str, exc: BaseException) -> str:
+    return (
+        f"{what}: the commit failed ({_reason(exc)}) and did not land; nothing was changed. "
+        "Run it again (its unused files are removed by `podium maintain` after the grace "
+        "period)."
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class CheckedCommits:
+    """Mixin for a catalog: every `commit_table` passes `commit.before`/`commit.after`."""
+
+    def commit_table(
+        self,
+        table: Table,
+        requirements: tuple[TableRequirement, ...],
+        updates: tuple[TableUpdate, ...],
+    ) -> CommitTableResponse:
+        hit("commit.before")
+        response: CommitTableResponse = super().commit_table(  # type: ignore[misc]
+            table, requirements, updates
+        )
+        hit("commit.after")
+        return response
+
+
+@functools.cache
+def checked_sql_catalog() -> type[SqlCatalog]:
+    """pyiceberg's `SqlCatalog` with the commit failpoints (imported on first need: it
+    imports SQLAlchemy, which the lean one-shot path avoids)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    class PodiumSqlCatalog(CheckedCommits, SqlCatalog):
+        pass
+
+    return PodiumSqlCatalog
