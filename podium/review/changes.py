@@ -20,6 +20,7 @@ loser re-plans on the new head (after the same conflict check) and lands too.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +41,7 @@ from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.review.row_locations import branch_head, locate_rows, read_rows_at
 from podium.store.catalog import load_table
+from podium.store.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.file_writer import FileWriter
 from podium.store.plan import warm_after_commit
 from podium.store.position_deletes import Replacement, write_delete_file
@@ -189,23 +191,26 @@ def commit_change(
                 + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else "")
                 + "; nothing was changed."
             )
-        written: list[DataFile] = []
+        written = _write_delta(table, located, change)  # removes its files if it fails
+        token = new_token()
         try:
-            written = _write_delta(table, located, change)
-            commit_row_delta(
-                table,
-                add=written,
-                properties=props,
-                branch=branch,
-                operation=Operation.OVERWRITE if change.updates else Operation.DELETE,
+            commit_checked(
+                functools.partial(
+                    commit_row_delta,
+                    table,
+                    add=written,
+                    properties={**props, TOKEN: token},
+                    branch=branch,
+                    operation=Operation.OVERWRITE if change.updates else Operation.DELETE,
+                ),
+                token=token,
+                reload=lambda: load_table(name),
+                discard=functools.partial(_discard, table, written),
+                what=f"{change.action} on {name}",
             )
         except (CommitFailedException, ValidationException) as exc:
-            _discard(table, written)
             log.info("edit of %s lost a commit race (%s); retrying on the new head", name, exc)
             continue
-        except BaseException:
-            _discard(table, written)
-            raise
         table = warm_after_commit(load_table(name))
         new_head = branch_head(table, branch)
         assert new_head is not None

@@ -79,9 +79,7 @@ def holds(table: Table, token: str) -> bool:
     return False
 
 
-def settle(
-    exc: BaseException, *, token: str, reload: Callable[[], Table], what: str
-) -> Table:
+def settle(exc: BaseException, *, token: str, reload: Callable[[], Table], what: str) -> Table:
     """After `exc` from a commit sent with `token`: the reloaded table when the commit
     landed (the lost answer is logged), else raise `CommitNotLanded` (or
     `CommitOutcomeUnknown` when the table cannot be read) from `exc`."""
@@ -146,3 +144,24 @@ def checked_sql_catalog() -> type[SqlCatalog]:
         pass
 
     return PodiumSqlCatalog
+
+
+def commit_checked(
+    commit: Callable[[], object],
+    *,
+    token: str,
+    reload: Callable[[], Table],
+    discard: Callable[[], None],
+    what: str,
+) -> None:
+    """Run `commit` (whose snapshot summary carries `token`). A certain refusal discards
+    the written files and is raised as it is (the caller may retry); any other error is
+    settled: returns when the snapshot landed, raises `CommitNotLanded` (files kept for
+    orphan removal) or `CommitOutcomeUnknown` when not."""
+    try:
+        commit()
+    except REFUSED:
+        discard()
+        raise
+    except (Exception, KeyboardInterrupt) as exc:
+        settle(exc, token=token, reload=reload, what=what)

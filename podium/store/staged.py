@@ -38,6 +38,7 @@ from pyiceberg.table import Table
 from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
+from podium.store.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.plan import warm_after_commit
 
 SUFFIX = ".parquet"
@@ -155,10 +156,18 @@ def commit_staged(
     else:
         txn = catalog.create_table_transaction(ident, schema=staging.arrow_schema, properties=props)
     io = txn._table.io
-    with txn.update_snapshot().fast_append() as append:
+    token = new_token()
+    with txn.update_snapshot(snapshot_properties={TOKEN: token}).fast_append() as append:
         for path in paths:
             append.append_data_file(parquet_file_to_data_file(io, txn.table_metadata, path))
-    txn.commit_transaction()
+    # The staged files are the job's to resume with: kept whatever the outcome.
+    commit_checked(
+        txn.commit_transaction,
+        token=token,
+        reload=lambda: catalog.load_table(ident),
+        discard=lambda: None,
+        what=f"committing the staged files of {staging.table}",
+    )
     return warm_after_commit(catalog.load_table(ident))
 
 

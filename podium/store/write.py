@@ -7,8 +7,10 @@ at all. Properties (kind, lineage) are set in the same commit as the data.
 `write_batches` takes a stream of record batches of any length and holds one batch at
 a time: batches are written as ~2 MiB row groups (`file_writer`), files roll over at
 `Settings.target_file_bytes` on disk, and the data files are committed together in a
-single snapshot at the end. If the stream or the commit fails, the files already
-written are deleted (best effort) and the table is left exactly as it was.
+single snapshot at the end. If the stream fails or the catalog refuses the commit, the
+files already written are deleted (best effort) and the table is left exactly as it
+was; after an error of unknown outcome the table is checked (`commit_outcome`): a commit
+that landed is a success, one that did not leaves its files to orphan removal.
 
 pyiceberg's own `append(RecordBatchReader)` is not used: it hands every file's batches
 to a thread pool up front (memory grows with the input) and sizes files by in-memory
@@ -33,9 +35,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table, TableProperties, Transaction
 
 from podium.config import get_settings
-from podium.errors import InvalidInput
+from podium.errors import InvalidInput, PodiumError
 from podium.identity import require
 from podium.store.catalog import ensure_namespace, open_catalog, parse_name
+from podium.store.commit_outcome import TOKEN, commit_checked, new_token, settle
 from podium.store.file_writer import FileWriter, RowsWritten, prefetched
 from podium.store.modes import WRITE_MODES, WriteMode
 from podium.store.plan import warm_after_commit
@@ -125,8 +128,15 @@ def write_batches(
         if props:
             txn.set_properties(props)
 
-    summary = {AUTHOR: author or author_name()}
+    token = new_token()
+    summary = {AUTHOR: author or author_name(), TOKEN: token}
     writer = FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
+
+    def discard() -> None:
+        writer.discard()
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+
     try:
         if txn.table_metadata.spec().is_unpartitioned():
             files = writer.write(prefetched(stream), on_rows)
@@ -136,18 +146,22 @@ def write_batches(
             (txn.overwrite if mode == "overwrite" else txn.append)(
                 whole, snapshot_properties=summary
             )
-        txn.commit_transaction()
+    except BaseException:
+        discard()  # nothing was sent to the catalog: the files are certainly no one's
+        raise
+    try:
+        commit_checked(
+            txn.commit_transaction,
+            token=token,
+            reload=lambda: catalog.load_table(ident),
+            discard=discard,
+            what=f"writing {label}",
+        )
     except TableAlreadyExistsError:
-        writer.discard()
         raise InvalidInput(
             f"Table {label} was created by someone else meanwhile; nothing was written. "
             "Use --mode append or --mode overwrite."
         ) from None
-    except BaseException:
-        writer.discard()
-        if new_namespace:
-            _drop_empty_namespace(catalog, ident[0])
-        raise
     return warm_after_commit(catalog.load_table(ident))
 
 
@@ -184,29 +198,45 @@ def replace_batches(
         txn = table.transaction()
     else:
         txn = catalog.create_table_transaction(ident, schema=schema)
-    summary = {AUTHOR: author or author_name()}
     writer = FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
+
+    def discard() -> None:
+        writer.discard()
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+
     try:
         files = writer.write(prefetched(iter(batches)), None)
         if final_properties is not None:
             props.update({k: str(v) for k, v in final_properties().items()})
-        for attempt in range(REPLACE_ATTEMPTS):
-            try:
-                return _replace_once(
-                    catalog, ident, schema, writer, files, props, summary, may_replace
-                )
-            except (TableAlreadyExistsError, CommitFailedException, ValidationException):
-                if attempt + 1 == REPLACE_ATTEMPTS:
-                    raise InvalidInput(
-                        f"Table {'.'.join(ident)} kept changing while this run replaced it; "
-                        "nothing was written. Run it again."
-                    ) from None
-        raise AssertionError("unreachable")
     except BaseException:
-        writer.discard()
-        if new_namespace:
-            _drop_empty_namespace(catalog, ident[0])
+        discard()
         raise
+    for attempt in range(REPLACE_ATTEMPTS):
+        token = new_token()
+        summary = {AUTHOR: author or author_name(), TOKEN: token}
+        try:
+            _replace_once(catalog, ident, schema, writer, files, props, summary, may_replace)
+        except (TableAlreadyExistsError, CommitFailedException, ValidationException):
+            if attempt + 1 == REPLACE_ATTEMPTS:
+                discard()
+                raise InvalidInput(
+                    f"Table {'.'.join(ident)} kept changing while this run replaced it; "
+                    "nothing was written. Run it again."
+                ) from None
+            continue
+        except PodiumError:
+            discard()  # refused before any commit was sent (may_replace, changed columns)
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
+            settle(
+                exc,
+                token=token,
+                reload=lambda: catalog.load_table(ident),
+                what=f"replacing {'.'.join(ident)}",
+            )
+        return warm_after_commit(catalog.load_table(ident))
+    raise AssertionError("unreachable")
 
 
 def _replace_once(
@@ -218,7 +248,7 @@ def _replace_once(
     props: dict[str, str],
     summary: dict[str, str],
     may_replace: Callable[[Table], None] | None,
-) -> Table:
+) -> None:
     """One attempt: drop every file live now, add `files`, in one commit."""
     if catalog.table_exists(ident):
         table = catalog.load_table(ident)
@@ -237,7 +267,6 @@ def _replace_once(
         txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
     _commit_files(txn, files, overwrite=True, summary=summary)
     txn.commit_transaction()
-    return warm_after_commit(catalog.load_table(ident))
 
 
 def _without_commit_retries(table: Table) -> Table:
