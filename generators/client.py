@@ -25,7 +25,6 @@ Structured outputs use the shapes vLLM's OpenAI server accepts:
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from pydantic import BaseModel, Field, model_validator
 from tenacity import RetryError
 
 from generators.retry import RetryPolicy, describe, retrying
-from podium.errors import InvalidInput, PodiumError
+from podium.errors import PodiumError
 from podium.reporting import Reporter
 
 REQUEST_TIMEOUT_S = 600.0
@@ -76,14 +75,11 @@ class Endpoint:
 def endpoint_for(model_name: str, reporter: Reporter | None = None) -> Endpoint:
     """An `Endpoint` for a registered model, starting its vLLM server if needed."""
     from podium.models import ensure_server, get_model
+    from podium.models.endpoint_keys import endpoint_key
 
     model = get_model(model_name)
+    key = endpoint_key(model)  # only an allowed key, only to the URL it was given for
     base_url, served = ensure_server(model.name, reporter=reporter)
-    key = os.environ.get(model.api_key_env) if model.api_key_env else None
-    if model.api_key_env and not key:
-        raise InvalidInput(
-            f"Endpoint {model.name!r} needs its API key in ${model.api_key_env}, which is not set."
-        )
     return Endpoint(base_url=base_url, model=served, api_key=key, checkpoint=model.name)
 
 

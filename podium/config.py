@@ -149,8 +149,25 @@ class Settings(BaseSettings):
     public_url: str = Field(
         "", description="The app's URL as browsers reach it (default: http://HOST:PORT)."
     )
+    allowed_hosts: CommaList = Field(
+        default_factory=list,
+        description="Host names the app answers to besides the bind address, localhost and "
+        "127.0.0.1 (e.g. a name in /etc/hosts); other Host or Origin headers get 403.",
+    )
     insecure_no_auth: bool = Field(
         False, description="Serve beyond loopback without login (every page says so)."
+    )
+    oidc_require_verified_email: bool = Field(
+        True,
+        description="Refuse a login whose provider does not say `email_verified: true` (turn "
+        "off only for a provider that vouches for every address it issues).",
+    )
+    endpoint_key_envs: CommaList = Field(
+        default_factory=list,
+        description="Environment variables a model endpoint may take its API key from "
+        "(`podium models add-endpoint --api-key-env`), each NAME or NAME=URL (the key then "
+        "goes only to that URL); none by default, never a PODIUM_* variable. Prefer "
+        "`podium models set-key`, which keeps the key in the home.",
     )
 
     @property
@@ -161,6 +178,16 @@ class Settings(BaseSettings):
     def shared(self) -> bool:
         """True when people are identified (login or PODIUM_USER), not the OS user."""
         return self.login_configured or bool(self.user)
+
+    @model_validator(mode="after")
+    def _no_podium_key_envs(self) -> Settings:
+        for entry in self.endpoint_key_envs:
+            if entry.partition("=")[0].strip().upper().startswith("PODIUM_"):
+                raise ValueError(
+                    f"endpoint_key_envs may not name {entry.partition('=')[0]!r}: Podium's own "
+                    "settings hold its secrets and never go to a model endpoint"
+                )
+        return self
 
     @model_validator(mode="after")
     def _derive_locations(self) -> Settings:
@@ -189,7 +216,16 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     def ensure_home(self) -> Path:
-        self.home.mkdir(parents=True, exist_ok=True)
+        """The home, created private to this user (0700, whatever the umask): it holds the
+        catalog, secrets, logs and data. An existing home keeps the mode it has."""
+        if not self.home.is_dir():
+            self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(self.home, 0o700)
+        default_db = self.home / "catalog.db"
+        if self.catalog_uri == f"sqlite:///{default_db}" and not default_db.exists():
+            # SQLite creates its file (and journals) with the umask's mode, 0644 by default;
+            # an empty file is an empty database, made 0600 first.
+            os.close(os.open(default_db, os.O_WRONLY | os.O_CREAT, 0o600))
         if self.warehouse.startswith("file://"):
             Path(self.warehouse.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
         return self.home

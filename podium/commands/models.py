@@ -4,6 +4,7 @@ podium models bootstrap                 # convert + register SmolLM2-135M-Instru
 podium models list [--json]
 podium models add PATH [--name N] [--parent base]     # any HF checkpoint directory
 podium models add-endpoint URL --name N [--api-key-env VAR] [--model-id ID]
+podium models set-key NAME              # the endpoint's API key, from stdin (kept private)
 podium models remove NAME               # forget it (files stay)
 podium models servers [--json]          # vLLM servers Podium started
 podium models stop NAME
@@ -95,7 +96,11 @@ def add_endpoint_cmd(
     url: Annotated[str, typer.Argument(help="OpenAI-compatible base URL (…/v1).")],
     name: Annotated[str, typer.Option(help="Registry name.")],
     api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the API key (not the key).")
+        str | None,
+        typer.Option(
+            help="Environment variable holding the API key (not the key); only one the "
+            "deployment allows in endpoint_key_envs. Or store the key: `podium models set-key`."
+        ),
     ] = None,
     model_id: Annotated[
         str | None, typer.Option(help="Model id to request (default: the first it lists).")
@@ -107,6 +112,29 @@ def add_endpoint_cmd(
 
     info = add_endpoint(url, name, api_key_env=api_key_env, remote_model=model_id)
     console.print(f"registered endpoint {info.name} -> {info.url}")
+
+
+@models_app.command("set-key")
+def set_key(
+    name: Annotated[str, typer.Argument(help="Registered endpoint name.")],
+) -> None:
+    """Store an endpoint's API key (read from stdin, or a hidden prompt; never shown).
+
+    The key is kept in a private file under the home, bound to the endpoint's URL: it is
+    sent to that URL only."""
+    _may_serve()
+    import sys
+
+    from podium.models import get_model
+    from podium.models.endpoint_keys import store_key
+
+    model = get_model(name)
+    if sys.stdin.isatty():
+        key = typer.prompt(f"API key for {model.name} ({model.url})", hide_input=True)
+    else:
+        key = sys.stdin.readline()
+    store_key(model, key)
+    console.print(f"stored the API key of {model.name}; it is sent only to {model.url}")
 
 
 @models_app.command("remove")

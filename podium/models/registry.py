@@ -2,7 +2,8 @@
 
 Rows live in the app-state database beside the catalog (`podium.store.state`), so the
 app, the worker and the CLI see the same models. An endpoint stores the *name* of the
-environment variable that holds its API key, never the key.
+environment variable that holds its API key (an allowed one), never the key; a key
+Podium holds lives in the home (`podium.models.endpoint_keys`).
 """
 
 from __future__ import annotations
@@ -203,6 +204,10 @@ def add_endpoint(
     url = url.rstrip("/")
     if not url.endswith("/v1"):
         url += "/v1"
+    if api_key_env:
+        from podium.models.endpoint_keys import check_key_env
+
+        check_key_env(api_key_env, url)
     return register_model(
         name, kind="endpoint", url=url, api_key_env=api_key_env, remote_model=remote_model
     )
@@ -264,3 +269,6 @@ def remove_model(name: str) -> None:
     get_model(name)
     with engine().begin() as conn:
         conn.execute(delete(models_table).where(models_table.c.name == name))
+    from podium.models.endpoint_keys import forget_key
+
+    forget_key(name)  # a later endpoint of this name starts without it

@@ -14,7 +14,6 @@ when that process dies (`podium.processes.watch_owner`).
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -211,7 +210,9 @@ def _start_watcher(model: str) -> int | None:
 
 def _first_remote_model(model: ModelInfo) -> str:
     """An endpoint registered without a model id serves whatever it lists first."""
-    key = os.environ.get(model.api_key_env or "", "")
+    from podium.models.endpoint_keys import endpoint_key
+
+    key = endpoint_key(model)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         resp = httpx.get(f"{model.url}/models", headers=headers, timeout=15.0)

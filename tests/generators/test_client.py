@@ -16,6 +16,7 @@ from generators.client import (
     stream_chat,
 )
 from generators.retry import RetryPolicy
+from podium.config import reset_settings
 from podium.models.vllm_launch import free_port
 
 PERSON = {
@@ -131,6 +132,8 @@ def test_registered_endpoint_is_used_as_is(vllm_model, vllm_server, unique_table
 
     name = "ep-" + unique_table.split(".")[1]
     monkeypatch.setenv("EP_TEST_KEY", "not-checked-by-vllm")
+    monkeypatch.setenv("PODIUM_ENDPOINT_KEY_ENVS", "EP_TEST_KEY")
+    reset_settings()
     add_endpoint(vllm_server.base_url, name, api_key_env="EP_TEST_KEY")  # no model id given
     try:
         servers_before = [(s.model, s.pid) for s in list_servers()]

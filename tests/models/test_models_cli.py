@@ -24,7 +24,8 @@ def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def test_bootstrap_list_add_and_endpoint(podium_home, base_checkpoint, tmp_path):
+def test_bootstrap_list_add_and_endpoint(podium_home, base_checkpoint, tmp_path, monkeypatch):
+    monkeypatch.setenv("PODIUM_ENDPOINT_KEY_ENVS", "REMOTE_KEY")  # the operator allows it
     assert json.loads(podium("models", "list", "--json").stdout) == []
     boot = json.loads(podium("models", "bootstrap", "--json").stdout)
     assert boot["name"] == "smollm2-135m-instruct" and boot["is_default"]

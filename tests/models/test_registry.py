@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from podium.config import reset_settings
 from podium.errors import InvalidInput, NotFound
 from podium.models import (
     add_endpoint,
@@ -80,6 +81,8 @@ def test_bad_names_paths_and_duplicates_are_refused(podium_home, tmp_path):
 
 def test_endpoint_keeps_key_variable_name_only(podium_home, monkeypatch):
     monkeypatch.setenv("MY_KEY", "sk-secret")
+    monkeypatch.setenv("PODIUM_ENDPOINT_KEY_ENVS", "MY_KEY")  # the operator allows it
+    reset_settings()
     info = add_endpoint("http://127.0.0.1:9999", "remote", api_key_env="MY_KEY", remote_model="m")
     assert info.url == "http://127.0.0.1:9999/v1"
     assert info.api_key_env == "MY_KEY"

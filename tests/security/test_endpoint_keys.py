@@ -1,0 +1,151 @@
+"""An endpoint's API key is a secret Podium holds for it, or an environment variable the
+deployment allows; Podium's own settings never leave through a model endpoint, and a
+key goes only to the URL it was given for. A tiny HTTP server records what arrives."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import update
+
+from generators.client import endpoint_for
+from podium.cli import app
+from podium.config import reset_settings
+from podium.errors import PermissionDenied
+from podium.models import add_endpoint
+from podium.models.registry import models_table
+from podium.store.state import engine
+
+COOKIE = "cookie-secret-that-signs-logins"
+
+
+class Recorder:
+    """An OpenAI-compatible /v1/models that records each request's Authorization."""
+
+    def __init__(self) -> None:
+        self.seen: list[str | None] = []
+        seen = self.seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                seen.append(self.headers.get("Authorization"))
+                body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    rec = Recorder()
+    yield rec
+    rec.server.shutdown()
+    rec.server.server_close()
+
+
+@pytest.fixture
+def secrets_set(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PODIUM_COOKIE_SECRET", COOKIE)
+    monkeypatch.setenv("PODIUM_OIDC_CLIENT_SECRET", "oidc-client-secret")
+    reset_settings()
+    return podium_home
+
+
+def _edit_row(name: str, **values: str) -> None:
+    with engine().begin() as conn:
+        conn.execute(update(models_table).where(models_table.c.name == name).values(**values))
+
+
+def _ask(name: str) -> None:
+    """What every model use does: build the endpoint, then call it with its client."""
+    endpoint_for(name).sync_client().models.list()
+
+
+def test_podium_settings_cannot_be_an_endpoint_key(secrets_set: Path, recorder: Recorder) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "models", "add-endpoint", recorder.url,
+         "--name", "x", "--api-key-env", "PODIUM_COOKIE_SECRET"],
+        env=os.environ, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert "cannot come from $PODIUM_COOKIE_SECRET" in " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stderr
+    # Not on the allow-list (empty by default): refused as well.
+    with pytest.raises(PermissionDenied, match="not an allowed endpoint-key variable"):
+        add_endpoint(recorder.url, "y", api_key_env="AWS_SECRET_ACCESS_KEY")
+    assert recorder.seen == []
+
+
+def test_a_row_edited_to_name_a_secret_is_refused_at_use(
+    secrets_set: Path, recorder: Recorder
+) -> None:
+    add_endpoint(recorder.url, "leak", remote_model="m")
+    _edit_row("leak", api_key_env="PODIUM_COOKIE_SECRET")
+    with pytest.raises(PermissionDenied, match="PODIUM_"):
+        _ask("leak")
+    _edit_row("leak", api_key_env="PODIUM_OIDC_CLIENT_SECRET", remote_model="")
+    with pytest.raises(PermissionDenied, match="PODIUM_"):
+        _ask("leak")  # nor when the model id is discovered from the endpoint
+    assert recorder.seen == []
+
+
+def test_an_allowed_variable_is_sent_and_only_to_its_url(
+    secrets_set: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EP_KEY", "sk-allowed")
+    monkeypatch.setenv("BOUND_KEY", "sk-bound")
+    monkeypatch.setenv("PODIUM_ENDPOINT_KEY_ENVS", "EP_KEY,BOUND_KEY=https://api.example.org")
+    reset_settings()
+    add_endpoint(recorder.url, "ok", api_key_env="EP_KEY", remote_model="m")
+    _ask("ok")
+    add_endpoint(recorder.url, "discover", api_key_env="EP_KEY")
+    _ask("discover")  # /v1/models to find the model id, then the client's own call
+    assert recorder.seen == ["Bearer sk-allowed"] * 3
+    with pytest.raises(PermissionDenied, match="only be sent to https://api.example.org/v1"):
+        add_endpoint(recorder.url, "bound", api_key_env="BOUND_KEY")
+    add_endpoint(recorder.url, "bound", remote_model="m")
+    _edit_row("bound", api_key_env="BOUND_KEY")
+    with pytest.raises(PermissionDenied, match="only be sent to"):
+        _ask("bound")
+    assert len(recorder.seen) == 3
+
+
+def test_a_stored_key_is_private_and_goes_only_to_its_url(
+    secrets_set: Path, recorder: Recorder
+) -> None:
+    add_endpoint(recorder.url, "held", remote_model="m")
+    result = CliRunner().invoke(app, ["models", "set-key", "held"], input="sk-held\n")
+    assert result.exit_code == 0, result.output
+    assert "sk-held" not in result.output
+    (stored,) = (secrets_set / "secrets" / "endpoints").iterdir()
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    _ask("held")
+    assert recorder.seen == ["Bearer sk-held"]
+    other = Recorder()
+    try:
+        _edit_row("held", url=other.url)  # the row now points elsewhere: the key stays home
+        with pytest.raises(PermissionDenied, match="was set for"):
+            _ask("held")
+        assert other.seen == []
+    finally:
+        other.server.shutdown()
+        other.server.server_close()
