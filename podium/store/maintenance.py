@@ -158,6 +158,7 @@ def compact(
     """Rewrite what needs it into target-size files, in order; one snapshot."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
     from pyiceberg.manifest import DataFileContent
+    from pyiceberg.table.snapshots import Operation
 
     from podium.store import scan
     from podium.store.file_writer import FileWriter, prefetched
@@ -196,6 +197,7 @@ def compact(
                 MESSAGE: f"compacted {len(removed)} files into {len(new_files)}",
                 ROWS: "[]",  # no row changes: edits planned before stay valid
             },
+            operation=Operation.REPLACE,  # the spec's name for a rewrite of no rows
         )
     except (CommitFailedException, ValidationException):
         writer.discard()

@@ -4,8 +4,11 @@ A position delete file (format v2) lists `(file_path, pos)` pairs: rows of data 
 that are no longer part of the table from its snapshot on. pyiceberg 0.12 reads them
 but cannot write them ("Merge on read is not yet supported"), so an edit writes its own:
 a Parquet file with the two spec columns and their reserved field ids, sorted by path
-and position, with bounds on both columns so readers (pyiceberg's delete index, DuckDB's
-Iceberg reader) know which data file it applies to.
+and position. Its manifest entry carries the metrics pyiceberg computes for a data file
+(column sizes, value and null counts, from the Parquet footer): `inspect.entries()` and
+other readers expect them. The bounds on both columns are exact, never truncated (Java's
+`MetricsConfig.forPositionDelete` does the same), so readers (pyiceberg's delete index,
+DuckDB's Iceberg reader) know which data file a delete file applies to.
 
 An edit is a delete plus a new row. So that a page still shows an edited row where it
 was (other engines only promise the set of rows, not their order), the delete file's
@@ -20,13 +23,14 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile
+    from pyiceberg.schema import Schema
     from pyiceberg.table import Table
 
 PATH_FIELD_ID = 2147483546  # the Iceberg spec's reserved ids for position deletes
@@ -85,19 +89,13 @@ def write_delete_file(
     path = table.location_provider().new_data_location(name)
     output = table.io.new_output(path)
     with output.create(overwrite=False) as stream:
-        pq.write_table(data, stream, compression="zstd")
+        with pq.ParquetWriter(stream, data.schema, compression="zstd") as writer:
+            writer.write_table(data)
         size = stream.tell()
+    stats = _statistics(writer.writer.metadata)
     lo_path, hi_path = pairs[0][0], pairs[-1][0]
     positions = [r for _, r in pairs]
-    return DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES,
-        file_path=path,
-        file_format=FileFormat.PARQUET,
-        partition=Record(),
-        record_count=len(pairs),
-        file_size_in_bytes=size,
-        value_counts={PATH_FIELD_ID: len(pairs), POS_FIELD_ID: len(pairs)},
-        null_value_counts={PATH_FIELD_ID: 0, POS_FIELD_ID: 0},
+    stats.update(
         lower_bounds={
             PATH_FIELD_ID: to_bytes(StringType(), lo_path),
             POS_FIELD_ID: to_bytes(LongType(), min(positions)),
@@ -106,7 +104,45 @@ def write_delete_file(
             PATH_FIELD_ID: to_bytes(StringType(), hi_path),
             POS_FIELD_ID: to_bytes(LongType(), max(positions)),
         },
+    )
+    return DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES,
+        file_path=path,
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        file_size_in_bytes=size,
+        sort_order_id=None,
         spec_id=table.metadata.default_spec_id,
+        equality_ids=None,
+        key_metadata=None,
+        **stats,
+    )
+
+
+def _statistics(metadata: pq.FileMetaData) -> dict[str, Any]:
+    """The manifest metrics of a delete file, as pyiceberg computes them for data files."""
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+
+    schema = _iceberg_schema()
+    stats = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=metadata,
+        stats_columns=compute_statistics_plan(schema, {"write.metadata.metrics.default": "full"}),
+        parquet_column_mapping=parquet_path_to_id_mapping(schema),
+    )
+    return stats.to_serialized_dict()
+
+
+def _iceberg_schema() -> Schema:
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    return Schema(
+        NestedField(PATH_FIELD_ID, "file_path", StringType(), required=True),
+        NestedField(POS_FIELD_ID, "pos", LongType(), required=True),
     )
 
 

@@ -32,8 +32,9 @@ from pyiceberg.manifest import (
     ManifestWriterV2,
 )
 from pyiceberg.table.refs import MAIN_BRANCH
-from pyiceberg.table.snapshots import Operation
+from pyiceberg.table.snapshots import Operation, Summary
 from pyiceberg.table.update.snapshot import _SnapshotProducer
+from pyiceberg.typedef import EMPTY_DICT
 
 from podium.store.plan import manifest_entries
 
@@ -58,13 +59,22 @@ class _RowDelta(_SnapshotProducer["_RowDelta"]):
         branch: str,
         snapshot_properties: Mapping[str, str],
     ) -> None:
+        # pyiceberg 0.12 computes a summary's totals only for append, overwrite and
+        # delete; a replace (compaction) totals like an overwrite, then is named as such.
+        self._named_operation = operation
         super().__init__(
-            operation,
+            Operation.OVERWRITE if operation == Operation.REPLACE else operation,
             transaction,
             transaction._table.io,
             snapshot_properties=dict(snapshot_properties),
             branch=branch,
         )
+
+    def _summary(self, snapshot_properties: dict[str, str] = EMPTY_DICT) -> Summary:
+        summary = super()._summary(snapshot_properties)
+        if summary.operation == self._named_operation:
+            return summary
+        return Summary(self._named_operation, **summary.additional_properties)
 
     def _validate_concurrency(self) -> None:
         if self._commit_window is not None and not self._commit_window.is_empty():
