@@ -13,7 +13,7 @@ from typing import Any
 
 from podium.errors import InvalidInput
 from podium.store.generated_ids import content_id
-from podium.store.query import open_view
+from podium.store.query import iter_rows, open_view
 from podium.store.refs import TableRef
 
 Message = dict[str, str]
@@ -63,10 +63,9 @@ def load_prompts(
                 "pass a prompt column (--prompt-column NAME) or map its columns."
             )
         wanted = [c for c in ("id", "messages", "system") if c in columns]
-    sql = "SELECT " + ", ".join(f'"{c}"' for c in wanted) + " FROM t"
-    rows = (
-        row for batch in view.connection().sql(sql).to_arrow_reader() for row in batch.to_pylist()
-    )
+    # Browse's order, so "the first N prompts" are the rows `podium show --limit N` lists
+    # (a DuckDB scan returns an edited row, rewritten to a new file, at the end).
+    rows = iter_rows(view, wanted, batch_size=min(limit, 1024) if limit else 1024)
     prompts: list[Prompt] = []
     seen: set[str] = set()
     skipped = 0

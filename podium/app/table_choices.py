@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from podium.store.catalog import list_tables, open_catalog, parse_name
 from podium.store.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, INTERNAL_SUFFIXES, group_of
 from podium.store.schema import PROP_KIND
+from podium.store.snapshots import live_rows
 
 __all__ = ["GROUP_OF_KIND", "INTERNAL_GROUPS", "TableChoice", "pick", "table_choices"]
 INTERNAL_NAMESPACES = frozenset({"cmp", "compare"})
@@ -56,13 +57,15 @@ def table_choices() -> list[TableChoice]:
         table = catalog.load_table(parse_name(name))
         snapshot = table.current_snapshot()
         summary = snapshot.summary if snapshot else None
-        records = summary.additional_properties.get("total-records") if summary else None
+        props = summary.additional_properties if summary else {}
         choices.append(
             TableChoice(
                 name=name,
                 kind=table.properties.get(PROP_KIND, ""),
                 updated_ms=snapshot.timestamp_ms if snapshot else 0,
-                rows=int(records) if records is not None else (0 if snapshot is None else None),
+                rows=live_rows(props)
+                if "total-records" in props
+                else (0 if snapshot is None else None),
             )
         )
     return choices

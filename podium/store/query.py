@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # DuckDB and pyiceberg are imported inside the functions that use them: a cold page of a
 # snapshot in the plan cache (`podium show`) needs neither.
 
-__all__ = ["Page", "connect", "count_by", "mapped_view_sql", "page"]
+__all__ = ["Page", "connect", "count_by", "iter_rows", "mapped_view_sql", "page"]
 
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
 
@@ -310,6 +310,32 @@ def page(
     raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
     total = len(found) if count else None
     return Page(scan.to_rows(view.canonical(raw)), total, offset, limit, view.snapshot_id, columns)
+
+
+def iter_rows(
+    view: SnapshotView,
+    columns: Sequence[str] | None = None,
+    batch_size: int = scan.DEFAULT_BATCH,
+) -> Iterator[dict[str, Any]]:
+    """Every row of the snapshot in the order `page` shows them (Browse, `podium show`),
+    under canonical names: what "the first N rows" of a table means for the jobs that
+    take some (generate, compare). An edited row stays in its old row's place, where a
+    DuckDB scan of the files meets it at the end. (`scan.iter_batches`, which training's
+    `max_rows` and code-exec read, streams this same order.)"""
+    wanted = list(columns) if columns is not None else list(view.schema.names)
+    missing = [c for c in wanted if c not in view.schema.names]
+    if missing:
+        raise InvalidInput(
+            f"No column {', '.join(map(repr, missing))}; columns: {', '.join(view.schema.names)}."
+        )
+    stored = view.plan.column_names
+    raw = list(dict.fromkeys(view.mapping.get(c, c) for c in wanted)) if view.mapping else wanted
+    if view.mapping and "messages" in wanted:  # the mapped messages read its role/content
+        raw = list(dict.fromkeys([*raw, view.mapping.get("messages", "messages")]))
+    raw = [c for c in raw if c in stored]
+    for batch in scan.iter_batches(view.table, view.plan, raw, batch_size):
+        data = view.canonical(pa.Table.from_batches([batch]))
+        yield from scan.to_rows(data.select([c for c in wanted if c in data.column_names]))
 
 
 def count_by(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
@@ -26,6 +27,14 @@ class SnapshotInfo:
         return asdict(self)
 
 
+def live_rows(summary: Mapping[str, str]) -> int:
+    """Rows a snapshot holds, from its summary: Iceberg's `total-records` counts every
+    row of its data files, also those a position delete removed (a review edit deletes
+    the old row by position and writes the new one), so the deletes are taken off."""
+    records = int(summary.get("total-records", 0))
+    return max(0, records - int(summary.get("total-position-deletes", 0)))
+
+
 def list_snapshots(table: Table) -> list[SnapshotInfo]:
     """All snapshots of `table`, oldest first."""
     current = table.current_snapshot()
@@ -41,7 +50,7 @@ def list_snapshots(table: Table) -> list[SnapshotInfo]:
                 committed_at=datetime.fromtimestamp(snap.timestamp_ms / 1000, UTC).isoformat(),
                 operation=str(summary.operation.value) if summary else "",
                 added_rows=int(extra.get("added-records", 0)),
-                total_rows=int(extra.get("total-records", 0)),
+                total_rows=live_rows(extra),
                 current=current is not None and snap.snapshot_id == current.snapshot_id,
                 refs=tuple(names.get(snap.snapshot_id, ())),
                 summary={k: v for k, v in extra.items() if k.startswith("podium.")} or None,

@@ -24,7 +24,7 @@ from podium.store.plan import plan_snapshot
 from podium.store.read import iter_table_batches
 from podium.store.refs import TableRef
 from podium.store.schema import PROP_MAPPING
-from podium.store.snapshots import resolve_snapshot
+from podium.store.snapshots import live_rows, resolve_snapshot
 from podium.validate.extract import DEFAULT_EXTRACT, Extract
 from podium.validate.parallel import available_cores, map_batches, task_for
 from podium.validate.report import (
@@ -114,7 +114,7 @@ def validate_table(config: ValidateConfig, reporter: Reporter | None = None) -> 
     wanted = [c for c in (columns.id, columns.messages, columns.metadata) if c in stored]
     snapshot = table.snapshot_by_id(sid) if sid is not None else None
     extra = snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
-    total = int(extra.get("total-records", 0))
+    total = live_rows(extra)
     heavy = any(rule.name in HEAVY_RULES for rule in rules)
     workers = config.workers or (available_cores() if heavy and total >= PARALLEL_MIN_ROWS else 1)
     summary = Summary(name, sid, full_name(config.report or report_name(name)))
