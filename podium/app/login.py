@@ -14,7 +14,7 @@ import streamlit as st
 from podium.config import get_settings
 from podium.errors import PermissionDenied
 from podium.identity import User, local_user
-from podium.store.users import oidc_user, use_session_user
+from podium.store.users import use_session_user, user_from_claims
 
 NO_AUTH_BANNER = (
     "This Podium is served without login (`--insecure-no-auth`): anyone who can reach "
@@ -29,9 +29,8 @@ def app_user() -> User:
         return local_user()
     if not st.user.is_logged_in:
         raise PermissionDenied("Log in first: this Podium needs a login.")
-    email = st.user.get("email")
-    name = st.user.get("name")
-    return oidc_user(str(email) if email else None, str(name or ""), settings)
+    claims = {key: st.user.get(key) for key in ("email", "email_verified", "name")}
+    return user_from_claims(claims, settings)
 
 
 def gate() -> User:

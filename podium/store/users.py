@@ -3,7 +3,8 @@
 Local single-user mode (no OIDC login configured, no `PODIUM_USER`): the OS user acts,
 with every role. A shared deployment identifies people instead:
 
-- the app: the e-mail OpenID Connect vouched for (`st.user`), via `oidc_user`;
+- the app: the e-mail OpenID Connect vouched for and verified (`st.user`), via
+  `user_from_claims`;
 - CLI commands and the worker: `PODIUM_USER` (else the OS login name), via `acting_user`.
 
 Either name is then looked up here: a name in `settings.admins` is admin; a name in the
@@ -15,7 +16,7 @@ refused. `podium.identity.require` then compares the role with the action.
 from __future__ import annotations
 
 import getpass
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -177,6 +178,28 @@ def oidc_user(email: str | None, display_name: str = "", settings: Settings | No
             "(ask for the `email` scope)."
         )
     return resolve(email, "oidc", display_name, settings)
+
+
+def user_from_claims(claims: Mapping[str, Any], settings: Settings | None = None) -> User:
+    """The app's user from an OpenID Connect login's claims (`st.user`): the e-mail counts
+    only once the provider says it verified it (`email_verified: true`), unless the
+    deployment turned that off; else anyone could register the admin's address with a
+    provider that does not check it, and log in as admin."""
+    settings = settings or get_settings()
+    email, name = claims.get("email"), claims.get("name")
+    verified = claims.get("email_verified")
+    if (
+        settings.oidc_require_verified_email
+        and email
+        and not (verified is True or verified == "true")
+    ):
+        raise PermissionDenied(
+            f"The identity provider has not verified {email}, so Podium cannot tell it is "
+            "yours. Verify the address with the provider and log in again (an operator can "
+            "turn this check off with oidc_require_verified_email = false, for a provider "
+            "that vouches for every address it issues)."
+        )
+    return oidc_user(str(email) if email else None, str(name or ""), settings)
 
 
 # The app registers how to find the logged-in user of the current browser session, so
