@@ -21,7 +21,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl clean \
-	soak-kill load
+	soak-kill load fault-matrix
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
@@ -105,6 +105,12 @@ bench-async-rl: setup vllm
 soak-kill: setup vllm sandbox-image
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PODIUM_FAULT_SCALE=8 $(VENV)/bin/python -P -m pytest \
 		--timeout 5400 -m faults tests/faults -s $(PYTEST_ARGS)
+
+# The whole fault matrix (tests/faults/fault_matrix.py): every write path x failpoint x
+# action on SQLite + local files and PostgreSQL + S3 (moto); test-artifacts/fault-matrix.json
+# and the README's table. CI runs a seeded sample (tests/faults/test_fault_matrix.py).
+fault-matrix: setup system-packages
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/faults/fault_matrix.py
 
 # Load at full size (tests/load/load_run.py): 10 browser sessions for 3 minutes on 200k rows
 # of ~7 KiB through one `podium up`, and 200 jobs to 2 workers; test-artifacts/load.json.
