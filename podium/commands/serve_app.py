@@ -32,7 +32,9 @@ from podium.errors import InvalidInput
 from podium.jobs.lanes import LIGHT_SLOTS_HELP
 from podium.reporting import QUIET_ENV
 
-APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
+# Streamlit serves the `app` in server.py (Podium's Host/Origin check, CSP and error ids
+# around Streamlit), which runs the pages in main.py.
+APP_SERVER = Path(__file__).resolve().parent.parent / "app" / "server.py"
 STOP_GRACE_SECONDS = 15.0
 # The worker stops its jobs first; a training run saves its current step before it goes
 # (kinds.py `stop_grace_s`), so the worker gets that long before it is killed.
@@ -115,10 +117,13 @@ def app_environment(settings: Settings, insecure_no_auth: bool) -> dict[str, str
 def streamlit_command(host: str, port: int, secrets_file: Path | None = None) -> list[str]:
     extra = ["--secrets.files", str(secrets_file)] if secrets_file else []
     return [
-        sys.executable, "-m", "streamlit", "run", str(APP_MAIN),
+        sys.executable, "-m", "streamlit", "run", str(APP_SERVER),
         "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
         "--client.toolbarMode", "minimal",
+        # Tracebacks go to the server log with an error id (script_errors.py), not to
+        # whoever is looking at the page.
+        "--client.showErrorDetails", "none",
         "--server.address", host,
         "--server.port", str(port),
         *extra,

@@ -1,0 +1,56 @@
+"""Data on a page is text, never markup that runs: the one place where strings from
+data (turn contents, ids, model answers, job errors, table names) and from URL
+parameters become Markdown.
+
+- `escape_markdown(s)`: `s` shown literally in any Markdown context (st.markdown,
+  st.warning, st.caption, labels): every ASCII punctuation character is
+  backslash-escaped, so no image, link, autolink, emphasis, heading, HTML, LaTeX or
+  Streamlit directive (`:red[...]`, `:material/...:`) forms from it.
+- `code_span(s)`: `s` as inline code, with a fence of backticks longer than any run
+  inside it, so the data cannot close the span and continue as Markdown.
+- `neutralize_images(md)`: Markdown from data that is meant to be drawn as Markdown (a
+  chat turn) keeps its formatting and links (a link needs a click), but an image
+  becomes its text and a link: `![alt](url)` reads as `!` + `[alt](url)`, so nothing is
+  fetched on view. Code blocks and code spans are left as they are.
+
+The Content-Security-Policy of `http_guard.py` is the second wall: whatever slips
+through, the browser loads images only from the app itself.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+_PUNCTUATION = frozenset(string.punctuation)
+# Fenced code blocks (closed, or running to the end like CommonMark) and code spans.
+_CODE = re.compile(
+    r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n(?:.*?\n)??[ ]{0,3}(?P=fence)[`~]*[ \t]*$"
+    r"|^[ ]{0,3}(?P<open>`{3,}|~{3,})[^\n]*\n.*\Z"
+    r"|(?P<ticks>`+)(?!`).*?(?<!`)(?P=ticks)(?!`)",
+    re.DOTALL | re.MULTILINE,
+)
+# `![` not already escaped (an odd number of backslashes before `!` escapes it).
+_IMAGE_OPENER = re.compile(r"(?<!\\)((?:\\\\)*)!\[")
+
+
+def escape_markdown(text: object) -> str:
+    return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in str(text))
+
+
+def code_span(text: object) -> str:
+    body = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
+    return f"{ticks}{pad}{body}{pad}{ticks}"
+
+
+def neutralize_images(markdown: str) -> str:
+    out, at = [], 0
+    for match in _CODE.finditer(markdown):
+        out.append(_IMAGE_OPENER.sub(r"\1\\![", markdown[at : match.start()]))
+        out.append(match.group(0))
+        at = match.end()
+    out.append(_IMAGE_OPENER.sub(r"\1\\![", markdown[at:]))
+    return "".join(out)
