@@ -154,11 +154,6 @@ class Settings(BaseSettings):
         description="Host names the app answers to besides the bind address, localhost and "
         "127.0.0.1 (e.g. a name in /etc/hosts); other Host or Origin headers get 403.",
     )
-    allowed_hosts: CommaList = Field(
-        default_factory=list,
-        description="Host names the app answers to besides the bind address, localhost and "
-        "127.0.0.1 (e.g. a name in /etc/hosts); other Host or Origin headers get 403.",
-    )
     insecure_no_auth: bool = Field(
         False, description="Serve beyond loopback without login (every page says so)."
     )
