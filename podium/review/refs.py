@@ -2,20 +2,24 @@
 
 A tag (`reviewed-2026-11`) pins a snapshot so a training card can name it; a branch
 (`review`) takes edits (`commit_change(..., branch="review")`) while `main` stays as it
-was, until `fast_forward` moves `main` to the branch head. Every snapshot picker
+was, until `fast_forward` moves `main` to the branch head (also after a compaction of
+main, which changes no row). Every snapshot picker
 resolves these names (`podium.store.snapshots.resolve_snapshot`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pyiceberg.table import Table
 from pyiceberg.table.refs import MAIN_BRANCH
 
 from podium.errors import InvalidInput
 from podium.identity import User, require
+from podium.review.changes import ACTION, AUTHOR, touched_rows
 from podium.review.row_locations import branch_head
 from podium.store.catalog import load_table
 from podium.store.snapshots import resolve_snapshot
@@ -74,19 +78,53 @@ def create_branch(table_name: str, name: str, user: User, snapshot: int | str | 
 
 
 def fast_forward(table_name: str, branch: str, user: User) -> Ref:
-    """Move main to `branch`'s head, when main has not moved since the branch began."""
+    """Move main to `branch`'s head, when main changed no row since the branch began.
+
+    Main may have moved by snapshots that touch no row (compaction: its summary's
+    `podium.rows` is "[]"); the branch head then holds exactly the rows main would have
+    with the branch's changes, so main moves to it. The rewrite compaction did is given up
+    (the next `podium maintain` compacts again). Any other change to main refuses.
+    """
     require(user, "edit")
     table = load_table(table_name)
     target = branch_head(table, branch)
     main = branch_head(table, MAIN_BRANCH)
-    sid: int | None = target
-    while sid is not None and sid != main:
+    if target is None:
+        raise InvalidInput(f"Branch {branch!r} of {table_name} has no snapshot to move main to.")
+    blocker = _row_change_since(table, main, set(_lineage(table, target)))
+    if blocker is not None:
+        raise InvalidInput(
+            f"main of {table_name} changed rows since branch {branch!r} began ({blocker}); "
+            "it cannot be fast-forwarded. Make the branch's edits again on main."
+        )
+    if main != target:
+        # Committed with a requirement on main's head: a change landing meanwhile fails it.
+        table.manage_snapshots().set_current_snapshot(snapshot_id=target).commit()
+    return Ref(MAIN_BRANCH, "branch", target)
+
+
+def _lineage(table: Table, sid: int | None) -> Iterator[int]:
+    """`sid` and its ancestors; the last may be an expired snapshot's id (a parent id
+    outlives its snapshot, and both lines of a fork still name it)."""
+    while sid is not None:
+        yield sid
         snap = table.snapshot_by_id(sid)
         sid = snap.parent_snapshot_id if snap else None
-    if sid != main or target is None:
-        raise InvalidInput(
-            f"main of {table_name} changed since branch {branch!r} began; it cannot be "
-            "fast-forwarded. Make the branch's edits again on main."
-        )
-    table.manage_snapshots().set_current_snapshot(snapshot_id=target).commit()
-    return Ref(MAIN_BRANCH, "branch", target)
+
+
+def _row_change_since(table: Table, main: int | None, on_branch: set[int]) -> str | None:
+    """What changed rows on main after it met the branch's line, or None."""
+    for sid in _lineage(table, main):
+        if sid in on_branch:
+            return None
+        snap = table.snapshot_by_id(sid)
+        props = dict(snap.summary.additional_properties) if snap and snap.summary else {}
+        if snap is None:
+            break
+        if touched_rows(props) != set():
+            action = props.get(ACTION) or (snap.summary.operation.value if snap.summary else "")
+            by = f" by {props[AUTHOR]}" if AUTHOR in props else ""
+            return f"snapshot {sid}, {action}{by}"
+    # Expiry removed the snapshot both lines began from (pyiceberg then forgets the
+    # parent ids too): whether main changed rows before its oldest snapshot is unknown.
+    return "no snapshot the two have in common is left after expiry, so that is unknown"
