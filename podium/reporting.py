@@ -59,6 +59,11 @@ class Reporter:
     def sample(self, step: int, values: Mapping[str, Any]) -> None:
         """Record an example output (a completion, a failing row) worth showing."""
 
+    def warn(self, message: str) -> None:
+        """Say something the person who started the work must know while it runs (a
+        run that cannot learn, a setting ignored): a sentence naming what and why."""
+        log.warning(message)
+
     def log(self, message: str) -> None:
         log.info(message)
 

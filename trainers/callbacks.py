@@ -26,6 +26,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from podium.reporting import Reporter
 from trainers.checkpoints import CheckpointWriter
+from trainers.learning_signal import no_signal_warning
 
 # TRL logs these once at the end; they are summaries, not per-step curves.
 _SUMMARY_KEYS = {
@@ -57,6 +58,7 @@ class ReporterCallback(TrainerCallback):
         self._last_time = self._t0
         self._model: Any = None
         self._evaluating = False
+        self._told_no_signal = False
         # SIGTERM received during training: (signal number, frame), handled at step end.
         self._signalled: tuple[int, Any] | None = None
         self._previous: Any = None  # the SIGTERM handler we hold the signal for
@@ -194,6 +196,11 @@ class ReporterCallback(TrainerCallback):
         if values:
             self.history.append({"step": float(state.global_step), **values})
             self.reporter.metric(state.global_step, values)
+            if not self._told_no_signal:  # GRPO only: SFT logs no reward
+                warning = no_signal_warning(self.history)
+                if warning:
+                    self._told_no_signal = True
+                    self.reporter.warn(warning)
         if self.samples is not None:
             for sample in self.samples():
                 self.reporter.sample(state.global_step, sample)

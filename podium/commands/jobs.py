@@ -50,7 +50,7 @@ from podium.jobs.queue import (
 )
 from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.rerun import describe_report, queue_rerun, rerun_and_compare
-from podium.jobs.tables import FINISHED
+from podium.jobs.tables import FINISHED, last_metrics, warnings_of
 
 out = Console(highlight=False, soft_wrap=True, markup=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
@@ -194,7 +194,12 @@ def show(
     job = get_job(job_id)
     reproducible = reproducibility_text(job)  # the Logbook's line: '' when nothing applies
     if as_json:
-        out.print_json(json.dumps({**job_json(job), "reproducibility": reproducible}))
+        extra = {
+            "reproducibility": reproducible,
+            "metrics": last_metrics(job["id"]),
+            "warnings": warnings_of(job["id"]),
+        }
+        out.print_json(json.dumps({**job_json(job), **extra}))
         return
     out.print(f"job      {job['id']}\nkind     {job['kind']}\nstatus   {job['status']}")
     out.print(f"progress {progress_text(job)}\nduration {duration_text(job)}")
@@ -206,6 +211,8 @@ def show(
     out.print(f"log      {job['log_path']}")
     if reproducible:
         out.print(f"reproducibility {reproducible}")
+    for warning in warnings_of(job["id"]):
+        out.print(f"warning  {warning}")
     if job["error"]:
         out.print(f"error    {job['error']}")
     out.print("card:\n" + job["card"])

@@ -23,7 +23,7 @@ from sqlalchemy.exc import OperationalError
 
 from podium.config import get_settings
 from podium.jobs.queue import heartbeat, now
-from podium.jobs.tables import db, job_metrics, job_samples, jobs
+from podium.jobs.tables import WARNING, db, job_events, job_metrics, job_samples, jobs
 from podium.reporting import Reporter
 
 _FLUSH_EVERY = 0.5  # seconds between writes of progress, metrics and samples
@@ -99,6 +99,21 @@ class JobReporter(Reporter):
         with self._lock:
             self._samples.append(row)
         self._maybe_flush()
+
+    def warn(self, message: str) -> None:
+        """A warning event, written at once: the Logbook and `podium jobs show` list it
+        while the job still runs (`logbook.warnings`)."""
+        self.log(f"warning: {message}")
+        at = now()
+        try:
+            with self._eng.begin() as conn:
+                conn.execute(
+                    insert(job_events).values(
+                        job_id=self.job_id, at=at, status=WARNING, message=message
+                    )
+                )
+        except OperationalError as exc:  # the log line above keeps it; the job goes on
+            self.log(f"warning not recorded (database unreachable): {exc}")
 
     def _maybe_flush(self, force: bool = False) -> None:
         if force or time.monotonic() - self._last_write >= _FLUSH_EVERY:

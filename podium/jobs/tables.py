@@ -18,6 +18,7 @@ from podium.store.state import METADATA, engine
 STATUSES = ("queued", "running", "cancelling", "succeeded", "failed", "cancelled")
 ACTIVE = ("queued", "running", "cancelling")
 FINISHED = ("succeeded", "failed", "cancelled")
+WARNING = "warning"  # a job event that is no status change: what the job warned about
 
 jobs = Table(
     "podium_jobs",
@@ -103,6 +104,17 @@ def rows_of_job(
     with db().connect() as conn:
         rows = list(conn.execute(query).all())
     return rows[::-1] if last is not None else rows
+
+
+def last_metrics(job_id: str) -> dict[str, float]:
+    """Each metric's last reported value."""
+    return {name: value for _, name, value in metric_rows(job_id)}
+
+
+def warnings_of(job_id: str) -> list[str]:
+    """What the job warned about, in order (`JobReporter.warn`)."""
+    rows = rows_of_job(job_events, job_id, ("status", "message"))
+    return [str(r.message or "") for r in rows if r.status == WARNING]
 
 
 def metric_rows(job_id: str) -> list[tuple[int, str, float]]:

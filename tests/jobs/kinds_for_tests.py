@@ -27,6 +27,7 @@ class StepsConfig(BaseModel):
     source: TableRef | None = Field(None, description="An input table (only recorded).")
     fail_at: int | None = Field(None, description="Raise at this step.")
     mode: str = Field("fast", description="Free label.")
+    warn: str | None = Field(None, description="A warning to report after the first step.")
     helper: bool = Field(
         False,
         description="Start a process in the job's group that stands in for a private Ray's "
@@ -49,6 +50,8 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
         reporter.sample(step, {"text": f"sample {step}"})
         reporter.progress(step + 1, config.steps, f"step {step + 1}")
         reporter.log(f"step {step + 1}/{config.steps}")
+        if config.warn and step == 0:
+            reporter.warn(config.warn)
     outputs = JobOutputs(summary={"steps": config.steps})
     if config.table:
         data = pa.table({"step": list(range(config.steps))})

@@ -27,7 +27,7 @@ from podium.app.logbook_model import outputs_of, reproducibility
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
-from podium.jobs.tables import ACTIVE
+from podium.jobs.tables import ACTIVE, warnings_of
 from podium.store.catalog import list_tables
 from podium.store.users import acting_user
 
@@ -97,6 +97,8 @@ def job_detail(job_id: str) -> None:
         st.progress(fraction, text=lb.progress_text(job))
     if job["error"]:
         show_error(job["error"].split("\n--- log tail ---")[0])
+    for warning in warnings_of(job_id):  # said while it runs: a run that cannot learn
+        st.warning(warning, icon=":material/warning:")
     outputs(job)
     if said := reproducibility(job):
         st.caption(said)
