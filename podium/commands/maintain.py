@@ -1,9 +1,10 @@
 """`podium maintain TABLE`: compaction, snapshot expiry and orphan removal, as a job.
 
     podium maintain team.sft                                  # keep 7 days, grace 1 day
-    podium maintain team.sft --retention-days 0 --grace-hours 0 --json
+    podium maintain team.sft --retention-days 0 --grace-hours 1 --json
+    podium maintain --all                       # every table, then the warehouse's orphans
 
-Prints the table's files and bytes before and after, and what each step did.
+Prints each table's files and bytes before and after, and what each step did.
 """
 
 from __future__ import annotations
@@ -22,6 +23,19 @@ def _print_result(config: Any, result: Any, deferred: bool, extra: dict[str, Any
     if extra["as_json"]:
         typer.echo(json.dumps(summary, indent=2))
         return
+    if "tables" in summary:  # --all
+        for name, one in summary["tables"].items():
+            typer.echo(f"{name}:")
+            _print_table(one)
+        o = summary["warehouse_orphans_removed"]
+        typer.echo(
+            f"warehouse: removed {o['files']} files of no known table ({o['bytes']:,} bytes)"
+        )
+        return
+    _print_table(summary)
+
+
+def _print_table(summary: dict[str, Any]) -> None:
     before, after = summary["before"], summary["after"]
     for label, key in (
         ("data files", "data_files"),

@@ -190,5 +190,6 @@ register(
         "podium.jobs.maintain:run_maintain",
         "Compact a table's small and delete files, expire old snapshots (never tagged, "
         "branched or lineage-named ones) and remove files no snapshot references.",
+        options={"all_tables": "--all"},
     )
 )

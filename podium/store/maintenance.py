@@ -7,14 +7,17 @@
   snapshot, row ids and order unchanged (the rewritten part stays where it was; only
   what follows it moves with it). Its summary names no rows, so an edit planned before
   it does not conflict with it.
-- `expire`: snapshots older than a retention are dropped from the table's metadata
-  with pyiceberg's own `expire_snapshots` (which never drops a branch or tag head),
-  except the ones `keep` names (what run cards, checkpoints and other tables' lineage
-  point at: the caller collects them, the store knows nothing of jobs).
+- `expire` (`store.expiry`): snapshots older than a retention are dropped from the
+  table's metadata, never a ref's head, one that was a head within the grace period,
+  or one `keep` names (what run cards, checkpoints and other tables' lineage point
+  at: the caller collects them, the store knows nothing of jobs); the commit fails and
+  re-plans when any ref changed meanwhile.
 - `remove_orphans`: files under the table's location that no live snapshot and no
   kept metadata file references (a killed import's data files, an expired snapshot's
   files), older than a grace period so that a write in flight is never touched. Files
   staged by resumable jobs (`data/staged-*`) are theirs to clean and left alone.
+  `store.warehouse_sweep` does the same for files under the warehouse that belong to
+  no table the catalog knows.
 
 `footprint` counts files and bytes before and after, for the run's report.
 """
@@ -22,16 +25,17 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
 
 from podium.errors import InvalidInput
+from podium.failpoints import hit
 from podium.store.catalog import load_table
+from podium.store.expiry import expire as expire
 from podium.store.file_plan import FilePlan, PlannedFile
 from podium.store.plan import manifest_entries, plan_snapshot, warm_after_commit
 
@@ -100,9 +104,13 @@ def walk_files(table: Table) -> Iterator[tuple[str, int, float]]:
 def _filesystem(table: Table) -> tuple[FileSystem, str, str]:
     """The table's file system (its FileIO's, credentials included), the location as that
     file system names it, and the prefix that turns such a name back into a table path."""
-    location = table.metadata.location.rstrip("/")
+    return location_filesystem(table.metadata.location, table.io)
+
+
+def location_filesystem(location: str, io: Any) -> tuple[FileSystem, str, str]:
+    """`_filesystem` for any location (a table's, the warehouse's) and FileIO."""
+    location = location.rstrip("/")
     parsed = urlparse(location)
-    io: Any = table.io
     if hasattr(io, "fs_by_scheme"):
         fs = io.fs_by_scheme(parsed.scheme or "file", parsed.netloc)
     else:  # another FileIO: pyarrow's own resolution (no credentials beyond the environment)
@@ -226,26 +234,6 @@ def _as_table_schema(
         yield batch if batch.schema.equals(schema) else batch.cast(schema)
 
 
-def expire(name: str, *, older_than: datetime, keep: Collection[int] = ()) -> list[int]:
-    """Drop snapshots committed before `older_than`, except the current one, branch and
-    tag heads (pyiceberg protects them) and `keep`; returns the ids dropped."""
-    table = load_table(name)
-    current = table.current_snapshot()
-    protected = set(keep) | {r.snapshot_id for r in table.metadata.refs.values()}
-    if current is not None:
-        protected.add(current.snapshot_id)
-    cutoff_ms = older_than.timestamp() * 1000
-    doomed = [
-        s.snapshot_id
-        for s in table.snapshots()
-        if s.timestamp_ms < cutoff_ms and s.snapshot_id not in protected
-    ]
-    if doomed:
-        table.maintenance.expire_snapshots().by_ids(doomed).commit()
-        warm_after_commit(load_table(name))
-    return doomed
-
-
 def referenced_files(table: Table) -> set[str]:
     """Every file a live snapshot or a kept metadata file needs."""
     io = table.io
@@ -270,9 +258,15 @@ def remove_orphans(name: str, *, grace_s: float, now: float | None = None) -> tu
     needed = {normal_path(p) for p in referenced_files(table)}
     now = time.time() if now is None else now
     files = removed_bytes = 0
-    for path, size, mtime in list(walk_files(table)):
-        if normal_path(path) in needed or f"/{STAGED_DIR}" in path or now - mtime < grace_s:
-            continue
+    orphans = [
+        (path, size)
+        for path, size, mtime in walk_files(table)
+        if normal_path(path) not in needed
+        and f"/{STAGED_DIR}" not in path
+        and now - mtime >= grace_s
+    ]
+    hit("maintain.orphans.before_delete")
+    for path, size in orphans:
         try:
             table.io.delete(path)
         except OSError as exc:

@@ -80,7 +80,7 @@ def test_maintain_after_mixed_edits_keeps_rows_order_tags_and_lineage() -> None:
     assert page("t.m", limit=2).rows[1]["source"] == "late"
     before_rows[1]["source"] = "late"
 
-    report = podium("maintain", "t.m", "--retention-days", "0", "--grace-hours", "0")
+    report = podium("maintain", "t.m", "--retention-days", "0", "--grace-hours", "0", "--force")
 
     assert rows("t.m") == before_rows
     assert report["after"]["delete_files"] == 0 and report["expired_snapshots"] > 0
@@ -122,7 +122,9 @@ def test_files_of_a_killed_import_are_removed_and_rows_unchanged(tmp_path: Path)
     assert len(left) >= 3
     assert rows("t.k") == before_rows  # nothing committed
 
-    report = podium("maintain", "t.k", "--grace-hours", "0", "--no-expire", "--no-compact")
+    report = podium(
+        "maintain", "t.k", "--grace-hours", "0", "--force", "--no-expire", "--no-compact"
+    )
 
     assert report["orphans_removed"]["files"] >= len(left)
     assert not any(p.exists() for p in left)

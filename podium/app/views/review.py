@@ -205,8 +205,8 @@ def _maintenance(table: str, user: Any) -> None:
         queue_form(
             "maintain",
             "review.maintain",
-            fixed={"table": table},
-            advanced=("compact", "expire", "remove_orphans"),
+            fixed={"table": table, "all_tables": False},
+            advanced=("compact", "expire", "remove_orphans", "force"),
         )
 
 
