@@ -45,7 +45,7 @@ from podium.store.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.file_writer import FileWriter
 from podium.store.plan import warm_after_commit
 from podium.store.position_deletes import Replacement, write_delete_file
-from podium.store.row_delta import commit_row_delta
+from podium.store.row_delta import check_row_changes_supported, commit_row_delta
 from podium.store.schema import PROP_MAPPING, ROLES
 from podium.store.snapshots import resolve_snapshot
 
@@ -173,6 +173,7 @@ def commit_change(
     if not change.message.strip():
         raise InvalidInput("Say why: an edit needs a message (it is kept in the snapshot).")
     table = load_table(name)
+    check_row_changes_supported(table)
     if PROP_MAPPING in table.properties and change.updates:
         raise InvalidInput(
             f"{name} is a mapped foreign table; edit it after importing it as an SFT table."

@@ -36,6 +36,7 @@ from pyiceberg.table.snapshots import Operation, Summary
 from pyiceberg.table.update.snapshot import _SnapshotProducer
 from pyiceberg.typedef import EMPTY_DICT
 
+from podium.errors import InvalidInput
 from podium.store.plan import manifest_entries
 
 if TYPE_CHECKING:
@@ -154,6 +155,27 @@ class _RowDelta(_SnapshotProducer["_RowDelta"]):
                 "(another writer removed them); re-plan on the new head"
             )
         return out
+
+
+def check_row_changes_supported(table: Table) -> None:
+    """Refuse, before anything is written, a table whose rows a row delta cannot change:
+    a v1 table (no delete files) or a partitioned one (its delete files and new rows
+    would need a partition each; this writer makes unpartitioned files only)."""
+    name = ".".join(table.name())
+    if table.metadata.format_version < 2:
+        raise InvalidInput(
+            f"{name} is an Iceberg v1 table, which has no delete files, so its rows cannot "
+            "be edited or removed; upgrade it to format version 2 first. Nothing was written."
+        )
+    partitioned = [spec for spec in table.metadata.partition_specs if spec.fields]
+    if partitioned:
+        by = ", ".join(f.name for spec in partitioned for f in spec.fields)
+        raise InvalidInput(
+            f"{name} is partitioned (by {by}); Podium edits and removes rows only in "
+            "unpartitioned tables. Nothing was written. Change it with an engine that "
+            "writes partitioned deletes (Spark's UPDATE/DELETE), or export it and import "
+            "the file as a new table (`podium export`, then `podium import`) to review it here."
+        )
 
 
 def commit_row_delta(
