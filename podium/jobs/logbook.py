@@ -21,6 +21,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
 from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
+from podium.jobs.rerun import plan_rerun
 from podium.jobs.tables import FINISHED, job_events, job_samples, metric_rows, rows_of_job
 from podium.store.refs import parse_ref_text
 
@@ -94,13 +95,21 @@ def may_rerun(job: Job) -> bool:
 
 
 def rerun(job_id: str) -> str:
-    """Queue a past job's stored card again; returns the new job id."""
+    """Queue a past job's stored card again; returns the new job id. A succeeded job
+    re-runs into fresh output names, as `podium jobs rerun` does (its card again would
+    refuse a checkpoint name already registered, or overwrite a validation report); a
+    failed or cancelled one runs its own card again, to finish what it started."""
     job = get_job(job_id)
     if not may_rerun(job):
         raise InvalidInput(
             f"Job {job['id']} is {job['status']}: it has not finished, so there is nothing "
             "to re-run yet. Wait for it, or cancel it first."
         )
+    if job["status"] == "succeeded":
+        try:
+            return submit(plan_rerun(job["id"]).card)
+        except InvalidInput:
+            pass  # its card names no output: run again, it overwrites nothing
     return submit(parse_card(job["card"], source=f"card of job {job['id']}"))
 
 

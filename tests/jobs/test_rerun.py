@@ -94,3 +94,30 @@ def test_a_queued_job_is_not_offered_rerun(jobs_home: Path) -> None:
     finished = run_in_process(parse_card("---\nkind: test-steps\nsteps: 1\n---\n"))
     assert logbook.may_rerun(finished)
     assert get_job(logbook.rerun(finished["id"]))["status"] == "queued"
+
+
+def test_logbook_rerun_of_a_succeeded_job_writes_new_outputs(jobs_home: Path) -> None:
+    """Before: the Logbook's Re-run queued the card as it was: a training run failed on
+    "model ... already registered", a validation overwrote the original report."""
+    import pyarrow as pa
+
+    from podium.jobs import logbook
+    from podium.jobs.cards import parse_card
+    from podium.store.schema import SFT_ARROW_SCHEMA
+    from podium.store.write import write_table
+
+    steps = run_in_process(Card("test-steps", validate_config("test-steps", {"table": "ns.o"})))
+    again = get_job(logbook.rerun(steps["id"]))
+    assert again["status"] == "queued"
+    assert parse_card(again["card"]).config.table == "ns.o__rerun_1"
+
+    turns = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "{broken"}]
+    write_table("ns.v", pa.Table.from_pylist([{"id": "a", "messages": turns}], SFT_ARROW_SCHEMA))
+    config = validate_config("validate", {"table": {"name": "ns.v"}, "rules": ["json"]})
+    validation = run_in_process(Card("validate", config))
+    assert validation["status"] == "succeeded", validation["error"]
+    queued = parse_card(get_job(logbook.rerun(validation["id"]))["card"]).config
+    assert queued.report == "ns.v__validation__rerun_1"  # the original report is kept
+    # A job whose card names no output runs its card again, as before.
+    plain = run_in_process(Card("test-steps", validate_config("test-steps", {"steps": 1})))
+    assert parse_card(get_job(logbook.rerun(plain["id"]))["card"]).config.table is None

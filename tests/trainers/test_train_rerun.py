@@ -55,6 +55,13 @@ def test_sft_reruns_to_identical_weights_and_loss_curve(tiny_base, make_table, m
     assert report["environment_differences"] == []
     assert get_model("det-sft__rerun_1").job_id == report["rerun_job_id"]
     assert reproducibility_text(get_job(job_id)).startswith("re-ran identical on ")
+    # The Logbook's Re-run queues it into the next free name too (before: its card as it
+    # was, which failed on "model 'det-sft' is already registered").
+    from podium.jobs import logbook
+    from podium.jobs.cards import parse_card
+
+    queued = parse_card(get_job(logbook.rerun(job_id))["card"]).config
+    assert queued.out == "det-sft__rerun_2"
 
 
 def test_grpo_reruns_to_identical_weights_and_reward_curve(tiny_base, make_table, memo_pairs):
