@@ -33,6 +33,7 @@ from podium.store.catalog import table_exists
 from podium.store.query import page
 from podium.store.read import iter_batches
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
+from podium.store.table_name import check_not_reserved
 from podium.store.users import acting_user
 from podium.store.write import write_table
 
@@ -64,16 +65,32 @@ def clean_tags(tags: Sequence[str] | str | None) -> list[str]:
 
 
 def answer_stream(
-    checkpoint: str, prompt: str, max_tokens: int = 256, temperature: float = 0.7
+    checkpoint: str,
+    prompt: str,
+    max_tokens: int = 256,
+    temperature: float = 0.7,
+    user: User | None = None,
 ) -> Iterator[str]:
-    """The checkpoint's answer to `prompt`, streamed (starts its server if needed)."""
+    """The checkpoint's answer to `prompt`, streamed (starts its server if needed).
+
+    The role is checked now, before the server starts or the model is asked (the Vibe
+    check and Generate's "Try a prompt" pages, `podium vibes submit`)."""
+    require(user or acting_user(), "ask_model")
     endpoint = endpoint_for(checkpoint)
     request = ChatRequest(
         messages=[{"role": "user", "content": prompt}],
         max_tokens=max_tokens,
         temperature=temperature,
     )
-    yield from stream_chat(endpoint, request)
+    return stream_chat(endpoint, request)
+
+
+def may_submit(user: User | None = None) -> User:
+    """The submitter, once their role allows a vibe-check submission (before its answer
+    is asked for)."""
+    user = user or acting_user()
+    require(user, "vibe")
+    return user
 
 
 def submit_vibe(
@@ -91,8 +108,7 @@ def submit_vibe(
 
     With `idempotency_key` the id is derived from it, and a submission whose id is
     already stored is not stored again (a double click on Submit stores one row)."""
-    user = submitter or acting_user()
-    require(user, "vibe")
+    user = may_submit(submitter)
     if not prompt.strip():
         raise InvalidInput("A vibe-check prompt cannot be empty.")
     ensure_vibes_table()
@@ -161,6 +177,8 @@ def build_eval_set(
     Each row's `messages` is the single user prompt; `metadata` keeps what good looks
     like and the answer that prompted the submission.
     """
+    require(acting_user(), "vibe")  # before any table is created
+    check_not_reserved(out)
     reporter = reporter or Reporter()
     if not tags and not ids:
         raise InvalidInput("Choose the eval set's prompts: give tags (--tag) or ids (--id).")

@@ -24,6 +24,7 @@ Action = Literal[
     "annotate",  # labels, ratings, notes
     "edit",  # change or remove rows (a new snapshot)
     "vibe",  # submit vibe-check prompts
+    "ask_model",  # ask a checkpoint one prompt (may start its server)
     "vote",  # blind comparison votes
     "run_job",  # generation, validation, builds, training, compare
     "serve_model",  # start or stop model servers
@@ -37,6 +38,7 @@ REQUIRED_ROLE: dict[Action, Role] = {
     "annotate": "reviewer",
     "edit": "reviewer",
     "vibe": "reviewer",
+    "ask_model": "reviewer",
     "vote": "reviewer",
     "run_job": "operator",
     "serve_model": "operator",

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
+from podium.identity import require
+from podium.store.users import acting_user
 from podium.validate.extract import DEFAULT_EXTRACT
 from podium.validate.report import read_report, report_for, report_name, report_summary
 from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES, save_schema_text
@@ -64,8 +66,10 @@ def build_specs(
 
     `json-schema` without a schema text uses the table's stored schema; `tool-call`
     without tools uses each row's metadata. The specs are checked (and the files
-    compiled) by the caller through `parse_rules`, before anything runs.
+    compiled) by the caller through `parse_rules`, before anything runs. The role is
+    checked first: a pasted file is stored only for someone who may queue the job.
     """
+    require(acting_user(), "run_job")
     specs = []
     for rule in chosen:
         if rule == "json-schema" and schema_text.strip():

@@ -86,8 +86,9 @@ def submit(
     """Ask the checkpoint (answer streamed), then store prompt, expectation and answer.
 
     The submitter is who this shell acts as (`podium users whoami`)."""
-    from generators.vibes import answer_stream, submit_vibe
+    from generators.vibes import answer_stream, may_submit, submit_vibe
 
+    may_submit()  # before the model is asked (or its server started)
     answer = ""
     if model:
         from podium.models import get_model

@@ -4,18 +4,15 @@ key goes only to the URL it was given for. A tiny HTTP server records what arriv
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from recording_server import Recorder
 from sqlalchemy import update
 
 from generators.client import endpoint_for
@@ -27,39 +24,6 @@ from podium.models.registry import models_table
 from podium.store.state import engine
 
 COOKIE = "cookie-secret-that-signs-logins"
-
-
-class Recorder:
-    """An OpenAI-compatible /v1/models that records each request's Authorization."""
-
-    def __init__(self) -> None:
-        self.seen: list[str | None] = []
-        seen = self.seen
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                seen.append(self.headers.get("Authorization"))
-                body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body.encode())
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    rec = Recorder()
-    yield rec
-    rec.server.shutdown()
-    rec.server.server_close()
 
 
 @pytest.fixture
@@ -140,12 +104,8 @@ def test_a_stored_key_is_private_and_goes_only_to_its_url(
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     _ask("held")
     assert recorder.seen == ["Bearer sk-held"]
-    other = Recorder()
-    try:
+    with Recorder() as other:
         _edit_row("held", url=other.url)  # the row now points elsewhere: the key stays home
         with pytest.raises(PermissionDenied, match="was set for"):
             _ask("held")
         assert other.seen == []
-    finally:
-        other.server.shutdown()
-        other.server.server_close()

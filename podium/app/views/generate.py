@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from generators.client import ChatRequest, endpoint_for, stream_chat
+from generators.vibes import answer_stream
 from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
@@ -102,12 +102,9 @@ def _try_prompt(model: str) -> None:
         prompt = st.text_area("Prompt", key=P + "try")
         if st.button("Ask", key=P + "ask") and prompt.strip():
             try:
-                endpoint = endpoint_for(model)
-                request = ChatRequest(
-                    messages=[{"role": "user", "content": prompt}], max_tokens=256
-                )
+                answer = answer_stream(model, prompt)  # the role is checked before the model
                 with st.chat_message("assistant"):
-                    st.write_stream(stream_chat(endpoint, request))
+                    st.write_stream(answer)
             except PodiumError as exc:
                 show_error(exc)
 

@@ -20,6 +20,7 @@ from generators.vibes import (
     build_eval_set,
     clean_tags,
     list_vibes,
+    may_submit,
     submit_vibe,
     vibe_id_for,
     vibe_stored,
@@ -82,10 +83,11 @@ def _submit(models: list[str], model_index: int) -> None:
         return
     answer = ""
     try:
+        may_submit(submitter)  # before the model is asked (or its server started)
         if ask:
             with st.chat_message("assistant"):
                 st.caption(model)
-                answer = str(st.write_stream(answer_stream(model, prompt)) or "")
+                answer = str(st.write_stream(answer_stream(model, prompt, user=submitter)) or "")
         vid = submit_vibe(
             prompt, ideal, clean_tags(tags), model, answer, submitter, idempotency_key=key
         )
