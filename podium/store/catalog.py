@@ -22,7 +22,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
 from podium.config import Settings, get_settings
-from podium.errors import NotFound
+from podium.errors import InvalidInput, NotFound
 from podium.store.sqlite_uri import sqlite_file
 from podium.store.table_name import split_table_name
 
@@ -114,6 +114,26 @@ def load_table(name: str, catalog: Catalog | None = None) -> Table:
 def table_exists(name: str, catalog: Catalog | None = None) -> bool:
     catalog = catalog or open_catalog()
     return catalog.table_exists(parse_name(name))
+
+
+def check_unique_name(ident: tuple[str, str], catalog: Catalog) -> None:
+    """Refuse to create table `ident` when one whose name differs only in case exists:
+    DuckDB, Trino and case-insensitive file systems take the two for one table."""
+    wanted = ".".join(ident).lower()
+    same = [
+        tuple(existing)
+        for (namespace,) in catalog.list_namespaces()
+        if namespace.lower() == ident[0].lower()
+        for existing in catalog.list_tables(namespace)
+        if ".".join(existing).lower() == wanted
+    ]
+    if not same or tuple(ident) in same:  # new, or the table itself (nothing is created)
+        return
+    name = ".".join(same[0])
+    raise InvalidInput(
+        f"Table {name} exists; {'.'.join(ident)} differs from it only in case, and table "
+        f"names are unique whatever their case. Choose another name (or write to {name})."
+    )
 
 
 def ensure_namespace(namespace: str, catalog: Catalog | None = None) -> None:

@@ -37,7 +37,7 @@ from pyiceberg.table import Table
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.store.catalog import ensure_namespace, open_catalog, parse_name
+from podium.store.catalog import check_unique_name, ensure_namespace, open_catalog, parse_name
 from podium.store.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.plan import warm_after_commit
 
@@ -68,6 +68,7 @@ def stage(name: str, schema: pa.Schema, key: str) -> Staging:
     if catalog.table_exists(ident):
         meta = catalog.load_table(ident).metadata
     else:  # only staged, never committed: it shows the new table's location and field ids
+        check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
         ensure_namespace(ident[0], catalog)
         meta = catalog.create_table_transaction(ident, schema=schema).table_metadata
     return Staging(

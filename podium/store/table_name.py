@@ -40,6 +40,24 @@ def split_table_name(name: str, default_namespace: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+# Endings of the tables Podium keeps beside another table (its validation report, its
+# annotations): a name a person chooses for a new table may not end so, or it would be
+# taken for that table's bookkeeping (Browse and `podium label` of the table then broke).
+RESERVED_SUFFIXES = ("__validation", "__annotations")
+
+
+def check_not_reserved(name: str) -> str:
+    """`name`, unless its table part ends in a suffix Podium keeps for its own tables."""
+    table = name.strip().rpartition(".")[2].lower()
+    for suffix in RESERVED_SUFFIXES:
+        if table.endswith(suffix):
+            raise InvalidInput(
+                f"Table name {shown(name)} ends in {suffix!r}, which Podium keeps for the "
+                "tables it writes beside a table; choose another name."
+            )
+    return name
+
+
 def _checked(name: str) -> str:
     split_table_name(name, get_settings().default_namespace)
     return name

@@ -37,7 +37,7 @@ from pyiceberg.table import Table, TableProperties, Transaction
 from podium.config import get_settings
 from podium.errors import InvalidInput, PodiumError
 from podium.identity import require
-from podium.store.catalog import ensure_namespace, open_catalog, parse_name
+from podium.store.catalog import check_unique_name, ensure_namespace, open_catalog, parse_name
 from podium.store.commit_outcome import TOKEN, commit_checked, new_token, settle
 from podium.store.file_writer import FileWriter, RowsWritten, prefetched
 from podium.store.modes import WRITE_MODES, WriteMode
@@ -108,6 +108,7 @@ def write_batches(
         raise InvalidInput(f"Table {label} already exists; use --mode append or --mode overwrite.")
     if mode != "create" and not exists:
         raise InvalidInput(f"Table {label} does not exist; use --mode create.")
+    check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
 
     stream = iter(batches)
     if schema is None:
@@ -189,6 +190,7 @@ def replace_batches(
     catalog = open_catalog()
     ident = parse_name(name)
     props = {k: str(v) for k, v in (properties or {}).items()}
+    check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
     new_namespace = not catalog.namespace_exists(ident[0])
     ensure_namespace(ident[0], catalog)
     if catalog.table_exists(ident):
