@@ -21,11 +21,14 @@ what to do (start the head with the venv active, or install Podium on every node
 instead of "No module named 'podium'".
 
 The job reaches the same catalog and state database because its runtime environment
-carries the resolved PODIUM_* settings; on a cluster of several machines that means a
-PostgreSQL catalog and an object-store warehouse (the embedded SQLite file is only
-reachable on one machine). A Ray job whose node dies ends FAILED: `poll` reports it
-and appends Ray's reason and the job's captured output to the Podium log, so the
-worker marks the job failed with that reason (or requeues it, for kinds that resume).
+carries the resolved PODIUM_* settings, except secrets (the OIDC and cookie secrets, a
+catalog URL with a password, catalog properties holding keys: Ray's dashboard shows a
+job's runtime environment), which each node configures itself; on a cluster of
+several machines that means a PostgreSQL catalog and an object-store warehouse (the
+embedded SQLite file is only reachable on one machine). A Ray job whose node dies ends
+FAILED: `poll` reports it and appends Ray's reason and the job's captured output to the
+Podium log, so the worker marks the job failed with that reason (or requeues it, for
+kinds that resume).
 """
 
 from __future__ import annotations
@@ -70,21 +73,59 @@ def dashboard_address(settings: Settings | None = None) -> str:
     return address if "://" in address else f"http://{address}"
 
 
+# Settings that are secrets, and so never in a job's runtime environment: Ray shows it in
+# its dashboard (often unauthenticated) and `ray job list`. The job reads them on its
+# node, from the node's own environment or podium.toml, as the worker does.
+SECRET_SETTINGS = frozenset({"oidc_client_secret", "cookie_secret"})
+# Catalog properties that are credentials (s3.secret-access-key, s3.session-token, ...).
+_SECRET_WORDS = ("secret", "password", "token", "credential", "access-key", "private")
+# PODIUM_* variables Podium reads that are not settings.
+_PLAIN_VARIABLES = ("PODIUM_CONFIG", "PODIUM_FAILPOINTS", "PODIUM_CUDNN_SDPA", "PODIUM_ACCEL")
+
+
 def job_environment(settings: Settings | None = None) -> dict[str, str]:
-    """PODIUM_* for the job: this process's, plus the resolved catalog and warehouse."""
+    """The PODIUM_* settings a job needs, none of them a secret: this process's, plus the
+    resolved home, catalog and warehouse where those carry no credentials.
+
+    Only names Podium knows pass (its settings less `SECRET_SETTINGS`, and
+    `_PLAIN_VARIABLES`), so an operator's own PODIUM_* secret is not sent either. A
+    catalog URL with a password, or catalog properties holding keys, stay behind: the
+    job's node must configure them itself (its environment or podium.toml)."""
     settings = settings or get_settings()
-    env = {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}
+    known = {f"PODIUM_{field.upper()}" for field in type(settings).model_fields} - {
+        f"PODIUM_{field.upper()}" for field in SECRET_SETTINGS
+    }
+    known.update(_PLAIN_VARIABLES)
+    env = {k: v for k, v in os.environ.items() if k in known}
+    env.pop("PODIUM_CATALOG_URI", None)
+    env.pop("PODIUM_CATALOG_PROPERTIES", None)
+    env["PODIUM_HOME"] = str(settings.home)
+    if not _has_password(settings.catalog_uri):
+        env["PODIUM_CATALOG_URI"] = settings.catalog_uri
+    if not _has_password(settings.warehouse):
+        env["PODIUM_WAREHOUSE"] = settings.warehouse
+    else:
+        env.pop("PODIUM_WAREHOUSE", None)
+    properties = settings.catalog_properties
+    if not any(word in key.lower() for key in properties for word in _SECRET_WORDS):
+        env["PODIUM_CATALOG_PROPERTIES"] = json.dumps(settings.catalog_properties)
     env.update(
-        PODIUM_HOME=str(settings.home),
-        PODIUM_CATALOG_URI=settings.catalog_uri,
-        PODIUM_WAREHOUSE=settings.warehouse,
-        PODIUM_CATALOG_PROPERTIES=json.dumps(settings.catalog_properties),
         PYTHONUNBUFFERED="1",
         # Time for a stopped job to stop what it started on the cluster (vLLM replicas)
         # before Ray's SIGKILL; Ray's default is 3 s.
         RAY_JOB_STOP_WAIT_TIME_S=str(STOP_WAIT_S),
     )
     return env
+
+
+def _has_password(url: str) -> bool:
+    """Whether a URL carries a password (postgresql://user:PASSWORD@host/db)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password is not None
+    except ValueError:
+        return True  # unparsable: assume the worst
 
 
 def _client(address: str) -> Any:
