@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.async_rl.learner import Learner, Sample, group_advantages
+from trainers.async_rl.learner import Learner, Sample, build_batch, group_advantages
 
 PROMPT = [1, 42, 7, 99]
 COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
@@ -87,3 +87,22 @@ def test_missing_behaviour_logprobs_are_refused(learner: Learner) -> None:
 def test_a_tied_head_is_not_pushed_twice(learner: Learner) -> None:
     names = [name for name, _ in learner.named_tensors()]
     assert "model.embed_tokens.weight" in names and "lm_head.weight" not in names
+
+
+def test_a_batch_is_built_on_the_device_asked_for() -> None:
+    # "meta" stands for a GPU here: a device other than the CPU the lists start on.
+    samples = [Sample(PROMPT, c, [-1.0] * len(c), 0.5) for c in COMPLETIONS]
+    batch = build_batch(samples, pad_token_id=0, device="meta")
+    tensors = (batch.ids, batch.attention, batch.targets, batch.behaviour, batch.advantages)
+    assert all(t.device.type == "meta" for t in tensors)
+    assert batch.behaviour.dtype == batch.advantages.dtype == torch.float32
+    on_cpu = build_batch(samples, pad_token_id=0, device="cpu")
+    assert on_cpu.ids.shape == (4, len(PROMPT) + 3)
+    assert int(on_cpu.targets.sum()) == on_cpu.behaviour.numel() == sum(map(len, COMPLETIONS))
+
+
+def test_the_learner_builds_its_batches_where_the_model_is(learner: Learner) -> None:
+    assert learner.device == next(learner.model.parameters()).device
+    learner.model.to(torch.float64)  # any dtype: the step's log-probs stay float32
+    stats = learner.step(on_policy(learner, [1.0, -1.0, 0.5, -0.5]))
+    assert stats.is_weight_mean == pytest.approx(1.0, abs=1e-4)

@@ -54,6 +54,44 @@ def group_advantages(rewards: Sequence[float], group_size: int) -> list[float]:
     return [float(a) for a in ((values - mean) / (std + 1e-4)).flatten()]
 
 
+@dataclass(frozen=True)
+class Batch:
+    """A step's inputs, all on one device (the model's)."""
+
+    ids: torch.Tensor  # right-padded prompt + completion ids
+    attention: torch.Tensor
+    targets: torch.Tensor  # completion tokens among the shifted positions
+    behaviour: torch.Tensor  # flat, float32, one per completion token
+    advantages: torch.Tensor  # flat, float32, each sample's advantage per token
+
+
+def build_batch(samples: Sequence[Sample], pad_token_id: int, device: torch.device | str) -> Batch:
+    """The tensors a step needs, built on `device`: a model on a GPU cannot read CPU
+    tensors (its first step failed with "Expected all tensors to be on the same device")."""
+    seqs = [s.prompt_ids + s.completion_ids for s in samples]
+    width = max(len(x) for x in seqs)
+    ids = torch.full((len(seqs), width), pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(seqs), width), dtype=torch.long)
+    targets = torch.zeros((len(seqs), width - 1), dtype=torch.bool)
+    for i, (s, seq) in enumerate(zip(samples, seqs, strict=True)):
+        ids[i, : len(seq)] = torch.tensor(seq)
+        attention[i, : len(seq)] = 1
+        # Position t predicts token t+1: completion tokens are predicted from
+        # positions len(prompt)-1 .. len(seq)-2.
+        targets[i, len(s.prompt_ids) - 1 : len(seq) - 1] = True
+    behaviour = torch.tensor(
+        [lp for s in samples for lp in s.behaviour_logprobs], dtype=torch.float32
+    )
+    advantages = torch.tensor(
+        [s.advantage for s in samples for _ in s.completion_ids], dtype=torch.float32
+    )
+    # Built on the CPU and copied once (non_blocking): element-wise writes into a GPU
+    # tensor would be one small copy each.
+    return Batch(
+        *(t.to(device, non_blocking=True) for t in (ids, attention, targets, behaviour, advantages))
+    )
+
+
 class Learner:
     """A causal LM, its optimizer, and the decoupled-PPO GRPO step."""
 
@@ -79,29 +117,21 @@ class Learner:
         )
         self.steps = 0
 
-    def _batch(self, samples: Sequence[Sample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Right-padded ids, attention mask, and a mask of completion targets (shifted)."""
-        seqs = [s.prompt_ids + s.completion_ids for s in samples]
-        width = max(len(x) for x in seqs)
-        ids = torch.full((len(seqs), width), self.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((len(seqs), width), dtype=torch.long)
-        targets = torch.zeros((len(seqs), width - 1), dtype=torch.bool)
-        for i, (s, seq) in enumerate(zip(samples, seqs, strict=True)):
-            ids[i, : len(seq)] = torch.tensor(seq)
-            attention[i, : len(seq)] = 1
-            # Position t predicts token t+1: completion tokens are predicted from
-            # positions len(prompt)-1 .. len(seq)-2.
-            targets[i, len(s.prompt_ids) - 1 : len(seq) - 1] = True
-        return ids, attention, targets
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights live: every input of a step is built there."""
+        return next(self.model.parameters()).device
 
     def token_logprobs(self, samples: Sequence[Sample]) -> torch.Tensor:
         """Log-probs of every completion token (flat, in sample order), with grad."""
         from trl.trainer.utils import selective_log_softmax
 
-        ids, attention, targets = self._batch(samples)
-        logits = self.model(input_ids=ids, attention_mask=attention).logits[:, :-1, :]
-        logps = selective_log_softmax(logits / self.temperature, ids[:, 1:])
-        flat: torch.Tensor = logps[targets]
+        batch = build_batch(samples, self.pad_token_id, self.device)
+        logits = self.model(input_ids=batch.ids, attention_mask=batch.attention).logits
+        logps = selective_log_softmax(logits[:, :-1, :] / self.temperature, batch.ids[:, 1:])
+        # float32 whatever the model's dtype: the ratios below compare these with the
+        # replica's float32 log-probs.
+        flat: torch.Tensor = logps[batch.targets].float()
         return flat
 
     def step(self, samples: Sequence[Sample], total_tokens: int | None = None) -> StepStats:
@@ -121,12 +151,8 @@ class Learner:
                     f"{len(s.behaviour_logprobs)} behaviour log-probs: the replica must "
                     "return one processed log-prob per generated token"
                 )
-        behaviour = torch.tensor(
-            [lp for s in samples for lp in s.behaviour_logprobs], dtype=torch.float32
-        )
-        advantages = torch.tensor(
-            [s.advantage for s in samples for _ in s.completion_ids], dtype=torch.float32
-        )
+        batch = build_batch(samples, self.pad_token_id, self.device)
+        behaviour, advantages = batch.behaviour, batch.advantages
         world = self.ranks
         self.model.train()
         logps = self.token_logprobs(samples)
