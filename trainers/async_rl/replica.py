@@ -11,6 +11,8 @@ and warm-up) with three additions: the worker extension that receives weights
 interpreter cannot import Podium), dev mode (`VLLM_SERVER_DEV_MODE=1`: /collective_rpc,
 /pause, /resume) and `--logprobs-mode processed_logprobs`, so the log-probs it returns
 are after temperature: the behaviour log-probs the learner's importance ratio needs.
+`--generation-config vllm` and the pinned fields of every request (PLAIN_SAMPLING) keep
+a checkpoint's generation_config.json (top_k, top_p, ...) out of that distribution.
 
 Every completion carries the weight version that produced it. A swap happens only while
 the server is paused with mode=wait (trainers/weight_sync/base.py), so no request spans
@@ -43,8 +45,57 @@ VERSION_RETRIES = 3
 reap_servers = _reap_servers  # (ray, [start() info], reporter): servers of killed actors
 
 
+# Sampling the learner models: the plain softmax at the request's temperature. vLLM's
+# server otherwise fills what a request leaves out from the checkpoint's
+# generation_config.json (top_k, top_p, repetition_penalty, min_p), and its processed
+# log-probs follow them: the importance weights would compare two distributions.
+# Pinned twice: the server ignores that file, and every request says "off" outright.
+PLAIN_SAMPLING: dict[str, float | int] = {
+    "top_k": 0,  # vLLM: 0 (or -1) = every token
+    "top_p": 1.0,
+    "min_p": 0.0,
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+}
+
+
 def server_args() -> list[str]:
-    return ["--worker-extension-cls", EXTENSION_CLASS, "--logprobs-mode", "processed_logprobs"]
+    return [
+        "--worker-extension-cls",
+        EXTENSION_CLASS,
+        "--logprobs-mode",
+        "processed_logprobs",
+        # vLLM's own defaults, not the checkpoint's generation_config.json
+        "--generation-config",
+        "vllm",
+    ]
+
+
+def completion_body(
+    model: str,
+    prompts: list[str] | list[list[int]],
+    *,
+    n: int,
+    max_tokens: int,
+    temperature: float,
+    seed: int | None,
+) -> dict[str, Any]:
+    """The /v1/completions request of a rollout: temperature and nothing else shapes
+    the distribution (PLAIN_SAMPLING), with the sampled token's processed log-prob."""
+    body: dict[str, Any] = {
+        "model": model,
+        "prompt": prompts,
+        "n": n,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        **PLAIN_SAMPLING,
+        "logprobs": 0,  # the sampled token's own log-prob only
+        "return_token_ids": True,
+    }
+    if seed is not None:
+        body["seed"] = seed
+    return body
 
 
 def server_env() -> dict[str, str]:
@@ -142,17 +193,9 @@ class PolicyReplica(VllmReplica):
         temperature: float,
         seed: int | None,
     ) -> list[dict[str, Any]]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "prompt": prompts,
-            "n": n,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "logprobs": 0,  # the sampled token's own log-prob only
-            "return_token_ids": True,
-        }
-        if seed is not None:
-            body["seed"] = seed
+        body = completion_body(
+            self.model, prompts, n=n, max_tokens=max_tokens, temperature=temperature, seed=seed
+        )
         resp = httpx.post(self.url + "/completions", json=body, timeout=GENERATE_TIMEOUT_S)
         if resp.status_code != 200:
             raise PodiumError(
