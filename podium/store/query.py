@@ -8,8 +8,11 @@ page's rows are then read by position. Counts and `count_by` are queries that fo
 the same conditions.
 
 Every connection can read the snapshot's own data files and nothing else, so a user's
-`--where` or `podium sql` cannot read other files on the machine. The SQL console also
-runs under a time limit and a memory cap, with `max_rows` pushed into the query.
+`--where` or `podium sql` cannot read other files on the machine. A query with a `where`
+runs in a child process under memory and time limits that hold (`podium.store.guarded`):
+a condition such as `len(range(30000000)) > 0` is stopped with a clear error instead of
+growing this process. The SQL console runs the same way, with `max_rows` pushed into
+the query.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store import scan
 from podium.store.file_plan import FilePlan
+from podium.store.guarded import Limits, call_guarded
 from podium.store.plan import plan_snapshot
 from podium.store.plan_cache import cached_snapshot
 from podium.store.scan import POS, connect, mapped_view_sql, quote
@@ -45,6 +49,17 @@ __all__ = ["Page", "connect", "count_by", "iter_rows", "mapped_view_sql", "page"
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
 
 _POSITIONS_BYTES = 64 * 2**20  # cache budget for search/filter results (int64 positions)
+
+# A `where` condition's process: ~150 MB of interpreter, DuckDB's share below the cap so
+# what DuckDB can bound (joins, sorts) spills or fails cleanly before the kill.
+WHERE_LIMITS = Limits(
+    memory_bytes=640 * 2**20,
+    timeout_s=120.0,
+    what="The --where filter",
+    how_to_fix="Simplify the condition (no generated lists or strings such as range() or "
+    "repeat()), or narrow the rows first with --search.",
+)
+WHERE_DUCKDB: dict[str, Any] = {"memory_limit": "384MB", "threads": 2}
 
 
 @dataclass
@@ -257,7 +272,41 @@ def matching_positions(
             _positions.move_to_end(key)
             found = _positions[key]
             return found if first is None else found[:first]
-    con = view.connection()
+    if where:
+        where_select(where)  # a refusal needs no child process
+        found = call_guarded(
+            _positions_of,
+            view.plan.table,
+            view.snapshot_id,
+            search=search,
+            where=where,
+            filters=filters,
+            ids=None if ids is None else sorted(set(ids)),
+            first=first,
+            limits=WHERE_LIMITS,
+        )
+    else:
+        found = _find_positions(view, search=search, filters=filters, ids=ids, first=first)
+    if first is None:
+        with _lock:
+            _positions[key] = found
+            while sum(v.nbytes for v in _positions.values()) > _POSITIONS_BYTES:
+                _positions.popitem(last=False)
+    return found
+
+
+def _find_positions(
+    view: SnapshotView,
+    *,
+    search: str | None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None,
+    ids: Collection[str] | None,
+    first: int | None,
+    **settings: Any,
+) -> np.ndarray:
+    """The matching positions, ascending, found in this process."""
+    con = view.connection(**settings)
     params: dict[str, Any] = {}
     source = filtered_source(
         con, view, search=search, where=where, filters=filters, ids=ids, params=params
@@ -266,13 +315,13 @@ def matching_positions(
     sql = f"SELECT {POS} FROM {source}" + (" LIMIT $first" if first is not None else "")
     if first is not None:
         params["first"] = first
-    found = np.sort(arrow_of(con, sql, params)[POS].to_numpy())
-    if first is None:
-        with _lock:
-            _positions[key] = found
-            while sum(v.nbytes for v in _positions.values()) > _POSITIONS_BYTES:
-                _positions.popitem(last=False)
-    return found
+    return np.sort(arrow_of(con, sql, params)[POS].to_numpy())
+
+
+def _positions_of(
+    name: str, snapshot_id: int | None, **conditions: Any
+) -> np.ndarray:  # in the guarded child
+    return _find_positions(open_view(name, snapshot_id), **conditions, **WHERE_DUCKDB)
 
 
 def page(
@@ -350,10 +399,38 @@ def count_by(
 ) -> list[tuple[Any, int]]:
     """Row counts per value of `column` (per element for list columns), largest first,
     over the rows passing the search and filters."""
+    if where:
+        where_select(where)
+        return call_guarded(
+            _count_by,
+            name,
+            column,
+            snapshot_id=snapshot_id,
+            search=search,
+            where=where,
+            filters=filters,
+            limit=limit,
+            limits=WHERE_LIMITS,
+        )
+    return _count_by(
+        name, column, snapshot_id=snapshot_id, search=search, filters=filters, limit=limit
+    )
+
+
+def _count_by(
+    name: str,
+    column: str,
+    *,
+    snapshot_id: int | str | None,
+    search: str | None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None,
+    limit: int,
+) -> list[tuple[Any, int]]:
     view = open_view(name, snapshot_id)
     if column not in view.schema.names:
         raise InvalidInput(f"No column {column!r}; columns: {', '.join(view.schema.names)}.")
-    con = view.connection()
+    con = view.connection(**(WHERE_DUCKDB if where else {}))
     params: dict[str, Any] = {"lim": limit}
     source = filtered_source(
         con, view, search=search, where=where, filters=filters, ids=None, params=params

@@ -1,5 +1,10 @@
 """`podium sql`: one read-only SELECT over catalog tables, with a time limit, a memory
-cap and a row limit pushed into the query."""
+cap and a row limit pushed into the query.
+
+The query runs in a child process that is killed past its memory cap or time limit
+(`podium.store.guarded`): DuckDB's own `memory_limit` and `interrupt()` do not stop an
+expression that builds a huge list inside one chunk (`--memory 100MB --timeout 2` let
+such a query use 3.6 GB for 20 s)."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import pyarrow as pa
 
 from podium.errors import InvalidInput
 from podium.store import scan
+from podium.store.guarded import Limits, call_guarded, parse_size
 from podium.store.plan import plan_snapshot
 from podium.store.query import run_relation
 
@@ -19,6 +25,11 @@ if TYPE_CHECKING:
 
 SQL_TIMEOUT_S = 60.0
 SQL_MEMORY_LIMIT = "2GB"
+
+# The child's interpreter, DuckDB and pyarrow (~150 MB) on top of the query's own cap.
+_PROCESS_ALLOWANCE = 256 * 2**20
+# Past the time limit DuckDB's interrupt answers first (a clearer error); the kill follows.
+_KILL_GRACE_S = 2.0
 
 _TABLE_REF = re.compile(r"\b([A-Za-z_][\w]*)\s*\.\s*([A-Za-z_][\w]*)\b")
 
@@ -78,14 +89,36 @@ def run_sql(
     """Run one read-only SELECT over catalog tables named NAMESPACE.TABLE.
 
     At most `max_rows` rows come back (a LIMIT around the query, so DuckDB stops
-    early); the query is stopped after `timeout_s` and capped at `memory_limit`."""
+    early); the query is stopped after `timeout_s` and capped at `memory_limit`, in a
+    child process killed if DuckDB's own limits do not hold."""
+    if max_rows < 0:
+        raise InvalidInput("--max-rows must not be negative.")
+    if timeout_s <= 0:
+        raise InvalidInput("--timeout must be a positive number of seconds.")
+    limits = Limits(
+        memory_bytes=parse_size(memory_limit) + _PROCESS_ALLOWANCE,
+        timeout_s=timeout_s,
+        grace_s=_KILL_GRACE_S,
+        what="The query",
+        how_to_fix="Narrow it (a WHERE, fewer columns, a LIMIT) or raise --memory / --timeout.",
+    )
+    return call_guarded(
+        _run_sql,
+        sql,
+        max_rows=max_rows,
+        timeout_s=timeout_s,
+        memory_limit=memory_limit,
+        limits=limits,
+    )
+
+
+def _run_sql(sql: str, *, max_rows: int, timeout_s: float, memory_limit: str) -> pa.Table:
+    """`run_sql`'s work, in the guarded child."""
     import duckdb
 
     from podium.store.catalog import list_tables, load_table
     from podium.store.snapshots import resolve_snapshot
 
-    if max_rows < 0:
-        raise InvalidInput("--max-rows must not be negative.")
     body = sql.strip().rstrip(";").strip()
     with duckdb.connect() as parser:
         _single_select(parser, body)

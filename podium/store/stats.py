@@ -14,7 +14,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
-from podium.store.query import FilterValue, arrow_of, filtered_source, open_view
+from podium.store.guarded import call_guarded
+from podium.store.query import (
+    WHERE_DUCKDB,
+    WHERE_LIMITS,
+    FilterValue,
+    arrow_of,
+    filtered_source,
+    open_view,
+)
+from podium.store.where import where_select
 
 LENGTH_BINS = 30
 
@@ -47,14 +56,40 @@ def table_stats(
     filters: Mapping[str, FilterValue] | None = None,
     bins: int = LENGTH_BINS,
 ) -> TableStats:
-    """Statistics of the rows of `name` passing the search and filters."""
+    """Statistics of the rows of `name` passing the search and filters; with a `where`,
+    computed in a guarded child process (`podium.store.guarded`)."""
+    if where:
+        where_select(where)  # a refusal needs no child process
+        return call_guarded(
+            _table_stats,
+            name,
+            snapshot_id,
+            search=search,
+            where=where,
+            filters=filters,
+            bins=bins,
+            limits=WHERE_LIMITS,
+        )
+    return _table_stats(name, snapshot_id, search=search, filters=filters, bins=bins)
+
+
+def _table_stats(
+    name: str,
+    snapshot_id: int | str | None,
+    *,
+    search: str | None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None,
+    bins: int,
+) -> TableStats:
+    settings = WHERE_DUCKDB if where else {}
     view = open_view(name, snapshot_id)
     if "messages" not in view.schema.names:
         raise InvalidInput(
             f"Table {name} has no messages column; map one with `podium map {name} "
             "--messages COLUMN` to see chat statistics."
         )
-    con = view.connection()
+    con = view.connection(**settings)
     params: dict[str, Any] = {}
     source = filtered_source(
         con, view, search=search, where=where, filters=filters, ids=None, params=params
@@ -76,7 +111,7 @@ def table_stats(
         return rows
 
     # A second connection: a snapshot streamed through pyiceberg can be scanned once.
-    role_con = view.connection()
+    role_con = view.connection(**settings)
     role_params: dict[str, Any] = {}
     role_source = filtered_source(
         role_con, view, search=search, where=where, filters=filters, ids=None, params=role_params

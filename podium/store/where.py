@@ -45,7 +45,45 @@ def where_select(where: str) -> str:
             f"Filter expression {shown!r} contains a subquery; a filter may only use the "
             "row's own columns (no SELECT, and no table functions such as read_csv)."
         )
+    revealing = sorted(_functions(node["where_clause"]) & _REVEALING | _prefixed(node))
+    if revealing:
+        raise InvalidInput(
+            f"Filter expression {shown!r} calls {', '.join(revealing)}, which "
+            "reads the server's settings or state rather than the row; a filter may only "
+            "test the row's own columns."
+        )
     return str(_one_value(con, "SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}))
+
+
+# Functions that tell about the server, not the row: settings (temp_directory and the
+# allowed paths name server folders), variables, the query text, the environment.
+_REVEALING = frozenset(
+    {
+        "current_setting", "getvariable", "getenv", "current_query", "current_query_id",
+        "current_database", "current_catalog", "current_schema", "current_schemas",
+        "current_user", "current_role", "session_user", "user", "current_connection_id",
+        "current_transaction_id", "txid_current", "version", "which_secret",
+    }
+)  # fmt: skip
+_REVEALING_PREFIXES = ("duckdb_", "pg_", "pragma_", "read_", "glob", "sql_", "query")
+
+
+def _functions(tree: Any) -> set[str]:
+    """Lower-cased names of every function called anywhere in `tree`."""
+    found: set[str] = set()
+    if isinstance(tree, dict):
+        if tree.get("class") == "FUNCTION" and isinstance(tree.get("function_name"), str):
+            found.add(tree["function_name"].lower())
+        for value in tree.values():
+            found |= _functions(value)
+    elif isinstance(tree, list):
+        for value in tree:
+            found |= _functions(value)
+    return found
+
+
+def _prefixed(node: dict[str, Any]) -> set[str]:
+    return {f for f in _functions(node["where_clause"]) if f.startswith(_REVEALING_PREFIXES)}
 
 
 def _one_value(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> Any:

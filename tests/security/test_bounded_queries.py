@@ -1,0 +1,98 @@
+"""A user's `--where` filter and `podium sql` run under memory and time limits that hold
+(issue 38, finding 4), and a filter cannot read the server's settings (finding 12).
+
+DuckDB alone did not bound them: `len(range(30000000)) > 0` grew the process to 2 GB
+(the app's server too), and `podium sql --memory 100MB --timeout 2` ran 20 s at 3.6 GB.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pyarrow as pa
+import pytest
+
+from podium.errors import InvalidInput
+from podium.store.query import count_by, page
+from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.sql_console import run_sql
+from podium.store.stats import table_stats
+from podium.store.write import write_table
+
+HUGE_LIST = "len(range(30000000)) > 0"  # 240 MB a row, built inside one DuckDB chunk
+
+
+@pytest.fixture
+def table(podium_home: Path) -> str:
+    rows = [
+        {
+            "id": f"r{i}",
+            "messages": [{"role": "user", "content": f"q{i}"}],
+            "split": "test" if i % 2 else "train",
+        }
+        for i in range(300)
+    ]
+    write_table("t.rows", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), schema=SFT_SCHEMA)
+    return "t.rows"
+
+
+def _rss() -> int:
+    return int(psutil.Process().memory_info().rss)
+
+
+def test_a_where_that_builds_huge_lists_is_stopped_and_this_process_stays_small(
+    table: str,
+) -> None:
+    before = _rss()
+    with pytest.raises(InvalidInput, match="--where filter .*(memory|time limit)"):
+        page(table, where=HUGE_LIST)
+    # The process that asked (the app's server, in the app) did not hold the lists.
+    assert _rss() - before < 300 * 2**20
+    with pytest.raises(InvalidInput, match="--where filter"):
+        count_by(table, "split", where=HUGE_LIST)
+    with pytest.raises(InvalidInput, match="--where filter"):
+        table_stats(table, where=HUGE_LIST)
+
+
+def test_an_ordinary_where_still_filters_in_every_entry_point(table: str) -> None:
+    assert page(table, where="split = 'test'", limit=5).total == 150
+    assert dict(count_by(table, "split", where="id <> 'r0'")) == {"test": 150, "train": 149}
+    assert table_stats(table, where="split = 'train'").rows == 150
+
+
+def test_the_cli_names_the_limit_it_hit(table: str) -> None:
+    show = [sys.executable, "-c", "from podium.cli import main; main()", "show", table]
+    result = subprocess.run([*show, "--where", HUGE_LIST], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "--where filter" in result.stderr and "Simplify the condition" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_sql_memory_cap_and_timeout_hold(table: str) -> None:
+    before = _rss()
+    with pytest.raises(InvalidInput, match=r"(more than .* of memory|stopped after 2 s)"):
+        run_sql(
+            "SELECT count(*) FROM t.rows WHERE len(range(30000000 + length(id))) > 0",
+            memory_limit="100MB",
+            timeout_s=2,
+        )
+    assert _rss() - before < 300 * 2**20
+    assert run_sql("SELECT count(*) AS n FROM t.rows").to_pylist() == [{"n": 300}]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "current_setting('temp_directory') <> ''",
+        "'allowed_paths'.current_setting() IS NOT NULL",
+        "getvariable('x') IS NULL",
+        "length(current_query()) > 0",
+        "main.current_setting('home_directory') IS NOT NULL",
+    ],
+)
+def test_a_where_cannot_read_the_servers_settings(table: str, where: str) -> None:
+    with pytest.raises(InvalidInput, match="settings or state rather than the row"):
+        page(table, where=where)
