@@ -1,11 +1,14 @@
-"""JSON Schema `pattern`s evaluated with PyPI `regex`, which knows `\\p{L}` and friends.
+"""JSON Schema `pattern`s evaluated in linear time (RE2, `podium.validate.linear_regex`),
+which knows `\\p{L}` and friends.
 
 The compiled Rust validator (`jsonschema-rs`) already understands Unicode property
 classes; the reference `jsonschema` validator uses Python's `re`, which does not, both
 when it checks a schema (`format: regex` in the meta-schema) and when it validates a
-value (`pattern`, `patternProperties`, `additionalProperties`). This module swaps the
+value (`pattern`, `patternProperties`, `additionalProperties`), and backtracks: a
+schema's `"pattern": "^(a|aa)+$"` held one row for over 60 s. This module swaps the
 engine in those places through jsonschema's own hooks: a format checker and a validator
-class extended with `regex`-based keywords.
+class extended with keywords on the linear-time engine. A pattern only the backtracking
+fallback can run and that passes its time limit raises `RegexTimeout`.
 """
 
 from __future__ import annotations
@@ -14,23 +17,29 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import regex
 from jsonschema import FormatChecker, ValidationError, _keywords, validators
 from jsonschema.protocols import Validator
 
-PatternError = regex.error
+from podium.validate.linear_regex import (
+    LinearPattern,
+    PatternError,
+    RegexTimeout,
+    compile_linear,
+)
+
+__all__ = ["PatternError", "RegexTimeout", "check_schema", "search", "with_regex_patterns"]
+
 # The stock keyword we delegate to; typed Any because its stub says it returns None.
 _stock_additional_properties: Any = _keywords.additionalProperties
 
 
-@functools.lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> regex.Pattern[str]:
+def compile_pattern(pattern: str) -> LinearPattern:
     """The compiled pattern; `PatternError` when it is not a valid expression."""
-    return regex.compile(pattern)
+    return compile_linear(pattern)
 
 
 def search(pattern: str, text: str) -> bool:
-    return compile_pattern(pattern).search(text) is not None
+    return compile_pattern(pattern).search(text)
 
 
 def _is_regex(instance: object) -> bool:

@@ -24,6 +24,7 @@ from jsonschema.exceptions import best_match
 from podium.errors import InvalidInput
 from podium.validate.json_patterns import (
     PatternError,
+    RegexTimeout,
     check_schema,
     search,
     with_regex_patterns,
@@ -147,6 +148,8 @@ class CompiledSchema:
         # still searches with `re`): the Rust validator reports instead.
         except (RecursionError, re.error, PatternError):
             errors = []
+        except RegexTimeout as exc:  # a backtracking-only pattern past its time limit
+            return "regex-timeout", [], str(exc), None
         if errors:
             err = best_match(errors)
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

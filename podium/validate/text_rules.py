@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
 from podium.validate.json_rules import TextRule
+from podium.validate.linear_regex import (
+    LinearPattern,
+    PatternError,
+    RegexTimeout,
+    compile_linear,
+)
 from podium.validate.result import Result, failed, failed_at_line, passed
 
 
@@ -48,10 +53,11 @@ class PythonRule(TextRule):
         return passed(self.name)
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
+def compile_pattern(pattern: str) -> LinearPattern:
+    """The rule's pattern on a linear-time engine (`podium.validate.linear_regex`)."""
     try:
-        return re.compile(pattern, re.DOTALL)
-    except re.error as exc:
+        return compile_linear(pattern, dotall=True)
+    except PatternError as exc:
         raise InvalidInput(
             f"--rule regex:{pattern} is not a valid regular expression: {exc}."
         ) from None
@@ -59,7 +65,9 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 @dataclass(eq=False)
 class RegexRule(TextRule):
-    """The whole text matches the pattern (`re.fullmatch`, `.` matching newlines)."""
+    """The whole text matches the pattern (a full match, `.` matching newlines), in time
+    linear in the text (RE2), or under a per-row time limit for the few patterns RE2
+    cannot run."""
 
     pattern: str
     spec: str = "regex"
@@ -69,8 +77,11 @@ class RegexRule(TextRule):
         self._compiled = compile_pattern(self.pattern)
 
     def check_text(self, text: str, metadata: str | None) -> Result:
-        if self._compiled.fullmatch(text):
-            return passed(self.name)
+        try:
+            if self._compiled.fullmatch(text):
+                return passed(self.name)
+        except RegexTimeout as exc:
+            return failed(self.name, "regex-timeout", str(exc), text, None)
         # Where a prefix stops matching is not knowable with `re`; the whole text is flagged.
         return failed(self.name, "no-match", f"text does not match /{self.pattern}/", text, None)
 
