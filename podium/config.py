@@ -14,6 +14,7 @@ import functools
 import os
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import unquote, urlparse
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 from pydantic_settings import (
@@ -35,6 +36,13 @@ def _split_commas(value: object) -> object:
 
 # Lists given in the environment as "a@x.org,b@y.org" rather than JSON.
 CommaList = Annotated[list[str], NoDecode, BeforeValidator(_split_commas)]
+
+
+def file_location(path: Path) -> str:
+    """The `file://` location of a local directory, its path as it is: pyiceberg (and so
+    every table's metadata) and DuckDB take the text after `file://` as the path, never
+    decoding %XX, so `Path.as_uri()`'s `with%20space` became a directory of that name."""
+    return f"file://{path.as_posix()}"
 
 
 def _default_home() -> Path:
@@ -192,12 +200,14 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _derive_locations(self) -> Settings:
         self.home = Path(self.home).expanduser().absolute()  # children may run elsewhere
-        if not self.catalog_uri:
-            self.catalog_uri = f"sqlite:///{self.home / 'catalog.db'}"
+        if not self.catalog_uri:  # SQLAlchemy decodes %XX in the file name: keep a '%'
+            self.catalog_uri = f"sqlite:///{str(self.home / 'catalog.db').replace('%', '%25')}"
         if not self.warehouse:
-            self.warehouse = (self.home / "warehouse").as_uri()
+            self.warehouse = file_location(self.home / "warehouse")
         elif "://" not in self.warehouse:
-            self.warehouse = Path(self.warehouse).expanduser().resolve().as_uri()
+            self.warehouse = file_location(Path(self.warehouse).expanduser().resolve())
+        elif self.warehouse.startswith("file:"):
+            self.warehouse = file_location(Path(unquote(urlparse(self.warehouse).path)))
         return self
 
     @classmethod

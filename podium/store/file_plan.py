@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 import pyarrow as pa
 
@@ -41,8 +41,8 @@ class PlannedFile:
 def local_path(path: str) -> str | None:
     """`path` (file://, s3://, or bare) on this machine's file system, or None."""
     parsed = urlparse(path)
-    if parsed.scheme == "file":
-        return unquote(parsed.path)
+    if parsed.scheme == "file":  # not decoded: pyiceberg wrote the file at this very path
+        return parsed.path
     if parsed.scheme == "" and path.startswith("/"):
         return path
     return None
