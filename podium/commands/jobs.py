@@ -6,6 +6,7 @@ podium worker [--once] [--poll S]   # execute queued jobs (--once: until the que
 podium jobs [--json]                # every job, newest first
 podium jobs show ID [--json]        # status, card, inputs, outputs, error, reproducibility
 podium jobs logs ID [--follow]
+podium jobs metrics ID [--json] [--name N]  # every metric row the Logbook charts
 podium jobs watch ID                # a progress bar until it ends (exit 1 unless it succeeded)
 podium jobs cancel ID
 podium jobs rerun ID [--compare]    # its card again into <out>__rerun_<n>; --compare: run
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 import textwrap
 import time
@@ -50,7 +52,7 @@ from podium.jobs.queue import (
 )
 from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.rerun import describe_report, queue_rerun, rerun_and_compare
-from podium.jobs.tables import FINISHED, last_metrics, warnings_of
+from podium.jobs.tables import FINISHED, last_metrics, metric_rows, warnings_of
 
 out = Console(highlight=False, soft_wrap=True, markup=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
@@ -216,6 +218,32 @@ def show(
     if job["error"]:
         out.print(f"error    {job['error']}")
     out.print("card:\n" + job["card"])
+
+
+@jobs_app.command("metrics")
+def metrics(
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    names: Annotated[
+        list[str] | None, typer.Option("--name", help="Only this metric (repeatable).")
+    ] = None,
+) -> None:
+    """Every metric a job reported, as the Logbook charts them: step, name, value, in
+    the order reported (a step reported twice charts its last value)."""
+    job = get_job(job_id)
+    rows = [r for r in metric_rows(job["id"]) if not names or r[1] in names]
+    if as_json:
+        # NaN and infinity are not JSON: null, as a chart shows no point for them.
+        plain = [
+            {"step": step, "name": name, "value": value if math.isfinite(value) else None}
+            for step, name, value in rows
+        ]
+        out.out(json.dumps(plain))
+        return
+    table = Table("step", "name", "value", box=box.SIMPLE)
+    for step, name, value in rows:
+        table.add_row(str(step), name, f"{value:.6g}")
+    out.print(table if rows else f"job {job['id']} reported no metrics")
 
 
 @jobs_app.command("logs")
