@@ -194,3 +194,31 @@ def test_maintain_all_removes_a_killed_first_imports_files(tmp_path: Path) -> No
     still = {p for p in catalog_files if p.exists()}
     gone = catalog_files - still
     assert all("/ns/other/" in str(p) for p in gone), gone  # only its own old files
+
+
+def test_the_warehouse_sweep_touches_only_table_files_of_no_table(
+    podium_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.failpoints import FailpointError
+    from podium.store.warehouse_sweep import remove_warehouse_orphans
+
+    write_table("ns.kept", sft_rows(5), mode="create")
+    kept = rows("ns.kept")
+    warehouse = Path(get_settings().warehouse.removeprefix("file://"))
+    ghost = warehouse / "ns" / "ghost" / "data" / "00000-0-x.parquet"
+    strangers = [warehouse / "notes.txt", warehouse / "ns" / "ghost" / "other" / "x.parquet"]
+    for path in (ghost, *strangers):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"PAR1")
+
+    monkeypatch.setenv("PODIUM_FAILPOINTS", "maintain.orphans.before_delete=raise")
+    with pytest.raises(FailpointError):
+        remove_warehouse_orphans(grace_s=0)
+    assert ghost.exists()  # listed, not yet deleted
+    monkeypatch.delenv("PODIUM_FAILPOINTS")
+    assert remove_warehouse_orphans(grace_s=3600) == (0, 0)  # too young
+
+    assert remove_warehouse_orphans(grace_s=0) == (1, 4)
+
+    assert not ghost.exists() and all(p.exists() for p in strangers)
+    assert rows("ns.kept") == kept and (podium_home / "catalog.db").exists()
