@@ -1,5 +1,10 @@
 """Exporting a table snapshot to JSONL or Parquet.
 
+Exports never write where a table keeps its files: inside the local warehouse, a
+table's folder or its metadata folder (`podium export T2 <a data file of T>` replaced
+T's rows without a commit; onto a metadata file it destroyed T). Only commits change a
+table.
+
 Exports round-trip: importing the file into a new table gives identical rows (ids,
 messages, timestamps, metadata). JSONL writes `metadata` as a JSON object and
 `created_at` as ISO 8601; Parquet keeps the Arrow types as they are. Both stream the
@@ -22,9 +27,11 @@ import orjson
 import pyarrow.parquet as pq
 from pydantic import AliasChoices, BaseModel, Field
 
+from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.paths import resolve_under_roots
+from podium.paths import exports_root, resolve_under_roots
 from podium.reporting import JobOutputs, Reporter
+from podium.store.file_plan import local_path
 from podium.store.read import iter_table_batches, open_snapshot
 from podium.store.refs import TableRef
 
@@ -52,7 +59,40 @@ def preflight(cfg: ExportConfig) -> ExportConfig:
     """Refuse a path outside the roots before the job exists; the card names the real path."""
     path = resolve_under_roots(cfg.path, "export")
     _format_of(path, cfg.format)
+    refuse_table_files(path)
     return cfg.model_copy(update={"path": str(path)})
+
+
+def refuse_table_files(path: Path) -> None:
+    """InvalidInput when `path` (a real path) lies where a table keeps files: the local
+    warehouse, or the folder or metadata folder of any table (one may live outside the
+    warehouse). Writing there would change or destroy a table without a commit."""
+    from podium.store.catalog import list_tables, load_table
+
+    warehouse = local_path(get_settings().warehouse)
+    places: list[tuple[str, str]] = [(warehouse, "the warehouse")] if warehouse else []
+    if not _inside(path, places):
+        for name in list_tables():
+            table = load_table(name)
+            for where in (table.location(), os.path.dirname(table.metadata_location)):
+                folder = local_path(where)
+                if folder:
+                    places.append((folder, f"table {name}'s folder"))
+    found = _inside(path, places)
+    if found:
+        raise InvalidInput(
+            f"Export path {path} is inside {found}, where tables keep their data and "
+            "metadata; writing there would change a table without a commit. Export to "
+            f"a file elsewhere, e.g. under {exports_root()}."
+        )
+
+
+def _inside(path: Path, places: list[tuple[str, str]]) -> str | None:
+    for folder, what in places:
+        real = Path(os.path.realpath(folder))
+        if path == real or path.is_relative_to(real):
+            return what
+    return None
 
 
 def _json_value(key: str, value: Any) -> Any:
@@ -90,6 +130,7 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
     """Stream the snapshot into the file batch by batch; memory does not grow with it."""
     path = resolve_under_roots(cfg.path, "export")  # again here: a card may be hand-written
     fmt = _format_of(path, cfg.format)
+    refuse_table_files(path)
     table, plan = open_snapshot(cfg.table.name, cfg.table.snapshot_id)
     total = plan.total
     batch_rows = PARQUET_BATCH if fmt == "parquet" else JSONL_BATCH
