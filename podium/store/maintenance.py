@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -35,6 +36,7 @@ import pyarrow as pa
 from podium.errors import InvalidInput
 from podium.failpoints import hit
 from podium.store.catalog import load_table
+from podium.store.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.expiry import expire as expire
 from podium.store.file_plan import FilePlan, PlannedFile
 from podium.store.plan import manifest_entries, plan_snapshot, warm_after_commit
@@ -195,27 +197,36 @@ def compact(
     try:
         batches = scan.iter_batches(table, sub) if tail else iter(())
         new_files = writer.write(prefetched(_as_table_schema(batches, plan.schema)), on_rows)
-        commit_row_delta(
-            table,
-            add=new_files,
-            remove=removed,
-            properties={
-                AUTHOR: author,
-                ACTION: "compact",
-                MESSAGE: f"compacted {len(removed)} files into {len(new_files)}",
-                ROWS: "[]",  # no row changes: edits planned before stay valid
-            },
-            operation=Operation.REPLACE,  # the spec's name for a rewrite of no rows
+    except BaseException:
+        writer.discard()
+        raise
+    token = new_token()
+    try:
+        commit_checked(
+            functools.partial(
+                commit_row_delta,
+                table,
+                add=new_files,
+                remove=removed,
+                properties={
+                    AUTHOR: author,
+                    ACTION: "compact",
+                    MESSAGE: f"compacted {len(removed)} files into {len(new_files)}",
+                    ROWS: "[]",  # no row changes: edits planned before stay valid
+                    TOKEN: token,
+                },
+                operation=Operation.REPLACE,  # the spec's name for a rewrite of no rows
+            ),
+            token=token,
+            reload=lambda: load_table(name),
+            discard=writer.discard,
+            what=f"compacting {name}",
         )
     except (CommitFailedException, ValidationException):
-        writer.discard()
         raise InvalidInput(
             f"{name} changed while it was being compacted (an edit or a write landed); "
             "nothing was changed. Run maintain again."
         ) from None
-    except BaseException:
-        writer.discard()
-        raise
     head = warm_after_commit(load_table(name)).current_snapshot()
     return Compaction(
         files_in=len(removed),
