@@ -31,10 +31,19 @@ REWARD_CHOICES = (
     "sandbox:output",
     "sandbox:tests",
     "exact_match",
+    "length:64",
     "length:256",
 )
 
 ROLLOUTS = ("sync", "async")
+
+
+def default_rewards() -> dict[str, float]:
+    """The card's default rewards (rule -> weight), which the form preselects."""
+    from trainers.config import GrpoConfig
+
+    specs = GrpoConfig.model_fields["rewards"].get_default(call_default_factory=True)
+    return {spec.rule: spec.weight for spec in specs}
 # GrpoConfig's fields that only an async rollout reads: shown beside the basic fields
 # when the form is for async, left at their defaults (and off the form) for sync.
 ASYNC_FIELDS = ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")

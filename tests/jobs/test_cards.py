@@ -124,7 +124,10 @@ def test_every_kinds_template_renders_with_its_defaults() -> None:
         front = yaml.safe_load(text.split("---")[1])
         assert front["kind"] == kind
     grpo = yaml.safe_load(card_template("grpo").split("---")[1])
-    assert grpo["rewards"] == [{"rule": "exact_match", "weight": 1.0}]
+    assert grpo["rewards"] == [
+        {"rule": "exact_match", "weight": 1.0},
+        {"rule": "length:64", "weight": 0.5},
+    ]
 
 
 FNS, CHAT = {"name": "ns.fns"}, {"name": "ns.chat"}

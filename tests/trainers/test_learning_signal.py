@@ -4,6 +4,7 @@ with loss and grad norm 0 and nothing told the person who started it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from transformers import TrainerControl, TrainerState, TrainingArguments
@@ -65,3 +66,27 @@ def test_the_training_callback_warns_once_live() -> None:
         callback.on_log(args, state, control, logs=dict(FLAT))
         assert len(reporter.said) == (0 if step == 1 else 1)
     assert "exact_match returned 0" in reporter.said[0]
+
+
+def test_the_default_rewards_vary_within_a_group_on_demo_chat(podium_home: Path) -> None:
+    """Issue 35: the default GRPO rewards on demo.chat were exact match alone, 0 for every
+    completion; the defaults now include a length penalty, which differs between
+    completions of different lengths (what a small model's samples always are)."""
+    from podium.app.train_model import default_rewards
+    from podium.store.demo import load_demo
+    from podium.store.query import page
+    from trainers.config import RewardSpec
+    from trainers.rewards import build_rewards
+
+    load_demo()
+    row = page("demo.chat", limit=1).rows[0]
+    prompt, answer = row["messages"][:-1], row["messages"][-1]["content"]
+    group = [f"Sure. {'Here is more detail. ' * k}" for k in (1, 3, 5, 8)]
+    completions = [[{"role": "assistant", "content": text}] for text in group]
+    specs = [RewardSpec(rule=r, weight=w) for r, w in default_rewards().items()]
+    fns, weights = build_rewards(specs, None, {}, "demo.chat")
+    totals = [0.0] * len(group)
+    for fn, weight in zip(fns, weights, strict=True):
+        scores = fn(prompts=[prompt] * len(group), completions=completions, answer=[answer] * 4)
+        totals = [t + weight * s for t, s in zip(totals, scores, strict=True)]
+    assert len(set(totals)) > 1, totals

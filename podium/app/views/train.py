@@ -23,6 +23,7 @@ from podium.app.charts import line_chart
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.review_model import linked_snapshot_labels
+from podium.app.safe_markdown import escape_markdown
 from podium.app.train_model import (
     KINDS,
     REWARD_CHOICES,
@@ -32,6 +33,7 @@ from podium.app.train_model import (
     cancel_question,
     check_launch,
     default_out,
+    default_rewards,
     rollout_fields,
     run_label,
     run_view,
@@ -57,10 +59,11 @@ st.caption(
 
 
 def _rewards() -> list[dict[str, object]]:
+    defaults = default_rewards()
     chosen = st.multiselect(
         "Rewards",
         REWARD_CHOICES,
-        default=["exact_match"],
+        default=list(defaults),
         key="train.rewards",
         accept_new_options=True,
         help="validate:RULE (any validation rule), sandbox:output, sandbox:tests, "
@@ -69,7 +72,9 @@ def _rewards() -> list[dict[str, object]]:
     out = []
     cols = st.columns(max(len(chosen), 1))
     for col, rule in zip(cols, chosen, strict=False):
-        weight = col.number_input(f"Weight of {rule}", value=1.0, step=0.1, key=f"train.w.{rule}")
+        weight = col.number_input(
+            f"Weight of {rule}", value=defaults.get(rule, 1.0), step=0.1, key=f"train.w.{rule}"
+        )
         out.append({"rule": rule, "weight": float(weight)})
     return out
 
@@ -188,10 +193,14 @@ def _watch(job_id: str, key: str) -> RunView:
         st.markdown("**Sample completions**")
         for s in view.samples[-4:]:
             scores = ", ".join(f"{k[7:]}={v:g}" for k, v in s.items() if k.startswith("reward/"))
-            st.markdown(f"step {s['step']} · {scores}\n\n> {s.get('prompt', '')}")
+            prompt = escape_markdown(s.get("prompt", ""))
+            st.markdown(f"step {s['step']} · {escape_markdown(scores)}\n\n> {prompt}")
             st.code(str(s.get("completion", "")), language=None)
     if view.checkpoint:
-        st.success(f"Checkpoint **{view.checkpoint}** registered (from {view.base}).")
+        st.success(
+            f"Checkpoint **{escape_markdown(view.checkpoint)}** registered "
+            f"(from {escape_markdown(view.base)})."
+        )
         c1, c2 = st.columns(2)
         if c1.button(f"Chat with {view.checkpoint}", key=f"{key}.chat"):
             st.switch_page(GENERATE_PAGE, query_params={"model": view.checkpoint})
