@@ -29,6 +29,7 @@ from podium.review.changes import EditConflict
 from podium.store.query import page
 from podium.store.schema import ROLES
 from podium.store.stats import TableStats, table_stats
+from podium.validate.failure_text import error_marks, failure_lines
 from podium.validate.report import report_for
 
 
@@ -83,21 +84,17 @@ def stats_panel(name: str, sid: int | None, view: bm.ViewState | None = None) ->
             st.altair_chart(charts.bar_chart(sources, "source", "rows", horizontal=True))
 
 
-def failures_panel(name: str, sid: int | None, sample: str) -> None:
+def failures_panel(name: str, sid: int | None, row: Mapping[str, Any]) -> None:
+    """The row's failures in the report covering `sid`, at the line and column Validate
+    shows (in the whole message, not in the fenced block a rule checked)."""
     report = report_for(name, sid)
     if report is None:
         return
-    failures = page(report, ids=[sample], limit=1000).rows
+    failures = page(report, ids=[str(row.get("id"))], limit=1000).rows
     if not failures:
         st.caption(f":white_check_mark: Passed validation ({report}).")
         return
-    lines = []
-    for f in failures:
-        where = f"line {f['line']}, column {f['column']}" if f.get("line") is not None else ""
-        lines.append(
-            f"- turn {f['turn']} ({f['role']}) · `{f['rule']}` · {f['kind']}: "
-            f"{f['message']}" + (f" ({where})" if where else "")
-        )
+    lines = failure_lines(failures, list(row.get("messages") or []))
     st.markdown(f"**Validation failures** ({report})\n" + "\n".join(lines))
 
 
@@ -142,17 +139,15 @@ def review_conversation(
 
 
 def error_locations(
-    name: str, sid: int | None, row_id: str
+    name: str, sid: int | None, row: Mapping[str, Any]
 ) -> dict[int, list[tuple[int | None, int | None]]]:
-    """{turn: [(line, column)]} of the row's failures in the report covering `sid`."""
+    """{turn: [(line, column)]} of the row's failures in the report covering `sid`, in
+    the whole message (what `review_conversation` marks)."""
     report = report_for(name, sid)
     if report is None:
         return {}
-    out: dict[int, list[tuple[int | None, int | None]]] = {}
-    for f in page(report, ids=[row_id], limit=1000).rows:
-        if f.get("turn") is not None:
-            out.setdefault(int(f["turn"]), []).append((f.get("line"), f.get("column")))
-    return out
+    failures = page(report, ids=[str(row.get("id"))], limit=1000).rows
+    return error_marks(failures, list(row.get("messages") or []))
 
 
 def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
@@ -216,19 +211,45 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         why_turn = st.text_input("Why", key=f"{key}.turn.why")
         if st.form_submit_button("Add turn at the end"):
             save(rs.insert_turn, row, role=new_role, content=new_content, at=None, why=why_turn)
-    with st.form(f"{key}.remove"):
+    remove_panel(messages, row, key, save)
+
+
+def remove_panel(
+    messages: Sequence[Mapping[str, Any]],
+    row: Mapping[str, Any],
+    key: str,
+    save: Callable[..., None],
+) -> None:
+    """Remove a turn or delete the row: plain buttons, not a form's (a form submits on
+    Enter with its first button, so Enter in "Why" removed turn 0), each asking a
+    question that names what goes; a missing reason is said before anything is asked."""
+    with st.container(border=True, key=f"{key}.remove.box"):
         c1, c2 = st.columns([1, 3])
-        gone = c1.selectbox("Turn", list(range(len(messages))), key=f"{key}.remove.index")
-        why_gone = c2.text_input("Why", key=f"{key}.remove.why")
+        gone = c1.selectbox(
+            "Turn",
+            list(range(len(messages))),
+            format_func=lambda i: f"{i} · {messages[i].get('role')}",
+            key=f"{key}.remove.index",
+        )
+        why = c2.text_input("Why", key=f"{key}.remove.why")
         a, b = st.columns(2)
-        if a.form_submit_button("Remove turn"):
-            save(rs.drop_turn, row, gone, why=why_gone)
-        if b.form_submit_button("Delete row"):
-            st.session_state[f"{key}.delete"] = True  # asked first, below
-    if widgets.ask_first(
-        f"{key}.delete", rm.delete_question(str(row["id"])), f"Yes, delete {row['id']}"
-    ):
-        save(rs.delete_rows, [row["id"]], why=st.session_state.get(f"{key}.remove.why", ""))
+        one_turn = a.button("Remove turn", key=f"{key}.remove.turn", disabled=not messages)
+        whole_row = b.button("Delete row", key=f"{key}.remove.row")
+        if one_turn or whole_row:
+            try:
+                asked = rm.removal(row, gone if one_turn else None, why)
+                st.session_state[f"{key}.remove.ask"] = asked
+            except PodiumError as exc:
+                st.session_state.pop(f"{key}.remove.ask", None)
+                st.error(str(exc), icon=":material/edit_note:")
+    pending: rm.Removal | None = st.session_state.get(f"{key}.remove.ask")
+    if pending is None or pending.row_id != str(row["id"]):
+        return
+    if widgets.ask_first(f"{key}.remove.ask", pending.question, pending.yes):
+        if pending.turn is None:
+            save(rs.delete_rows, [pending.row_id], why=pending.why)
+        else:
+            save(rs.drop_turn, row, pending.turn, why=pending.why)
 
 
 def _role_index(role: Any) -> int:

@@ -22,6 +22,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "home": ("home.py", "Home", ":material/home:"),
     "browse": ("browse.py", "Browse", ":material/table_view:"),
     "validate": ("validate.py", "Validate", ":material/rule:"),
+    "sql": ("sql.py", "SQL", ":material/database:"),
     "review": ("review.py", "Review", ":material/fact_check:"),
     "generate": ("generate.py", "Generate", ":material/auto_awesome:"),
     "vibes": ("vibes.py", "Vibe check", ":material/sentiment_dissatisfied:"),
@@ -33,7 +34,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
 }
 SECTIONS = {
     "": ["home"],
-    "Data": ["browse", "review", "validate"],
+    "Data": ["browse", "review", "validate", "sql"],
     "Models": ["generate", "vibes", "build", "train", "compare"],
     "Runs": ["logbook"],
     "Admin": ["users"],  # shown to admins only

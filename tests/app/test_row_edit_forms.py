@@ -32,6 +32,13 @@ def submit(at: AppTest, form: str, label: str) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def click(at: AppTest, key: str, *, errors_ok: bool = False) -> None:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+    if not errors_ok:
+        assert not at.error, [e.value for e in at.error]
+
+
 def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     make_table(T, 4)
     at = open_page("browse", table=T, sample=row_id(2))
@@ -45,7 +52,11 @@ def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     key = f"browse.row.{row_id(2)}.{head()}"
     at.selectbox(key=f"{key}.remove.index").set_value(0)
     at.text_input(key=f"{key}.remove.why").set_value("no greeting")
-    submit(at, f"{key}.remove", "Remove turn")
+    click(at, f"{key}.remove.turn")
+    # One click only asks, naming the turn: the row keeps it until the answer.
+    assert at.warning[0].value.startswith(f"Remove turn 0 (user) of row {row_id(2)}?")
+    assert len(row_messages(2)) == 3
+    click(at, f"{key}.remove.ask.yes")
     assert row_messages(2) == [
         ("assistant", "answer 2\nsecond line"),
         ("assistant", "one more question"),
@@ -53,13 +64,14 @@ def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     assert at.success[0].value.startswith(f"Removed turn 0 of {row_id(2)}")
 
     key = f"browse.row.{row_id(2)}.{head()}"
+    click(at, f"{key}.remove.row", errors_ok=True)  # no reason: said before anything is asked
+    assert at.error[0].value.startswith("Say why before removing the row")
+    assert not at.warning
     at.text_input(key=f"{key}.remove.why").set_value("junk")
-    submit(at, f"{key}.remove", "Delete row")
-    # One click only asks: the row is still there until the answer.
-    assert len(row_messages(2)) == 2
+    click(at, f"{key}.remove.row")
     assert at.warning[0].value.startswith(f"Delete row {row_id(2)}?")
-    at.button(key=f"{key}.delete.yes").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(row_messages(2)) == 2
+    click(at, f"{key}.remove.ask.yes")
     assert row_messages(2) == []
     assert at.success[0].value.startswith("Removed 1 row")
     assert len(page(T).rows) == 3

@@ -280,8 +280,10 @@ def test_review_shows_edits_drops_removed_rows_and_asks_first(walk: Walk) -> Non
     # Delete asks first; then the row leaves the queue.
     if not page.get_by_role("button", name="Delete row").count():
         walk.click("button", "Edit")
-    remove = walk.form("Delete row")
+    remove = page.locator('[class*="-remove-box"]')  # plain buttons: Enter removes nothing
     remove.get_by_label("Why").fill("duplicate")
+    remove.get_by_label("Why").press("Tab")
+    wait_for_app(page)
     remove.get_by_role("button", name="Delete row").click()
     wait_for_app(page)
     expect(page.get_by_text(re.compile(rf"^Delete row {row_id(0)}\?"))).to_be_visible()

@@ -28,10 +28,13 @@ from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.browse_sidebar import sidebar
 from podium.app.roles import allowed
+from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.errors import PodiumError
 from podium.store.catalog import list_tables
 from podium.store.query import Page, page
 from podium.validate.report import report_for
+
+SCROLLED = "browse.scrolled_to"  # the sample whose error the page last scrolled to
 
 
 def _grid_selected(grid: str) -> None:
@@ -65,14 +68,20 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
         widgets.render_fields(bm.detail_fields(row, found.columns))
         return
     row_id = str(row.get("id"))
-    browse_panels.failures_panel(name, sid, row_id)
+    browse_panels.failures_panel(name, sid, row)
     browse_panels.system_prompt(row)
+    errors = browse_panels.error_locations(name, sid, row)
     browse_panels.review_conversation(
         row.get("messages") or [],
         key=f"browse.turns.{row_id}",
         search=[view.search] if view.search else [],
-        errors=browse_panels.error_locations(name, sid, row_id),
+        errors=errors,
     )
+    opened = (name, sid, row_id)
+    if errors and st.session_state.get(SCROLLED) != opened:
+        # Opened (from Validate's link, or a click) below the rows: show the error itself.
+        st.session_state[SCROLLED] = opened
+        scroll_once(selector=ERROR_MARK)
     if "id" not in found.columns or row.get("id") is None:
         return
     key = f"browse.row.{row_id}.{sid}"

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from podium.app import charts, widgets
 from podium.app.async_rl_model import async_view, other_metrics
@@ -24,6 +25,7 @@ from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.logbook_model import outputs_of, reproducibility
+from podium.app.scroll import scroll_once
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
@@ -36,6 +38,7 @@ GOTO = "logbook.goto"  # a job to select on the next run (just queued or re-run)
 EDIT = "logbook.edit_job"  # a job whose card fills the New job form
 KIND = "logbook.new.kind"
 REFRESH_SECONDS = 2.0
+CANCEL_YES = "Yes, cancel the job"
 
 
 def new_job_form() -> None:
@@ -90,8 +93,9 @@ def job_detail(job_id: str) -> None:
         f"submitted by {job['submitted_by'] or 'unknown'} · attempt {job['attempt']}"
         f" · {job['launcher'] or 'not started'}"
     )
+    question = st.container()  # a question a button asks, full width under the buttons
     with cols[3]:
-        actions(job)
+        actions(job, question)
     fraction = lb.progress_fraction(job)
     if fraction is not None:
         st.progress(fraction, text=lb.progress_text(job))
@@ -145,22 +149,28 @@ def outputs(job: Job) -> None:
             st.caption(shown.empty_text)
 
 
-def actions(job: Job) -> None:
+def actions(job: Job, question_spot: DeltaGenerator) -> None:
     user = acting_user()
     if not user.can("run_job"):
         return
-    if (
+    just_asked = (
         job["status"] in ACTIVE
         and may_cancel(user, job)
         and st.button("Cancel", key="logbook.cancel", icon=":material/stop:")
-    ):
+    )
+    if just_asked:
         st.session_state["logbook.cancel.ask"] = job["id"]
     if st.session_state.get("logbook.cancel.ask") not in (None, job["id"]):
         st.session_state.pop("logbook.cancel.ask")  # asked about another job
     question = f"Cancel job {job['id']} ({job['kind']}, {job['status']})? This cannot be undone."
-    if widgets.ask_first("logbook.cancel.ask", question, "Yes, cancel the job"):
-        request_cancel(job["id"])
-        st.rerun()  # the header above was drawn before the click
+    # Under the button at the page's full width (a quarter column made it tall enough to
+    # end below the fold), and scrolled into view on the run that asked.
+    with question_spot:
+        if widgets.ask_first("logbook.cancel.ask", question, CANCEL_YES):
+            request_cancel(job["id"])
+            st.rerun()  # the header above was drawn before the click
+        if just_asked:
+            scroll_once(button=CANCEL_YES)
     # Re-run is for a finished job (this one has not run yet); a changed copy is not.
     if job["status"] not in ACTIVE and st.button(
         "Re-run",

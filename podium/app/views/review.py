@@ -119,7 +119,7 @@ def _queue_tab(table: str) -> None:
     browse_panels.review_conversation(
         row.get("messages") or [],
         key=f"review.turns.{row_id}",
-        errors=browse_panels.error_locations(table, snapshot, row_id),
+        errors=browse_panels.error_locations(table, snapshot, row),
     )
     if st.session_state.get(EDITING):
         browse_panels.edit_panel(table, row, snapshot, f"review.row.{row_id}", "main")
