@@ -25,6 +25,12 @@ def test_home_offers_the_demo_only_until_it_is_loaded_and_shows_state(podium_hom
     at.button(key="home.demo").click().run()
     assert any(s.value.startswith("Demo tables:") for s in at.success)
     assert demo_missing() == []
+    # The same page, without a reload, counts the tables just written (it said "0 tables").
+    tables = len(home_state().tables)
+    assert any(m.value.startswith(f"**{tables} tables · ") for m in at.markdown), [
+        m.value for m in at.markdown if "tables" in m.value
+    ]
+    assert not [b for b in at.button if b.key == "home.demo"]
     at = _home()  # a reload, or coming back later
     assert not [b for b in at.button if b.key == "home.demo"]
     state = home_state()
