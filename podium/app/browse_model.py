@@ -437,3 +437,37 @@ def older_snapshot_note(snapshots: Sequence[SnapshotInfo], sid: int | None) -> s
         f"Showing an older snapshot ({sid}, {when} UTC, {shown.total_rows:,} rows), not "
         f"the current one ({current.snapshot_id}, {current.total_rows:,} rows)."
     )
+
+
+# ---- long conversations: turns drawn a page at a time ----
+
+TURNS_PER_PAGE = 50  # a row of 100,000 turns must not freeze the reviewer's tab
+
+
+@dataclass(frozen=True)
+class TurnPage:
+    """Which turns of a conversation to draw: messages[start:stop] on page `page` of
+    `pages` (1-based)."""
+
+    start: int
+    stop: int
+    page: int
+    pages: int
+    total: int
+
+    @property
+    def caption(self) -> str:
+        return f"Turns {self.start + 1:,}-{self.stop:,} of {self.total:,}"
+
+
+def turn_page(total: int, page: int | None, per_page: int = TURNS_PER_PAGE) -> TurnPage:
+    """The turns to draw for `page` (clamped into range; 1 when not given)."""
+    pages = max(1, math.ceil(total / per_page))
+    page = min(max(1, page or 1), pages)
+    start = (page - 1) * per_page
+    return TurnPage(start, min(total, start + per_page), page, pages, total)
+
+
+def turn_page_of(turn: int, per_page: int = TURNS_PER_PAGE) -> int:
+    """The page that holds 0-based `turn` (to open a validation failure's turn)."""
+    return turn // per_page + 1

@@ -21,6 +21,7 @@ from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.chat_markdown import review_turn
 from podium.app.roles import allowed
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.widgets import ROLE_AVATARS
 from podium.config import get_settings
 from podium.errors import PodiumError
@@ -49,7 +50,7 @@ def stats_panel(name: str, sid: int | None, view: bm.ViewState | None = None) ->
         stats = _cached_stats(get_settings().catalog_uri, name, sid, key)
         histogram = stats.length_bins
     except PodiumError as exc:
-        st.info(str(exc))
+        st.info(escape_markdown(str(exc)))
         return
     a, b, c = st.columns(3)
     a.metric("Rows", f"{stats.rows:,}")
@@ -116,15 +117,28 @@ def review_conversation(
     errors: Mapping[int, list[tuple[int | None, int | None]]] | None = None,
 ) -> None:
     """Each turn with search hits and validation errors marked, code numbered, and long
-    turns folded until "Show all" (per turn; `key` names the row)."""
-    for i, m in enumerate(messages):
+    turns folded until "Show all" (per turn; `key` names the row). A long conversation
+    is drawn a page of turns at a time, with a pager above it."""
+    shown = bm.turn_page(len(messages), st.session_state.get(f"{key}.turn_page"))
+    if shown.pages > 1:
+        pager, where = st.columns([1, 3], vertical_alignment="bottom")
+        pager.number_input(
+            f"Page of turns (1-{shown.pages:,})",
+            min_value=1,
+            max_value=shown.pages,
+            step=1,
+            key=f"{key}.turn_page",
+        )
+        where.caption(shown.caption)
+    for i in range(shown.start, shown.stop):
+        m = messages[i]
         role = str(m.get("role") or "unknown")
         show_all = bool(st.session_state.get(f"{key}.all.{i}"))
         turn = review_turn(
             m.get("content"), search=search, errors=(errors or {}).get(i, ()), show_all=show_all
         )
         with st.chat_message(role, avatar=ROLE_AVATARS.get(role.lower(), ":material/person:")):
-            st.caption(role)
+            st.caption(escape_markdown(role))
             for seg in turn.segments:
                 if seg.kind == "code":
                     st.code(seg.text, language=seg.language or None, line_numbers=seg.numbered)
@@ -133,7 +147,7 @@ def review_conversation(
                 else:
                     st.markdown(seg.text)
             if turn.note:
-                st.caption(f":warning: {turn.note}")
+                st.caption(f":warning: {escape_markdown(turn.note)}")
             if turn.folded or show_all:
                 st.toggle("Show all", key=f"{key}.all.{i}")
 
@@ -154,7 +168,7 @@ def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
     """Label buttons (keys 1-3 on the Review page), a rating and a note for one row."""
     user = rm.current_user()
     notes = rm.annotations_by_row(name, [row_id]).get(row_id, [])
-    st.caption("Annotations: " + (rm.annotation_text(notes) or "none yet"))
+    st.caption("Annotations: " + (escape_markdown(rm.annotation_text(notes)) or "none yet"))
     if not allowed(user, "annotate", "labels, ratings and notes"):
         return
     labels = ann.label_set(name)
@@ -263,17 +277,13 @@ def history_panel(name: str, row_id: str) -> None:
         return
     st.markdown(
         "\n".join(
-            f"- {r['when']} · **{r['what']}** by `{r['author']}`"
+            f"- {escape_markdown(r['when'])} · **{escape_markdown(r['what'])}** by "
+            f"{code_span(r['author'])}"
             + (f" · {escape_markdown(r['detail'])}" if r["detail"] else "")
-            + (f" · snapshot `{r['snapshot']}`" if r["snapshot"] else "")
+            + (f" · snapshot {code_span(r['snapshot'])}" if r["snapshot"] else "")
             for r in rows
         )
     )
-
-
-def escape_markdown(text: str) -> str:
-    """User text shown inside Markdown as plain text (no links, emphasis or HTML)."""
-    return "".join("\\" + c if c in "\\`*_{}[]()<>#+-.!|~:$" else c for c in text)
 
 
 SAVED = "review.saved"  # the last save's confirmation or error, shown after the rerun
@@ -305,9 +315,9 @@ def save_feedback() -> None:
         return
     kind, text = outcome
     if kind == "ok":
-        st.success(text)
+        st.success(escape_markdown(text))
         return
-    st.error(text)
+    st.error(escape_markdown(text))
     if kind == "conflict":
         st.button(
             "Reload the newest snapshot", key="review.reload", type="primary", on_click=_reload

@@ -16,6 +16,7 @@ from podium.app import review_model as rm
 from podium.app import widgets
 from podium.app.pages import page_file
 from podium.app.roles import allowed
+from podium.app.safe_markdown import escape_markdown
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.store.catalog import load_table
@@ -40,7 +41,10 @@ def sidebar(
         snapshots = list_snapshots(load_table(name))
         asked = st.session_state.get(bs.SNAPSHOT)
         if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
-            st.warning(f"Table {name} has no snapshot {asked}; showing the current one.")
+            st.warning(
+                f"Table {escape_markdown(name)} has no snapshot {escape_markdown(asked)}; "
+                "showing the current one."
+            )
         sid = widgets.snapshot_picker(snapshots, key=bs.SNAPSHOT, on_change=bs.first_page)
         columns = page(name, limit=0, snapshot_id=sid).columns
         keep = _malformed_toggle(name, sid) if "id" in columns else None
@@ -63,7 +67,10 @@ def _filters(name: str, snapshot: int | None, columns: list[str]) -> None:
         chosen = st.session_state.get(bs.FILTER + column) or []
         dropped = [v for v in chosen if v not in options]
         if dropped:
-            st.warning(f"No {column} {', '.join(dropped)} in this snapshot; filter dropped.")
+            st.warning(
+                f"No {column} {escape_markdown(', '.join(dropped))} in this snapshot; "
+                "filter dropped."
+            )
             st.session_state[bs.FILTER + column] = [v for v in chosen if v in options]
         st.multiselect(
             column.capitalize(),
@@ -138,6 +145,6 @@ def _review_sidebar(name: str, sid: int | None, snapshots: list[SnapshotInfo]) -
         try:
             made = rm.labelled_snapshot(name, which, user, sid)
         except PodiumError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(str(exc)))
         else:
             st.switch_page(page_file("train"), query_params=rm.train_params(name, made.name))

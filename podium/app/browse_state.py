@@ -13,6 +13,7 @@ import streamlit as st
 
 from podium.app import browse_model as bm
 from podium.app import review_model as rm
+from podium.app.safe_markdown import escape_markdown
 from podium.errors import PodiumError
 
 # Session-state keys. The widget keys hold the view; the others are the page's memory.
@@ -123,7 +124,7 @@ def sync_from_url(tables: list[str]) -> None:
         try:  # a tag or branch name in a link: the snapshot it names now
             url = {**url, "snapshot": [str(rm.resolve(url["table"][-1], asked))]}
         except PodiumError as exc:
-            st.warning(str(exc))
+            st.warning(escape_markdown(str(exc)))
             url = {k: v for k, v in url.items() if k != "snapshot"}
     if url or SAVED not in st.session_state:
         view, problems = bm.parse_query(url)
@@ -134,7 +135,7 @@ def sync_from_url(tables: list[str]) -> None:
         view = bm.ViewState(table=tables[0])
     seed(view)
     for problem in problems:
-        st.warning(problem)
+        st.warning(escape_markdown(problem))
 
 
 def write_url(view: bm.ViewState) -> None:

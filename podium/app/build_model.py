@@ -9,6 +9,7 @@ from typing import Any
 
 from generators.code_exec import tables
 from generators.code_exec.harness import call_text
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.store.catalog import list_tables, load_table, table_exists
 from podium.store.read import read_small
 from podium.store.schema import PROP_KIND
@@ -83,12 +84,13 @@ def describe(row: dict[str, Any]) -> str:
     """One markdown line: coloured status, the call, and what went wrong."""
     entry = row.get("entry_point") or "f"
     if row.get("input") is not None:
-        call = f"`{call_text(entry, row['input'])}`"
+        call = code_span(call_text(entry, row["input"]))
     else:
-        call = f"proposed `{(row.get('raw_input') or '')[:80]}`"
-    detail = row.get("error") or ""
+        call = f"proposed {code_span((row.get('raw_input') or '')[:80])}"
+    detail = escape_markdown(row.get("error") or "")
     if row["status"] == "mismatch":
-        detail = f"expected `{row['expected']}`, got `{row['actual']}`"
+        detail = f"expected {code_span(row['expected'])}, got {code_span(row['actual'])}"
     elif row["status"] == "ok":
-        detail = f"→ `{(row.get('output') or '')[:120]}`"
-    return f"{badge(row['status'])} · {row.get('function_id') or ''} · {call} · {detail}"
+        detail = f"→ {code_span((row.get('output') or '')[:120])}"
+    function = escape_markdown(row.get("function_id") or "")
+    return f"{badge(row['status'])} · {function} · {call} · {detail}"

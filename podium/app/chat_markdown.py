@@ -10,7 +10,8 @@ turn is not handed to the Markdown renderer as is:
   (Markdown would eat `*`, `_` and leading `#` otherwise);
 - fenced code keeps its language tag (so it is highlighted); a ```json fence whose body
   parses is re-indented;
-- everything else is Markdown.
+- everything else is Markdown, except that images are never drawn: data decides their
+  URLs, so `![alt](url)` shows as text and a link (`safe_markdown.neutralize_images`).
 
 `review_turn` is the reviewer's reading of a turn: search hits and validation error
 locations marked (the text is HTML-escaped first; markup goes only around escaped
@@ -27,6 +28,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from podium.app.safe_markdown import code_span, neutralize_images
 
 _FENCE = re.compile(
     r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})(?P<lang>[^\n`]*)\n(?P<body>.*?)\n"
@@ -105,7 +108,7 @@ def render_turn(content: str | None) -> RenderedTurn:
         return RenderedTurn(fence(pretty_json(value), "json"))
     if looks_like_json(stripped):
         return RenderedTurn(fence(content, "text"), json_error_note(content))
-    return RenderedTurn(_reindent_json_fences(content))
+    return RenderedTurn(neutralize_images(_reindent_json_fences(content)))
 
 
 def render_value(value: Any) -> str:
@@ -116,7 +119,7 @@ def render_value(value: Any) -> str:
         return render_turn(value).markdown
     if isinstance(value, (dict, list, tuple)):
         return fence(pretty_json(value), "json")
-    return f"`{value}`"
+    return code_span(value)
 
 
 # ---- reading like a reviewer: highlights, numbered code, folding ----
@@ -223,7 +226,7 @@ def _within(spans: Sequence[Span], start: int, end: int) -> list[Span]:
 
 def _prose(text: str, spans: Sequence[Span]) -> Segment:
     if not spans:
-        return Segment("markdown", _reindent_json_fences(text))
+        return Segment("markdown", neutralize_images(_reindent_json_fences(text)))
     return Segment("html", f'<div style="white-space:pre-wrap">{marked_html(text, spans)}</div>')
 
 

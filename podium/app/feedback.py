@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app.pages import page_file
+from podium.app.safe_markdown import code_span, escape_markdown
 
 
 def error_parts(text: str) -> tuple[str, str]:
@@ -21,7 +22,7 @@ def error_parts(text: str) -> tuple[str, str]:
 
 def show_error(exc: BaseException | str) -> None:
     head, details = error_parts(str(exc))
-    st.error(head, icon=":material/error:")
+    st.error(escape_markdown(head), icon=":material/error:")
     if details:
         with st.expander("Details"):
             st.code(details, language=None)
@@ -31,7 +32,7 @@ def job_queued(job_id: str) -> None:
     """The message after a submit: the job's id and a link to follow it."""
     st.session_state["podium.last_job"] = job_id
     st.success(
-        f"Queued job `{job_id}`; the worker runs it (see the job tray).",
+        f"Queued job {code_span(job_id)}; the worker runs it (see the job tray).",
         icon=":material/send:",
     )
     st.page_link(

@@ -11,6 +11,7 @@ import streamlit as st
 from podium.app.feedback import show_error
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import page_file
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.jobs.logbook import progress_fraction, progress_text
 from podium.jobs.queue import Job, get_job
 from podium.jobs.tables import ACTIVE
@@ -30,7 +31,10 @@ def watch_job(job_id: str, next_steps: Callable[[Job], None] | None = None) -> N
         if was_active and job["status"] not in ACTIVE:
             st.rerun()  # the whole page, so what the job wrote shows everywhere on it
         icon = STATUS_ICONS.get(job["status"], "")
-        st.markdown(f"{icon} Job `{job['id']}` ({job['kind']}) **{job['status']}**")
+        st.markdown(
+            f"{icon} Job {code_span(job['id'])} ({escape_markdown(job['kind'])}) "
+            f"**{escape_markdown(job['status'])}**"
+        )
         if job["status"] in ACTIVE:
             st.progress(progress_fraction(job) or 0.0, text=progress_text(job))
         if job["error"]:

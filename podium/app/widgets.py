@@ -24,6 +24,7 @@ import streamlit as st
 from podium.app.browse_model import Turn, ViewState, snapshot_label, to_query
 from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
 from podium.store.snapshots import SnapshotInfo
 
@@ -51,16 +52,16 @@ def render_conversation(turns: Iterable[Turn | dict[str, Any]]) -> None:
         )
         rendered = render_turn(content)
         with st.chat_message(role, avatar=ROLE_AVATARS.get(role.lower(), ":material/person:")):
-            st.caption(role)
+            st.caption(escape_markdown(role))
             st.markdown(rendered.markdown)
             if rendered.note:
-                st.caption(f":warning: {rendered.note}")
+                st.caption(f":warning: {escape_markdown(rendered.note)}")
 
 
 def render_fields(fields: Iterable[tuple[str, Any]]) -> None:
     """Label and value, one field after another (long values get their own block)."""
     for name, value in fields:
-        st.markdown(f"**{name}**")
+        st.markdown(f"**{escape_markdown(name)}**")
         st.markdown(render_value(value))
 
 
@@ -158,7 +159,7 @@ def snapshot_picker(
         help="Every write makes a new snapshot; pick an older one to see the table as it was. "
         "Times are UTC.",
     )
-    st.caption(f"Snapshot id `{chosen}`")
+    st.caption(f"Snapshot id {code_span(chosen)}")
     return chosen
 
 
@@ -203,7 +204,7 @@ def ask_first(key: str, question: str, yes: str) -> bool:
     if not st.session_state.get(key):
         return False
     with st.container(border=True):
-        st.warning(question, icon=":material/warning:")
+        st.warning(escape_markdown(question), icon=":material/warning:")
         c1, c2 = st.columns(2)
         if c1.button(yes, key=f"{key}.yes", type="primary"):
             st.session_state.pop(key, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -207,15 +208,15 @@ def test_sql_condition_filters_and_a_bad_one_is_an_error_not_a_crash(browse_home
     at.text_input(key="browse.where").input("no_such_column = 1").run()
     assert not at.exception
     [error] = at.error
-    assert "no_such_column" in error.value
+    assert "no_such_column" in unescape(error.value)  # data on a page is escaped Markdown
 
 
 def test_unknown_table_and_snapshot_in_a_link_are_reported(browse_home: Path) -> None:
     at = open_browse(table="lab.missing")
-    assert any("No table named lab.missing" in w.value for w in at.warning)
+    assert any("No table named lab.missing" in unescape(w.value) for w in at.warning)
     assert at.selectbox(key="browse.table").value == CHAT
     at = open_browse(table=CHAT, snapshot="123")
-    assert any("no snapshot 123" in w.value for w in at.warning)
+    assert any("no snapshot 123" in unescape(w.value) for w in at.warning)
     assert f"Rows 1–25 of {ALL_ROWS}" in captions(at)
 
 

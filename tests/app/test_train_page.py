@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
     # Cancel asks first: one click stops nothing.
     at.button(key="train.cancel").click().run()
     assert get_job(job["id"])["status"] == "queued"
-    assert any(w.value.startswith(f"Cancel run {job['id']}") for w in at.warning)
+    assert any(unescape(w.value).startswith(f"Cancel run {job['id']}") for w in at.warning)
     at.button(key="train.cancel.ask.yes").click().run()
     assert get_job(job["id"])["status"] in ("cancelled", "cancelling")
     # The labels say so at once.
@@ -103,7 +104,9 @@ def test_finished_run_shows_charts_samples_and_opens_generate(tiny_base, make_ta
     titles = [m.value for m in at.markdown]
     assert "**Reward**" in titles and "**Learning rate**" in titles
     assert "**Sample completions**" in titles
-    assert any("page-done" in s.value and tiny_base in s.value for s in at.success)
+    assert any(
+        "page-done" in unescape(s.value) and tiny_base in unescape(s.value) for s in at.success
+    )
     at.button(key="train.chat").click().run()
     assert [t.value for t in at.title] == ["Generate"]
     assert at.query_params["model"] in (["page-done"], "page-done")

@@ -28,6 +28,7 @@ from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.browse_sidebar import sidebar
 from podium.app.roles import allowed
+from podium.app.safe_markdown import escape_markdown
 from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.errors import PodiumError
 from podium.store.catalog import list_tables
@@ -60,10 +61,13 @@ def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | N
 def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> None:
     found = _read_sample(name, view, columns, sid)
     if not found.rows:
-        st.warning(f"No sample {view.sample} in {name} at snapshot {sid}.")
+        st.warning(
+            f"No sample {escape_markdown(view.sample)} in {escape_markdown(name)} "
+            f"at snapshot {escape_markdown(sid)}."
+        )
         return
     row = found.rows[0]
-    st.subheader(f"Sample {view.sample}")
+    st.subheader(f"Sample {escape_markdown(view.sample)}")
     if not bm.is_chat(found.columns):
         widgets.render_fields(bm.detail_fields(row, found.columns))
         return
@@ -179,7 +183,7 @@ def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str]
                 **view.row_filter(),
             )
         except PodiumError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(str(exc)))
             return
         sure = st.checkbox(
             rm.confirm_text("Yes, act on", ids), key="browse.bulk.sure", disabled=not ids
@@ -231,7 +235,7 @@ def _filter_chips(view: bm.ViewState) -> None:
     row.caption("Filters:")
     for chip in chips:
         row.button(
-            chip.text,
+            escape_markdown(chip.text),
             key=f"browse.clear.{chip.name}",
             icon=":material/close:",
             help="Clear this filter",
@@ -254,11 +258,11 @@ def main() -> None:
     try:
         name, sid, keep, snapshots = sidebar(tables)
     except PodiumError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
         return
     older = bm.older_snapshot_note(snapshots, sid)
     if older:
-        st.warning(older, icon=":material/history:")
+        st.warning(escape_markdown(older), icon=":material/history:")
     search_col, size_col, page_col = st.columns([6, 1, 2], vertical_alignment="bottom")
     search_col.text_input(
         "Search messages",
@@ -277,7 +281,7 @@ def main() -> None:
             view = clamped
             result = _rows_of(name, view, sid, keep)
     except PodiumError as exc:  # e.g. a SQL condition that does not parse
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
         bs.write_url(replace(view, snapshot=sid))
         return
     pages = bm.page_count(_counted(result), view.page_size)
@@ -296,7 +300,7 @@ def main() -> None:
             if sid is not None and result.total and "id" in result.columns:
                 _bulk_actions(name, view, sid, keep)
     except PodiumError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
     bs.write_url(replace(bs.current(), snapshot=sid))
 
 

@@ -17,6 +17,7 @@ from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
 from podium.app.roles import missing_role
+from podium.app.safe_markdown import code_span
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.widgets import render_conversation
 from podium.compare.ratings import better_text
@@ -75,7 +76,7 @@ def _side_by_side(comparison: cm.Comparison) -> None:
         st.info("No prompt matches these filters.")
         return
     item = items[_pager(len(items), "compare.pos")]
-    st.markdown(f"**Prompt** `{item.prompt_id}`")
+    st.markdown(f"**Prompt** {code_span(item.prompt_id)}")
     render_conversation(item.prompt)
     for col, (answer, html) in zip(st.columns(len(shown)), cm.columns(item, shown), strict=False):
         col.markdown(f"#### {answer.model}")

@@ -12,6 +12,7 @@ from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.home_model import demo_missing, home_state
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.widgets import browse_link
 from podium.store.demo import load_demo
 from podium.store.users import acting_user
@@ -50,9 +51,9 @@ with c1:
         st.caption(f"and {len(state.tables) - 8:,} more in Browse")
 with c2:
     st.markdown("**Models**")
-    st.markdown("\n".join(f"- `{m}`" for m in state.models) or "none yet")
+    st.markdown("\n".join(f"- {code_span(m)}" for m in state.models) or "none yet")
     st.markdown("**Model servers running**")
-    st.markdown("\n".join(f"- {s}" for s in state.servers) or "none")
+    st.markdown("\n".join(f"- {escape_markdown(s)}" for s in state.servers) or "none")
 with c3:
     st.markdown("**Recent jobs**")
     for job in state.jobs:

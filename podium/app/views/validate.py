@@ -16,6 +16,7 @@ from podium.app import validate_model, widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.validate_model import settings_seed
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
@@ -163,7 +164,10 @@ def _results(table: str) -> None:
     failure = shown[index]
     texts = message_texts(table, snapshot, [failure["id"]])
     where, marked = marked_failure(failure, texts.get(failure["id"], []))
-    st.markdown(f"**{failure['id']}** · turn {failure['turn']} · `{failure['rule']}` · {where}")
+    st.markdown(
+        f"**{escape_markdown(failure['id'])}** · turn {failure['turn']} · "
+        f"{code_span(failure['rule'])} · {escape_markdown(where)}"
+    )
     st.code(marked, language=None)
     widgets.browse_link(table, snapshot=snapshot, sample=failure["id"], label="Open in Browse")
 

@@ -1,0 +1,120 @@
+"""Data and URL parameters are shown as text in a real Chromium (issue 38, findings 7
+and 11): a Markdown image in a turn, in an id or in a link's `sample=`/`split=` is never
+fetched (no <img> for it, and the CSP would block it anyway), and a row with many turns
+is drawn a page of turns at a time."""
+
+from __future__ import annotations
+
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pyarrow as pa
+import pytest
+from app_driver import free_port, using_home, wait_for_app
+from playwright.sync_api import Page, expect
+
+from podium.app.browse_model import TURNS_PER_PAGE
+from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.write import write_table
+
+pytestmark = pytest.mark.browser
+TABLE = "lab.hostile"
+LONG_TURNS = 120
+
+
+def as_text(text: str) -> re.Pattern[str]:
+    """`text` as the page shows it: a bare URL carries an invisible word joiner
+    (U+2060) before `://` so that it does not become a link."""
+    pattern = re.escape(text).replace("://", "\u2060?://")
+    return re.compile(pattern.replace("/", "\\/"))  # Playwright's selectors need \/
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        Recorder.seen.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def pixel_port() -> Iterator[int]:
+    """A local HTTP server that records every request (the 'tracking pixel' host)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def _row(row_id: str, turns: list[str]) -> dict[str, object]:
+    return {
+        "id": row_id,
+        "messages": [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": text}
+            for i, text in enumerate(turns)
+        ],
+        "split": "train",
+        "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+    }
+
+
+def test_markup_from_data_and_links_is_text(
+    app_page: Page, app_url: str, app_home: Path, pixel_port: int
+) -> None:
+    pixel = f"http://127.0.0.1:{pixel_port}"
+    image_id = f"![id]({pixel}/id.png)"
+    rows = [
+        _row("h1", [f"Look: ![x]({pixel}/pixel.png) and [a link]({pixel}/link)", "ok"]),
+        _row(image_id, ["hello", "hi"]),
+        _row("long", [f"turn {i}" for i in range(LONG_TURNS)]),
+    ]
+    with using_home(app_home):
+        write_table(TABLE, pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), schema=SFT_SCHEMA)
+    page = app_page
+    foreign_images = page.locator(f"img[src^='{pixel}']")
+
+    page.goto(f"{app_url}/browse?" + urlencode({"table": TABLE, "sample": "h1"}))
+    wait_for_app(page)
+    user = page.get_by_test_id("stChatMessage").first
+    expect(user).to_contain_text("Look: !x and a link")
+    expect(user.locator(f"a[href='{pixel}/link']")).to_have_count(1)  # a link needs a click
+    assert foreign_images.count() == 0
+
+    page.goto(f"{app_url}/browse?" + urlencode({"table": TABLE, "sample": image_id}))
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name=as_text(f"Sample {image_id}"))).to_be_visible()
+    assert foreign_images.count() == 0
+
+    hostile_link = urlencode(
+        {"table": TABLE, "split": f"![s]({pixel}/split.png)", "sample": f"![p]({pixel}/p.png)"}
+    )
+    page.goto(f"{app_url}/browse?{hostile_link}")
+    wait_for_app(page)
+    expect(page.get_by_text(as_text(f"No sample ![p]({pixel}/p.png) in {TABLE}"))).to_be_visible()
+    no_split = as_text(f"No split ![s]({pixel}/split.png) in this snapshot")
+    expect(page.get_by_text(no_split)).to_be_visible()
+    assert foreign_images.count() == 0
+    assert page.locator(f"a[href^='{pixel}']").count() == 0  # warnings hold no links
+
+    # A long conversation: one page of turns and a pager, not every turn at once.
+    page.goto(f"{app_url}/browse?" + urlencode({"table": TABLE, "sample": "long"}))
+    wait_for_app(page)
+    expect(page.get_by_text(f"Turns 1-{TURNS_PER_PAGE} of {LONG_TURNS}")).to_be_visible()
+    expect(page.get_by_test_id("stChatMessage")).to_have_count(TURNS_PER_PAGE)
+    pager = page.get_by_label(f"Page of turns (1-{-(-LONG_TURNS // TURNS_PER_PAGE)})")
+    pager.fill("3")
+    pager.press("Enter")
+    wait_for_app(page)
+    expect(page.get_by_test_id("stChatMessage").first).to_contain_text(f"turn {2 * TURNS_PER_PAGE}")
+
+    assert Recorder.seen == [], f"the browser fetched {Recorder.seen}"
