@@ -160,14 +160,13 @@ def _typer_errors() -> tuple[tuple[type[BaseException], ...], ...]:
 
 
 def _report(message: str) -> None:
-    from rich.console import Console
     from rich.text import Text
 
-    from podium.commands.terminal import printable
+    from podium.commands.terminal import printable, safe_console
 
     # The message quotes user data (a line of a file, a value): never markup.
     text = Text.assemble(("error:", "bold red"), " ", printable(message))
-    Console(stderr=True).print(text, highlight=False, soft_wrap=True)
+    safe_console(stderr=True).print(text, highlight=False, soft_wrap=True)
 
 
 def _is_settings_error(exc: Exception) -> bool:

@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from podium.commands.terminal import neutralise_json, safe_console
 from podium.errors import InvalidInput
 from podium.validate.extract import EXTRACT_MODES
 
-console = Console(highlight=False, soft_wrap=True)
-notes = Console(stderr=True, highlight=False, soft_wrap=True)  # keeps stdout for results
+console = safe_console(highlight=False, soft_wrap=True)
+notes = safe_console(stderr=True, highlight=False, soft_wrap=True)  # keeps stdout for results
 
 
 def _print_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+    click.echo(neutralise_json(json.dumps(value, ensure_ascii=False, default=str, indent=2)))
 
 
 def _checkpoints(models: list[str]) -> list[str]:

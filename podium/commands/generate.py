@@ -16,16 +16,16 @@ from typing import Annotated, Any
 
 import click
 import typer
-from rich.console import Console
 
+from podium.commands.terminal import neutralise_json, safe_console
 from podium.errors import InvalidInput
 
-console = Console(highlight=False, soft_wrap=True)
+console = safe_console(highlight=False, soft_wrap=True)
 vibes_app = typer.Typer(help="Vibe-check prompts and eval sets.", no_args_is_help=True)
 
 
 def _print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+    typer.echo(neutralise_json(json.dumps(value, ensure_ascii=False, default=str, indent=2)))
 
 
 def load_schema(path: Path) -> dict[str, Any]:

@@ -28,10 +28,10 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
+from podium.commands.terminal import safe_console
 from podium.commands.typer_commands import add_commands
 from podium.jobs.cards import card_template, read_card
 from podium.jobs.kinds import KINDS, get_kind
@@ -54,8 +54,9 @@ from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.rerun import describe_report, queue_rerun, rerun_and_compare
 from podium.jobs.tables import FINISHED, last_metrics, metric_rows, warnings_of
 
-out = Console(highlight=False, soft_wrap=True, markup=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+# Job errors, logs and cards carry other people's text: consoles that neutralise it.
+out = safe_console(highlight=False, soft_wrap=True, markup=False)
+err = safe_console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 jobs_app = typer.Typer(help="List, inspect, follow and cancel jobs.", no_args_is_help=False)
 
 

@@ -19,20 +19,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Column, Table
 
 from podium import processes
+from podium.commands.terminal import neutralise_json, safe_console
 from podium.errors import PodiumError
 
-console = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+console = safe_console(highlight=False, soft_wrap=True)
+err = safe_console(stderr=True, highlight=False, soft_wrap=True)
 models_app = typer.Typer(help="The checkpoint registry and model servers.", no_args_is_help=True)
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def _print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+    typer.echo(neutralise_json(json.dumps(value, ensure_ascii=False, default=str, indent=2)))
 
 
 @models_app.command("list")

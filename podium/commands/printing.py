@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from podium.commands.terminal import plain_text, printable
+from podium.commands.terminal import neutralise_json, plain_text, printable, safe_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -22,13 +22,11 @@ if TYPE_CHECKING:
 
 @functools.cache
 def console() -> Console:
-    from rich.console import Console
-
-    return Console()
+    return safe_console()
 
 
 def print_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, default=str, indent=2))
+    click.echo(neutralise_json(json.dumps(value, ensure_ascii=False, default=str, indent=2)))
 
 
 def print_rows(rows: list[dict[str, Any]], title: str | None = None) -> None:

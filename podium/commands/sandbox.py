@@ -58,7 +58,7 @@ def run_cmd(
     with Sandbox(backend, workers=1, limits=limits) as box:
         result = box.run(code, stdin=stdin, args=tuple(args or ()))
     if as_json:
-        typer.echo(json.dumps({"backend": box.backend, **result.to_dict()}, ensure_ascii=False))
+        typer.echo(json.dumps({"backend": box.backend, **result.to_dict()}))  # ASCII: inert
     else:
         code_text = "-" if result.exit_code is None else str(result.exit_code)
         typer.echo(

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from podium import processes
+from podium.commands.terminal import safe_console
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.lanes import LIGHT_SLOTS_HELP
@@ -40,7 +40,7 @@ STOP_GRACE_SECONDS = 15.0
 # (kinds.py `stop_grace_s`), so the worker gets that long before it is killed.
 WORKER_STOP_GRACE_SECONDS = 135.0
 
-console = Console(stderr=True, highlight=False)
+console = safe_console(stderr=True, highlight=False)
 Host = Annotated[str, typer.Option(help="Address to listen on.")]
 Port = Annotated[int, typer.Option(help="Port to listen on.")]
 InsecureNoAuth = Annotated[

@@ -8,19 +8,20 @@ markup, `[/INST]` or `[bold` in a value crashed the command with a MarkupError (
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from podium.terminal_text import neutralise, neutralise_json, safe_console
 
 if TYPE_CHECKING:
     from rich.text import Text
 
-# C0 controls but tab and newline, then DEL and the C1 controls.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+__all__ = ["neutralise_json", "plain_text", "printable", "safe_console"]
 
 
 def printable(text: str) -> str:
-    """`text` with control characters written as escapes (`\\x1b`): shown, not obeyed."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
+    """`text` with control and bidi characters written as escapes (`\\x1b`, `\\u202e`):
+    shown, not obeyed (`podium.terminal_text.neutralise`)."""
+    return neutralise(text)
 
 
 def plain_text(text: str, style: str = "") -> Text:

@@ -23,9 +23,10 @@ import json
 from typing import Any
 
 import click
-from rich.console import Console
 
-console = Console(highlight=False, soft_wrap=True)
+from podium.commands.terminal import safe_console
+
+console = safe_console(highlight=False, soft_wrap=True)
 
 
 def _announce(config: Any, result: Any, deferred: bool, extra: dict[str, Any]) -> None:

@@ -17,18 +17,18 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from podium.commands.terminal import neutralise_json, safe_console
 from podium.identity import ROLES
 
-console = Console(highlight=False, soft_wrap=True)
+console = safe_console(highlight=False, soft_wrap=True)
 users_app = typer.Typer(help="Users and their roles (admins only).", no_args_is_help=True)
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def _print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    typer.echo(neutralise_json(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
 @users_app.command("list")

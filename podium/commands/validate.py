@@ -18,15 +18,14 @@ from typing import Any
 
 import click
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
-from podium.commands.terminal import plain_text
+from podium.commands.terminal import neutralise_json, plain_text, printable, safe_console
 from podium.validate.failure_text import marked_failure, message_texts
 from podium.validate.report import read_report
 from podium.validate.rules import RULE_HELP
 
-console = Console()
+console = safe_console()
 SHOWN_FAILURES = 5
 
 
@@ -43,9 +42,8 @@ def _print_result(config: Any, result: Any, deferred: bool, extra: dict[str, Any
     summary = result["outputs"]["summary"]
     failures = read_report(summary["report"]).to_pylist()
     if extra["as_json"]:
-        typer.echo(
-            json.dumps({"summary": summary, "failures": failures}, ensure_ascii=False, indent=2)
-        )
+        shown = json.dumps({"summary": summary, "failures": failures}, ensure_ascii=False, indent=2)
+        typer.echo(neutralise_json(shown))
         return
     _print_summary(summary)
     _print_examples(summary, failures[:SHOWN_FAILURES])
@@ -104,7 +102,7 @@ def _print_examples(summary: dict[str, Any], failures: list[dict[str, Any]]) -> 
         where, shown = marked_failure(failure, texts.get(failure["id"], []))
         title = f"{failure['id']} turn {failure['turn']} · {failure['rule']} · {where}"
         console.rule(plain_text(title), align="left")  # ids and rules are data, not markup
-        typer.echo(shown)  # plain: rich would wrap long lines and misplace the caret
+        typer.echo(printable(shown))  # plain: rich would wrap long lines and misplace the caret
 
 
 def click_commands() -> dict[str, click.Command]:

@@ -15,16 +15,16 @@ from typing import Annotated
 
 import click
 import typer
-from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from podium.commands.terminal import safe_console
 from podium.compare.table import Comparison, Item, load_comparison
 from podium.compare.votes import VERDICT_LABELS, blind_pair, cast_vote, voted_prompts
 from podium.identity import require
 from podium.store.users import acting_user
 
-console = Console(highlight=False)
+console = safe_console(highlight=False)
 KEYS = {"a": "A", "b": "B", "t": "tie", "x": "both_bad"}
 CHOICES = [*KEYS, "s", "q"]
 

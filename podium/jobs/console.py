@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -17,6 +16,7 @@ from rich.progress import (
 )
 
 from podium.jobs.reporter import JobReporter
+from podium.terminal_text import safe_console
 
 
 class ConsoleReporter(JobReporter):
@@ -24,7 +24,8 @@ class ConsoleReporter(JobReporter):
         self, job_id: str, log_path: str | Path, lineage: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(job_id, log_path, lineage)
-        self.console = Console(stderr=True)
+        # Progress messages and log lines name files, keys and errors: neutralised.
+        self.console = safe_console(stderr=True)
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 from pydantic import BaseModel
-from rich.console import Console
 
 from podium.errors import PodiumError
 from podium.jobs.cards import Card, write_card
@@ -20,6 +19,7 @@ from podium.jobs.execute import ReporterFactory, execute_job
 from podium.jobs.preflight import preflight
 from podium.jobs.queue import Job, create_job, set_fields
 from podium.jobs.reporter import JobReporter
+from podium.terminal_text import safe_console
 
 
 class JobFailed(PodiumError):
@@ -54,7 +54,7 @@ def run_foreground(card: Card, quiet: bool = False) -> Job:
     if elsewhere and elsewhere != "local":
         from podium.jobs.launchers.follow import run_on
 
-        job = run_on(card, elsewhere, say=Console(stderr=True, quiet=quiet).print)
+        job = run_on(card, elsewhere, say=safe_console(stderr=True, quiet=quiet).print)
     else:
         job = run_in_process(card, ConsoleReporter if not quiet else _quiet_reporter)
     if job["status"] != "succeeded":
@@ -84,7 +84,7 @@ def run_or_write_card(
     or, with `foreground=False`, queue it for a worker (returns the job id).
     """
     pinned = preflight(kind, config)
-    console = Console(stderr=True)
+    console = safe_console(stderr=True)
     if card is not None:
         path = write_card(kind, pinned, card, notes)
         console.print(f"wrote run card {path}; run it with `podium run {path}`", highlight=False)
