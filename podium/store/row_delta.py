@@ -12,12 +12,15 @@ catalog commit and its requirements) and writes:
   files alike; pyiceberg's own overwrite only looks at data manifests).
 
 Conflicts are Podium's to judge (`review.changes.check_unchanged` reads the snapshots in
-between), so a commit whose branch moved since it was planned fails with
-`ValidationException` instead of pyiceberg's silent rebase; the caller re-plans.
+between). When the branch moved since the change was planned, pyiceberg's commit retry
+rebases it only if every snapshot in between touched other rows (summary `podium.rows`)
+and removed no file; otherwise the commit fails with `ValidationException` instead of
+pyiceberg's silent rebase, and the caller re-plans.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -32,8 +35,14 @@ from pyiceberg.manifest import (
     ManifestWriterV2,
 )
 from pyiceberg.table.refs import MAIN_BRANCH
-from pyiceberg.table.snapshots import Operation, Summary
-from pyiceberg.table.update.snapshot import _SnapshotProducer
+from pyiceberg.table.snapshots import (
+    DELETED_DATA_FILES,
+    REMOVED_DELETE_FILES,
+    Operation,
+    Snapshot,
+    Summary,
+)
+from pyiceberg.table.update.snapshot import CommitWindow, _SnapshotProducer
 from pyiceberg.typedef import EMPTY_DICT
 
 from podium.errors import InvalidInput
@@ -41,6 +50,10 @@ from podium.store.plan import manifest_entries
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table, Transaction
+
+
+ROWS_PROPERTY = "podium.rows"  # a snapshot summary's JSON list of the row ids it touched
+_REMOVALS = (DELETED_DATA_FILES, REMOVED_DELETE_FILES)
 
 
 class _DeleteManifestWriter(ManifestWriterV2):
@@ -78,10 +91,38 @@ class _RowDelta(_SnapshotProducer["_RowDelta"]):
         return Summary(self._named_operation, **summary.additional_properties)
 
     def _validate_concurrency(self) -> None:
-        if self._commit_window is not None and not self._commit_window.is_empty():
+        window = self._commit_window
+        if window is not None and not window.is_empty() and not self._may_rebase(window):
             raise ValidationException(
                 "the branch moved while this change was being written; re-plan on its new head"
             )
+
+    def _may_rebase(self, window: CommitWindow) -> bool:
+        """Whether this change may land on the branch's new head as it is: it only adds
+        files, names the rows it touches, and every snapshot since it was planned removed
+        no file (its position deletes still point at live rows) and touched none of those
+        rows. Two writers editing different rows then both land at the catalog's pace,
+        instead of one re-planning (reading and writing again) each time the other lands."""
+        raw = self.snapshot_properties.get(ROWS_PROPERTY)
+        if self._deleted_data_files or raw is None or window.head is None:
+            return False
+        mine = set(json.loads(raw))
+        metadata = self._transaction._table.metadata
+        base = window.base.snapshot_id if window.base is not None else None
+        snap: Snapshot | None = window.head
+        while snap is not None and snap.snapshot_id != base:
+            props = dict(snap.summary.additional_properties) if snap.summary else {}
+            if any(int(props.get(key, "0")) for key in _REMOVALS):
+                return False
+            theirs = props.get(ROWS_PROPERTY)
+            if theirs is None:
+                if snap.summary is None or snap.summary.operation != Operation.APPEND:
+                    return False  # another engine's change: which rows it touched is unknown
+            elif mine & set(json.loads(theirs)):
+                return False
+            parent = snap.parent_snapshot_id
+            snap = metadata.snapshot_by_id(parent) if parent is not None else None
+        return base is None or snap is not None
 
     def _deleted_entries(self) -> list[ManifestEntry]:
         return []  # `_manifests` below writes removals into the rewritten manifests

@@ -10,7 +10,8 @@ with the standard library's sqlite3: the same row filter (a v1 catalog's tables 
 `CommitFailedException` when another writer moved the table in between. Everything
 else (creating tables and namespaces, listing, dropping, a commit that creates a
 table, a catalog file whose tables do not exist yet) goes to a real `SqlCatalog`,
-opened on first need. `tests/store/test_sqlite_catalog.py` holds it to `SqlCatalog`.
+opened on first need. `tests/store/test_sqlite_catalog.py` holds it to `SqlCatalog`, and
+`tests/store/test_lean_catalog_pinned.py` to the statements pyiceberg runs.
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ if TYPE_CHECKING:
     from pyiceberg.typedef import Identifier
 
 _TABLE_TYPE = "TABLE"  # pyiceberg.catalog.sql.ICEBERG_TABLE_TYPE
+# SqlCatalog's statements, as SQLAlchemy compiles them for SQLite (less the columns a load
+# does not read); tests/store/test_lean_catalog_pinned.py fails when pyiceberg's differ.
+LOAD_SQL = (
+    "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? "
+    "AND table_namespace = ? AND table_name = ?"
+)
+TABLE_TYPE_FILTER_SQL = " AND (iceberg_type = ? OR iceberg_type IS NULL)"
+COMMIT_SQL = (
+    "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+    "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
+    "AND metadata_location = ?"
+)
 _TIMEOUT_S = 5.0  # SQLAlchemy's pysqlite default, which SqlCatalog's engine uses
 
 
@@ -66,15 +79,11 @@ class LeanSqliteCatalog(MetastoreCatalog):
             columns = {r[1] for r in conn.execute("PRAGMA table_info(iceberg_tables)")}
             if not columns:
                 return False, None
-            sql = (
-                "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? "
-                "AND table_namespace = ? AND table_name = ?"
-            )
             if "iceberg_type" in columns:  # a v1 catalog: views are rows too
-                sql += " AND (iceberg_type = ? OR iceberg_type IS NULL)"
+                sql = LOAD_SQL + TABLE_TYPE_FILTER_SQL
                 params: tuple[str, ...] = (self.name, namespace, table_name, _TABLE_TYPE)
             else:
-                params = (self.name, namespace, table_name)
+                sql, params = LOAD_SQL, (self.name, namespace, table_name)
             return True, conn.execute(sql, params).fetchone()
 
     def load_table(self, identifier: str | Identifier) -> Table:
@@ -122,9 +131,7 @@ class LeanSqliteCatalog(MetastoreCatalog):
         )
         with contextlib.closing(self._connect()) as conn, conn:
             moved = conn.execute(
-                "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
-                "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
-                "AND metadata_location = ?",
+                COMMIT_SQL,
                 (
                     staged.metadata_location,
                     current.metadata_location,
