@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 import click
 import typer
 
+from podium.commands.terminal import printable
 from podium.errors import InvalidInput
 
 sandbox_app = typer.Typer(help="Run code in the sandbox.", no_args_is_help=True)
@@ -67,9 +68,11 @@ def run_cmd(
             + (f"  ({result.detail})" if result.detail else "")
         )
         typer.echo("--- stdout ---" + (" (truncated)" if result.truncated else ""))
-        typer.echo(result.stdout, nl=not result.stdout.endswith("\n") and bool(result.stdout))
+        # The code is untrusted: its output is shown, never obeyed by the terminal.
+        stdout = printable(result.stdout)
+        typer.echo(stdout, nl=not stdout.endswith("\n") and bool(stdout))
         typer.echo("--- stderr ---")
-        typer.echo(result.stderr, nl=False)
+        typer.echo(printable(result.stderr), nl=False)
     # SystemExit, not typer.Exit: with standalone_mode=False click would swallow the code.
     raise SystemExit(0 if result.ok else 1)
 

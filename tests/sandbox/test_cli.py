@@ -53,3 +53,15 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     done = podium("sandbox", "run", str(tmp_path / "nope.py"))
     assert done.returncode == 2
     assert "Cannot read" in done.stderr and "nope.py" in done.stderr
+
+
+def test_untrusted_output_is_shown_escaped(tmp_path: Path) -> None:
+    """Issue 38: the code's output cleared the screen (ESC[2J) and reordered text (U+202E)."""
+    script = tmp_path / "loud.py"
+    script.write_text(
+        "import sys\nprint('a\\x1b[2Jb\\u202ec')\nprint('e\\x1b]0;title\\x07', file=sys.stderr)\n"
+    )
+    done = podium("sandbox", "run", str(script), "--backend", "local")
+    assert done.returncode == 0, done.stderr
+    assert "a\\x1b[2Jb\\u202ec" in done.stdout and "e\\x1b]0;title\\x07" in done.stdout
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout and "\x07" not in done.stdout
