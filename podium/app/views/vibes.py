@@ -29,6 +29,7 @@ from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.generate_model import count_text
+from podium.app.safe_markdown import escape_markdown, neutralize_images
 from podium.errors import PodiumError
 from podium.store.users import acting_user
 
@@ -52,8 +53,8 @@ def _submit(models: list[str], model_index: int) -> None:
         shown = st.session_state.pop(P + "answer", None)
         if shown:
             with st.chat_message("assistant"):
-                st.caption(shown[0])
-                st.markdown(shown[1])
+                st.caption(escape_markdown(shown[0]))
+                st.markdown(neutralize_images(shown[1]))  # a model answer: no image loads
     with st.form(P + "form", clear_on_submit=False):
         prompt = st.text_area("Prompt the model gets wrong", key=P + "prompt")
         ideal = st.text_area("What a good answer looks like", key=P + "ideal")
