@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     )
     launcher: Literal["local", "ray"] = Field("local", description="Where jobs run.")
     ray_address: str = Field("", description="Ray cluster address for launcher=ray.")
+    ray_auth_token_path: str = Field(
+        "",
+        description="File holding the Ray cluster's authentication token, for a cluster with "
+        "token authentication (RAY_AUTH_MODE=token): read here only, never sent to jobs.",
+    )
     sandbox_backend: Literal["local", "docker"] = Field(
         "local", description="Sandbox for untrusted code."
     )

@@ -342,13 +342,22 @@ def ray_module() -> Any:
         address = os.environ.get("RAY_ADDRESS", "")
         if "://" in address and not address.startswith("ray://"):
             address = ""  # a job server (dashboard) URL is not what ray.init joins
+        from podium.ray_auth import SETTING_HINT, auth_refused, is_auth_failure, use_cluster_token
+
+        use_cluster_token()  # a cluster with token authentication: ray_auth_token_path
         try:
             ray.init(address=address or "auto", logging_level=logging.WARNING)
         except ConnectionError as exc:
+            # Ray says only "Failed to connect" when the cluster refused the token.
             raise InvalidInput(
                 f"No Ray cluster to join ({exc}). Run the job with `--launcher ray` "
-                "(ray_address set), or start one with `ray start --head`."
+                "(ray_address set), or start one with `ray start --head`. If the cluster "
+                f"uses token authentication (RAY_AUTH_MODE=token), {SETTING_HINT}."
             ) from None
+        except Exception as exc:
+            if is_auth_failure(exc):
+                raise auth_refused(address or "auto", exc) from None
+            raise
     return ray
 
 

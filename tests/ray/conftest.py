@@ -67,14 +67,17 @@ def cluster_processes(temp_dir: Path) -> list[psutil.Process]:
 
 
 @contextlib.contextmanager
-def running_cluster(path: str) -> Iterator[RayCluster]:
+def running_cluster(
+    path: str, env: dict[str, str] | None = None, token: str | None = None
+) -> Iterator[RayCluster]:
     """`.venv/bin/ray start --head --block` with `path` as the head's PATH (and so its
-    jobs'), stopped and checked at the end."""
+    jobs'), stopped and checked at the end. `env`: more of the head's environment;
+    `token`: the head requires this token (its dashboard answers 401 without it)."""
     # A short path: Ray's socket names must fit in 107 bytes.
     temp_dir = Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp"))
     gcs_port, dash_port = free_port(), free_port()
     venv_bin = str(Path(sys.executable).parent)
-    env = {
+    head_env = {
         **os.environ,
         "PATH": path,
         "RAY_USAGE_STATS_ENABLED": "0",
@@ -84,6 +87,7 @@ def running_cluster(path: str) -> Iterator[RayCluster]:
         "PYTHONPATH": os.pathsep.join(
             filter(None, [str(JOBS_TESTS), os.environ.get("PYTHONPATH")])
         ),
+        **(env or {}),
     }
     log = (temp_dir / "head.log").open("ab")
     head = processes.spawn(
@@ -105,14 +109,16 @@ def running_cluster(path: str) -> Iterator[RayCluster]:
             f"--temp-dir={temp_dir}",
             "--disable-usage-stats",
         ],
-        env=env,
+        env=head_env,
         stdout=log,
     )
     address = f"http://127.0.0.1:{dash_port}"
 
     def ready() -> bool:
         try:
-            return httpx.get(f"{address}/api/version", timeout=2.0).status_code == 200
+            headers = {"Authorization": f"Bearer {token}"} if token else None
+            answer = httpx.get(f"{address}/api/version", headers=headers, timeout=2.0)
+            return answer.status_code == 200
         except httpx.HTTPError:
             return False
 

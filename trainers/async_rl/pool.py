@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,36 +25,30 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
 
     from podium.config import get_settings
     from podium.processes import ray_module
+    from podium.ray_auth import private_ray_auth
 
-    started = False
-    # A new local Ray turns token auth on by setting RAY_AUTH_MODE in this process's
-    # environment, which every later child (another Ray head, say) inherits: put back.
-    auth_mode = os.environ.get("RAY_AUTH_MODE")
     # Only a configured cluster is joined (a Ray job, $RAY_ADDRESS, ray_address): the
     # private Ray of another job on this machine would be found by address "auto", and
     # stopping with that job (seen: a second job's replicas died with the first's Ray).
     configured = bool(os.environ.get("RAY_ADDRESS") or get_settings().ray_address)
-    if not ray.is_initialized():
-        if configured:
-            ray_module()
-        else:
-            ray.init(  # "local": a new instance even where another one runs
-                address="local",
-                num_cpus=max(cpus, os.cpu_count() or 1),
-                include_dashboard=False,
-                logging_level=logging.WARNING,
-            )
-            started = True
-            reporter.log("no Ray cluster configured: started a private local Ray")
-    try:
-        yield ray
-    finally:
-        if started:
-            ray.shutdown()
-            if auth_mode is None:
-                os.environ.pop("RAY_AUTH_MODE", None)
+    with ExitStack() as private:
+        if not ray.is_initialized():
+            if configured:
+                ray_module()
             else:
-                os.environ["RAY_AUTH_MODE"] = auth_mode
+                # Its own token in a temporary file: Ray would otherwise write
+                # ~/.ray/auth_token, and every later `ray start --head` on this machine
+                # would require a token (podium.ray_auth).
+                private.enter_context(private_ray_auth())
+                ray.init(  # "local": a new instance even where another one runs
+                    address="local",
+                    num_cpus=max(cpus, os.cpu_count() or 1),
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                )
+                private.callback(ray.shutdown)  # before the token file goes
+                reporter.log("no Ray cluster configured: started a private local Ray")
+        yield ray
 
 
 @dataclass

@@ -44,6 +44,7 @@ from typing import Any
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.kinds import get_kind
+from podium.ray_auth import auth_headers, auth_refused, is_auth_failure
 
 JOB_MODULE = "podium.jobs.execute"
 _TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -76,7 +77,9 @@ def dashboard_address(settings: Settings | None = None) -> str:
 # Settings that are secrets, and so never in a job's runtime environment: Ray shows it in
 # its dashboard (often unauthenticated) and `ray job list`. The job reads them on its
 # node, from the node's own environment or podium.toml, as the worker does.
-SECRET_SETTINGS = frozenset({"oidc_client_secret", "cookie_secret"})
+# ray_auth_token_path too: the worker's token file, read on this side only (the job's
+# node has the cluster's own token; podium.ray_auth).
+SECRET_SETTINGS = frozenset({"oidc_client_secret", "cookie_secret", "ray_auth_token_path"})
 # Catalog properties that are credentials (s3.secret-access-key, s3.session-token, ...).
 _SECRET_WORDS = ("secret", "password", "token", "credential", "access-key", "private")
 # PODIUM_* variables Podium reads that are not settings.
@@ -136,8 +139,13 @@ def _client(address: str) -> Any:
             "launcher=ray needs Ray: pip install 'podium[cluster]' (or `make test`)."
         ) from None
     try:
-        return JobSubmissionClient(address)
-    except (ConnectionError, RuntimeError) as exc:
+        # A cluster with token authentication: the token of ray_auth_token_path.
+        return JobSubmissionClient(address, headers=auth_headers() or None)
+    except Exception as exc:
+        if is_auth_failure(exc):
+            raise auth_refused(address, exc) from None
+        if not isinstance(exc, ConnectionError | RuntimeError):
+            raise
         raise InvalidInput(
             f"No Ray job server answers at {address} ({exc}); start the cluster "
             "(`ray start --head --include-dashboard=true`) or fix ray_address."
@@ -242,6 +250,8 @@ class RayLauncher:
                 )
                 break
             except RuntimeError as exc:  # Ray wraps HTTP failures in RuntimeError
+                if is_auth_failure(exc):
+                    raise auth_refused(self.address, exc) from None
                 # A head started moments ago answers before its job agent is up (seen in
                 # CI): nothing was submitted, so the same submission id is tried again.
                 if _AGENT_STARTING in str(exc) and time.monotonic() < deadline:
