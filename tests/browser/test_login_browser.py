@@ -37,6 +37,7 @@ OPERATOR = "op@example.org"
 VIEWER = "viewer@example.org"
 REVIEWER = "reviewer@example.org"
 NAMES = {VIEWER: "Vera Viewer", REVIEWER: "Rita Reviewer"}  # as tests/oidc/provider.mjs
+UNVERIFIED_ADMIN = "claims-the-admin"  # the provider says email ADMIN, email_verified false
 CLIENT = {"PODIUM_OIDC_CLIENT_ID": "podium", "PODIUM_OIDC_CLIENT_SECRET": "podium-test-secret"}
 
 
@@ -118,7 +119,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path) -> Iter
             yield Stack(url=url, home=home, comparison=comparison, jobs=jobs)
 
 
-def log_in(page: Page, stack: Stack, email: str, path: str = "") -> None:
+def log_in(page: Page, stack: Stack, email: str, path: str = "", *, signed_in: bool = True) -> None:
     """The whole redirect dance: app -> provider's login and consent pages -> app."""
     page.goto(f"{stack.url}/{path}")
     wait_for_app(page)
@@ -130,7 +131,22 @@ def log_in(page: Page, stack: Stack, email: str, path: str = "") -> None:
     page.get_by_role("button", name="Continue").click()  # consent to share e-mail, profile
     page.wait_for_url(f"{stack.url}/**")
     wait_for_app(page)
-    expect(page.get_by_text(f"Signed in as {NAMES[email]}")).to_be_visible()
+    if signed_in:
+        expect(page.get_by_text(f"Signed in as {NAMES[email]}")).to_be_visible()
+
+
+def test_an_unverified_email_never_signs_in_even_as_the_admins_address(
+    app_page: Page, stack: Stack, artifacts_dir: Path
+) -> None:
+    """Issue 38: a provider returning email_verified false for the admin's address made
+    that login admin."""
+    page = app_page
+    log_in(page, stack, UNVERIFIED_ADMIN, "logbook", signed_in=False)
+    expect(page.get_by_text("has not verified", exact=False)).to_be_visible()
+    assert page.get_by_text("Signed in as", exact=False).count() == 0
+    assert page.get_by_text("· admin", exact=False).count() == 0
+    assert page.get_by_role("heading", name="Logbook").count() == 0
+    page.screenshot(path=str(artifacts_dir / "login-unverified.png"), full_page=True)
 
 
 def test_a_viewer_sees_no_write_controls_and_the_server_refuses_them(

@@ -1,5 +1,6 @@
 // A real OpenID Connect provider for Podium's login tests: panva/node-oidc-provider
-// (OpenID Certified), with two static accounts and one client for the app under test.
+// (OpenID Certified), with three static accounts (one claiming an
+// e-mail it never verified) and one client for the app under test.
 //
 //   ISSUER_PORT=9000 REDIRECT_URI=http://127.0.0.1:8501/oauth2callback node provider.mjs
 //
@@ -19,6 +20,9 @@ if (!redirectUri) {
 const ACCOUNTS = {
   "viewer@example.org": { name: "Vera Viewer" },
   "reviewer@example.org": { name: "Rita Reviewer" },
+  // A provider account that claims the admin's address without having verified it (as
+  // a provider that lets anyone register any e-mail would): Podium must refuse it.
+  "claims-the-admin": { name: "Mallory", email: "boss@example.org", verified: false },
 };
 
 const provider = new Provider(issuer, {
@@ -33,14 +37,19 @@ const provider = new Provider(issuer, {
     },
   ],
   claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
-  // Only the two known accounts exist: any other login fails at the provider.
+  // Only the known accounts exist: any other login fails at the provider.
   async findAccount(ctx, id) {
     const account = ACCOUNTS[id];
     if (!account) return undefined;
     return {
       accountId: id,
       async claims() {
-        return { sub: id, email: id, email_verified: true, name: account.name };
+        return {
+          sub: id,
+          email: account.email ?? id,
+          email_verified: account.verified ?? true,
+          name: account.name,
+        };
       },
     };
   },
