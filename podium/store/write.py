@@ -108,7 +108,8 @@ def write_batches(
         raise InvalidInput(f"Table {label} already exists; use --mode append or --mode overwrite.")
     if mode != "create" and not exists:
         raise InvalidInput(f"Table {label} does not exist; use --mode create.")
-    check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
+    if not exists:  # only a new table can clash (and the lean one-shot path stays lean)
+        check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
 
     stream = iter(batches)
     if schema is None:
@@ -190,10 +191,12 @@ def replace_batches(
     catalog = open_catalog()
     ident = parse_name(name)
     props = {k: str(v) for k, v in (properties or {}).items()}
-    check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
+    exists = catalog.table_exists(ident)
+    if not exists:
+        check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
     new_namespace = not catalog.namespace_exists(ident[0])
     ensure_namespace(ident[0], catalog)
-    if catalog.table_exists(ident):
+    if exists:
         table = catalog.load_table(ident)
         if may_replace is not None:
             may_replace(table)

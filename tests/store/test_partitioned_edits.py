@@ -54,3 +54,16 @@ def test_edit_and_delete_rows_refuse_a_partitioned_table_before_writing() -> Non
         commit_change(T, Change(deletes=frozenset({"r0005"}), message="m"), ADMIN)
     assert _files(root) == before
     assert load_table(T).metadata.current_snapshot_id == snapshot
+
+
+@pytest.mark.usefixtures("podium_home")
+def test_maintain_skips_compacting_a_partitioned_table_and_does_the_rest() -> None:
+    """It crashed with the same raw IndexError as edit did."""
+    _partitioned_table()
+    rows = load_table(T).scan().to_arrow().num_rows
+    proc = subprocess.run(
+        [*PODIUM, "maintain", T, "--json"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "partitioned: compaction skipped" in proc.stderr
+    assert load_table(T).scan().to_arrow().num_rows == rows
