@@ -11,6 +11,7 @@ worker's death never leaves a job running unwatched.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -46,6 +47,7 @@ class JobReporter(Reporter):
         self._count: tuple[int | None, int | None] = (None, None)  # the last progress()
         self._metrics: list[dict[str, Any]] = []
         self._samples: list[dict[str, Any]] = []
+        self._non_finite: set[str] = set()  # metrics that reported NaN or infinity
         self._last_write = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -80,11 +82,21 @@ class JobReporter(Reporter):
 
     def metric(self, step: int, values: Mapping[str, float]) -> None:
         at = now()
-        rows = [
-            {"job_id": self.job_id, "step": step, "name": k, "value": float(v), "at": at}
-            for k, v in values.items()
-            if v is not None
-        ]
+        rows: list[dict[str, Any]] = []
+        for name, value in values.items():
+            if value is None:
+                continue
+            if math.isfinite(float(value)):
+                rows.append(
+                    {"job_id": self.job_id, "step": step, "name": name, "value": float(value)}
+                    | {"at": at}
+                )
+            elif name not in self._non_finite:  # the column holds numbers; say it once
+                self._non_finite.add(name)
+                self.warn(
+                    f"{name} was {float(value)} at step {step} (not charted): "
+                    "the run may have diverged."
+                )
         with self._lock:
             self._metrics.extend(rows)
         self._maybe_flush()

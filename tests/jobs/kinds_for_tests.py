@@ -28,6 +28,7 @@ class StepsConfig(BaseModel):
     fail_at: int | None = Field(None, description="Raise at this step.")
     mode: str = Field("fast", description="Free label.")
     warn: str | None = Field(None, description="A warning to report after the first step.")
+    nan_at: int | None = Field(None, description="Report a NaN loss at this step.")
     helper: bool = Field(
         False,
         description="Start a process in the job's group that stands in for a private Ray's "
@@ -46,7 +47,8 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
             reporter.log(f"about to fail at step {step}")
             raise RuntimeError(f"planted failure at step {step}")
         time.sleep(config.sleep)
-        reporter.metric(step, {"loss": 1.0 / (step + 1)})
+        loss = float("nan") if step == config.nan_at else 1.0 / (step + 1)
+        reporter.metric(step, {"loss": loss})
         reporter.sample(step, {"text": f"sample {step}"})
         reporter.progress(step + 1, config.steps, f"step {step + 1}")
         reporter.log(f"step {step + 1}/{config.steps}")

@@ -27,3 +27,15 @@ def test_jobs_show_json_has_last_metrics_and_warnings(jobs_home: Path) -> None:
     quiet = run_in_process(Card("test-steps", validate_config("test-steps", {"steps": 1})))
     shown = json.loads(podium("jobs", "show", quiet["id"], "--json").stdout)
     assert shown["metrics"] == {"loss": 1.0} and shown["warnings"] == []
+
+
+def test_a_nan_metric_is_a_warning_not_a_crash(jobs_home: Path) -> None:
+    """A diverged run reported loss NaN: the metrics flush failed on the database's
+    refusal and took the job down. Non-finite values are not charted; the first one of
+    each metric becomes a warning."""
+    config = validate_config("test-steps", {"steps": 3, "nan_at": 1})
+    job = run_in_process(Card("test-steps", config))
+    assert job["status"] == "succeeded", job
+    shown = json.loads(podium("jobs", "show", job["id"], "--json").stdout)
+    assert shown["metrics"] == {"loss": 1.0 / 3}
+    assert shown["warnings"] == ["loss was nan at step 1 (not charted): the run may have diverged."]
