@@ -193,3 +193,12 @@ register(
         options={"all_tables": "--all"},
     )
 )
+register(
+    JobKind(
+        "bootstrap",
+        "podium.models.bootstrap_job:BootstrapConfig",
+        "podium.models.bootstrap_job:run_bootstrap",
+        "Convert the shipped SmolLM2-135M-Instruct weights once (~90 s) and register them "
+        "as the default base model (what `podium models bootstrap` does).",
+    )
+)

@@ -107,7 +107,18 @@ def tokenizer_dir() -> Path:
     return target
 
 
-def convert_gguf(gguf: Path, out_dir: Path) -> None:
+# The conversion's steps as a job counts them (the bar moves and the tray names each).
+CONVERT_STEPS = 4
+
+
+def _step(reporter: Reporter, done: int, message: str) -> None:
+    """Count a conversion step and show it at once: each takes tens of seconds, longer
+    than a job reporter waits before writing a count on its own."""
+    reporter.progress(done, CONVERT_STEPS, message)
+    reporter.phase(message)
+
+
+def convert_gguf(gguf: Path, out_dir: Path, reporter: Reporter | None = None) -> None:
     """GGUF -> float32 safetensors checkpoint with tokenizer and chat template.
 
     transformers refuses to save a GGUF-quantized model, so the weights are dequantized
@@ -116,7 +127,9 @@ def convert_gguf(gguf: Path, out_dir: Path) -> None:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
+    reporter = reporter or Reporter()
     src, name = str(gguf.parent), gguf.name
+    _step(reporter, 1, "loading and dequantizing the GGUF weights")
     tokenizer = AutoTokenizer.from_pretrained(src, gguf_file=name)
     loaded = AutoModelForCausalLM.from_pretrained(
         src, gguf_file=name, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
@@ -127,12 +140,16 @@ def convert_gguf(gguf: Path, out_dir: Path) -> None:
         if hasattr(config, attr):
             delattr(config, attr)
     del loaded
+    reporter.check_cancelled()
+    _step(reporter, 2, "building the float32 model")
     plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     missing, unexpected = plain.load_state_dict(state, strict=False)
     # Tied output embeddings are the only weights allowed to be absent from the GGUF.
     missing = [m for m in missing if not m.startswith("lm_head")]
     if missing or unexpected:
         raise PodiumError(f"GGUF conversion mismatch: missing {missing}, unexpected {unexpected}")
+    reporter.check_cancelled()
+    _step(reporter, 3, "saving the checkpoint (517 MB)")
     plain.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
     for f in out_dir.iterdir():
@@ -150,10 +167,11 @@ def ensure_converted(reporter: Reporter | None = None) -> Path:
         if is_checkpoint(target):
             return target
         reporter.log(f"Converting {GGUF_FILE} to a float32 checkpoint in {target} (once, ~90 s)")
+        _step(reporter, 0, f"finding the shipped weights ({GGUF_REQUIREMENT})")
         tmp = target.parent / f".{BASE_DIRNAME}.partial"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        convert_gguf(gguf_path(), tmp)
+        convert_gguf(gguf_path(), tmp, reporter)
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)  # atomic: a crash leaves no half-written checkpoint at `target`
     return target

@@ -15,6 +15,7 @@ import streamlit as st
 from generators.code_exec import tables
 from generators.code_exec.config import KIND, CodeExecConfig
 from podium.app import build_model, widgets
+from podium.app.base_model_panel import offer_base_model
 from podium.app.build_model import sft_table_of
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
@@ -62,7 +63,7 @@ def _settings() -> None:
     if mode == "build":
         names = [m.name for m in list_models()]
         if not names:
-            empty_state("No model registered.", "`podium models bootstrap` adds the base model.")
+            offer_base_model("build.bootstrap", "No model registered.")
             return
         fixed["model"] = st.selectbox("Checkpoint", names, key=MODEL)
     suffix = "_verify" if mode == "verify" else ""

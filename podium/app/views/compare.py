@@ -13,6 +13,7 @@ import streamlit as st
 
 from podium.app import compare_model as cm
 from podium.app import widgets
+from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
@@ -147,7 +148,7 @@ def _ratings(comparison: cm.Comparison) -> None:
 def _new(preset: list[str]) -> None:
     choices = cm.model_choices()
     if not choices:
-        empty_state("No models registered yet.", "Run `podium models bootstrap` first.")
+        offer_base_model("compare.bootstrap", "No models registered yet.")
         return
     if preset and st.session_state.get("compare.new.linked") != preset:
         st.session_state["compare.new.models"] = [m for m in preset if m in choices]

@@ -15,6 +15,7 @@ import streamlit as st
 from generators.vibes import answer_stream
 from podium.app import generate_model as gm
 from podium.app import widgets
+from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import field_label, queue_form
 from podium.app.job_panel import page_link, watch_job
@@ -113,11 +114,7 @@ st.title("Generate")
 st.caption("Sample a checkpoint on every prompt of a table; the samples become a new table.")
 models, model_index = gm.model_choices(st.query_params.get("model"))
 if not models:
-    empty_state(
-        "No models registered yet.",
-        "Run `podium models bootstrap` to add the default base model "
-        "(SmolLM2-135M-Instruct), or `podium models add PATH`.",
-    )
+    offer_base_model("generate.bootstrap", "No models registered yet.")
     st.stop()
 try:
     _form(models, model_index)

@@ -9,6 +9,8 @@ import streamlit as st
 
 from generators.code_exec.demo_functions import DEMO_TABLE as DEMO_FUNCTIONS
 from generators.code_exec.demo_functions import load_demo_functions
+from podium.app.base_model_panel import offer_base_model
+from podium.app.base_model_setup import base_model_missing
 from podium.app.home_model import demo_missing, home_state
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
@@ -65,6 +67,10 @@ with c3:
         )
     if not state.jobs:
         st.caption("none yet")
+
+if base_model_missing():  # Generate, Train and Compare need it
+    st.subheader("Base model")
+    offer_base_model("home.bootstrap", "No base model registered yet.")
 
 missing = demo_missing()
 if missing:

@@ -19,6 +19,7 @@ import streamlit as st
 
 from podium.app import widgets
 from podium.app.async_rl_panel import async_panel
+from podium.app.base_model_panel import offer_base_model
 from podium.app.charts import line_chart
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
@@ -89,7 +90,7 @@ def _choice(label: str, names: dict[str, str], key: str, help: str | None = None
 def _launch_form() -> None:
     bases = base_choices()
     if not bases:
-        empty_state("No base model registered yet.", "Run `podium models bootstrap`.")
+        offer_base_model("train.bootstrap", "No base model registered yet.")
         return
     kind = _choice("Training", dict(zip(KINDS, ("SFT", "GRPO"), strict=True)), "train.kind")
     c1, c2 = st.columns(2)

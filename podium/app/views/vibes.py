@@ -27,6 +27,7 @@ from generators.vibes import (
 )
 from podium.app import generate_model as gm
 from podium.app import widgets
+from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
 from podium.app.generate_model import count_text
 from podium.app.safe_markdown import escape_markdown, neutralize_images
@@ -159,7 +160,7 @@ st.caption(
 )
 models, model_index = gm.model_choices(st.query_params.get("model"))
 if not models:
-    empty_state("No models registered yet.", "Run `podium models bootstrap` first.")
+    offer_base_model("vibes.bootstrap", "No models registered yet.")
     st.stop()
 _submit(models, model_index)
 _submissions()

@@ -1,0 +1,44 @@
+"""Setting up the base model from the browser (AppTest): Home and the pages that need a
+model offer a button that queues the bootstrap job, where they used to name a shell
+command (`podium models bootstrap`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_pages import MAIN, open_page
+from streamlit.testing.v1 import AppTest
+
+from podium.app.base_model_panel import LABEL
+from podium.app.base_model_setup import base_model_missing, queue_bootstrap
+from podium.jobs.queue import active_jobs
+
+
+def _bootstrap_jobs() -> list[str]:
+    return [job["id"] for job in active_jobs() if job["kind"] == "bootstrap"]
+
+
+def test_home_offers_the_base_model_and_a_click_queues_the_bootstrap_job(
+    podium_home: Path,
+) -> None:
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert base_model_missing()
+    assert [b.label for b in at.button if b.key == "home.bootstrap"] == [LABEL]
+    assert not any("podium models bootstrap" in m.value for m in at.markdown)
+    at.button(key="home.bootstrap").click().run()
+    assert not at.exception, at.exception
+    queued = _bootstrap_jobs()
+    assert len(queued) == 1
+    assert any(queued[0] in s.value for s in at.success)  # "Queued job ..."
+    # While it is queued the page follows it instead of offering a second one.
+    at.run()
+    assert not [b for b in at.button if b.key == "home.bootstrap"]
+    assert queue_bootstrap() == queued[0] and _bootstrap_jobs() == queued
+
+
+def test_train_offers_the_base_model_instead_of_a_shell_command(podium_home: Path) -> None:
+    at = open_page("train")
+    labels = [b.label for b in at.button]
+    assert LABEL in labels, labels
+    assert not any("podium models bootstrap" in i.value for i in at.info)
