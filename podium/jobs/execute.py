@@ -103,9 +103,29 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
     return get_job(job["id"])
 
 
+FAILED_LINE_CHARS = 200
+
+
+def failed_line(exc: BaseException) -> str:
+    """ "failed: <first line of the error>": the progress line a failed job shows in
+    place of the phase it was in (the tray, `podium jobs`)."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = first or type(exc).__name__
+    if len(text) > FAILED_LINE_CHARS:
+        text = text[: FAILED_LINE_CHARS - 1] + "…"
+    return f"failed: {text}"
+
+
 def _fail(job: Job, exc: BaseException) -> None:
     error = f"{type(exc).__name__}: {exc}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
-    transition(job["id"], "failed", when=_LIVE, error=error, message=str(exc))
+    transition(
+        job["id"],
+        "failed",
+        when=_LIVE,
+        error=error,
+        message=str(exc),
+        progress_message=failed_line(exc),
+    )
 
 
 def outputs_json(outputs: JobOutputs | None) -> dict[str, Any]:

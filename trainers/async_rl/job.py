@@ -11,6 +11,7 @@ from typing import Any
 from podium.errors import Cancelled, InvalidInput, PodiumError
 from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
+from trainers.async_rl.memory import check_async_memory, ray_oom_line
 from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
 from trainers.async_rl.rollouts import RolloutsWriter, check_rollouts_free, default_rollouts_name
@@ -55,6 +56,7 @@ def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     check_async_card(cfg)
     check_rewards(cfg.rewards, *_table_context(cfg))
     base, data = check_card(cfg)
+    check_async_memory(cfg, base.path)  # again: a server may have started since the submit
     table = rollouts_table(cfg)
     reporter.log(
         f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
@@ -96,9 +98,11 @@ def _run(
     began = time.perf_counter()
     with ray_for_job(cfg.replicas, reporter) as ray:
         pool = Pool(ray, base.name, tag=f"podium-async-{job}")
+        stage = "starting the replicas"
         try:
             reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")
             endpoints = pool.start(list(range(cfg.replicas)))
+            stage = "training"
             for e in endpoints:
                 reporter.log(f"replica {e.index}: {e.base_url}")
                 pool.held[e.index] = 0
@@ -125,6 +129,13 @@ def _run(
             final = save(cfg.max_steps, final=True)
         except Cancelled:
             raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
+        except Exception as exc:
+            # Ray's report is a page (an object-store dump); the job's error is one line.
+            line = ray_oom_line(exc, stage, cfg.replicas)
+            if line is None:
+                raise
+            reporter.log(f"{type(exc).__name__}: {exc}")
+            raise PodiumError(line) from None
         finally:
             sync.close()
             learner.close()
