@@ -45,15 +45,19 @@ def progress_short(job: Job) -> str:
 
 
 def seconds_left(job: Job, at: datetime | None = None) -> float | None:
-    """Time left at the rate so far (since the job started), for a running job whose
-    count has moved; None where that is unknown."""
+    """Time left for a running job whose count has moved: the rate when the count last
+    moved (`progress_at`), counted down since. It never grows while a step runs; once
+    the countdown is spent with no new count it is unknown (None), not a growing guess."""
     done, total, started = job["progress_done"], job["progress_total"], job["started_at"]
     if job["status"] != "running" or not done or not total or started is None or done >= total:
         return None
-    elapsed = ((at or now()) - started).total_seconds()
-    if elapsed <= 0:
+    at = at or now()
+    moved = job.get("progress_at") or at  # rows written before the stamp existed
+    per_unit = (moved - started).total_seconds() / done
+    if per_unit <= 0:
         return None
-    return float(elapsed / done * (total - done))
+    left = per_unit * (total - done) - max(0.0, (at - moved).total_seconds())
+    return float(left) if left > 0 else None
 
 
 def span_text(seconds: float) -> str:

@@ -132,8 +132,8 @@ def active_jobs() -> list[Job]:
 
 def _as_job(mapping: Any) -> Job:
     job = dict(mapping)
-    for key in ("created_at", "started_at", "finished_at", "heartbeat_at"):
-        job[key] = as_utc(job[key])
+    for key in ("created_at", "started_at", "finished_at", "heartbeat_at", "progress_at"):
+        job[key] = as_utc(job.get(key))
     job["inputs"] = json.loads(job["inputs"] or "[]")
     job["outputs"] = json.loads(job["outputs"]) if job["outputs"] else None
     return job

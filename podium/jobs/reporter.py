@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ class JobReporter(Reporter):
         self._status = "running"
         self._pending: tuple[int | None, int | None, str] | None = None
         self._count: tuple[int | None, int | None] = (None, None)  # the last progress()
+        self._moved_at: datetime | None = None  # when the count last changed
         self._metrics: list[dict[str, Any]] = []
         self._samples: list[dict[str, Any]] = []
         self._non_finite: set[str] = set()  # metrics that reported NaN or infinity
@@ -71,6 +73,8 @@ class JobReporter(Reporter):
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         with self._lock:
+            if done != self._count[0]:
+                self._moved_at = now()
             self._count = (done, total)
             self._pending = (done, total, message)
         self._maybe_flush(force=done == total)
@@ -135,6 +139,7 @@ class JobReporter(Reporter):
         """Write buffered progress, metrics and samples in one transaction."""
         with self._lock:
             pending, self._pending = self._pending, None
+            moved_at = self._moved_at
             metrics, self._metrics = self._metrics, []
             samples, self._samples = self._samples, []
         self._last_write = time.monotonic()
@@ -147,7 +152,12 @@ class JobReporter(Reporter):
                     conn.execute(
                         update(jobs)
                         .where(jobs.c.id == self.job_id)
-                        .values(progress_done=done, progress_total=total, progress_message=message)
+                        .values(
+                            progress_done=done,
+                            progress_total=total,
+                            progress_message=message,
+                            progress_at=moved_at,
+                        )
                     )
                 if metrics:
                     conn.execute(insert(job_metrics), metrics)

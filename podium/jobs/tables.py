@@ -41,6 +41,7 @@ jobs = Table(
     Column("progress_done", Integer),
     Column("progress_total", Integer),
     Column("progress_message", Text),
+    Column("progress_at", DateTime(timezone=True)),  # when progress_done last changed
     Column("error", Text),
     Column("outputs", Text),  # JSON of JobOutputs, output tables pinned to snapshots
     Column("log_path", Text, nullable=False),
