@@ -72,6 +72,15 @@ def waiting_reason(job: Job, active: Iterable[Job]) -> str | None:
         first = min(ahead, key=lambda j: (j["created_at"], j["id"]))
         more = f" and {len(ahead) - 1} more" if len(ahead) > 1 else ""
         return f"waiting behind {_named(first)}{more}, queued earlier"
+    if heavy_running and not is_heavy(job["kind"]):
+        # Training holds the heavy lane only: a light job waits only for the light lane.
+        light_running = [j for j in running if not is_heavy(j["kind"])]
+        if light_running:
+            return f"waiting for the light lane: {_named(light_running[0])} is running"
+        return (
+            f"next in the light lane, which is free beside {_named(heavy_running[0])} "
+            "(a worker started with --light-slots 0 runs it after that job)"
+        )
     if running:
         names = ", ".join(_named(j) for j in running[:3])
         return f"waiting for a free slot: {names} running"

@@ -51,7 +51,8 @@ def test_light_slots_zero_keeps_one_job_at_a_time(
     wait_for(lambda: get_job(heavy)["progress_done"], timeout=60)
     light = _submit("kind: test-steps\nsteps: 2")
     assert waiting_reason(get_job(light), active_jobs()) == (
-        f"waiting for a free slot: job {heavy} (test-steps-heavy) running"
+        f"next in the light lane, which is free beside job {heavy} (test-steps-heavy) "
+        "(a worker started with --light-slots 0 runs it after that job)"
     )
     request_cancel(heavy)
     wait_for(lambda: get_job(light)["status"] == "succeeded", timeout=60)
@@ -68,3 +69,30 @@ def test_lanes_without_training_run_one_job_at_a_time() -> None:
     assert may_claim(["sft", "validate"], 1, 1) is None
     assert may_claim(["sft"], 1, 0) is None
     assert may_claim(["validate"], 2, 1) == "any"
+
+
+def _job(job_id: str, kind: str, status: str, minute: int) -> dict:
+    return {
+        "id": job_id,
+        "kind": kind,
+        "status": status,
+        "created_at": now().replace(second=0, microsecond=0).replace(minute=minute),
+    }
+
+
+def test_a_light_job_beside_training_names_the_light_lane_only_when_it_is_busy() -> None:
+    """Before: "waiting for a free slot: job t (sft) running" while the light lane was
+    free (training holds only the heavy lane)."""
+    training = _job("t", "sft", "running", 1)
+    validation = _job("v", "validate", "queued", 2)
+    free = waiting_reason(validation, [training, validation])
+    assert free is not None and "free slot" not in free
+    assert free.startswith("next in the light lane, which is free beside job t (sft)")
+    compare = _job("c", "compare", "running", 3)
+    busy = waiting_reason(validation, [training, compare, validation])
+    assert busy == "waiting for the light lane: job c (compare) is running"
+    # The heavy lane is named when it is that job's lane that is busy.
+    grpo = _job("g", "grpo", "queued", 4)
+    assert waiting_reason(grpo, [training, grpo]) == (
+        "waiting for the heavy lane: job t (sft) is running"
+    )
