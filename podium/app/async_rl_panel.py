@@ -10,6 +10,7 @@ import streamlit as st
 from podium.app import widgets
 from podium.app.async_rl_model import AsyncView
 from podium.app.charts import bar_chart, line_chart
+from podium.app.safe_markdown import escape_markdown
 
 
 def async_panel(view: AsyncView, *, reward: bool = True) -> None:
@@ -42,4 +43,4 @@ def async_panel(view: AsyncView, *, reward: bool = True) -> None:
     else:
         st.caption("Weight syncs: listed with their checksum verdicts when the run ends.")
     if view.rollouts:
-        widgets.browse_link(view.rollouts, label=f"Rollouts: {view.rollouts}")
+        widgets.browse_link(view.rollouts, label=f"Rollouts: {escape_markdown(view.rollouts)}")

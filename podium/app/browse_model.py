@@ -18,7 +18,9 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.store.snapshots import SnapshotInfo
+from podium.validate.failure_text import message_position, position_text
 
 PAGE_SIZES = (10, 25, 50, 100)
 DEFAULT_PAGE_SIZE = 25
@@ -471,3 +473,17 @@ def turn_page(total: int, page: int | None, per_page: int = TURNS_PER_PAGE) -> T
 def turn_page_of(turn: int, per_page: int = TURNS_PER_PAGE) -> int:
     """The page that holds 0-based `turn` (to open a validation failure's turn)."""
     return turn // per_page + 1
+
+
+def failure_lines(failures: Sequence[Mapping[str, Any]], messages: list[Any]) -> list[str]:
+    """One Markdown line per failure of a row, at the position Validate shows; its role,
+    rule, kind and message come from data (a message quotes the row) and read as text."""
+    lines = []
+    for f in failures:
+        where = position_text(message_position(dict(f), messages))
+        lines.append(
+            f"- turn {f['turn']} ({escape_markdown(f['role'])}) · {code_span(f['rule'])} · "
+            f"{escape_markdown(f['kind'])}: {escape_markdown(f['message'])}"
+            + ("" if where == "no position" else f" ({where})")
+        )
+    return lines

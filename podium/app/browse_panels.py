@@ -30,7 +30,7 @@ from podium.review.changes import EditConflict
 from podium.store.query import page
 from podium.store.schema import ROLES
 from podium.store.stats import TableStats, table_stats
-from podium.validate.failure_text import error_marks, failure_lines
+from podium.validate.failure_text import error_marks
 from podium.validate.report import report_for
 
 
@@ -93,10 +93,10 @@ def failures_panel(name: str, sid: int | None, row: Mapping[str, Any]) -> None:
         return
     failures = page(report, ids=[str(row.get("id"))], limit=1000).rows
     if not failures:
-        st.caption(f":white_check_mark: Passed validation ({report}).")
+        st.caption(f":white_check_mark: Passed validation ({escape_markdown(report)}).")
         return
-    lines = failure_lines(failures, list(row.get("messages") or []))
-    st.markdown(f"**Validation failures** ({report})\n" + "\n".join(lines))
+    lines = bm.failure_lines(failures, list(row.get("messages") or []))
+    st.markdown(f"**Validation failures** ({escape_markdown(report)})\n" + "\n".join(lines))
 
 
 # ---- reviewing one row: conversation, annotations, edits, history ----
@@ -174,7 +174,7 @@ def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
     labels = ann.label_set(name)
     cols = st.columns(len(labels) + 1)
     for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
-        shown = f"{n + 1} {label}" if n < rm.LABEL_KEYS else label
+        shown = escape_markdown(f"{n + 1} {label}" if n < rm.LABEL_KEYS else label)
         if col.button(shown, key=f"{key}.label.{label}"):
             act(functools.partial(rs.label_rows, name, [row_id], user, label, sid))
     with st.form(f"{key}.note", border=False):
@@ -255,7 +255,7 @@ def remove_panel(
                 st.session_state[f"{key}.remove.ask"] = asked
             except PodiumError as exc:
                 st.session_state.pop(f"{key}.remove.ask", None)
-                st.error(str(exc), icon=":material/edit_note:")
+                st.error(escape_markdown(str(exc)), icon=":material/edit_note:")
     pending: rm.Removal | None = st.session_state.get(f"{key}.remove.ask")
     if pending is None or pending.row_id != str(row["id"]):
         return

@@ -15,6 +15,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from podium.app.safe_markdown import escape_markdown
 from podium.compare.diff import side_by_side_html
 from podium.compare.job import CompareConfig
 from podium.compare.ratings import ratings_report
@@ -69,17 +70,19 @@ def clamp(pos: int, count: int) -> int:
 
 
 def badges(answer: Answer) -> str:
-    """One line: each check's outcome, then length (and truncation)."""
+    """One Markdown line: each check's outcome, then length (and truncation); a check's
+    message and the answer's error quote the answer, so they read as text."""
     parts = []
     for name, result in answer.checks.results.items():
         mark = ":green[✓]" if result["ok"] else ":red[✗]"
-        detail = "" if result["ok"] or not result["message"] else f" ({result['message'][:80]})"
-        parts.append(f"{mark} {name}{detail}")
+        message = result["message"]
+        detail = "" if result["ok"] or not message else f" ({escape_markdown(message[:80])})"
+        parts.append(f"{mark} {escape_markdown(name)}{detail}")
     length = f"{answer.checks.words} words · {answer.checks.chars} chars"
     if answer.checks.truncated:
         length += " · cut at max tokens"
     if answer.error:
-        length += f" · error: {answer.error}"
+        length += f" · error: {escape_markdown(answer.error)}"
     return " · ".join([*parts, length])
 
 
@@ -116,8 +119,9 @@ def blind_view(
 def reveal_text(view: BlindView) -> str:
     vote = view.vote or {}
     return (
-        f"A was **{view.pair.model_a}**, B was **{view.pair.model_b}** · "
-        f"your vote: {vote.get('verdict', '')}"
+        f"A was **{escape_markdown(view.pair.model_a)}**, "
+        f"B was **{escape_markdown(view.pair.model_b)}** · "
+        f"your vote: {escape_markdown(vote.get('verdict', ''))}"
     )
 
 
@@ -152,13 +156,14 @@ def ratings_lines(report: dict[str, Any]) -> list[str]:
     """The ratings as Markdown lines (what tests and screen readers read)."""
     lines = []
     for r in report["ratings"]:
+        model = escape_markdown(r["model"])
         rate = report["pass_rates"][r["model"]]["all"]
         checks = "" if rate is None else f" · checks passed {rate:.0%}"
         if not r["votes"]:  # a rating with no votes is the prior, not a measurement
-            lines.append(f"**{r['model']}**: no votes yet{checks}")
+            lines.append(f"**{model}**: no votes yet{checks}")
             continue
         lines.append(
-            f"**{r['model']}**: {r['rating']:.0f} "
+            f"**{model}**: {r['rating']:.0f} "
             f"(95% {r['low']:.0f} to {r['high']:.0f}) · {r['votes']} votes{checks}"
         )
     return lines

@@ -36,7 +36,7 @@ def watch_job(job_id: str, next_steps: Callable[[Job], None] | None = None) -> N
             f"**{escape_markdown(job['status'])}**"
         )
         if job["status"] in ACTIVE:
-            st.progress(progress_fraction(job) or 0.0, text=progress_text(job))
+            st.progress(progress_fraction(job) or 0.0, text=escape_markdown(progress_text(job)))
         if job["error"]:
             show_error(job["error"])
         if job["status"] == "succeeded" and next_steps is not None:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from podium.app.job_tray_model import STATUS_ICONS, tray_items
 from podium.app.pages import page_file
+from podium.app.safe_markdown import escape_markdown
 from podium.jobs.queue import list_jobs, now
 from podium.store.users import acting_user
 
@@ -25,7 +26,7 @@ def job_tray() -> None:
     for item in items:
         st.page_link(
             page_file("logbook"),
-            label=f"{item.label}",
+            label=escape_markdown(item.label),  # kind, status and progress message
             icon=STATUS_ICONS.get(item.status, ":material/work:"),
             query_params={"job": item.job_id},
         )

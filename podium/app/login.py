@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from podium.app.safe_markdown import escape_markdown
 from podium.config import get_settings
 from podium.errors import PermissionDenied
 from podium.identity import User, local_user
@@ -47,11 +48,13 @@ def gate() -> User:
     try:
         user = app_user()
     except PermissionDenied as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
         st.button("Log out", on_click=st.logout, key="login.logout")
         st.stop()
     with st.sidebar:
-        st.markdown(f"Signed in as **{user.label}** · {user.role}")
+        st.markdown(
+            f"Signed in as **{escape_markdown(user.label)}** · {escape_markdown(user.role)}"
+        )
         if settings.login_configured:
             st.button("Log out", on_click=st.logout, key="login.logout")
     return user

@@ -24,7 +24,7 @@ import streamlit as st
 from podium.app.browse_model import Turn, ViewState, snapshot_label, to_query
 from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
-from podium.app.safe_markdown import code_span, escape_markdown
+from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
 from podium.store.snapshots import SnapshotInfo
 
@@ -56,6 +56,18 @@ def render_conversation(turns: Iterable[Turn | dict[str, Any]]) -> None:
             st.markdown(rendered.markdown)
             if rendered.note:
                 st.caption(f":warning: {escape_markdown(rendered.note)}")
+
+
+def write_answer(chunks: Iterable[str]) -> str:
+    """A model's answer as it streams in, drawn as Markdown without images (a
+    prompt-injected answer could carry data out in an image URL); returns the whole
+    text. Not st.write_stream: it draws what it is given, images and all."""
+    spot, text = st.empty(), ""
+    for chunk in chunks:
+        text += chunk
+        spot.markdown(neutralize_images(text) + "▌")
+    spot.markdown(neutralize_images(text))
+    return text
 
 
 def render_fields(fields: Iterable[tuple[str, Any]]) -> None:
@@ -175,11 +187,12 @@ def browse_link(
 
     Uses st.page_link, so it works wherever the Browse page is mounted; for plain text
     links use `podium.app.browse_model.browse_url`.
+    A `label` is Markdown: data in it goes through `podium.app.safe_markdown`.
     """
     query = to_query(ViewState(table=table, snapshot=snapshot, sample=sample, search=search))
     st.page_link(
         str(BROWSE_PAGE),
-        label=label or (f"{table} · {sample}" if sample else table),
+        label=label or escape_markdown(f"{table} · {sample}" if sample else table),
         icon=":material/table_view:",
         query_params=query,
     )
@@ -200,13 +213,14 @@ def table_next_steps(table: str, snapshot: int | None) -> None:
 
 def ask_first(key: str, question: str, yes: str) -> bool:
     """After a destructive button set `st.session_state[key]`, ask `question` with
-    `yes` and "Keep it"; True once `yes` is clicked. One click never destroys."""
+    `yes` and "Keep it"; True once `yes` is clicked. One click never destroys.
+    Both are plain text (they name rows, jobs and tables), never Markdown."""
     if not st.session_state.get(key):
         return False
     with st.container(border=True):
         st.warning(escape_markdown(question), icon=":material/warning:")
         c1, c2 = st.columns(2)
-        if c1.button(yes, key=f"{key}.yes", type="primary"):
+        if c1.button(escape_markdown(yes), key=f"{key}.yes", type="primary"):
             st.session_state.pop(key, None)
             return True
         if c2.button("Keep it", key=f"{key}.no"):

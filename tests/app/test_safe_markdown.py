@@ -5,15 +5,19 @@ a failing page shows an error id, the log the traceback (finding 12)."""
 from __future__ import annotations
 
 import logging
+from html import unescape
 
 import pytest
 from markdown_it import MarkdownIt
 
-from podium.app.browse_model import TURNS_PER_PAGE, turn_page, turn_page_of
+from podium.app.browse_model import TURNS_PER_PAGE, failure_lines, turn_page, turn_page_of
 from podium.app.build_model import describe
 from podium.app.chat_markdown import render_turn, render_value, review_turn
-from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
+from podium.app.compare_model import badges
+from podium.app.safe_markdown import WORD_JOINER, code_span, escape_markdown, neutralize_images
 from podium.app.script_errors import log_script_error, user_message
+from podium.compare.checks import AnswerChecks
+from podium.compare.table import Answer
 from podium.errors import NotFound
 
 PIXEL = "http://127.0.0.1:9/pixel.png"
@@ -94,3 +98,21 @@ def test_an_error_shows_an_id_and_the_log_has_the_traceback(
     assert "secret path" in logged
     assert logging.getLogger("podium.app").handlers
     assert user_message(NotFound("No table x.\n\nmore"), "ab12").startswith("No table x.")
+
+
+IMAGE = "![x](http://127.0.0.1:9/p.png)"
+
+
+def test_a_validation_failure_and_a_compared_answer_quote_data_as_text() -> None:
+    """Before: Browse's failure lines and Compare's check badges put a failure message
+    or a model's error (quoting the answer) into Markdown as it was."""
+    failure = {"turn": 1, "role": "assistant", "rule": "json", "kind": "syntax", "message": IMAGE}
+    [line] = failure_lines([failure], [{"role": "user"}, {"role": "assistant", "content": "x"}])
+    assert "![" not in line and line.startswith("- turn 1 (assistant) · `json` · syntax: ")
+    checks = AnswerChecks(
+        {"json": {"ok": False, "message": IMAGE}}, chars=3, words=1, truncated=False
+    )
+    answer = Answer("m", None, "t", "x", "stop", IMAGE, checks)
+    said = badges(answer)
+    assert said.startswith(":red[✗] json (") and "![" not in said and "](" not in said
+    assert unescape(said).count(IMAGE.replace("://", WORD_JOINER + "://")) == 2

@@ -1,11 +1,13 @@
 """Data and URL parameters are shown as text in a real Chromium (issue 38, findings 7
-and 11): a Markdown image in a turn, in an id or in a link's `sample=`/`split=` is never
+and 11): a Markdown image in a turn, in an id, in a link's `sample=`/`split=`, in an
+edit's reason (Review's snapshot diff) or in a job's error and warning (Logbook) is never
 fetched (no <img> for it, and the CSP would block it anyway), and a row with many turns
 is drawn a page of turns at a time."""
 
 from __future__ import annotations
 
 import http.server
+import json
 import re
 import threading
 from collections.abc import Iterator
@@ -19,7 +21,14 @@ from app_driver import free_port, using_home, wait_for_app
 from playwright.sync_api import Page, expect
 
 from podium.app.browse_model import TURNS_PER_PAGE
+from podium.app.review_saves import delete_rows
+from podium.jobs.cards import Card
+from podium.jobs.launch import JobFailed, run_foreground
+from podium.jobs.queue import get_job
+from podium.jobs.reporter import JobReporter
+from podium.store.ingest import ImportConfig
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+from podium.store.users import acting_user
 from podium.store.write import write_table
 
 pytestmark = pytest.mark.browser
@@ -68,8 +77,18 @@ def _row(row_id: str, turns: list[str]) -> dict[str, object]:
     }
 
 
+def _failed_import(folder: Path, bad_time: str) -> str:
+    """The id of an import job that failed quoting `bad_time` from its file."""
+    data = folder / "bad_time.jsonl"
+    turns = [{"role": "user", "content": "hi"}]
+    data.write_text(json.dumps({"messages": turns, "created_at": bad_time}) + "\n")
+    with pytest.raises(JobFailed, match=r"job (\S+) failed") as failed:
+        run_foreground(Card("import", ImportConfig(path=str(data), out="lab.bad_time")), quiet=True)
+    return failed.value.args[0].split()[1]
+
+
 def test_markup_from_data_and_links_is_text(
-    app_page: Page, app_url: str, app_home: Path, pixel_port: int
+    app_page: Page, app_url: str, app_home: Path, pixel_port: int, tmp_path: Path
 ) -> None:
     pixel = f"http://127.0.0.1:{pixel_port}"
     image_id = f"![id]({pixel}/id.png)"
@@ -116,5 +135,28 @@ def test_markup_from_data_and_links_is_text(
     pager.press("Enter")
     wait_for_app(page)
     expect(page.get_by_test_id("stChatMessage").first).to_contain_text(f"turn {2 * TURNS_PER_PAGE}")
+
+    # A removal's reason on Review's snapshot diff, a job's error and warning in the
+    # Logbook: words people and jobs wrote, quoting data.
+    why = f"dup ![w]({pixel}/why.png)"
+    warning = f"odd row ![v]({pixel}/warn.png)"
+    error_image = f"![e]({pixel}/error.png)"
+    with using_home(app_home):
+        delete_rows(TABLE, ["long"], acting_user(), why=why, base=None)
+        failed = _failed_import(tmp_path, error_image)
+        reporter = JobReporter(failed, get_job(failed)["log_path"])
+        reporter.warn(warning)
+        reporter.close()
+    page.goto(f"{app_url}/review?" + urlencode({"table": TABLE}))
+    wait_for_app(page)
+    page.get_by_text("Snapshots", exact=True).click()
+    wait_for_app(page)
+    expect(page.get_by_text(as_text(why))).to_be_visible()
+    assert foreign_images.count() == 0
+    page.goto(f"{app_url}/logbook?job={failed}")
+    wait_for_app(page)
+    expect(page.get_by_text(as_text(f"created_at '{error_image}' is not")).first).to_be_visible()
+    expect(page.get_by_text(as_text(warning)).first).to_be_visible()
+    assert foreign_images.count() == 0
 
     assert Recorder.seen == [], f"the browser fetched {Recorder.seen}"

@@ -20,6 +20,7 @@ from podium.app.build_model import sft_table_of
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
+from podium.app.safe_markdown import escape_markdown
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
@@ -107,10 +108,10 @@ def _results() -> None:
     cols[3].metric("Timeouts", f"{counts.get('timeout', 0):,}")
     st.markdown(" · ".join(f"{build_model.badge(s)} {n:,}" for s, n in counts.items()))
     if table_exists(name):
-        widgets.browse_link(name, label=f"Open {name} in Browse")
+        widgets.browse_link(name, label=f"Open {escape_markdown(name)} in Browse")
     sft = sft_table_of(name)
     if sft is not None:  # the SFT table the build made from its successful rows
-        widgets.browse_link(sft, label=f"Open {sft} in Browse")
+        widgets.browse_link(sft, label=f"Open {escape_markdown(sft)} in Browse")
         page_link("train", f"Train on {sft}", ":material/model_training:", table=sft)
     problems = build_model.problems(rows)
     st.subheader("Failures and timeouts" if kind != tables.VERIFY_KIND else "Mismatches")

@@ -18,7 +18,7 @@ from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
 from podium.app.roles import missing_role
-from podium.app.safe_markdown import code_span
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.widgets import render_conversation
 from podium.compare.ratings import better_text
@@ -80,7 +80,7 @@ def _side_by_side(comparison: cm.Comparison) -> None:
     st.markdown(f"**Prompt** {code_span(item.prompt_id)}")
     render_conversation(item.prompt)
     for col, (answer, html) in zip(st.columns(len(shown)), cm.columns(item, shown), strict=False):
-        col.markdown(f"#### {answer.model}")
+        col.markdown(f"#### {escape_markdown(answer.model)}")
         col.html(html)
         col.caption(cm.badges(answer))
 
@@ -95,7 +95,7 @@ def _blind(comparison: cm.Comparison) -> None:
     votes = voted_prompts(comparison.name, voter)
     todo_only = st.checkbox("Only prompts I have not voted on", key="compare.todo")
     items = cm.unvoted(comparison.items, votes) if todo_only else comparison.items
-    st.caption(f"{len(votes)} of {len(comparison.items)} prompts voted by {voter}")
+    st.caption(f"{len(votes)} of {len(comparison.items)} prompts voted by {escape_markdown(voter)}")
     if not items:
         st.success("You have voted on every prompt. See Ratings.")
         return
@@ -105,7 +105,9 @@ def _blind(comparison: cm.Comparison) -> None:
     left, right = st.columns(2)
     sides = ((left, "A", view.a, view.html_a), (right, "B", view.b, view.html_b))
     for col, side, answer, html in sides:
-        col.markdown(f"#### {side}" + (f" · {answer.model}" if view.revealed else ""))
+        col.markdown(
+            f"#### {side}" + (f" · {escape_markdown(answer.model)}" if view.revealed else "")
+        )
         col.html(html)
         col.caption(cm.badges(answer))
     if view.revealed:
@@ -116,7 +118,7 @@ def _blind(comparison: cm.Comparison) -> None:
             and st.button("Send to vibe checks", key="compare.vibes")
         ):
             vid = send_to_vibes(comparison, item.prompt_id, user, view.vote.get("note") or "")
-            st.toast(f"Stored as vibe check {vid}")
+            st.toast(f"Stored as vibe check {code_span(vid)}")
         return
     note = st.text_input("Note (optional)", key=f"compare.note.{item.prompt_id}")
     buttons = st.columns(4)
@@ -128,7 +130,7 @@ def _blind(comparison: cm.Comparison) -> None:
 
 def _ratings(comparison: cm.Comparison) -> None:
     report = cm.ratings(comparison)
-    st.markdown(f"**{report['votes']} votes** · " + better_text(report))
+    st.markdown(f"**{report['votes']} votes** · " + escape_markdown(better_text(report)))
     for line in cm.ratings_lines(report):
         st.markdown(line)
     if not report["votes"]:
@@ -176,7 +178,7 @@ def _new(preset: list[str]) -> None:
 def _open_comparison(job: Job) -> None:
     for name, _ in lb.table_links(job)["outputs"]:
         if name in cm.list_comparisons():
-            page_link("compare", f"Open {name}", ":material/compare:", name=name)
+            page_link("compare", f"Open {escape_markdown(name)}", ":material/compare:", name=name)
 
 
 names = cm.list_comparisons()
@@ -209,7 +211,9 @@ else:
     # Blind mode must not name the checkpoints before a vote, not even in the header.
     who = "checkpoints hidden" if mode == "Blind vote" else ", ".join(comparison.models)
     st.caption(
-        f"{who} on {comparison.input_ref} · {len(comparison.items)} prompts · "
-        f"sampling {cm.sampling_text(comparison.sampling)}"
+        escape_markdown(
+            f"{who} on {comparison.input_ref} · {len(comparison.items)} prompts · "
+            f"sampling {cm.sampling_text(comparison.sampling)}"
+        )
     )
     {"Side by side": _side_by_side, "Blind vote": _blind, "Ratings": _ratings}[mode](comparison)

@@ -19,6 +19,7 @@ from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import field_label, queue_form
 from podium.app.job_panel import page_link, watch_job
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.table_choices import CONVERSATIONS
 from podium.errors import PodiumError
 from podium.jobs.queue import Job, list_jobs
@@ -37,7 +38,8 @@ def _next_steps(job: Job) -> None:
     cols[2].metric("Tokens/s", f"{summary['tokens_per_s']:.1f}")
     if summary["table"]:
         st.markdown(
-            f"Samples in `{summary['table']}` at snapshot `{summary['snapshot_id']}`"
+            f"Samples in {code_span(summary['table'])} at snapshot "
+            f"{code_span(summary['snapshot_id'])}"
             + (f" ({summary['resumed_from']:,} prompts were already done)"
                if summary["resumed_from"] else "")
             + (f" · {summary['errors']:,} requests refused" if summary["errors"] else "")
@@ -99,13 +101,13 @@ def _form(models: list[str], model_index: int) -> None:
 
 
 def _try_prompt(model: str) -> None:
-    with st.expander(f"Try a prompt on {model}"):
+    with st.expander(f"Try a prompt on {escape_markdown(model)}"):
         prompt = st.text_area("Prompt", key=P + "try")
         if st.button("Ask", key=P + "ask") and prompt.strip():
             try:
                 answer = answer_stream(model, prompt)  # the role is checked before the model
                 with st.chat_message("assistant"):
-                    st.write_stream(answer)
+                    widgets.write_answer(answer)
             except PodiumError as exc:
                 show_error(exc)
 

@@ -48,7 +48,7 @@ c1, c2, c3 = st.columns(3)
 with c1:
     st.markdown("**Tables**")
     for table in state.tables[:8]:
-        browse_link(table, label=table)
+        browse_link(table)  # the label is the table name, as text
     if len(state.tables) > 8:
         st.caption(f"and {len(state.tables) - 8:,} more in Browse")
 with c2:
@@ -61,7 +61,7 @@ with c3:
     for job in state.jobs:
         st.page_link(
             page_file("logbook"),
-            label=f"{job['kind']} · {job['status']} · {job['id']}",
+            label=escape_markdown(f"{job['kind']} · {job['status']} · {job['id']}"),
             icon=STATUS_ICONS.get(job["status"], ":material/work:"),
             query_params={"job": job["id"]},
         )
@@ -92,4 +92,4 @@ if created := st.session_state.pop(DEMO_LOADED, None):
         + ", ".join(f"{t} ({'created' if new else 'already there'})" for t, new in created.items())
     )
     for table in created:
-        browse_link(table, label=f"Browse {table}")
+        browse_link(table, label=f"Browse {escape_markdown(table)}")

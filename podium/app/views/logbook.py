@@ -25,6 +25,7 @@ from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.logbook_model import outputs_of, reproducibility
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.scroll import scroll_once
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
@@ -52,7 +53,7 @@ def new_job_form() -> None:
         prefill = json.loads(job["config"] or "{}")
     with st.expander("New job", icon=":material/add:", expanded=bool(edit)):
         if edit:
-            st.caption(f"The values of job {edit}; change what you need and queue it.")
+            st.caption(f"The values of job {code_span(edit)}; change what you need and queue it.")
         kind = st.selectbox("Kind", lb.kind_names(), key=KIND)
         try:
             lb.kind_model(kind)  # a kind whose module cannot load here is named, not crashed on
@@ -85,27 +86,28 @@ def job_table(submitted_by: str | None) -> None:
 def job_detail(job_id: str) -> None:
     """Everything about one job that changes while it runs, redrawn every few seconds."""
     job = get_job(job_id)
-    st.subheader(f"{job['kind']} · {job['id']}")
+    st.subheader(f"{escape_markdown(job['kind'])} · {escape_markdown(job['id'])}")
     cols = st.columns(4)
-    cols[0].markdown(f"{STATUS_ICONS.get(job['status'], '')} **{job['status']}**")
-    cols[1].caption(f"duration {lb.duration_text(job)}")
+    status = escape_markdown(job["status"])
+    cols[0].markdown(f"{STATUS_ICONS.get(job['status'], '')} **{status}**")
+    cols[1].caption(f"duration {escape_markdown(lb.duration_text(job))}")
     cols[2].caption(
-        f"submitted by {job['submitted_by'] or 'unknown'} · attempt {job['attempt']}"
-        f" · {job['launcher'] or 'not started'}"
+        f"submitted by {escape_markdown(job['submitted_by'] or 'unknown')} · attempt "
+        f"{job['attempt']} · {escape_markdown(job['launcher'] or 'not started')}"
     )
     question = st.container()  # a question a button asks, full width under the buttons
     with cols[3]:
         actions(job, question)
     fraction = lb.progress_fraction(job)
     if fraction is not None:
-        st.progress(fraction, text=lb.progress_text(job))
+        st.progress(fraction, text=escape_markdown(lb.progress_text(job)))
     if job["error"]:
         show_error(job["error"].split("\n--- log tail ---")[0])
     for warning in warnings_of(job_id):  # said while it runs: a run that cannot learn
-        st.warning(warning, icon=":material/warning:")
+        st.warning(escape_markdown(warning), icon=":material/warning:")
     outputs(job)
     if said := reproducibility(job):
-        st.caption(said)
+        st.caption(escape_markdown(said))
     st.markdown("**Log**")
     st.code(log_tail(job["log_path"], 40) or "(empty)", language="log")
     metrics = lb.metrics_frame(job_id)
@@ -117,7 +119,7 @@ def job_detail(job_id: str) -> None:
         panels = charts.metric_panels(metrics)
         for row in range(0, len(panels), 3):
             for col, (title, data) in zip(st.columns(3), panels[row : row + 3], strict=False):
-                col.caption(title)
+                col.caption(escape_markdown(title))
                 col.altair_chart(charts.line_chart(data), width="stretch")
     samples = lb.samples(job_id)
     if samples:
@@ -131,20 +133,29 @@ def outputs(job: Job) -> None:
     with inputs_col:
         st.markdown("**Inputs**")
         for name, snapshot in shown.inputs:
-            widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
+            widgets.browse_link(
+                name, snapshot=snapshot, label=escape_markdown(f"{name}@{snapshot}")
+            )
         if not shown.inputs:
             st.caption("none")
     with outputs_col:
         st.markdown("**Outputs**")
         for name, snapshot in shown.tables:
-            widgets.browse_link(name, snapshot=snapshot, label=f"{name}@{snapshot}")
+            widgets.browse_link(
+                name, snapshot=snapshot, label=escape_markdown(f"{name}@{snapshot}")
+            )
         for checkpoint in shown.checkpoints:
-            st.markdown(f":material/model_training: checkpoint `{checkpoint}` (registered)")
+            st.markdown(
+                f":material/model_training: checkpoint {code_span(checkpoint)} (registered)"
+            )
             # On the prompts it was trained on: a table known to hold user turns.
             page_link(
-                "compare", f"Compare {checkpoint} with {shown.base}", ":material/compare:",
-                models=shown.compare_models(checkpoint), table=shown.trained_on,
-            )  # fmt: skip
+                "compare",
+                f"Compare {escape_markdown(checkpoint)} with {escape_markdown(shown.base)}",
+                ":material/compare:",
+                models=shown.compare_models(checkpoint),
+                table=shown.trained_on,
+            )
         if shown.empty_text:
             st.caption(shown.empty_text)
 

@@ -26,6 +26,7 @@ from podium.app.feedback import empty_state
 from podium.app.forms import queue_form
 from podium.app.pages import page_file
 from podium.app.roles import allowed
+from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.errors import PodiumError
 from podium.review import annotations as ann
@@ -57,7 +58,7 @@ def _new_queue(table: str) -> None:
                     queue=name.strip() or "default",
                 )
             except PodiumError as exc:
-                st.error(str(exc))
+                st.error(escape_markdown(str(exc)))
             else:
                 st.session_state["review.queue"] = q.name
                 st.session_state[CURSOR] = 0
@@ -81,7 +82,8 @@ def _queue_tab(table: str) -> None:
     cursor = int(st.session_state.get(CURSOR, 0))
     row = rm.queue_row(table, user, cursor, name)  # first: it drops rows removed since
     queue = queues.get_queue(table, name)
-    st.progress(queue.done / max(queue.size, 1), text=f"{queue.progress} · {queue.description}")
+    progress = escape_markdown(f"{queue.progress} · {queue.description}")  # a search, a condition
+    st.progress(queue.done / max(queue.size, 1), text=progress)
     if row is None:
         st.success("Nothing left for you in this queue.")
         return
@@ -108,13 +110,14 @@ def _queue_tab(table: str) -> None:
     row_id = str(row["id"])
     snapshot = rm.resolve(table, None)  # the queue hands out rows as they are now
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
-        if col.button(f"{k} {label}", key=f"review.key.{k}"):
+        if col.button(f"{k} {escape_markdown(label)}", key=f"review.key.{k}"):
             browse_panels.act(
                 functools.partial(rs.label_rows, table, [row_id], user, label, snapshot)
             )
-    st.subheader(f"Row {row_id} · queue position {row['queue_position'] + 1} of {queue.size}")
+    position = f"queue position {row['queue_position'] + 1} of {queue.size}"
+    st.subheader(f"Row {escape_markdown(row_id)} · {position}")
     notes = rm.annotations_by_row(table, [row_id]).get(row_id, [])
-    st.caption("Annotations: " + (rm.annotation_text(notes) or "none yet"))
+    st.caption("Annotations: " + (escape_markdown(rm.annotation_text(notes)) or "none yet"))
     browse_panels.system_prompt(row)
     browse_panels.review_conversation(
         row.get("messages") or [],
@@ -156,27 +159,30 @@ def _snapshots_tab(table: str) -> None:
         try:
             d = rm.diff(table, a, b)
         except PodiumError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(str(exc)))
         else:
-            st.markdown(f"**{rm.diff_summary(d)}**")
+            st.markdown(f"**{escape_markdown(rm.diff_summary(d))}**")
             for step in d.authors:
                 st.caption(
-                    f"snapshot {step['snapshot_id']} · {step['action']} by {step['author'] or '?'}"
-                    + (f" · {step['message']}" if step["message"] else "")
+                    escape_markdown(
+                        f"snapshot {step['snapshot_id']} · {step['action']} by "
+                        f"{step['author'] or '?'}"
+                        + (f" · {step['message']}" if step["message"] else "")
+                    )
                 )
             if d.added:
-                st.markdown("Added: " + ", ".join(f"`{i}`" for i in d.added[:200]))
+                st.markdown("Added: " + ", ".join(code_span(i) for i in d.added[:200]))
             if d.removed:
-                st.markdown("Removed: " + ", ".join(f"`{i}`" for i in d.removed[:200]))
+                st.markdown("Removed: " + ", ".join(code_span(i) for i in d.removed[:200]))
             for row in d.changed[:50]:
-                with st.expander(f"Changed {row.id} ({', '.join(row.columns)})"):
+                with st.expander(escape_markdown(f"Changed {row.id} ({', '.join(row.columns)})")):
                     for m in row.messages:
                         head = f"message {m['index']} {m['status']}" + (
                             f" · role {m['role']}" if m.get("role") else ""
                         )
-                        st.caption(head)
+                        st.caption(escape_markdown(head))
                         st.code(m.get("diff") or m.get("text") or "", language="diff")
-            if st.button(f"Train on {b}", key="review.train"):
+            if st.button(f"Train on {escape_markdown(b)}", key="review.train"):
                 st.switch_page(page_file("train"), query_params=rm.train_params(table, b))
     st.divider()
     if not allowed(user, "edit", "making tags and branches", "snapshots and diffs"):
@@ -214,9 +220,9 @@ def _ref_action(do: Callable[[], Any], done: str) -> None:
     try:
         ref = do()
     except PodiumError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
     else:
-        st.success(f"{done}: {ref.name} → snapshot {ref.snapshot_id}.")
+        st.success(f"{done}: {escape_markdown(ref.name)} → snapshot {ref.snapshot_id}.")
 
 
 def main() -> None:
@@ -243,7 +249,7 @@ def main() -> None:
         else:
             _queue_tab(table)
     except PodiumError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
 
 
 main()

@@ -11,6 +11,7 @@ import streamlit as st
 
 from podium.app import sql_model
 from podium.app.feedback import show_error
+from podium.app.safe_markdown import escape_markdown
 from podium.errors import PodiumError
 from podium.store.catalog import list_tables
 
@@ -41,6 +42,6 @@ if isinstance(result, PodiumError):
     show_error(result)
 elif isinstance(result, sql_model.SqlResult):
     if result.value is not None:
-        st.metric(result.value[0], str(result.value[1]))
+        st.metric(escape_markdown(result.value[0]), str(result.value[1]))
     st.caption(result.caption)
     st.dataframe(result.frame, hide_index=True)

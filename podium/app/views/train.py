@@ -161,7 +161,7 @@ def _launch_form() -> None:
     launched = st.session_state.get(LAUNCHED)
     if launched:
         # The run just queued, live where it was queued (the Runs tab shows it too).
-        st.markdown(f"**{run_label(get_job(launched))}**")
+        st.markdown(f"**{escape_markdown(run_label(get_job(launched)))}**")
         _live(launched, "train.launch")
 
 
@@ -169,7 +169,7 @@ def _watch(job_id: str, key: str) -> RunView:
     """Draw the run (widget keys start with `key`: the Launch and Runs tabs may both
     show it)."""
     view = run_view(job_id)
-    st.progress(view.progress or 0.0, text=f"{view.status} · {view.message}")
+    st.progress(view.progress or 0.0, text=escape_markdown(f"{view.status} · {view.message}"))
     if view.status in ("queued", "running"):
         if st.button("Cancel run", key=f"{key}.cancel"):
             st.session_state[f"{key}.cancel.ask"] = True
@@ -186,7 +186,7 @@ def _watch(job_id: str, key: str) -> RunView:
         cols = st.columns(2)
         for col, group in zip(cols, (left, right), strict=False):
             if group is not None:
-                col.markdown(f"**{group[0]}**")
+                col.markdown(f"**{escape_markdown(group[0])}**")
                 col.altair_chart(line_chart(group[1]), width="stretch")
     if view.async_rl is not None:
         async_panel(view.async_rl, reward=False)  # the reward is charted above
@@ -203,9 +203,11 @@ def _watch(job_id: str, key: str) -> RunView:
             f"(from {escape_markdown(view.base)})."
         )
         c1, c2 = st.columns(2)
-        if c1.button(f"Chat with {view.checkpoint}", key=f"{key}.chat"):
+        if c1.button(f"Chat with {escape_markdown(view.checkpoint)}", key=f"{key}.chat"):
             st.switch_page(GENERATE_PAGE, query_params={"model": view.checkpoint})
-        if view.base and c2.button(f"Compare with {view.base}", key=f"{key}.compare"):
+        if view.base and c2.button(
+            f"Compare with {escape_markdown(view.base)}", key=f"{key}.compare"
+        ):
             models = f"{view.base},{view.checkpoint}"
             query = {"models": models, **({"table": view.table} if view.table else {})}
             st.switch_page(COMPARE_PAGE, query_params=query)

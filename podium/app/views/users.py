@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app.feedback import show_error
+from podium.app.safe_markdown import escape_markdown
 from podium.errors import PodiumError
 from podium.identity import ROLES
 from podium.store.users import acting_user, grant, list_users, revoke
@@ -24,7 +25,7 @@ with st.form("users.grant"):
     if st.form_submit_button("Grant", type="primary"):
         try:
             record = grant(acting_user(), name, role, display)
-            st.success(f"{record['name']} is now {record['role']}.")
+            st.success(escape_markdown(f"{record['name']} is now {record['role']}."))
         except PodiumError as exc:
             show_error(exc)
 names = [u["name"] for u in list_users()]

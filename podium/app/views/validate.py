@@ -129,9 +129,11 @@ def _results(table: str) -> None:
     cols[2].metric("Failing turns", f"{len(failures):,}")
     cols[3].metric("Malformed rows", f"{len({f['id'] for f in failures}):,}")
     checked = ", ".join(summary.get("rules", [])) or "?"
+    roles = ", ".join(summary.get("roles", []))
     st.caption(
-        f"Report table `{summary.get('report')}` · snapshot `{snapshot}` · rules {checked} · "
-        f"extract {summary.get('extract', 'whole')} · roles {', '.join(summary.get('roles', []))}"
+        f"Report table {code_span(summary.get('report'))} · snapshot {code_span(snapshot)} · "
+        f"rules {escape_markdown(checked)} · extract "
+        f"{escape_markdown(summary.get('extract', 'whole'))} · roles {escape_markdown(roles)}"
     )
     if not failures:
         st.success("Every checked turn passed.")

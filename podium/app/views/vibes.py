@@ -30,7 +30,7 @@ from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
 from podium.app.generate_model import count_text
-from podium.app.safe_markdown import escape_markdown, neutralize_images
+from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
 from podium.errors import PodiumError
 from podium.store.users import acting_user
 
@@ -88,8 +88,8 @@ def _submit(models: list[str], model_index: int) -> None:
         may_submit(submitter)  # before the model is asked (or its server started)
         if ask:
             with st.chat_message("assistant"):
-                st.caption(model)
-                answer = str(st.write_stream(answer_stream(model, prompt, user=submitter)) or "")
+                st.caption(escape_markdown(model))
+                answer = widgets.write_answer(answer_stream(model, prompt, user=submitter))
         vid = submit_vibe(
             prompt, ideal, clean_tags(tags), model, answer, submitter, idempotency_key=key
         )
@@ -132,7 +132,7 @@ def _eval_set(tags: list[str], selected: list[str]) -> None:
     if selected:
         st.caption(f"From the {len(selected)} selected submissions.")
     elif tags:
-        st.caption(f"From the submissions tagged {', '.join(tags)}.")
+        st.caption(f"From the submissions tagged {escape_markdown(', '.join(tags))}.")
     else:
         st.caption("Filter by tag or select rows above to choose its prompts.")
     default = "evals.vibes_" + ("_".join(tags) if tags else "selection")
@@ -143,11 +143,11 @@ def _eval_set(tags: list[str], selected: list[str]) -> None:
         except PodiumError as exc:
             show_error(exc)
             return
-        st.success(f"Wrote {count_text(count, 'prompt')} to `{out}`.")
-        widgets.browse_link(out, label=f"Open {out} in Browse")
+        st.success(f"Wrote {count_text(count, 'prompt')} to {code_span(out)}.")
+        widgets.browse_link(out, label=f"Open {escape_markdown(out)} in Browse")
         st.page_link(
             str(GENERATE_PAGE),
-            label=f"Generate on {out}",
+            label=f"Generate on {escape_markdown(out)}",
             icon=":material/auto_awesome:",
             query_params={"table": out},
         )
