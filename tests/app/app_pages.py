@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from html import unescape
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from podium.app.safe_markdown import WORD_JOINER
+
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
+
+
+def shown(text: str) -> str:
+    """`text` (Markdown a page drew) as a person reads it: data on a page is escaped
+    (`podium.app.safe_markdown`), so character references are decoded and the invisible
+    word joiners that keep URLs and addresses from linking are dropped."""
+    return unescape(text).replace(WORD_JOINER, "")
 
 
 def open_page(view: str, *, user: dict[str, object] | None = None, **query: str) -> AppTest:

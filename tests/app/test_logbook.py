@@ -8,6 +8,7 @@ from typing import Literal
 
 import pyarrow as pa
 import pytest
+from app_pages import shown
 from pydantic import BaseModel, Field
 from streamlit.testing.v1 import AppTest
 
@@ -43,10 +44,12 @@ def _logbook() -> AppTest:
 
 
 def _texts(at: AppTest) -> str:
+    """What the page says: its Markdown as read (data in it is escaped), code as is."""
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
-    parts += [c.value for c in at.code] + [e.value for e in at.error] + [i.value for i in at.info]
+    parts += [e.value for e in at.error] + [i.value for i in at.info]
     parts += [s.value for s in at.success]
-    return "\n".join(str(p) for p in parts)
+    said = [shown(str(p)) for p in parts] + [str(c.value) for c in at.code]
+    return "\n".join(said)
 
 
 def test_empty_logbook_says_how_to_start(home: Path) -> None:
@@ -67,7 +70,7 @@ def test_finished_job_shows_card_links_log_and_metrics(home: Path) -> None:
     assert "**succeeded**" in text
     assert job["card"].strip() in text, text
     assert "step 3/3" in text  # the card and the log tail
-    links = {p.proto.label: p.proto.query_string for p in at.get("page_link")}
+    links = {shown(p.proto.label): p.proto.query_string for p in at.get("page_link")}
     assert links[f"ns.src@{src}"] == f"table=ns.src&snapshot={src}"
     assert links[f"ns.out@{out}"] == f"table=ns.out&snapshot={out}"
     assert at.get("arrow_line_chart") or at.get("vega_lite_chart")  # the loss curve
@@ -107,7 +110,7 @@ def test_cancel_and_rerun_buttons(home: Path) -> None:
     assert not [b for b in at.button if b.key == "logbook.rerun"]
     at.button(key="logbook.cancel").click().run()
     assert get_job(job_id)["status"] == "queued"  # one click asks first
-    assert any(w.value.startswith(f"Cancel job {job_id}") for w in at.warning)
+    assert any(shown(w.value).startswith(f"Cancel job {job_id}") for w in at.warning)
     at.button(key="logbook.cancel.ask.yes").click().run()
     assert get_job(job_id)["status"] == "cancelled"
     assert "**cancelled**" in _texts(at)

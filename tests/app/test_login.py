@@ -7,6 +7,7 @@ from pathlib import Path
 
 import compare_data
 import pytest
+from app_pages import shown
 from streamlit.testing.v1 import AppTest
 
 from podium.compare.votes import list_votes
@@ -58,7 +59,7 @@ def _texts(at: AppTest) -> str:
     parts += (
         [m.value for m in at.warning] + [m.value for m in at.info] + [m.value for m in at.error]
     )
-    return "\n".join(str(p) for p in parts)
+    return "\n".join(shown(str(p)) for p in parts)
 
 
 def test_local_mode_is_the_os_user_as_admin_without_a_banner(podium_home: Path) -> None:
@@ -88,7 +89,7 @@ def test_login_screen_until_the_provider_vouches(login: pytest.MonkeyPatch) -> N
 def test_outside_allowed_domains_is_refused(login: pytest.MonkeyPatch) -> None:
     login.setenv("PODIUM_ALLOWED_DOMAINS", "example.org")
     reset_settings()
-    at = _app({"is_logged_in": True, "email": "eve@evil.test"})
+    at = _app({"is_logged_in": True, "email_verified": True, "email": "eve@evil.test"})
     assert "eve@evil.test is not allowed to use this Podium" in _texts(at)
     assert [b.label for b in at.button] == ["Log out"]
 
@@ -99,7 +100,12 @@ def test_a_viewer_sees_no_job_controls_and_no_users_page(login: pytest.MonkeyPat
     job_id = submit(parse_card("---\nkind: test-steps\n---\n"))
     login.delenv("PODIUM_USER")
     reset_settings()
-    viewer = {"is_logged_in": True, "email": "vic@example.org", "name": "Vic"}
+    viewer = {
+        "is_logged_in": True,
+        "email_verified": True,
+        "email": "vic@example.org",
+        "name": "Vic",
+    }
     at = _app(viewer, "views/logbook.py")
     texts = _texts(at)
     assert "Signed in as **Vic** · viewer" in texts
@@ -112,7 +118,12 @@ def test_a_viewer_sees_no_job_controls_and_no_users_page(login: pytest.MonkeyPat
 
 def test_the_reviewer_votes_as_themselves(login: pytest.MonkeyPatch, comparison) -> None:  # type: ignore[no-untyped-def]
     grant(ADMIN, "rita@example.org", "reviewer")
-    rita = {"is_logged_in": True, "email": "Rita@example.org", "name": "Rita"}
+    rita = {
+        "is_logged_in": True,
+        "email_verified": True,
+        "email": "Rita@example.org",
+        "name": "Rita",
+    }
     at = _app(rita, "views/compare.py")
     at.query_params["name"] = "cmp.colours"
     at.run()
@@ -121,7 +132,10 @@ def test_the_reviewer_votes_as_themselves(login: pytest.MonkeyPatch, comparison)
     assert not at.exception, at.exception
     (vote,) = list_votes("cmp.colours")
     assert vote["voter"] == "rita@example.org"
-    viewer = _app({"is_logged_in": True, "email": "vic@example.org"}, "views/compare.py")
+    viewer = _app(
+        {"is_logged_in": True, "email_verified": True, "email": "vic@example.org"},
+        "views/compare.py",
+    )
     viewer.query_params["name"] = "cmp.colours"
     viewer.run()
     viewer.radio(key="compare.mode").set_value("Blind vote").run()

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from app_pages import open_page as _open
+from app_pages import shown
 from streamlit.testing.v1 import AppTest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
@@ -22,7 +23,7 @@ T = "rv.pages"
 
 
 def _button(at: AppTest, label: str):  # type: ignore[no-untyped-def]
-    return next(b for b in at.button if b.label == label)
+    return next(b for b in at.button if shown(b.label) == label)
 
 
 def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
@@ -30,7 +31,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     at = _open("browse", table=T, sample=row_id(1))
     _button(at, "2 bad").click().run()
     assert not at.exception, at.exception
-    assert [s.value for s in at.success] == ["Labelled 1 row bad."]
+    assert [shown(s.value) for s in at.success] == ["Labelled 1 row bad."]
     assert [(a.row_id, a.label) for a in latest(T)] == [(row_id(1), "bad")]
     # The grid shows the annotation; the review filter keeps only that row.
     assert "bad (" in at.dataframe[0].value.set_index("id").loc[row_id(1), "review"]
@@ -49,7 +50,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     at.text_area(key=f"{key}.edit.content.0").set_value("my edit")
     at.text_input(key=f"{key}.edit.why").set_value("typo")
     at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
-    assert any("changed by bob" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("changed by bob" in shown(e.value) for e in at.error), [e.value for e in at.error]
     assert page(T, ids=[row_id(1)]).rows[0]["messages"][0]["content"] == "question 1"
     at.button(key="review.reload").click().run()
     head = load_table(T).current_snapshot().snapshot_id
@@ -60,7 +61,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
     assert not at.error, [e.value for e in at.error]
     assert page(T, ids=[row_id(1)]).rows[0]["messages"][0]["content"] == "my edit"
-    history = "\n".join(m.value for m in at.markdown)
+    history = "\n".join(shown(m.value) for m in at.markdown)
     assert "**edit** by `bob`" in history and "**annotation** by" in history
 
 
@@ -68,7 +69,7 @@ def test_bulk_remove_needs_the_confirmation_with_the_count(podium_home: Path) ->
     make_table(T, 30)
     at = _open("browse", table=T, search="question 2")
     sure = at.checkbox(key="browse.bulk.sure")
-    assert sure.label == "Yes, act on 11 rows?"  # question 2, 20-29
+    assert shown(sure.label) == "Yes, act on 11 rows?"  # question 2, 20-29
     assert at.button(key="browse.bulk.do_remove").disabled
     sure.check().run()
     at.text_input(key="browse.bulk.why").set_value("off topic").run()
@@ -88,17 +89,17 @@ def test_review_queue_progress_keys_and_reload(podium_home: Path) -> None:
     assert "0 of 3 reviewed" in at.get("progress")[0].proto.text
     first = at.session_state["review.cursor"]
     assert first == 0
-    shown = next(h.value for h in at.subheader if h.value.startswith("Row "))
-    assert row_id(0) in shown
+    heading = next(shown(h.value) for h in at.subheader if h.value.startswith("Row "))
+    assert row_id(0) in heading
     _button(at, "1 good").click().run()
     assert "1 of 3 reviewed" in at.get("progress")[0].proto.text
-    assert row_id(1) in next(h.value for h in at.subheader if h.value.startswith("Row "))
+    assert row_id(1) in next(shown(h.value) for h in at.subheader if h.value.startswith("Row "))
     _button(at, "Next").click().run()
-    assert row_id(2) in next(h.value for h in at.subheader if h.value.startswith("Row "))
+    assert row_id(2) in next(shown(h.value) for h in at.subheader if h.value.startswith("Row "))
     # A reload (a fresh session) continues the same queue with the rows still held.
     again = _open("review", table=T)
     assert "1 of 3 reviewed" in again.get("progress")[0].proto.text
-    assert row_id(1) in next(h.value for h in again.subheader if h.value.startswith("Row "))
+    assert row_id(1) in next(shown(h.value) for h in again.subheader if h.value.startswith("Row "))
     assert get_queue(T).done == 1
 
 
@@ -116,11 +117,11 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     at = _open("review", table=T)
     at.segmented_control(key="review.mode").set_value("Snapshots").run()
     at.selectbox(key="review.diff.a").set_value(str(first)).run()
-    text = "\n".join(m.value for m in at.markdown)
+    text = "\n".join(shown(m.value) for m in at.markdown)
     assert "0 added, 1 removed, 0 changed" in text and f"`{row_id(4)}`" in text
     at.text_input(key="review.tag.name").set_value("cleaned")
     at.button(key="FormSubmitter:review.tag-Create tag").click().run()
-    assert any("Tagged: cleaned" in s.value for s in at.success)
+    assert any("Tagged: cleaned" in shown(s.value) for s in at.success)
     assert "cleaned" in rm.snapshot_choices(T)
     at.run()  # the pickers above the form list the new tag on the next run
     at.selectbox(key="review.diff.b").set_value("cleaned").run()

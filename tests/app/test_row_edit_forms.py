@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from app_pages import open_page
+from app_pages import open_page, shown
 from streamlit.testing.v1 import AppTest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
@@ -47,31 +47,31 @@ def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     at.text_input(key=f"{key}.turn.why").set_value("follow-up")
     submit(at, f"{key}.turn", "Add turn at the end")
     assert row_messages(2)[-1] == ("assistant", "one more question")
-    assert at.success[0].value.startswith(f"Added a turn to {row_id(2)}: snapshot {head()}")
+    assert shown(at.success[0].value).startswith(f"Added a turn to {row_id(2)}: snapshot {head()}")
 
     key = f"browse.row.{row_id(2)}.{head()}"
     at.selectbox(key=f"{key}.remove.index").set_value(0)
     at.text_input(key=f"{key}.remove.why").set_value("no greeting")
     click(at, f"{key}.remove.turn")
     # One click only asks, naming the turn: the row keeps it until the answer.
-    assert at.warning[0].value.startswith(f"Remove turn 0 (user) of row {row_id(2)}?")
+    assert shown(at.warning[0].value).startswith(f"Remove turn 0 (user) of row {row_id(2)}?")
     assert len(row_messages(2)) == 3
     click(at, f"{key}.remove.ask.yes")
     assert row_messages(2) == [
         ("assistant", "answer 2\nsecond line"),
         ("assistant", "one more question"),
     ]
-    assert at.success[0].value.startswith(f"Removed turn 0 of {row_id(2)}")
+    assert shown(at.success[0].value).startswith(f"Removed turn 0 of {row_id(2)}")
 
     key = f"browse.row.{row_id(2)}.{head()}"
     click(at, f"{key}.remove.row", errors_ok=True)  # no reason: said before anything is asked
-    assert at.error[0].value.startswith("Say why before removing the row")
+    assert shown(at.error[0].value).startswith("Say why before removing the row")
     assert not at.warning
     at.text_input(key=f"{key}.remove.why").set_value("junk")
     click(at, f"{key}.remove.row")
-    assert at.warning[0].value.startswith(f"Delete row {row_id(2)}?")
+    assert shown(at.warning[0].value).startswith(f"Delete row {row_id(2)}?")
     assert len(row_messages(2)) == 2
     click(at, f"{key}.remove.ask.yes")
     assert row_messages(2) == []
-    assert at.success[0].value.startswith("Removed 1 row")
+    assert shown(at.success[0].value).startswith("Removed 1 row")
     assert len(page(T).rows) == 3

@@ -57,7 +57,7 @@ def test_launch_queues_a_grpo_run_with_chosen_values(tiny_base, make_table, memo
     assert at.query_params["job"] in ([job["id"]], job["id"])
     # The Launch tab shows the run where it was queued; the Runs tab follows it too.
     at.run()
-    assert any(job["id"] in m.value and "queued" in m.value for m in at.markdown)
+    assert any(job["id"] in unescape(m.value) and "queued" in m.value for m in at.markdown)
     assert at.button(key="train.launch.cancel")  # the live view under the form
     assert at.selectbox(key="train.run").value == job["id"]
     # Cancel asks first: one click stops nothing.
@@ -75,7 +75,7 @@ def test_bad_launch_shows_the_error_and_queues_nothing(tiny_base, make_table, me
     at = _open()
     at.text_input(key="train.sft.out").set_value(tiny_base)  # name already taken
     at.button(key="FormSubmitter:train.sft-Queue job").click().run()
-    assert any("already registered" in e.value for e in at.error)
+    assert any("already registered" in unescape(e.value) for e in at.error)
     assert list_jobs() == []
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app_pages import open_page
+from app_pages import open_page, shown
 from streamlit.testing.v1 import AppTest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
@@ -21,8 +21,13 @@ from podium.store.users import grant, use_session_user  # noqa: E402
 
 T = "rv.viewer"
 ADMIN = User(name="boss@example.org", role="admin", source="oidc")
-VIEWER = {"is_logged_in": True, "email": "vic@example.org", "name": "Vic"}
-REVIEWER = {"is_logged_in": True, "email": "rita@example.org", "name": "Rita"}
+VIEWER = {"is_logged_in": True, "email_verified": True, "email": "vic@example.org", "name": "Vic"}
+REVIEWER = {
+    "is_logged_in": True,
+    "email_verified": True,
+    "email": "rita@example.org",
+    "name": "Rita",
+}
 
 
 @pytest.fixture
@@ -41,16 +46,16 @@ def shared(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
 
 def _labels(at: AppTest) -> set[str]:
-    return {b.label for b in at.button}
+    return {shown(b.label) for b in at.button}
 
 
 def _captions(at: AppTest) -> str:
-    return "\n".join(c.value for c in at.caption)
+    return "\n".join(shown(c.value) for c in at.caption)
 
 
 def test_a_viewer_browses_without_label_edit_or_bulk_controls(shared: None) -> None:
     at = open_page("browse", user=VIEWER, table=T, sample=row_id(1))
-    assert "Signed in as **Vic** · viewer" in "\n".join(m.value for m in at.markdown)
+    assert "Signed in as **Vic** · viewer" in "\n".join(shown(m.value) for m in at.markdown)
     assert at.dataframe, "the rows are still shown"
     offered = _labels(at)
     assert not offered & {"1 good", "2 bad", "Save rating and note", "Save edit"}, offered
@@ -77,6 +82,8 @@ def test_a_viewer_reads_review_snapshots_but_gets_no_queue_tag_or_branch(shared:
     assert not at.error, [e.value for e in at.error]  # no claim was tried and refused
     at.segmented_control(key="review.mode").set_value("Snapshots").run()
     assert not at.exception, at.exception
-    assert any("0 added, 1 removed" in m.value for m in at.markdown), "the diff is still readable"
+    assert any("0 added, 1 removed" in shown(m.value) for m in at.markdown), (
+        "the diff is still readable"
+    )
     assert not [b for b in at.button if b.key and b.key.startswith("FormSubmitter:review.")]
     assert "making tags and branches needs reviewer" in _captions(at)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -97,7 +98,7 @@ def form_error(kind: str, field: str, value: int) -> str:
         at.text_input(key="t.out").set_value("gen.out")
     at.button[0].click().run()
     assert len(at.error) == 1, [e.value for e in at.error]
-    return str(at.error[0].value)
+    return unescape(str(at.error[0].value))  # the form's Markdown, read as text
 
 
 def test_a_field_added_in_a_test_reaches_help_form_and_schema(
