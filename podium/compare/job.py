@@ -5,8 +5,11 @@
 
 For each checkpoint the job finds samples with the same key (`podium.compare.sample_sets`)
 or runs the `generate` job's own function to write them (resumable, one commit per
-batch). With `stop_servers` (default) a vLLM server the job started is stopped before
-the next checkpoint's starts: on a small machine only one fits. Then every answer is
+batch). A model whose vLLM server is running (Generate's, say) is served by it, and it
+is left running; the servers the job starts are started at once when their engines fit
+in memory side by side (`podium.compare.serving_plan`), else one at a time, each stopped
+before the next starts. With `stop_servers` (default) the job stops the servers it
+started when it is done. Then every answer is
 checked (`podium.compare.checks`) and the comparison is written as one Iceberg table,
 `out`: one row per prompt and checkpoint, holding the exact sample id it shows. Its
 properties name the models, the prompt snapshot, the sampling and the samples tables,
@@ -16,6 +19,7 @@ so the UI, the votes and the ratings find everything from the comparison's name.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +31,7 @@ from generators.generate import GenerateConfig, run_generate
 from generators.prompts import load_prompts
 from podium.compare.checks import check_answers, code_task, compile_rules
 from podium.compare.sample_sets import SampleKey, find_samples
+from podium.compare.serving_plan import ServingPlan, plan_serving
 from podium.compare.table import (
     COMPARISON_KIND,
     COMPARISON_SCHEMA,
@@ -37,6 +42,10 @@ from podium.compare.table import (
 )
 from podium.errors import InvalidInput
 from podium.models import get_model, list_servers, stop_server
+from podium.models.memory import engine_bytes, usable_bytes
+from podium.models.registry import ModelInfo
+from podium.models.serving import Served, serve
+from podium.models.vllm_launch import has_gpu
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import full_name, load_table, table_exists
 from podium.store.read import iter_batches, open_snapshot
@@ -115,10 +124,6 @@ _SHARED_WITH_GENERATE = {
 }
 
 
-def _served(name: str) -> bool:
-    return any(s.model == name and s.alive for s in list_servers())
-
-
 def _check_out(out: str, models: list[str], input_ref: str) -> None:
     if not table_exists(out):
         return
@@ -135,27 +140,88 @@ def _check_out(out: str, models: list[str], input_ref: str) -> None:
         )
 
 
-def _samples_for(
-    cfg: CompareConfig, model: str, input_ref: str, prompt_ids: list[str], reporter: Reporter
-) -> str:
-    info = get_model(model)
+def _existing_samples(
+    cfg: CompareConfig, info: ModelInfo, input_ref: str, prompt_ids: list[str]
+) -> tuple[GenerateConfig, SampleKey, str | None]:
     # The output name is not part of the key; a valid placeholder until the table is known
     # (a blank one is refused by the table-name rule).
     gen = cfg.generate_config(info.name, cfg.out)
     key = SampleKey.of(info, input_ref, gen)
-    found = find_samples(key, prompt_ids)
-    if found is not None:
-        reporter.log(f"{info.name}: reusing samples in {found}")
-        return found
-    table = key.own_table()
-    was_served = _served(info.name)
-    reporter.log(f"{info.name}: generating into {table}")
+    return gen, key, find_samples(key, prompt_ids)
+
+
+def _serving_plan(pending: list[ModelInfo]) -> ServingPlan:
+    gpu = has_gpu()
+    sizes = {m.name: engine_bytes(m.path, gpu=gpu) if m.path else None for m in pending}
+    return plan_serving(pending, list_servers(), sizes, usable_bytes())
+
+
+def _start_together(names: list[str], reporter: Reporter) -> tuple[list[str], BaseException | None]:
+    """Start the servers of `names` at once; (those this call started, the first error)."""
+    served: dict[str, Served] = {}
+    errors: list[BaseException] = []
+
+    def one(name: str) -> None:
+        try:
+            served[name] = serve(name, reporter=reporter)
+        except BaseException as exc:  # noqa: BLE001 - handed to the job's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one, args=(n,), daemon=True) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [n for n, s in served.items() if s.started], (errors[0] if errors else None)
+
+
+def _generate_all(
+    cfg: CompareConfig,
+    models: list[str],
+    input_ref: str,
+    prompt_ids: list[str],
+    reporter: Reporter,
+) -> dict[str, str]:
+    """Each model's samples table: found, or generated with a server that is reused
+    (never stopped), or started by this job (stopped at the end with `stop_servers`)."""
+    infos = {m: get_model(m) for m in models}
+    found = {m: _existing_samples(cfg, infos[m], input_ref, prompt_ids) for m in models}
+    plan = _serving_plan([infos[m] for m in models if found[m][2] is None])
+    if plan.reuse:
+        reporter.log(f"reusing the running server of {', '.join(plan.reuse)}")
+    if plan.start:
+        reporter.log(f"servers to start: {', '.join(plan.start)} ({plan.reason})")
+    started: list[str] = []
+    tables: dict[str, str] = {}
     try:
-        run_generate(gen.model_copy(update={"out": table}), reporter)
+        if plan.together:
+            reporter.phase(f"starting vLLM for {', '.join(plan.start)} at once")
+            ours, error = _start_together(plan.start, reporter)
+            started += ours
+            if error is not None:
+                raise error
+        for i, model in enumerate(models):
+            reporter.check_cancelled()
+            reporter.progress(i, len(models) + 1, f"checkpoints ({model})")
+            gen, key, table = found[model]
+            if table is not None:
+                reporter.log(f"{model}: reusing samples in {table}")
+                tables[model] = table
+                continue
+            one_at_a_time = model in plan.start and not plan.together
+            if one_at_a_time and serve(model, reporter=reporter).started:
+                started.append(model)
+            tables[model] = key.own_table()
+            reporter.log(f"{model}: generating into {tables[model]}")
+            run_generate(gen.model_copy(update={"out": tables[model]}), reporter)
+            if cfg.stop_servers and not plan.together and model in started:
+                stop_server(model)  # one at a time: the next one needs the memory
+                started.remove(model)
     finally:
-        if cfg.stop_servers and not was_served and info.kind != "endpoint":
-            stop_server(info.name)
-    return table
+        if cfg.stop_servers:
+            for model in started:
+                stop_server(model)
+    return tables
 
 
 def _rows(
@@ -231,13 +297,7 @@ def run_compare(cfg: CompareConfig, reporter: Reporter) -> JobOutputs:
     input_ref = str(ref)
     _check_out(out, models, input_ref)
     pinned = cfg.model_copy(update={"table": ref})
-    tables: dict[str, str] = {}
-    for i, model in enumerate(models):
-        reporter.check_cancelled()
-        reporter.progress(i, len(models) + 1, f"checkpoints ({model})")
-        tables[model] = _samples_for(
-            pinned, model, input_ref, [p.prompt_id for p in prompts], reporter
-        )
+    tables = _generate_all(pinned, models, input_ref, [p.prompt_id for p in prompts], reporter)
     reporter.progress(len(models), len(models) + 1, "checking answers")
     properties = {
         **reporter.lineage,

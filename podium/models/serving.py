@@ -18,8 +18,9 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 from sqlalchemy import insert
@@ -51,18 +52,43 @@ from podium.store.state import engine
 START_TIMEOUT_S = 900.0
 
 
+# A server busy generating on a small CPU answers /health late: wait this long for it
+# before deciding it is broken (one replaced a working server Generate was using).
+REUSE_PATIENCE_S = 60.0
+ServerChoice = Literal["reuse", "start", "replace"]
+
+
+def _info(r: Any) -> ServerInfo:
+    return from_row(
+        ServerInfo,
+        r,
+        started_at=r.started_at.isoformat(),
+        last_used=r.last_used.isoformat(),
+        alive=_alive(r),
+    )
+
+
 def list_servers() -> list[ServerInfo]:
     """The servers Podium started on this machine."""
-    return [
-        from_row(
-            ServerInfo,
-            r,
-            started_at=r.started_at.isoformat(),
-            last_used=r.last_used.isoformat(),
-            alive=_alive(r),
-        )
-        for r in _rows()
-    ]
+    return [_info(r) for r in _rows()]
+
+
+def server_choice(server: ServerInfo | None, checkpoint: str | None) -> ServerChoice:
+    """What serving a model takes, given its recorded server: reuse a live one for the
+    same checkpoint (whoever started it: never a second server for one model), replace
+    one that is dead or serves an outdated path, start one where none is recorded."""
+    if server is None:
+        return "start"
+    if not server.alive or server.checkpoint != checkpoint:
+        return "replace"
+    return "reuse"
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str  # OpenAI-compatible base URL, ".../v1"
+    model: str  # the served model name
+    started: bool  # this call started the server (its caller may stop it afterwards)
 
 
 def stop_server(model: str) -> bool:
@@ -228,20 +254,44 @@ def _first_remote_model(model: ModelInfo) -> str:
     return str(names[0])
 
 
+def _healthy_within(row: Any, patience_s: float) -> bool:
+    """The live server answers /health within `patience_s` (False once its process dies)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        if _healthy(row.url):
+            return True
+        if time.monotonic() >= deadline or not _alive(row):
+            return False
+        time.sleep(1.0)
+
+
+def serve(
+    model_name: str,
+    *,
+    reporter: Reporter | None = None,
+    timeout_s: float = START_TIMEOUT_S,
+    patience_s: float = REUSE_PATIENCE_S,
+) -> Served:
+    """A server for `model_name`: the running one (see `server_choice`), else a new one."""
+    reporter = reporter or Reporter()
+    model = get_model(model_name)
+    if model.kind == "endpoint":
+        return Served(model.url or "", model.remote_model or _first_remote_model(model), False)
+    lock = get_settings().ensure_home() / "servers" / f".{model.name}.lock"
+    with file_lock(lock):
+        row = _row(model.name)
+        choice = server_choice(None if row is None else _info(row), model.path)
+        if row is not None and choice == "reuse" and _healthy_within(row, patience_s):
+            touch(model.name)
+            return Served(row.url, model.name, started=False)
+        if row is not None:
+            stop_server(model.name)  # dead, never healthy, or serving an outdated path
+        return Served(_start(model, timeout_s, reporter), model.name, started=True)
+
+
 def ensure_server(
     model_name: str, *, reporter: Reporter | None = None, timeout_s: float = START_TIMEOUT_S
 ) -> tuple[str, str]:
     """`(base_url, served_model_name)` of a server for `model_name`, started if needed."""
-    reporter = reporter or Reporter()
-    model = get_model(model_name)
-    if model.kind == "endpoint":
-        return model.url or "", model.remote_model or _first_remote_model(model)
-    lock = get_settings().ensure_home() / "servers" / f".{model.name}.lock"
-    with file_lock(lock):
-        row = _row(model.name)
-        if row is not None and row.checkpoint == model.path and _alive(row) and _healthy(row.url):
-            touch(model.name)
-            return row.url, model.name
-        if row is not None:
-            stop_server(model.name)  # dead, unhealthy or serving an outdated path
-        return _start(model, timeout_s, reporter), model.name
+    served = serve(model_name, reporter=reporter, timeout_s=timeout_s)
+    return served.url, served.model
