@@ -37,6 +37,7 @@ from generators.sharded import generate_sharded
 from podium.errors import InvalidInput, PodiumError
 from podium.jobs.launchers import LaunchOptions
 from podium.models import get_model
+from podium.models.speeds import record_speed
 from podium.reporting import JobOutputs, Reporter
 from podium.store import kinds
 from podium.store.catalog import full_name, table_exists
@@ -273,4 +274,7 @@ def run_generate(cfg: GenerateConfig, reporter: Reporter) -> JobOutputs:
         else 0.0,
         "checkpoint": model.name,
     }
+    if todo and not (cfg.replicas > 1 or cfg.replica_urls):  # one server's speed
+        tokens = int(stats["completion_tokens"])
+        record_speed(model.name, tokens / max(stats["gen_seconds"], 1e-9), tokens)
     return JobOutputs(tables=[out], checkpoints=[model.name], summary=summary)

@@ -17,6 +17,7 @@ from generators.vibes import EVAL_SET_KIND, VIBES_TABLE
 from podium.app.table_choices import pick, table_choices
 from podium.errors import InvalidInput
 from podium.models import list_models
+from podium.models.speeds import last_speed
 from podium.store.catalog import table_exists
 from podium.store.kinds import tables_of_kind
 from podium.store.refs import TableRef
@@ -120,9 +121,13 @@ def run_summary(job: dict[str, Any]) -> dict[str, Any]:
 
 # ---- how much a generation will cost, shown before it is queued ----
 
-DEFAULT_LIMIT = 50  # a first look; raise it (or clear it) for the whole table
-# SmolLM2-135M fp32 on vLLM's CPU build over 16 streams (FACTS.md: 70-110 tok/s).
-ASSUMED_TOKENS_PER_S = 80.0
+# A first look that finishes within minutes on a 2-core CPU (8 x 128 tokens at 20 tok/s:
+# under a minute once the server is up); raise the limit (or clear it) for the table.
+DEFAULT_LIMIT = 8
+DEFAULT_MAX_TOKENS = 128
+# What a small model did here on a busy 2-core CPU (17-22 tok/s measured) until this
+# model's own speed is known (`podium.models.speeds`, recorded by every generation).
+ASSUMED_TOKENS_PER_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -171,7 +176,11 @@ def duration_text(seconds: float) -> str:
 
 
 def measured_rate(model: str, jobs: list[dict[str, Any]]) -> float | None:
-    """Tokens/s of the newest finished generation of `model` among `jobs`, if any."""
+    """Tokens/s of `model`'s last generation on this machine (`podium.models.speeds`),
+    else of its newest finished generate job among `jobs`, if any."""
+    recorded = last_speed(model)
+    if recorded is not None:
+        return recorded
     for job in jobs:
         if job.get("kind") != "generate" or job.get("status") != "succeeded":
             continue

@@ -63,10 +63,10 @@ def test_page_without_models_says_how_to_add_one(podium_home):
 
 
 def test_the_cost_is_shown_before_queueing_with_a_default_limit() -> None:
-    e = gm.estimate(600, gm.DEFAULT_LIMIT, 256, 1, None)
-    assert (e.prompts, e.tokens) == (50, 12_800)
-    assert e.text.startswith("50 of 600 prompts × 1 sample × 256 max tokens = up to 12,800")
-    assert "at 80 tok/s (assumed for a small model on CPU)" in e.text
+    e = gm.estimate(600, gm.DEFAULT_LIMIT, gm.DEFAULT_MAX_TOKENS, 1, None)
+    assert (e.prompts, e.tokens) == (8, 1_024)
+    assert e.text.startswith("8 of 600 prompts × 1 sample × 128 max tokens = up to 1,024")
+    assert "at 20 tok/s (assumed for a small model on CPU)" in e.text
     assert gm.estimate(3, None, 16, 2, 40.0).text.endswith(
         "about 2 s at 40 tok/s (this model's last run)."
     )
@@ -88,7 +88,7 @@ def test_the_page_shows_the_estimate_and_human_labels(podium_home, tmp_path):
     register_model("m", kind="base", path=str(tmp_path / "m"))
     at = _open(table="t.prompts")
     assert at.number_input(key="generate.limit").value == gm.DEFAULT_LIMIT
-    assert any(i.value.startswith("50 of 80 prompts") for i in at.info), [i.value for i in at.info]
+    assert any(i.value.startswith("8 of 80 prompts") for i in at.info), [i.value for i in at.info]
     at.number_input(key="generate.limit").set_value(0).run()
     assert any(i.value.startswith("80 of 80 prompts") for i in at.info)
     assert at.number_input(key="generate.max_tokens").label == "Max tokens"

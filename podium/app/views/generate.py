@@ -79,7 +79,7 @@ def _form(models: list[str], model_index: int) -> None:
         help=f"`limit`: {fields['limit'].description}",
     )  # fmt: skip
     max_tokens = c2.number_input(
-        field_label("max_tokens"), 1, 8192, 256, key=P + "max_tokens",
+        field_label("max_tokens"), 1, 8192, gm.DEFAULT_MAX_TOKENS, key=P + "max_tokens",
         help=f"`max_tokens`: {fields['max_tokens'].description}",
     )  # fmt: skip
     n = c3.number_input("Samples per prompt", 1, 64, 1, key=P + "n", help="`n`")
