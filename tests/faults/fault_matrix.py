@@ -141,6 +141,14 @@ def _labels(name: str) -> set[tuple[str, str]] | None:
     return {(r["row_id"], r["label"]) for r in load_table(notes).scan().to_arrow().to_pylist()}
 
 
+def _compacted(name: str) -> bool:
+    from podium.store.catalog import load_table
+
+    head = load_table(name).current_snapshot()
+    summary = head.summary if head is not None else None
+    return summary is not None and summary.additional_properties.get("podium.action") == "compact"
+
+
 def _missing(name: str) -> int:
     from podium.store.catalog import load_table, table_exists
     from podium.store.maintenance import referenced_files
@@ -228,6 +236,8 @@ def run_case(store: str, env: dict[str, str], case: Case, n: int, work: Path) ->
         if not landed and labels_now not in (None, labels_before):
             state = "mixed"
         lost = 0 if now == before else len(set((before or {}).items()) ^ set((now or {}).items()))
+    elif case.path == "compact" and now == before:  # no row changes: the head tells
+        state, lost = ("after" if _compacted(table) else "before"), 0
     elif now == before:
         state, lost = "before", 0
     elif now == after:
