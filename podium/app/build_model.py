@@ -14,6 +14,16 @@ from podium.store.catalog import list_tables, load_table, table_exists
 from podium.store.read import read_small
 from podium.store.schema import PROP_KIND
 
+# The form's first build: 20 functions, not the whole table (an empty Limit meant all
+# 297 of the demo's, many minutes of generation on a small CPU before the first row).
+DEFAULT_LIMIT = 20
+
+
+def first_limit(mode: str) -> int | None:
+    """The form's Limit: a build's first 20 functions; a verify checks every row."""
+    return DEFAULT_LIMIT if mode == "build" else None
+
+
 # Streamlit markdown colours: failures red, limits orange, the sandbox's own trouble gray.
 STATUS_COLOUR = {
     "ok": "green",

@@ -16,13 +16,15 @@ import altair as alt
 import pandas as pd
 
 from podium.app.safe_markdown import escape_markdown
+from podium.app.table_choices import TableChoice, pick, table_choices
 from podium.compare.diff import side_by_side_html
 from podium.compare.job import CompareConfig
 from podium.compare.ratings import ratings_report
 from podium.compare.table import Answer, Comparison, Item, list_comparisons, load_comparison
 from podium.compare.trends import trend_points, trend_rows
 from podium.compare.votes import BlindPair, blind_pair, list_votes, voted_prompts
-from podium.models.registry import list_models
+from podium.models.registry import DEFAULT_ALIAS, ModelInfo, list_models
+from podium.store import kinds
 
 MAX_COLUMNS = 4
 ANY_CHECK = "(none)"
@@ -47,6 +49,46 @@ def default_out(models: Sequence[str], table: str) -> str:
         n += 1
         name = f"{base}_{n}"
     return name
+
+
+# ---- a new comparison's defaults: a first result within minutes on a 2-core CPU ----
+
+NEW_LIMIT = 4  # prompts
+NEW_MAX_TOKENS = 64  # two models x 4 x 64 tokens at ~20 tok/s: under a minute of decoding
+
+
+def new_form_values(models: Sequence[str], table: str) -> dict[str, Any]:
+    """The new-comparison form's starting values (the card's own defaults are the
+    whole table at 256 tokens: right for a GPU, tens of minutes on a small CPU)."""
+    return {"out": default_out(models, table), "limit": NEW_LIMIT, "max_tokens": NEW_MAX_TOKENS}
+
+
+def default_models(models: Sequence[ModelInfo] | None = None) -> list[str]:
+    """What a new comparison preselects: the newest trained checkpoint and the model it
+    was trained from; with no trained checkpoint, the two newest models; else none."""
+    models = list(list_models() if models is None else models)
+    names = {m.name for m in models}
+    trained = [m for m in models if m.kind == "trained"]
+    if trained:
+        newest = max(trained, key=lambda m: m.created_at)
+        parent = newest.parent
+        if parent == DEFAULT_ALIAS:
+            parent = next((m.name for m in models if m.is_default), None)
+        return [newest.name] + ([parent] if parent in names and parent != newest.name else [])
+    if len(models) >= 2:
+        newest_two = sorted(models, key=lambda m: m.created_at, reverse=True)[:2]
+        return [m.name for m in newest_two]
+    return []
+
+
+def default_prompt_table(choices: Sequence[TableChoice] | None = None) -> str | None:
+    """The prompt set a new comparison starts on: the newest chat dataset (an SFT table
+    or eval set), not the newest table of any kind (a samples or code-exec table);
+    None when there is none (the picker's own order then decides)."""
+    offered = pick(table_choices() if choices is None else choices, groups=("datasets",))
+    chats = [c for c in offered if c.kind in (kinds.SFT, kinds.EVAL_SET)]
+    chosen = chats or offered
+    return chosen[0].name if chosen else None
 
 
 def filter_items(

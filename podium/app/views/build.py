@@ -72,7 +72,10 @@ def _settings() -> None:
         KIND,
         JOB,
         advanced=[f for f in CodeExecConfig.model_fields if f not in BASIC],
-        values={"out": f"cx.{table.split('.')[-1]}{suffix}"},
+        values={
+            "out": f"cx.{table.split('.')[-1]}{suffix}",
+            "limit": build_model.first_limit(mode),
+        },
         fixed=fixed,
     )
     if job_id is not None:

@@ -155,9 +155,13 @@ def _new(preset: list[str]) -> None:
     if preset and st.session_state.get("compare.new.linked") != preset:
         st.session_state["compare.new.models"] = [m for m in preset if m in choices]
         st.session_state["compare.new.linked"] = preset
+    elif "compare.new.models" not in st.session_state:  # newest checkpoint and its parent
+        st.session_state["compare.new.models"] = cm.default_models()
     models = st.multiselect("Checkpoints", choices, key="compare.new.models")
     table = widgets.table_select(
-        "compare.new.table", label="Prompt set", linked=st.query_params.get("table")
+        "compare.new.table",
+        label="Prompt set",
+        linked=st.query_params.get("table") or cm.default_prompt_table(),
     )
     if table is None:
         empty_state("No prompt tables yet.", "Run `podium demo` or import one.")
@@ -166,7 +170,7 @@ def _new(preset: list[str]) -> None:
         "compare",
         "compare.new.job",
         advanced=[f for f in cm.CompareConfig.model_fields if f not in NEW_BASIC],
-        values={"out": cm.default_out(models, table), "limit": 50, "max_tokens": 128},
+        values=cm.new_form_values(models, table),
         fixed={"models": models, "table": {"name": table}},
     )
     if job_id is not None:
