@@ -56,3 +56,31 @@ def test_watch_follows_a_job_to_its_end_and_exits_by_outcome(jobs_home: Path) ->
     threading.Timer(1.5, request_cancel, args=(waiting,)).start()
     cancelled = podium("jobs", "watch", waiting, "--poll", "0.2", check=False)
     assert cancelled.returncode == 1 and f"job {waiting} cancelled" in cancelled.stdout
+
+
+def test_the_status_column_is_never_cut_at_80_columns(jobs_home: Path) -> None:
+    """Before: a long kind and a long count squeezed the status to "succee…"."""
+    from datetime import timedelta
+
+    from podium.jobs.queue import now, set_fields, transition
+
+    started = now() - timedelta(hours=2, minutes=3)
+    for status in ("succeeded", "cancelling"):
+        job_id = submit(parse_card("---\nkind: test-steps-heavy\nsteps: 2\n---\n"))
+        transition(job_id, "running", started_at=started)
+        set_fields(job_id, progress_done=123_456, progress_total=123_456)
+        if status == "succeeded":
+            transition(job_id, "succeeded")
+        else:
+            transition(job_id, "cancelling")
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.cli", "jobs"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="80"),
+        check=True,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert all(len(line) <= 80 for line in lines), proc.stdout
+    rows = [line.split() for line in lines if line.split()[0].startswith("20")]
+    assert sorted(row[2] for row in rows) == ["cancelling", "succeeded"], proc.stdout
