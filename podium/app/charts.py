@@ -13,19 +13,26 @@ import pandas as pd
 
 from podium.app.train_model import chart_groups
 
+# A step is a whole number: an axis of them never ticks 0.5, a tooltip never reads
+# "6.000000" (a frame with gaps holds its steps as floats).
+STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
+STEP_TOOLTIP = alt.Tooltip("step:Q", title="step", format="d")
+VALUE_TOOLTIP = alt.Tooltip("value:Q", title="value", format=",.4~g")
+
 
 def line_chart(frame: pd.DataFrame) -> alt.Chart:
     """One line per column of `frame` (index: step), with a tooltip and no zoom."""
     long = frame.rename_axis("step").reset_index().melt("step", var_name="metric")
     long = long.dropna(subset=["value"])
+    long["step"] = long["step"].round().astype(int)
     return (
         alt.Chart(long)
         .mark_line(point=len(long) < 40)
         .encode(
-            x=alt.X("step:Q", title="step"),
+            x=alt.X("step:Q", title="step", axis=STEP_AXIS),
             y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
             color=alt.Color("metric:N", title=None, legend=alt.Legend(orient="bottom")),
-            tooltip=["step:Q", "metric:N", "value:Q"],
+            tooltip=[STEP_TOOLTIP, "metric:N", VALUE_TOOLTIP],
         )
     )
 

@@ -15,6 +15,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from podium.app.charts import STEP_AXIS, STEP_TOOLTIP, VALUE_TOOLTIP
 from podium.app.safe_markdown import escape_markdown
 from podium.app.table_choices import TableChoice, pick, table_choices
 from podium.compare.diff import side_by_side_html
@@ -266,10 +267,10 @@ def trend_chart(frame: pd.DataFrame) -> alt.Chart:
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X("step:Q"),
+            x=alt.X("step:Q", axis=STEP_AXIS),
             y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
             color="metric:N",
-            tooltip=["model", "step", "metric", "value"],
+            tooltip=["model", STEP_TOOLTIP, "metric", VALUE_TOOLTIP],
         )
     )
 
