@@ -133,14 +133,19 @@ def _review_sidebar(name: str, sid: int | None, snapshots: list[SnapshotInfo]) -
         st.selectbox("Edits go to branch", branches, key=bs.BRANCH)
     names = next((s.refs for s in snapshots if s.snapshot_id == sid), ())
     ref = next((n for n in names if n != "main"), None) or sid
-    if st.button(f"Train on this ({ref})", key="browse.train", icon=":material/model_training:"):
+    if st.button(
+        f"Train on this ({escape_markdown(ref)})",
+        key="browse.train",
+        icon=":material/model_training:",
+    ):
         st.switch_page(page_file("train"), query_params=rm.train_params(name, ref))
     which = bs.review_filter()
     if which in (rm.ALL, rm.UNLABELLED, rm.BY_ME):
         return
     # Training on a label first writes a branch holding only those rows.
-    if allowed(user, "edit", f"training on rows labelled {which}") and st.button(
-        f"Train on rows labelled {which}", key="browse.train_label"
+    label = escape_markdown(which)  # a label of this table: data
+    if allowed(user, "edit", f"training on rows labelled {label}") and st.button(
+        f"Train on rows labelled {label}", key="browse.train_label"
     ):
         try:
             made = rm.labelled_snapshot(name, which, user, sid)

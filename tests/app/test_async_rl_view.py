@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from app_pages import shown
 from streamlit.testing.v1 import AppTest
 from train_fixtures import (  # noqa: F401
     chat_rows,
@@ -109,6 +110,11 @@ def test_running_async_job_shows_versions_staleness_and_sync_times(podium_home: 
     assert view is not None and view.versions.empty and view.staleness.empty
     assert "2 replica(s) · max staleness 1 · weight sync gloo" in view.headline()
     assert view.rollouts == ROLLOUTS  # the default the run derives: <ns>.<out>_rollouts
+    # ... and the run says so: the card named no table, the input's namespace got it.
+    assert view.rollouts_note == (
+        f"every sample is written to {ROLLOUTS}, in the training table's namespace (t) "
+        "by default; set `rollouts` (--rollouts NAMESPACE.TABLE) to choose"
+    )
 
     _report_steps(job_id, steps=2)
     view = async_view(get_job(job_id))
@@ -193,7 +199,7 @@ def test_train_page_and_logbook_draw_the_async_panel(podium_home: Path) -> None:
         assert "7 samples: lag 0 6 (86%), lag 1 0 (0%), lag 2 1 (14%)" in text, view
         assert "**Weight syncs**" in text and "weights differ" in text, view
         assert at.get("vega_lite_chart"), view
-        links = [p.proto.label for p in at.get("page_link")]
+        links = [shown(p.proto.label) for p in at.get("page_link")]
         assert f"Rollouts: {ROLLOUTS}" in links, view
 
 

@@ -370,7 +370,7 @@ def test_browse_link_carries_the_view_in_its_query_string() -> None:
 
     at = AppTest.from_function(script).run()
     first, second = (p.proto for p in at.get("page_link"))
-    assert first.page == "browse" and first.label == "demo.chat · x 1"
+    assert first.page == "browse" and unescape(first.label) == "demo.chat · x 1"
     assert bm.parse_query(parse_qs(first.query_string)) == (
         bm.ViewState(table="demo.chat", snapshot=5, sample="x 1"),
         [],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+from html import unescape
 from pathlib import Path
 
 import compare_data
@@ -105,7 +106,7 @@ def test_ratings_change_with_votes(comparison):
         pair = blind_pair(comparison, item, "bob")
         cast_vote(comparison, pair, "A" if pair.model_a == "alpha" else "B", reviewer("bob"))
     at.run()
-    page = _texts(at)
+    page = unescape(_texts(at))  # model names are data, escaped on the page
     # The counts name the models: A and B are shuffled per prompt, so "A is better"
     # says nothing.
     assert "**4 votes** · alpha better: 4 · omega better: 0 · tie: 0 · both bad: 0" in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import unescape
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -36,7 +37,7 @@ def test_home_offers_the_demo_only_until_it_is_loaded_and_shows_state(podium_hom
     state = home_state()
     assert "demo.chat" in state.tables and "demo.functions" in state.tables
     assert any(m.value.startswith(f"**{len(state.tables)} tables · ") for m in at.markdown)
-    links = [p.proto.label for p in at.get("page_link")]
+    links = [unescape(p.proto.label) for p in at.get("page_link")]
     assert "demo.chat" in links
 
 
