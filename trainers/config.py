@@ -198,7 +198,8 @@ class GrpoConfig(TrainConfig):
     rollouts: TableName | None = Field(
         None,
         description="Async: Iceberg table (NAMESPACE.TABLE) every generated sample is written "
-        "to; default <namespace of table>.<out>_rollouts.",
+        "to. Left empty it is <namespace of table>.<out>_rollouts: created in the training "
+        "table's namespace (demo.chat and out grpo-1 give demo.grpo_1_rollouts).",
     )
 
     @model_validator(mode="after")

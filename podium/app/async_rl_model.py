@@ -72,6 +72,7 @@ class AsyncView:
     finished: bool = False
     syncs: list[SyncRow] = field(default_factory=list)
     sync_seconds: pd.DataFrame = field(default_factory=pd.DataFrame)  # index step
+    rollouts_note: str = ""  # where they go, and that a default lands in the input's namespace
 
     @property
     def sync_failed(self) -> bool:
@@ -200,6 +201,17 @@ def rollouts_name(job: Job) -> str | None:
     return default_rollouts_name(str(table), str(out))
 
 
+def rollouts_note_of(job: Job) -> str:
+    """Where the run's samples go ("... in the training table's namespace (demo) by
+    default ..." when the card named no table), or "" while that is unknown."""
+    name = rollouts_name(job)
+    if name is None:
+        return ""
+    from trainers.async_rl.rollouts import rollouts_note
+
+    return rollouts_note(name, named=bool(job_config(job).get("rollouts")))
+
+
 def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | None:
     """The async panel's content for `job`, or None when it is not an async run."""
     if not is_async(job):
@@ -220,6 +232,7 @@ def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | Non
         max_staleness=int(config.get("max_staleness") or 0),
         weight_sync=str(config.get("weight_sync") or ""),
         rollouts=rollouts_name(job),
+        rollouts_note=rollouts_note_of(job),
         reward=_column(metrics, REWARD),
         versions=versions,
         current_versions=current,

@@ -44,3 +44,5 @@ def async_panel(view: AsyncView, *, reward: bool = True) -> None:
         st.caption("Weight syncs: listed with their checksum verdicts when the run ends.")
     if view.rollouts:
         widgets.browse_link(view.rollouts, label=f"Rollouts: {escape_markdown(view.rollouts)}")
+        note = view.rollouts_note
+        st.caption(escape_markdown(note[:1].upper() + note[1:] + "."))

@@ -15,6 +15,7 @@ from trainers.async_rl.rollouts import (
     check_rollouts_free,
     default_rollouts_name,
     rollout_row,
+    rollouts_note,
 )
 
 
@@ -51,3 +52,15 @@ def test_rows_land_once_with_the_rl_columns(podium_home: Path) -> None:
 def test_default_name_comes_from_out(podium_home: Path) -> None:
     assert default_rollouts_name("demo.chat", "json-grpo.v2") == "demo.json_grpo_v2_rollouts"
     assert default_rollouts_name("demo.chat", "7b") == "demo._7b_rollouts"
+
+
+def test_a_default_rollouts_table_says_it_is_in_the_training_tables_namespace() -> None:
+    """Before: the samples landed in demo.<out>_rollouts and nothing said so."""
+    default = rollouts_note("demo.grpo_1_rollouts", named=False)
+    assert "in the training table's namespace (demo)" in default
+    assert "--rollouts NAMESPACE.TABLE" in default
+    assert rollouts_note("runs.mine", named=True) == "every sample is written to runs.mine"
+    from trainers.config import GrpoConfig
+
+    help_text = GrpoConfig.model_fields["rollouts"].description or ""
+    assert "training table's namespace" in help_text

@@ -14,7 +14,12 @@ from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 from trainers.async_rl.memory import check_async_memory, ray_oom_line
 from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
-from trainers.async_rl.rollouts import RolloutsWriter, check_rollouts_free, default_rollouts_name
+from trainers.async_rl.rollouts import (
+    RolloutsWriter,
+    check_rollouts_free,
+    default_rollouts_name,
+    rollouts_note,
+)
 from trainers.async_rl.run import AsyncRun
 from trainers.config import GrpoConfig
 from trainers.data import TrainingData
@@ -61,7 +66,7 @@ def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     reporter.log(
         f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
         f"{base.name}; {cfg.replicas} replica(s), max_staleness {cfg.max_staleness}, "
-        f"weight sync {cfg.weight_sync}; rollouts -> {table}"
+        f"weight sync {cfg.weight_sync}; {rollouts_note(table, named=bool(cfg.rollouts))}"
     )
     reporter.check_cancelled()
     return _run(cfg, base, data, table, reporter)
@@ -150,6 +155,7 @@ def _run(
             "steps": cfg.max_steps,
             "rollout": "async",
             "rollouts": table,
+            "rollouts_note": rollouts_note(table, named=bool(cfg.rollouts)),
             "samples": writer.rows,
             "syncs": sorted(job_run.syncs, key=lambda s: (s["version"], "joined" in s)),
             "staleness": {  # lag -> samples trained at it

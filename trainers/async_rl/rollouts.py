@@ -65,6 +65,18 @@ def default_rollouts_name(table: str, out: str) -> str:
     return f"{namespace}.{stem}_rollouts"
 
 
+def rollouts_note(name: str, named: bool) -> str:
+    """Where a run's samples go, said where the run is shown: a default name lands in
+    the training table's namespace, which nobody chose (the job log, the Train page)."""
+    if named:
+        return f"every sample is written to {name}"
+    namespace = name.split(".", 1)[0]
+    return (
+        f"every sample is written to {name}, in the training table's namespace "
+        f"({namespace}) by default; set `rollouts` (--rollouts NAMESPACE.TABLE) to choose"
+    )
+
+
 def check_rollouts_free(name: str) -> None:
     if table_exists(name):
         raise InvalidInput(
