@@ -20,7 +20,7 @@
 2. Weight sync: seconds per verified push (snapshot, transfer or file write and read,
    the engine's in-place reload, pause/clear-cache/resume, both checksums) of a random
    model of SmolLM2-135M's architecture from this process into `--replicas` vLLM
-   replicas, gloo vs disk (`trainers/weight_sync/timing.py`, each repeat moves different
+   replicas, gloo vs disk (`benchmarks/weight_sync_timing.py`, each repeat moves different
    weights); the issue's goal is gloo at most 0.5x disk. On a GPU host add
    `--backends gloo,disk,nccl`.
 
@@ -217,7 +217,8 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
 
 def _sync_timing(opts: argparse.Namespace) -> list[dict[str, Any]]:
     """Seconds per verified push, each backend against the same running replicas."""
-    from trainers.weight_sync.timing import measure
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from weight_sync_timing import measure  # a benchmark helper, not product code
 
     backends = [b.strip() for b in opts.backends.split(",") if b.strip()]
     print(f"... weight sync {', '.join(backends)}: {opts.repeats} pushes to {opts.replicas}")

@@ -52,7 +52,7 @@ def run_foreground(card: Card, quiet: bool = False) -> Job:
     """
     elsewhere = getattr(card.config, "launcher", None)
     if elsewhere and elsewhere != "local":
-        from podium.jobs.launchers.follow import run_on
+        from podium.jobs.follow import run_on
 
         job = run_on(card, elsewhere, say=safe_console(stderr=True, quiet=quiet).print)
     else:

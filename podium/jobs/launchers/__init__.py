@@ -11,7 +11,7 @@ A backend starts `python -m podium.jobs.execute JOB_ID` somewhere and hands the 
 The `launcher` setting picks the backend of `podium worker`; a card that names
 `launcher:` (the kinds built on `LaunchOptions`) overrides it for that job, and
 `podium run`/`podium generate ... --launcher ray` then submits there and follows the
-job instead of running it in-process (podium/jobs/launchers/follow.py).
+job instead of running it in-process (podium/jobs/follow.py).
 """
 
 from __future__ import annotations

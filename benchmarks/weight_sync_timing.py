@@ -1,6 +1,6 @@
 """Seconds per weight sync, per backend, for the benchmark (benchmarks/async_rl.py).
 
-    from trainers.weight_sync.timing import measure
+    from weight_sync_timing import measure    # with benchmarks/ on sys.path
     measure(["gloo", "disk"], repeats=3, replicas=1)   # starts its own servers
     # {"gloo": {"median_s": ..., ...}, "disk": {...}, "model": "smollm2-135m-random", ...}
 
