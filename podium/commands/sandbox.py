@@ -29,6 +29,15 @@ sandbox_app = typer.Typer(help="Run code in the sandbox.", no_args_is_help=True)
 Backend = Literal["local", "docker"]
 
 
+def _may_run_code() -> None:
+    """Running code (or the engine that runs it) is a job's work: an operator's, checked
+    before anything is read or started."""
+    from podium.identity import require
+    from podium.store.users import acting_user
+
+    require(acting_user(), "run_job")
+
+
 @sandbox_app.command("run")
 def run_cmd(
     file: Annotated[Path, typer.Argument(help="Python script to run ('-' reads stdin).")],
@@ -43,6 +52,8 @@ def run_cmd(
 ) -> None:
     """Run one Python script in a sandbox and print what happened."""
     from generators.sandbox import Limits, Sandbox
+
+    _may_run_code()
 
     if str(file) == "-":
         code = sys.stdin.read()
@@ -98,6 +109,8 @@ def dockerd_cmd(
 ) -> None:
     """Run a private Docker engine (root) until Ctrl-C, with the sandbox image imported."""
     import signal
+
+    _may_run_code()
 
     from generators.sandbox.docker_backend import docker_client, ensure_image
     from generators.sandbox.dockerd import PrivateDockerd
