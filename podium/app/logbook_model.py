@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podium.jobs import logbook as lb
+from podium.jobs.kinds import registered_checkpoints
 from podium.jobs.queue import Job
 from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.tables import ACTIVE
-
-TRAINING_KINDS = ("sft", "grpo")
 
 
 @dataclass(frozen=True)
@@ -32,13 +31,8 @@ class Outputs:
 def outputs_of(job: Job) -> Outputs:
     links = lb.table_links(job)
     outputs: dict[str, Any] = job.get("outputs") or {}
-    checkpoints: list[str] = []
-    if job["kind"] in TRAINING_KINDS:
-        # Only a training run makes checkpoints; other kinds list the one they used.
-        checkpoints = [str(c) for c in outputs.get("checkpoints") or []]
-        final = (outputs.get("summary") or {}).get("checkpoint")
-        if final and final not in checkpoints:
-            checkpoints.append(str(final))
+    # Training and the bootstrap register checkpoints; other kinds list the one they used.
+    checkpoints = registered_checkpoints(job["kind"], outputs)
     try:
         config = json.loads(job.get("config") or "{}")
     except json.JSONDecodeError:

@@ -30,7 +30,7 @@ from podium.jobs.fields import FlatField, flat_fields
 from podium.jobs.plugins import load_attr
 from podium.reporting import JobOutputs
 
-__all__ = ["JobKind", "JobOutputs", "get_kind", "register", "KINDS"]
+__all__ = ["JobKind", "JobOutputs", "get_kind", "register", "registered_checkpoints", "KINDS"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class JobKind:
     # Seconds a stopped job gets to finish its unit of work and save before SIGKILL
     # (training: a step on a CPU, then writing and registering the checkpoint).
     stop_grace_s: float = 5.0
+    # The kind registers checkpoints (training, the base-model bootstrap); the others'
+    # `checkpoints` output names the model they used, which is no output of theirs.
+    registers_checkpoints: bool = False
 
     def config_model(self) -> type[BaseModel]:
         model = load_attr(self.config_path)
@@ -147,6 +150,7 @@ for _train in (
             preflight_path="trainers.preflight:train",
             heavy=True,
             stop_grace_s=_TRAIN_STOP_GRACE_S,
+            registers_checkpoints=True,
         )
     )
 register(
@@ -200,5 +204,20 @@ register(
         "podium.models.bootstrap_job:run_bootstrap",
         "Convert the shipped SmolLM2-135M-Instruct weights once (~90 s) and register them "
         "as the default base model (what `podium models bootstrap` does).",
+        registers_checkpoints=True,
     )
 )
+
+
+def registered_checkpoints(kind: str, outputs: Mapping[str, Any] | None) -> list[str]:
+    """The checkpoints a job of `kind` registered, final one last (a training run's
+    summary names it; its intermediate saves come before it); [] for kinds that only
+    use a model (generate, compare, code-exec builds) or an unknown kind."""
+    found = KINDS.get(kind)
+    if not (found and found.registers_checkpoints and outputs):
+        return []
+    names = [str(c) for c in outputs.get("checkpoints") or []]
+    final = (outputs.get("summary") or {}).get("checkpoint")
+    if final and str(final) not in names:
+        names.append(str(final))
+    return names

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from podium.errors import InvalidInput
 from podium.jobs.cards import Card, parse_card, validate_config
-from podium.jobs.kinds import KINDS, get_kind
+from podium.jobs.kinds import KINDS, get_kind, registered_checkpoints
 from podium.jobs.launch import submit
 from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
@@ -53,10 +53,19 @@ def job_rows(jobs: list[Job]) -> list[dict[str, Any]]:
             "progress": progress_fraction(j),
             "duration": duration_text(j),
             "created": j["created_at"].strftime("%Y-%m-%d %H:%M:%S"),
-            "outputs": ", ".join(t["name"] for t in (j["outputs"] or {}).get("tables", [])),
+            "outputs": outputs_text(j),
         }
         for j in jobs
     ]
+
+
+def outputs_text(job: Job) -> str:
+    """The tables a job wrote, then the checkpoint it registered (a training run's final
+    one: its intermediate saves are listed in the job's details)."""
+    outputs = job["outputs"] or {}
+    names = [t["name"] for t in outputs.get("tables", [])]
+    names += registered_checkpoints(job["kind"], outputs)[-1:]
+    return ", ".join(names)
 
 
 def table_links(job: Job) -> dict[str, list[tuple[str, int | None]]]:
