@@ -30,7 +30,7 @@ run: setup home
 test: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
 
-# Only the GPU tests (tests marked `gpu`; README "GPUs"): on a CUDA host after `make setup`.
+# Only the GPU tests (tests marked `gpu`; docs/gpus.md): on a CUDA host after `make setup`.
 # No vLLM server set-up: the colocated test needs vLLM in .venv, the generation test skips
 # with its reason when .venv-vllm is missing (a CUDA image without a registry).
 test-gpu: setup
@@ -78,16 +78,19 @@ tests/oidc/node_modules/.installed: tests/oidc/package.json tests/oidc/package-l
 	cd tests/oidc && npm ci --no-audit --no-fund
 	touch $@
 
-CODE := podium generators trainers tests benchmarks scripts
+CODE := podium generators trainers tests benchmarks scripts docs/hooks
 
 # Lint, formatting, types (strict on store, jobs, validate), the layer contracts of
 # DESIGN.md and no import circles; the mypy and import-linter settings live in pyproject.toml.
+# Then the documentation site (mkdocs.yml), strict: a broken link or anchor fails; its
+# command-line reference is generated from the commands (docs/hooks/cli_reference.py).
 check: setup
 	$(VENV)/bin/ruff check $(CODE)
 	$(VENV)/bin/ruff format --check $(CODE)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/python scripts/check_import_cycles.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 lint: check
 
@@ -95,7 +98,7 @@ bench: setup
 	for b in benchmarks/*.py; do $(VENV)/bin/python $$b || exit 1; done
 
 # Async RL (issue 24): sync GRPO vs async at max_staleness 0, 1, 2, and weight-sync seconds
-# gloo vs disk; figures in test-artifacts/async-rl.json and README "Async RL: measured".
+# gloo vs disk; figures in test-artifacts/async-rl.json and docs/speed.md "Async RL: measured".
 # BENCH_ARGS=--quick for a tiny-model smoke run.
 bench-async-rl: setup vllm
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python benchmarks/async_rl.py $(BENCH_ARGS)
@@ -108,7 +111,7 @@ soak-kill: setup vllm sandbox-image
 
 # The whole fault matrix (tests/faults/fault_matrix.py): every write path x failpoint x
 # action on SQLite + local files and PostgreSQL + S3 (moto); test-artifacts/fault-matrix.json
-# and the README's table. CI runs a seeded sample (tests/faults/test_fault_matrix.py).
+# and the table in docs/faults.md. CI runs a seeded sample (tests/faults/test_fault_matrix.py).
 fault-matrix: setup system-packages
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/faults/fault_matrix.py
 
@@ -118,5 +121,5 @@ load: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/load/load_run.py
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) $(DUCKDB_VENV) test-artifacts .cache .mypy_cache .import_linter_cache \
+	rm -rf $(VENV) $(VLLM_VENV) $(DUCKDB_VENV) test-artifacts site .cache .mypy_cache .import_linter_cache \
 		tests/oidc/node_modules
