@@ -47,7 +47,7 @@ def plan_generation(cfg: GrpoConfig, device: str, has_vllm: bool) -> GenerationP
         "PODIUM_ACCEL=cuda make setup)"
         if device == "cuda"
         else "vLLM is not importable in the training environment (on CPU it lives in "
-        '.venv-vllm; README "GPUs" shows a training venv that has both)'
+        ".venv-vllm; docs/gpus.md shows a training venv that has both)"
     )
     if missing:
         return GenerationPlan(

@@ -95,7 +95,7 @@ def tokenizer_dir() -> Path:
         except PodiumError as exc:
             raise PodiumError(
                 f"SmolLM2's tokenizer is not in {target}, and {exc} A host without a "
-                "registry gets the tokenizer from the GPU bundle (README 'GPUs')."
+                "registry gets the tokenizer from the GPU bundle (docs/gpus.md)."
             ) from exc
         tmp = target.parent / f".{TOKENIZER_DIRNAME}.partial"
         shutil.rmtree(tmp, ignore_errors=True)
