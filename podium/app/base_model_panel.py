@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from podium.app.base_model_setup import bootstrap_in_flight, queue_bootstrap
+from podium.app.base_model_setup import (
+    bootstrap_in_flight,
+    last_failed_bootstrap,
+    queue_bootstrap,
+)
 from podium.app.feedback import empty_state, job_queued, show_error
 from podium.app.job_panel import watch_job
 from podium.errors import PodiumError
@@ -32,6 +36,8 @@ def offer_base_model(key: str, missing: str = "No model registered yet.") -> Non
         empty_state(missing, f"An operator can set it up: {LABEL} on Home.")
         return
     st.info(f"{missing} {WHAT}", icon=":material/info:")
+    if (failed := last_failed_bootstrap()) is not None:
+        show_error(f"The last setup (job {failed['id']}) failed: {failed['error'] or 'no reason'}")
     if st.button(LABEL, key=key, icon=":material/download:", type="primary"):
         try:
             job_id = queue_bootstrap()  # checks the role again

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from podium.identity import require
 from podium.jobs.logbook import submit_config
-from podium.jobs.queue import Job, active_jobs
+from podium.jobs.queue import Job, active_jobs, list_jobs
 from podium.models import list_models
 from podium.store.users import acting_user
 
@@ -22,6 +22,12 @@ def bootstrap_in_flight() -> Job | None:
     """The queued or running bootstrap job, if any (a second click follows it instead
     of queueing another)."""
     return next((job for job in active_jobs() if job["kind"] == KIND), None)
+
+
+def last_failed_bootstrap() -> Job | None:
+    """The newest bootstrap job, when it failed (the page says why beside the button)."""
+    newest = next((job for job in list_jobs(limit=50) if job["kind"] == KIND), None)
+    return newest if newest is not None and newest["status"] == "failed" else None
 
 
 def queue_bootstrap() -> str:

