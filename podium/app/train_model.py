@@ -44,6 +44,8 @@ def default_rewards() -> dict[str, float]:
 
     specs = GrpoConfig.model_fields["rewards"].get_default(call_default_factory=True)
     return {spec.rule: spec.weight for spec in specs}
+
+
 # GrpoConfig's fields that only an async rollout reads: shown beside the basic fields
 # when the form is for async, left at their defaults (and off the form) for sync.
 ASYNC_FIELDS = ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
