@@ -19,10 +19,25 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Protocol
 
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput, PermissionDenied
-from podium.models.registry import ModelInfo, check_name
+from podium.models.model_names import check_name
+
+
+class ModelInfo(Protocol):
+    """What a key needs of a registry entry (`podium.models.registry.ModelInfo`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 SECRETS_DIR = "secrets"

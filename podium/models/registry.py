@@ -31,13 +31,13 @@ from sqlalchemy import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.models.digest import checkpoint_digest
+from podium.models.model_names import DEFAULT_ALIAS as DEFAULT_ALIAS
+from podium.models.model_names import check_name as check_name
 from podium.models.state_rows import from_row
 from podium.store.state import METADATA, engine
 
 ModelKind = Literal["base", "trained", "endpoint"]
 MODEL_KINDS: tuple[str, ...] = ("base", "trained", "endpoint")
-DEFAULT_ALIAS = "base"  # `--model base` always means the default base model
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 models_table = Table(
     "podium_models",
@@ -90,16 +90,6 @@ def _row_to_info(row: Any) -> ModelInfo:
         created_at=created.isoformat() if created else "",
         is_default=bool(row.is_default),
     )
-
-
-def check_name(name: str) -> str:
-    if name == DEFAULT_ALIAS or not _NAME_RE.match(name):
-        raise InvalidInput(
-            f"Model name {name!r} is not allowed: use letters, digits, '.', '_' or '-' "
-            f"(at most 128), starting with a letter or digit; {DEFAULT_ALIAS!r} is reserved "
-            "for the default base model."
-        )
-    return name
 
 
 def check_checkpoint_dir(path: str | Path) -> Path:
