@@ -15,10 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import (
-    ParquetFormatModel,
-    _check_pyarrow_schema_compatible,
-    _get_parquet_writer_kwargs,
-    _to_requested_schema,
     compute_statistics_plan,
     data_file_statistics_from_parquet_metadata,
     parquet_path_to_id_mapping,
@@ -34,6 +30,12 @@ from pyiceberg.typedef import Record
 
 from podium.errors import InvalidInput
 from podium.failpoints import hit
+from podium.store.iceberg_internals import (
+    check_arrow_schema_compatible,
+    parquet_writer_kwargs,
+    to_file_schema,
+    transaction_io,
+)
 
 log = logging.getLogger("podium")
 
@@ -57,14 +59,14 @@ class FileWriter:
 
     def __init__(self, txn: Transaction, target_bytes: int) -> None:
         self.meta: TableMetadata = txn.table_metadata
-        self.io: FileIO = txn._table.io
+        self.io: FileIO = transaction_io(txn)
         self.target_bytes = max(1, target_bytes)
         self.paths: list[str] = []
         self._uuid = uuid.uuid4()
         self.file_schema = self.meta.schema()
         self._arrow_schema = schema_to_pyarrow(self.file_schema, include_field_ids=True)
         self._locations = load_location_provider(self.meta.location, self.meta.properties)
-        self._kwargs = _get_parquet_writer_kwargs(self.meta.properties)
+        self._kwargs = parquet_writer_kwargs(self.meta.properties)
         self._stats_plan = compute_statistics_plan(self.file_schema, self.meta.properties)
         self._id_mapping = parquet_path_to_id_mapping(self.file_schema)
 
@@ -114,7 +116,7 @@ class FileWriter:
 
     def _task_schema(self, schema: pa.Schema) -> Schema:
         try:
-            _check_pyarrow_schema_compatible(
+            check_arrow_schema_compatible(
                 self.file_schema, schema, format_version=self.meta.format_version
             )
         except ValueError as exc:
@@ -127,13 +129,7 @@ class FileWriter:
 
     def _to_file_schema(self, batch: pa.RecordBatch, task_schema: Schema) -> pa.RecordBatch:
         """`batch` with the table's field ids and the file's exact Arrow types."""
-        projected = _to_requested_schema(
-            requested_schema=self.file_schema,
-            file_schema=task_schema,
-            batch=batch,
-            include_field_ids=True,
-            format_model=ParquetFormatModel(),
-        )
+        projected = to_file_schema(batch, table_schema=self.file_schema, batch_schema=task_schema)
         # One writer takes one schema: `string` and `large_string` input both become
         # the file's type.
         if projected.schema.equals(self._arrow_schema, check_metadata=False):

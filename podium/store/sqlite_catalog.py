@@ -22,13 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyiceberg.catalog import Catalog, MetastoreCatalog
+from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 from pyiceberg.io import load_file_io
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
 
 from podium.failpoints import hit
+from podium.store.iceberg_internals import StagingCatalog
 
 if TYPE_CHECKING:
     from pyiceberg.table import TableRequirement, TableUpdate
@@ -50,7 +51,7 @@ COMMIT_SQL = (
 _TIMEOUT_S = 5.0  # SQLAlchemy's pysqlite default, which SqlCatalog's engine uses
 
 
-class LeanSqliteCatalog(MetastoreCatalog):
+class LeanSqliteCatalog(StagingCatalog):
     """`SqlCatalog`'s `load_table` and `commit_table` on an SQLite file via sqlite3;
     every other method is the real `SqlCatalog`'s (`full()`)."""
 
@@ -103,7 +104,7 @@ class LeanSqliteCatalog(MetastoreCatalog):
             identifier=Catalog.identifier_to_tuple(namespace) + (table_name,),
             metadata=metadata,
             metadata_location=metadata_location,
-            io=self._load_file_io(metadata.properties, metadata_location),
+            io=self.file_io_for(metadata.properties, metadata_location),
             catalog=self,
         )
 
@@ -120,15 +121,13 @@ class LeanSqliteCatalog(MetastoreCatalog):
             current = self.load_table(identifier)
         except NoSuchTableError:
             return self.full().commit_table(table, requirements, updates)  # creates the row
-        staged = self._update_and_stage_table(current, identifier, requirements, updates)
+        staged = self.stage_update(current, identifier, requirements, updates)
         if staged.metadata == current.metadata:
             return CommitTableResponse(
                 metadata=current.metadata, metadata_location=current.metadata_location
             )
         hit("commit.before")
-        self._write_metadata(
-            metadata=staged.metadata, io=staged.io, metadata_path=staged.metadata_location
-        )
+        self.write_metadata_file(staged.metadata, staged.io, staged.metadata_location)
         with contextlib.closing(self._connect()) as conn, conn:
             moved = conn.execute(
                 COMMIT_SQL,

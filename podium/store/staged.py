@@ -39,6 +39,7 @@ from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.catalog import check_unique_name, ensure_namespace, open_catalog, parse_name
 from podium.store.commit_outcome import TOKEN, commit_checked, new_token
+from podium.store.iceberg_internals import transaction_io
 from podium.store.plan import warm_after_commit
 
 SUFFIX = ".parquet"
@@ -156,7 +157,7 @@ def commit_staged(
             txn.set_properties(props)
     else:
         txn = catalog.create_table_transaction(ident, schema=staging.arrow_schema, properties=props)
-    io = txn._table.io
+    io = transaction_io(txn)
     token = new_token()
     with txn.update_snapshot(snapshot_properties={TOKEN: token}).fast_append() as append:
         for path in paths:

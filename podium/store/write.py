@@ -40,6 +40,7 @@ from podium.identity import require
 from podium.store.catalog import check_unique_name, ensure_namespace, open_catalog, parse_name
 from podium.store.commit_outcome import TOKEN, commit_checked, new_token, settle
 from podium.store.file_writer import FileWriter, RowsWritten, prefetched
+from podium.store.iceberg_internals import transaction_io
 from podium.store.modes import WRITE_MODES, WriteMode
 from podium.store.plan import warm_after_commit
 from podium.store.users import AUTHOR, acting_user, author_name
@@ -292,8 +293,9 @@ def _commit_files(
     current = txn.table_metadata.current_snapshot()
     with txn.update_snapshot(snapshot_properties=summary).overwrite() as producer:
         if current is not None:
-            for manifest in current.manifests(txn._table.io):
-                for entry in manifest.fetch_manifest_entry(txn._table.io, discard_deleted=True):
+            io = transaction_io(txn)
+            for manifest in current.manifests(io):
+                for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
                     if entry.data_file.content == DataFileContent.DATA:
                         producer.delete_data_file(entry.data_file)
         for data_file in files:

@@ -73,13 +73,13 @@ def test_a_commit_that_another_writer_beat_is_refused(
     # The compare-and-swap itself: a writer that lands while this commit writes its
     # metadata file (after the requirements were checked) wins; this one changes nothing.
     table = lean.load_table(T)
-    write_metadata = LeanSqliteCatalog._write_metadata
+    write_metadata = LeanSqliteCatalog.write_metadata_file
 
-    def racing(*args: object, **kwargs: object) -> None:
-        write_metadata(*args, **kwargs)  # type: ignore[arg-type]
+    def racing(self: LeanSqliteCatalog, *args: object, **kwargs: object) -> None:
+        write_metadata(self, *args, **kwargs)  # type: ignore[arg-type]
         _full().load_table(T).append(sft_rows(1, start=7))
 
-    monkeypatch.setattr(LeanSqliteCatalog, "_write_metadata", staticmethod(racing))
+    monkeypatch.setattr(LeanSqliteCatalog, "write_metadata_file", racing)
     with pytest.raises(CommitFailedException, match="updated by another process"):
         lean.commit_table(table, (), tag)
     after = _full().load_table(T)
