@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from generators.vibes import (
     VIBES_TABLE,
@@ -31,7 +33,9 @@ from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
 from podium.app.generate_model import count_text
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
+from podium.app.vibes_model import submissions_caption
 from podium.errors import PodiumError
+from podium.identity import User
 from podium.store.users import acting_user
 
 P = "vibes."
@@ -45,7 +49,21 @@ def submission_key(session: str, *fields: str) -> str:
 CLEARED = P + "stored"  # the submission just stored: the form starts empty for the next
 
 
-def _submit(models: list[str], model_index: int) -> None:
+@dataclass(frozen=True)
+class Pending:
+    """A submission sent with the form: stored once its answer is in (or at once)."""
+
+    prompt: str
+    ideal: str
+    tags: str
+    model: str
+    ask: bool
+    key: str  # the idempotency key: a double click stores it once
+    submitter: User
+    slot: DeltaGenerator  # under the form, where its answer streams
+
+
+def _submit(models: list[str], model_index: int) -> Pending | None:
     stored = st.session_state.get(CLEARED)
     if stored and st.session_state.pop(P + "clear", False):
         for key in (P + "prompt", P + "ideal", P + "tags"):
@@ -69,48 +87,61 @@ def _submit(models: list[str], model_index: int) -> None:
         )
         sent = st.form_submit_button("Submit", type="primary")
     if not sent:
-        return
+        return None
     if not prompt.strip():
         if stored:  # the second click of a double click, on the emptied form
             st.info(f"Stored submission `{stored}`; write the next prompt above.")
-            return
+            return None
         show_error("Write the prompt first: the vibe-check prompt is empty.")
-        return
+        return None
     # One key per submission: a second click on Submit carries the same text, the same
     # key, and stores nothing more (nor asks the model again).
     key = submission_key(st.session_state.setdefault(P + "session", uuid.uuid4().hex),
                          prompt, ideal, tags, model, submitter.name)  # fmt: skip
     if vibe_stored(vibe_id_for(key)):
         st.info(f"Already stored as `{vibe_id_for(key)}`.")
-        return
-    answer = ""
+        return None
     try:
         may_submit(submitter)  # before the model is asked (or its server started)
-        if ask:
-            with st.chat_message("assistant"):
-                st.caption(escape_markdown(model))
-                answer = widgets.write_answer(answer_stream(model, prompt, user=submitter))
-        vid = submit_vibe(
-            prompt, ideal, clean_tags(tags), model, answer, submitter, idempotency_key=key
-        )
     except PodiumError as exc:
         show_error(exc)
+        return None
+    # The answer streams here, after the list below is drawn with this submission
+    # counted as on its way (asking first kept "0 submissions" for a minute).
+    return Pending(prompt, ideal, tags, model, ask, key, submitter, st.container())
+
+
+def _answer_and_store(pending: Pending) -> None:
+    answer = ""
+    try:
+        if pending.ask:
+            with pending.slot, st.chat_message("assistant"):
+                st.caption(escape_markdown(pending.model))
+                stream = answer_stream(pending.model, pending.prompt, user=pending.submitter)
+                answer = widgets.write_answer(stream)
+        vid = submit_vibe(pending.prompt, pending.ideal, clean_tags(pending.tags), pending.model,
+                          answer, pending.submitter, idempotency_key=pending.key)  # fmt: skip
+    except PodiumError as exc:
+        with pending.slot:
+            show_error(exc)
         return
     # The form starts empty for the next prompt; the answer stays shown above it.
     st.session_state[CLEARED], st.session_state[P + "clear"] = vid, True
-    st.session_state[P + "answer"] = (model, answer) if ask else None
+    st.session_state[P + "answer"] = (pending.model, answer) if pending.ask else None
     st.rerun()
 
 
-def _submissions() -> None:
+def _submissions(pending: Pending | None) -> None:
     st.subheader("Submissions")
     c1, c2 = st.columns(2)
     tags = c1.multiselect("Tags", all_tags(), key=P + "filter_tags")
     search = c2.text_input("Search", key=P + "search")
     rows = list_vibes(tags=tags, search=search or None)
-    st.caption(f"{len(rows)} submission{'s' if len(rows) != 1 else ''}")
+    waiting_on = None if pending is None else (pending.model if pending.ask else "")
+    st.caption(escape_markdown(submissions_caption(len(rows), waiting_on)))
     if not rows:
-        empty_state("No submissions match.", "Submit one above, or clear the filters.")
+        if pending is None:
+            empty_state("No submissions match.", "Submit one above, or clear the filters.")
         return
     frame = pd.DataFrame(rows)[
         ["prompt", "ideal", "answer", "tags", "checkpoint", "submitter", "created_at", "id"]
@@ -162,5 +193,7 @@ models, model_index = gm.model_choices(st.query_params.get("model"))
 if not models:
     offer_base_model("vibes.bootstrap", "No models registered yet.")
     st.stop()
-_submit(models, model_index)
-_submissions()
+pending = _submit(models, model_index)
+_submissions(pending)
+if pending is not None:
+    _answer_and_store(pending)
