@@ -52,7 +52,8 @@ def gate() -> User:
         st.button("Log out", on_click=st.logout, key="login.logout")
         st.stop()
     with st.sidebar:
-        st.markdown(
+        # A caption: one line, so the page's own pickers below stay in sight at 900 px.
+        st.caption(
             f"Signed in as **{escape_markdown(user.label)}** · {escape_markdown(user.role)}"
         )
         if settings.login_configured:

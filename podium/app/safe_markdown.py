@@ -6,7 +6,9 @@ parameters become Markdown.
   st.warning, st.caption, labels): every ASCII punctuation character becomes a
   character reference (`&#33;`), so no image, link, emphasis, heading, HTML, LaTeX or
   Streamlit directive (`:red[...]`) forms from it; a word joiner (U+2060) inside
-  `http://`, `www.` and before `@` keeps bare URLs and addresses from autolinking.
+  `http://` and `www.` keeps bare URLs from autolinking. E-mail addresses are left
+  whole (they are people's names here, read and copied as they are; a `mailto:` link
+  fetches nothing).
 - `code_span(s)`: `s` as inline code, with a fence of backticks longer than any run
   inside it, so the data cannot close the span and continue as Markdown.
 - `neutralize_images(md)`: Markdown from data that is meant to be drawn as Markdown (a
@@ -32,15 +34,15 @@ _CODE = re.compile(
     re.DOTALL | re.MULTILINE,
 )
 WORD_JOINER = "\u2060"
-_AUTOLINK = re.compile(r"(?=://)|(?<=www)(?=\.)|(?=@)", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(?=://)|(?<=www)(?=\.)", re.IGNORECASE)
 # `![` not already escaped (an odd number of backslashes before `!` escapes it).
 _IMAGE_OPENER = re.compile(r"(?<!\\)((?:\\\\)*)!\[")
 
 
 def escape_markdown(text: object) -> str:
     # GFM's autolinks are found in the parsed text, after escapes and character
-    # references are decoded: an invisible word joiner inside `http://`, `www.` and
-    # before `@` is the only thing that keeps a bare URL or address from linking.
+    # references are decoded: an invisible word joiner inside `http://` and `www.` is
+    # the only thing that keeps a bare URL from linking.
     unlinked = _AUTOLINK.sub(WORD_JOINER, str(text))
     return "".join(f"&#{ord(ch)};" if ch in _PUNCTUATION else ch for ch in unlinked)
 
