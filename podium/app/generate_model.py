@@ -203,3 +203,21 @@ def estimate(
     return Estimate(
         prompts, total, max_tokens, n, rate or ASSUMED_TOKENS_PER_S, measured=rate is not None
     )
+
+
+RECENT_S = 3600.0  # a generation finished within the hour is still "the one I started"
+
+
+def recent_job(jobs: list[dict[str, Any]], kind: str, now: float) -> str | None:
+    """The newest `kind` job in `jobs` (one user's, newest first) that is still queued or
+    running, or finished within `RECENT_S`: what a page shows when its session forgot the
+    job it queued (a reload, a new tab, a return from another page)."""
+    for job in jobs:
+        if job.get("kind") != kind:
+            continue
+        if job.get("status") in ("queued", "running"):
+            return str(job["id"])
+        ended = job.get("finished_at") or job.get("created_at")
+        at = ended.timestamp() if hasattr(ended, "timestamp") else None
+        return str(job["id"]) if at is not None and now - at <= RECENT_S else None
+    return None

@@ -95,6 +95,37 @@ def test_the_page_shows_the_estimate_and_human_labels(podium_home, tmp_path):
     assert at.number_input(key="generate.job.retry_max_wait_s").label == "Retry max wait (s)"
 
 
+def test_a_return_to_the_page_shows_the_job_queued_there(podium_home, tmp_path):
+    """Issue 35: after leaving Generate (or a reload: a new session), the page no longer
+    showed the job it had queued; it shows the newest one of this user's, until an hour
+    after it finished."""
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    from generators.generate import GenerateConfig
+    from podium.jobs.cards import Card
+    from podium.jobs.queue import create_job, get_job
+    from podium.store.refs import TableRef
+
+    rows = [{"id": "q0", "messages": [{"role": "user", "content": "Say 0."}]}]
+    write_table("t.prompts", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))
+    (tmp_path / "m").mkdir()
+    register_model("m", kind="base", path=str(tmp_path / "m"))
+    config = GenerateConfig(model="m", table=TableRef(name="t.prompts"), out="t.samples")
+    job_id = create_job(Card("generate", config))
+
+    at = _open(table="t.prompts")  # a new session, as after a reload
+    shown = " ".join(m.value for m in at.markdown)
+    assert job_id in shown and "queued" in shown
+
+    job = get_job(job_id)
+    done = {**job, "status": "succeeded", "finished_at": datetime.now(UTC)}
+    assert gm.recent_job([done], "generate", time.time()) == job_id
+    old = {**done, "finished_at": datetime.now(UTC) - timedelta(hours=2)}
+    assert gm.recent_job([old], "generate", time.time()) is None
+    assert gm.recent_job([{**done, "kind": "compare"}], "generate", time.time()) is None
+
+
 @pytest.mark.vllm
 def test_generate_from_the_page(vllm_model, unique_table):
     rows = [

@@ -10,6 +10,8 @@ train on them. "Try a prompt" streams one answer. Choices come from
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from generators.vibes import answer_stream
@@ -25,6 +27,7 @@ from podium.errors import PodiumError
 from podium.jobs.queue import Job, list_jobs
 from podium.store.catalog import load_table
 from podium.store.snapshots import list_snapshots
+from podium.store.users import acting_user
 
 P = "generate."
 BASIC = ("out", "temperature")
@@ -96,6 +99,9 @@ def _form(models: list[str], model_index: int) -> None:
     )
     if job_id is not None:
         st.session_state[P + "job_id"] = job_id
+    elif not st.session_state.get(P + "job_id"):  # a return to the page: show the last one
+        mine = list_jobs(limit=20, submitted_by=acting_user().name)
+        st.session_state[P + "job_id"] = gm.recent_job(mine, "generate", time.time())
     if st.session_state.get(P + "job_id"):
         watch_job(st.session_state[P + "job_id"], _next_steps)
 
