@@ -19,7 +19,9 @@ from podium.app.widgets import browse_link
 from podium.store.demo import load_demo
 from podium.store.users import acting_user
 
-DEMO_LOADED = "home.demo_loaded"  # {table: created?}, said once after the rerun that counts them
+# {table: created?}: said from the rerun that counts them on, for the session; popped once,
+# it was gone before it was read when a followed job ended and reran the page.
+DEMO_LOADED = "home.demo_loaded"
 STEPS = (
     ("browse", "Review a dataset: search, filter, read conversations, see statistics."),
     ("validate", "Find the malformed samples: JSON, schemas, XML, Python, tool calls."),
@@ -86,7 +88,7 @@ if (
     with st.spinner("Writing the demo tables"):
         st.session_state[DEMO_LOADED] = {**load_demo(), DEMO_FUNCTIONS: load_demo_functions()}
     st.rerun()  # "Where things stand" above was drawn before the tables existed
-if created := st.session_state.pop(DEMO_LOADED, None):
+if created := st.session_state.get(DEMO_LOADED):
     st.success(
         "Demo tables: "
         + ", ".join(f"{t} ({'created' if new else 'already there'})" for t, new in created.items())
