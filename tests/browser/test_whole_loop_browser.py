@@ -1,8 +1,10 @@
-"""The whole loop by clicks in a real Chromium against `podium up` (app + worker):
-load the demo, review it, validate, generate from the base model with real vLLM, build
-a code-exec set in the real sandbox, train a cpu-smoke SFT, compare the new checkpoint
-with its base, and vote. The tab is closed and reopened while generation and training
-run, and every job still completes, because the worker runs them, not the page.
+"""The whole loop by clicks in a real Chromium against `podium up` (app + worker) on a
+fresh home, with no shell step: set up the base model from Home, load the demo, review
+it, validate, generate from the base model with real vLLM, vibe-check it, build a
+code-exec set in the real sandbox, train a cpu-smoke SFT and a cpu-smoke GRPO, compare
+the new checkpoint with its base, vote, and re-run a finished job from the Logbook. The
+tab is closed and reopened while generation and training run, and every job still
+completes, because the worker runs them, not the page.
 
 Limits are tiny (a few prompts, a few tokens, two steps): it still takes minutes.
 Screenshots of each page (1440x900) land in test-artifacts/loop-*.png.
@@ -20,9 +22,11 @@ from pathlib import Path
 import pytest
 from app_driver import REPO, free_port, running, using_home, wait_for_app, wait_healthy
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 
 from podium.jobs.queue import Job, get_job
 from podium.jobs.tables import FINISHED
+from podium.models.registry import get_model_or_none
 
 pytestmark = [pytest.mark.browser, pytest.mark.vllm, pytest.mark.train, pytest.mark.sandbox]
 VIEWPORT = {"width": 1440, "height": 900}
@@ -33,13 +37,9 @@ JOB_TIMEOUT_S = 900
 def loop_app(
     tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
 ) -> Iterator[tuple[str, Path]]:
-    """`podium up` on a fresh home where only the base model is registered (what
-    `make run` converts); everything else is made by clicks."""
-    from podium.models.bootstrap import bootstrap
-
+    """`podium up` on a fresh home: no tables, no models; everything, the base model
+    included, is made by clicks."""
     home = tmp_path_factory.mktemp("loop-home")
-    with using_home(home):
-        bootstrap()
     port = free_port()
     env = dict(os.environ, PODIUM_HOME=str(home), PYTHONUNBUFFERED="1")
     log_path = artifacts_dir / "loop-podium-up.log"
@@ -78,8 +78,12 @@ class Loop:
         self.page = self.context.new_page()
         return self.open(path)
 
-    def click(self, role: str, name: str) -> None:
-        self.page.get_by_role(role, name=name).first.click()  # type: ignore[arg-type]
+    def click(self, role: str, name: str | re.Pattern[str]) -> None:
+        try:
+            self.page.get_by_role(role, name=name).first.click()  # type: ignore[arg-type]
+        except PlaywrightError:
+            self.shot("failed-click", full_page=True)  # what the page showed instead
+            raise
         wait_for_app(self.page)
 
     def fill(self, label: str, value: str) -> None:
@@ -87,9 +91,10 @@ class Loop:
         box.fill(value)
         box.press("Tab")
 
-    def queue(self) -> str:
-        """Click the one submit verb; returns the queued job's id from the message."""
-        self.click("button", "Queue job")
+    def queue(self, verb: str = "Queue job") -> str:
+        """Click the one submit verb (or `verb`); returns the queued job's id from the
+        message."""
+        self.click("button", verb)
         message = self.page.get_by_text(re.compile(r"^Queued job ")).first
         expect(message).to_be_visible()
         found = re.search(r"Queued job (\S+);", message.inner_text())
@@ -116,8 +121,9 @@ class Loop:
         """The Logbook header's status (bold), not a cell of the jobs table."""
         return self.page.locator("strong", has_text=re.compile(rf"^{status}$")).first
 
-    def shot(self, name: str) -> None:
-        self.page.screenshot(path=str(self.artifacts / f"loop-{name}.png"))
+    def shot(self, name: str, full_page: bool = False) -> None:
+        path = self.artifacts / f"loop-{name}.png"
+        self.page.screenshot(path=str(path), full_page=full_page)
 
 
 def test_the_whole_loop_by_clicks(
@@ -127,8 +133,14 @@ def test_the_whole_loop_by_clicks(
     loop = Loop(browser, url, home, artifacts_dir)
     page = loop.open("")
 
-    # Import the demo.
+    # Set up the base model from Home (a job: the conversion takes about 90 s, so the
+    # demo is loaded, reviewed and validated meanwhile).
     expect(page.get_by_role("heading", name="Podium")).to_be_visible()
+    expect(page.get_by_text(re.compile("^No base model registered yet"))).to_be_visible()
+    setup = loop.queue("Set up the base model")
+    loop.shot("base-model")
+
+    # Import the demo.
     loop.click("button", "Load the demo data")
     expect(page.get_by_text(re.compile("^Demo tables:"))).to_be_visible()
     loop.shot("home")
@@ -157,6 +169,17 @@ def test_the_whole_loop_by_clicks(
     loop.click("link", "Open the malformed rows in Browse")
     expect(page).to_have_url(re.compile(r"malformed=1"))
 
+    # The base model is set up: Home no longer offers it and lists it.
+    job = loop.succeeded(setup)
+    base = job["outputs"]["checkpoints"][0]
+    malformed = page.url
+    page = loop.open("")
+    expect(page.get_by_role("button", name="Set up the base model")).to_have_count(0)
+    expect(page.get_by_text(base, exact=True).first).to_be_visible()
+    loop.shot("base-model-ready")
+    page.goto(malformed)
+    wait_for_app(page)
+
     # Generate from these prompts with the base model; close the tab while it runs.
     loop.click("link", "Generate from these prompts")
     expect(page).to_have_url(re.compile(r"/generate\?table=demo\.json_sft"))
@@ -172,7 +195,22 @@ def test_the_whole_loop_by_clicks(
     samples = job["outputs"]["tables"][0]
     loop.shot("logbook")
 
+    # Vibe-check the base model (its server is warm from generation): one prompt, its
+    # answer streamed and stored, the submission listed.
+    page = loop.open("vibes")
+    expect(page.get_by_role("heading", name="Vibe check")).to_be_visible()
+    page.get_by_label("Prompt the model gets wrong").fill("Answer in one word: what is 2+2?")
+    page.get_by_label("What a good answer looks like").fill("Four.")
+    page.get_by_label("Tags (comma-separated)").fill("math")
+    page.get_by_role("button", name="Submit", exact=True).click()
+    stored = page.get_by_text(re.compile("^Stored submission "))
+    expect(stored).to_be_visible(timeout=JOB_TIMEOUT_S * 1000)
+    wait_for_app(page)
+    expect(page.get_by_text("1 submission", exact=True)).to_be_visible()
+    loop.shot("vibes")
+
     # Build a code-exec set in the sandbox.
+    page = loop.open(f"logbook?job={generation}")
     loop.click("link", "Code-exec build")
     loop.fill("Limit", "2")
     loop.fill("Inputs per function", "2")
@@ -185,7 +223,9 @@ def test_the_whole_loop_by_clicks(
 
     # Train a cpu-smoke SFT on the generated samples; close the tab while it trains.
     page = loop.open(f"logbook?job={generation}")
-    loop.click("link", f"{samples['name']}@{samples['snapshot_id']}")
+    # Drawn as text: a word joiner before "@" keeps it from autolinking as an address.
+    at = re.escape(f"{samples['name']}") + "\u2060?@" + str(samples["snapshot_id"])
+    loop.click("link", re.compile(rf"{at}$"))
     loop.click("link", "Train on this table")
     expect(page).to_have_url(re.compile(rf"/train\?table={re.escape(samples['name'])}"))
     loop.fill("Max steps", "2")
@@ -197,7 +237,26 @@ def test_the_whole_loop_by_clicks(
     checkpoint = job["outputs"]["checkpoints"][-1]
     expect(loop.status_shown("succeeded")).to_be_visible()
 
+    # A cpu-smoke GRPO on the demo chat with the default rewards; the checkpoint comes
+    # back registered.
+    page = loop.open("train?table=demo.chat")
+    # The option's label takes the click (its hidden input is covered by the group).
+    page.get_by_role("radiogroup", name="Training").get_by_text("GRPO", exact=True).click()
+    wait_for_app(page)
+    expect(page.get_by_text("Rewards", exact=True).first).to_be_visible()
+    loop.fill("Max steps", "2")
+    grpo = loop.queue()
+    loop.shot("grpo")
+    job = loop.succeeded(grpo)
+    reinforced = job["outputs"]["checkpoints"][-1]
+    with using_home(home):
+        assert get_model_or_none(reinforced) is not None
+    registered = re.compile(rf"^Checkpoint {re.escape(reinforced)} registered")
+    expect(page.get_by_role("tabpanel", name="Launch").get_by_text(registered)).to_be_visible()
+    loop.shot("grpo-done")
+
     # Compare the new checkpoint with its base, then vote blind.
+    page = loop.open(f"logbook?job={training}")
     loop.click("link", f"Compare {checkpoint} with")
     expect(page).to_have_url(re.compile(r"/compare\?models="))
     # The prompt set is the table it was trained on (carried by the link).
@@ -213,5 +272,21 @@ def test_the_whole_loop_by_clicks(
     loop.click("button", "A is better")
     expect(page.get_by_text(re.compile("^A was "))).to_be_visible()
     loop.shot("compare")
-    for job_id in (validation, generation, build, training, comparison):
+
+    # Re-run the validation from the Logbook: a new job, into a fresh report name.
+    page = loop.open(f"logbook?job={validation}")
+    expect(loop.status_shown("succeeded")).to_be_visible()
+    loop.click("button", "Re-run")
+    expect(page).not_to_have_url(re.compile(rf"job={validation}(&|$)"))
+    found = re.search(r"job=([^&]+)", page.url)
+    assert found, page.url
+    rerun = found.group(1)
+    job = loop.succeeded(rerun)
+    assert job["kind"] == "validate"
+    before = {t["name"] for t in loop.job(validation)["outputs"]["tables"]}
+    after = {t["name"] for t in job["outputs"]["tables"]}
+    assert after and not after & before, (before, after)
+    expect(loop.status_shown("succeeded")).to_be_visible()
+    loop.shot("rerun")
+    for job_id in (setup, validation, generation, build, training, grpo, comparison, rerun):
         assert loop.job(job_id)["status"] == "succeeded"
