@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from generators.generate import GenerateConfig
@@ -218,6 +219,7 @@ def recent_job(jobs: list[dict[str, Any]], kind: str, now: float) -> str | None:
         if job.get("status") in ("queued", "running"):
             return str(job["id"])
         ended = job.get("finished_at") or job.get("created_at")
-        at = ended.timestamp() if hasattr(ended, "timestamp") else None
-        return str(job["id"]) if at is not None and now - at <= RECENT_S else None
+        if not isinstance(ended, datetime):
+            return None
+        return str(job["id"]) if now - ended.timestamp() <= RECENT_S else None
     return None
