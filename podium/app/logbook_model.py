@@ -11,7 +11,8 @@ from typing import Any
 from podium.jobs import logbook as lb
 from podium.jobs.kinds import registered_checkpoints
 from podium.jobs.queue import Job
-from podium.jobs.reproducibility import reproducibility_text
+from podium.jobs.reproducibility import reproducibility_text, reruns
+from podium.jobs.rerun import rerun_of, settle_reruns
 from podium.jobs.tables import ACTIVE
 
 
@@ -52,6 +53,19 @@ def outputs_of(job: Job) -> Outputs:
 
 def reproducibility(job: Job) -> str:
     """Whether the job re-runs to the same result, as the Logbook says it: 're-ran
-    identical on DATE', 'differs: ...', 'not reproducible: no seed' ('' for nothing)."""
+    identical on DATE', 'differs: ...', 'not reproducible: no seed' ('' for nothing).
+    A re-run queued from the Logbook is compared with its original here once it has
+    succeeded (row by row, weights and curves, as `podium jobs rerun --compare`), and
+    the re-run's own page says how it compared."""
+    settle_reruns(job["id"])
+    original = rerun_of(job["id"])
+    if original is not None:
+        settle_reruns(original)
+        entry = next((e for e in reruns(original) if e["rerun_job_id"] == job["id"]), None)
+        if entry is not None:
+            what = "; ".join(entry.get("differences") or [])
+            return f"Re-run of {original}: {entry['verdict']}" + (f" ({what})" if what else "")
+        if job["status"] in ACTIVE:
+            return f"Re-run of {original}: compared with it once it has succeeded"
     text = reproducibility_text(job)
     return f"Reproducibility: {text}" if text else ""

@@ -21,7 +21,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
 from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
-from podium.jobs.rerun import plan_rerun
+from podium.jobs.rerun import queue_rerun
 from podium.jobs.tables import FINISHED, job_events, job_samples, metric_rows, rows_of_job
 from podium.store.refs import parse_ref_text
 
@@ -116,7 +116,7 @@ def rerun(job_id: str) -> str:
         )
     if job["status"] == "succeeded":
         try:
-            return submit(plan_rerun(job["id"]).card)
+            return queue_rerun(job["id"])[0]  # compared with this one once it succeeds
         except InvalidInput:
             pass  # its card names no output: run again, it overwrites nothing
     return submit(parse_card(job["card"], source=f"card of job {job['id']}"))

@@ -121,3 +121,26 @@ def test_logbook_rerun_of_a_succeeded_job_writes_new_outputs(jobs_home: Path) ->
     # A job whose card names no output runs its card again, as before.
     plain = run_in_process(Card("test-steps", validate_config("test-steps", {"steps": 1})))
     assert parse_card(get_job(logbook.rerun(plain["id"]))["card"]).config.table is None
+
+
+def test_a_logbook_rerun_is_compared_with_its_original_on_both_pages(
+    jobs_home: Path, tmp_path: Path
+) -> None:
+    """Issue 35: the row-by-row comparison of a re-run existed only on the command line
+    (`podium jobs rerun --compare`); a re-run queued from the Logbook is now compared once
+    it has succeeded, and both jobs' pages say how it compared."""
+    from podium.app.logbook_model import reproducibility
+    from podium.jobs import logbook
+    from podium.jobs.execute import execute_job
+    from podium.jobs.queue import transition
+
+    original = _import_job(tmp_path)
+    rerun_id = logbook.rerun(original)
+    assert "compared with it once it has succeeded" in reproducibility(get_job(rerun_id))
+    transition(rerun_id, "running")
+    assert execute_job(rerun_id)["status"] == "succeeded"
+
+    said = reproducibility(get_job(rerun_id))
+    assert said == f"Re-run of {original}: identical", said
+    assert reproducibility(get_job(original)).startswith("Reproducibility: re-ran identical on")
+    assert table_exists("ns.chat__rerun_1")
