@@ -53,9 +53,7 @@ def gate() -> User:
         st.stop()
     with st.sidebar:
         # A caption: one line, so the page's own pickers below stay in sight at 900 px.
-        st.caption(
-            f"Signed in as **{escape_markdown(user.label)}** · {escape_markdown(user.role)}"
-        )
+        st.caption(f"Signed in as **{escape_markdown(user.label)}** · {escape_markdown(user.role)}")
         if settings.login_configured:
             st.button("Log out", on_click=st.logout, key="login.logout")
     return user
