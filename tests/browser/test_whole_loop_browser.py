@@ -287,6 +287,10 @@ def test_the_whole_loop_by_clicks(
     after = {t["name"] for t in job["outputs"]["tables"]}
     assert after and not after & before, (before, after)
     expect(loop.status_shown("succeeded")).to_be_visible()
+    # The Logbook compares the re-run with its original, row by row, once it succeeded.
+    page = loop.open(f"logbook?job={rerun}")
+    compared = re.compile(rf"^Re-run of {re.escape(validation)}: (identical|within|differs)")
+    expect(page.get_by_text(compared)).to_be_visible()
     loop.shot("rerun")
     for job_id in (setup, validation, generation, build, training, grpo, comparison, rerun):
         assert loop.job(job_id)["status"] == "succeeded"
