@@ -12,7 +12,7 @@ from podium.jobs import logbook as lb
 from podium.jobs.kinds import registered_checkpoints
 from podium.jobs.queue import Job
 from podium.jobs.reproducibility import reproducibility_text, reruns
-from podium.jobs.rerun import rerun_of, settle_reruns
+from podium.jobs.rerun_queue import rerun_of, settle_reruns
 from podium.jobs.tables import ACTIVE
 
 

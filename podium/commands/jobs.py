@@ -51,7 +51,8 @@ from podium.jobs.queue import (
     request_cancel,
 )
 from podium.jobs.reproducibility import reproducibility_text
-from podium.jobs.rerun import describe_report, queue_rerun, rerun_and_compare
+from podium.jobs.rerun import describe_report, rerun_and_compare
+from podium.jobs.rerun_queue import queue_rerun
 from podium.jobs.tables import FINISHED, last_metrics, metric_rows, warnings_of
 
 # Job errors, logs and cards carry other people's text: consoles that neutralise it.

@@ -21,7 +21,7 @@ from podium.jobs.plugins import load_plugins
 from podium.jobs.progress import progress_fraction as progress_fraction  # re-exported:
 from podium.jobs.progress import progress_text as progress_text  # the Logbook reads them here
 from podium.jobs.queue import Job, get_job, now
-from podium.jobs.rerun import queue_rerun
+from podium.jobs.rerun_queue import queue_rerun
 from podium.jobs.tables import FINISHED, job_events, job_samples, metric_rows, rows_of_job
 from podium.store.refs import parse_ref_text
 

@@ -16,7 +16,6 @@ reproducible; its card says so and the comparison allows a tolerance instead.
 from __future__ import annotations
 
 import importlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,8 +35,8 @@ from podium.jobs.checkpoint_diff import (
 )
 from podium.jobs.environment import differences
 from podium.jobs.fields import unwrap_optional
-from podium.jobs.launch import run_foreground, submit
-from podium.jobs.queue import Job, get_job, job_dir
+from podium.jobs.launch import run_foreground
+from podium.jobs.queue import Job, get_job
 from podium.jobs.reproducibility import record_rerun
 from podium.store.catalog import full_name, table_exists
 from podium.store.snapshot_diff import TableDiff, diff_tables
@@ -234,91 +233,6 @@ def plan_rerun(job_id: str) -> RerunPlan:
     )
 
 
-PENDING_FILE = "reruns_pending.json"  # in the original's job folder: queued re-runs
-RERUN_OF_FILE = "rerun_of"  # in a re-run's job folder: the original's id
-
-
-def queue_rerun(job_id: str) -> tuple[str, RerunPlan]:
-    """Queue the re-run for a worker; returns the new job id and the plan. The plan is
-    kept with the original, so that once the re-run succeeds `settle_reruns` compares
-    the two (the Logbook does, as the command line's `--compare` does at once)."""
-    plan = plan_rerun(job_id)
-    rerun_id = submit(plan.card)
-    pending = _pending(plan.job_id)
-    pending[rerun_id] = {
-        "tables": plan.tables,
-        "snapshots": plan.snapshots,
-        "checkpoints": plan.checkpoints,
-        "no_seed": plan.no_seed,
-    }
-    _save_pending(plan.job_id, pending)
-    folder = job_dir(rerun_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / RERUN_OF_FILE).write_text(plan.job_id, encoding="utf-8")
-    return rerun_id, plan
-
-
-def rerun_of(job_id: str) -> str | None:
-    """The job that `job_id` was queued to re-run and compare with, if any."""
-    try:
-        return (job_dir(job_id) / RERUN_OF_FILE).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
-def settle_reruns(job_id: str) -> list[RerunReport]:
-    """Compare job `job_id` with each of its queued re-runs that has succeeded since, and
-    record the outcome (the Logbook's reproducibility line); a re-run that failed or was
-    cancelled is forgotten. Returns the comparisons made now."""
-    pending = _pending(job_id)
-    if not pending:
-        return []
-    original = get_job(job_id)
-    made: list[RerunReport] = []
-    for rerun_id, plan in list(pending.items()):
-        try:
-            job = get_job(rerun_id)
-        except PodiumError:
-            del pending[rerun_id]
-            continue
-        if job["status"] in ("queued", "running", "cancelling"):
-            continue
-        del pending[rerun_id]
-        if job["status"] == "succeeded":
-            made.append(
-                _compare(
-                    original,
-                    job,
-                    plan["tables"],
-                    {t: plan["snapshots"].get(t) for t in plan["tables"]},
-                    bool(plan["checkpoints"]),
-                    bool(plan["no_seed"]),
-                )
-            )
-    _save_pending(job_id, pending)
-    return made
-
-
-def _pending(job_id: str) -> dict[str, Any]:
-    path = job_dir(job_id) / PENDING_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_pending(job_id: str, pending: dict[str, Any]) -> None:
-    path = job_dir(job_id) / PENDING_FILE
-    if not pending:
-        path.unlink(missing_ok=True)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(pending), encoding="utf-8")
-    tmp.replace(path)
-
-
 def _tolerant(*environments: dict[str, Any] | None) -> bool:
     """True when either run's card says its backend cannot be bitwise reproducible."""
     return any(str((e or {}).get("determinism", "")).startswith("tolerance") for e in environments)
@@ -330,12 +244,12 @@ def rerun_and_compare(job_id: str, quiet: bool = False) -> RerunReport:
     plan = plan_rerun(job_id)
     original = get_job(plan.job_id)
     job = run_foreground(plan.card, quiet=quiet)
-    return _compare(
+    return compare_outputs(
         original, job, plan.tables, plan.snapshots, bool(plan.checkpoints), plan.no_seed
     )
 
 
-def _compare(
+def compare_outputs(
     original: Job,
     job: Job,
     tables: dict[str, str],
