@@ -142,7 +142,8 @@ def command_tree() -> Iterator[str]:
 
 
 def test_every_command_is_classified() -> None:
-    commands = set(command_tree())
+    # Job kinds other tests register in this process (`test-*`) get `start` commands too.
+    commands = {c for c in command_tree() if not c.startswith("start test-")}
     unlisted = commands - READ_ONLY - set(WRITES)
     assert not unlisted, f"say whether these read or write (and test them): {sorted(unlisted)}"
     assert not (READ_ONLY | set(WRITES)) - commands, "listed commands that no longer exist"
