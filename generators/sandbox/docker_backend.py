@@ -16,7 +16,6 @@ imported on first use (`ensure_image`).
 
 from __future__ import annotations
 
-import select
 import socket
 import struct
 import uuid
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.sandbox.limits import Limits, job_uid
+from generators.sandbox.readable import readable
 from generators.sandbox.seccomp import deny_list_bpf
 from generators.sandbox.server_script import server_source
 from generators.sandbox.worker import SERVER_ENV, Worker
@@ -180,8 +180,7 @@ class DockerWorker(Worker):
                     out.extend(payload)
             if out:
                 break
-            ready, _, _ = select.select([self._sock], [], [], timeout)
-            if not ready:
+            if not readable(self._sock, timeout):
                 raise TimeoutError("the docker sandbox worker did not answer in time")
             chunk = self._sock.recv(1 << 20)
             if not chunk:
@@ -196,8 +195,7 @@ class DockerWorker(Worker):
         if self.container_id is None or self._eof or self.broken or self._sock is None:
             return False
         try:
-            readable, _, _ = select.select([self._sock], [], [], 0)
-            if readable:
+            if readable(self._sock, 0):
                 chunk = self._sock.recv(1 << 16)
                 if not chunk:
                     self._eof = True

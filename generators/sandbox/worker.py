@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import struct
 import subprocess
 import tempfile
@@ -18,6 +17,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from generators.sandbox.limits import Limits, Result, sandbox_error
+from generators.sandbox.readable import readable
 from podium import processes
 
 # Time the server may take beyond the job's wall limit to kill, reap and answer.
@@ -161,8 +161,7 @@ class ProcessWorker(Worker):
     def _receive_some(self, timeout: float) -> bytes:
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
+        if not readable(fd, timeout):
             raise TimeoutError("the sandbox worker did not answer in time")
         return os.read(fd, 1 << 20)
 
