@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from podium.processes import group_alive  # noqa: F401 - used by the job tests
 
@@ -34,3 +35,23 @@ def wait_for(predicate: Callable[[], object], timeout: float = 60, every: float 
             return value
         time.sleep(every)
     raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+
+
+def run_import_job(tmp_path: Path, table: str = "ns.chat") -> str:
+    """A succeeded `import` job of four small chats into `table`; returns its id."""
+    import json
+
+    from podium.jobs.cards import Card, validate_config
+    from podium.jobs.launch import run_in_process
+
+    data = tmp_path / "chat.jsonl"
+    rows = [
+        {"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]}
+        for i in range(4)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    job = run_in_process(
+        Card("import", validate_config("import", {"path": str(data), "table": table}))
+    )
+    assert job["status"] == "succeeded"
+    return str(job["id"])

@@ -6,26 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jobs_helpers import podium
+from jobs_helpers import podium, run_import_job
 
-from podium.jobs.cards import Card, validate_config
-from podium.jobs.launch import run_in_process
 from podium.jobs.maintain import job_snapshots
 from podium.store.catalog import load_table
 
 
 def _import_job(tmp_path: Path, table: str) -> tuple[str, int]:
-    data = tmp_path / "chat.jsonl"
-    rows = [
-        {"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]}
-        for i in range(4)
-    ]
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    job = run_in_process(
-        Card("import", validate_config("import", {"path": str(data), "table": table}))
-    )
-    assert job["status"] == "succeeded"
-    return str(job["id"]), load_table(table).current_snapshot().snapshot_id  # type: ignore[union-attr]
+    job_id = run_import_job(tmp_path, table)
+    return job_id, load_table(table).current_snapshot().snapshot_id  # type: ignore[union-attr]
 
 
 def test_rerun_compare_works_after_expiring_everything(jobs_home: Path, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from jobs_helpers import podium
+from jobs_helpers import podium, run_import_job
 
 from podium.errors import InvalidInput
 from podium.jobs.cards import Card, card_environment, validate_config
@@ -17,17 +17,7 @@ from podium.store.catalog import load_table, table_exists
 
 
 def _import_job(tmp_path: Path, table: str = "ns.chat") -> str:
-    data = tmp_path / "chat.jsonl"
-    rows = [
-        {"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]}
-        for i in range(4)
-    ]
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    job = run_in_process(
-        Card("import", validate_config("import", {"path": str(data), "table": table}))
-    )
-    assert job["status"] == "succeeded"
-    return str(job["id"])
+    return run_import_job(tmp_path, table)
 
 
 def test_rerun_compare_reports_identical_rows_as_json(jobs_home: Path, tmp_path: Path) -> None:
