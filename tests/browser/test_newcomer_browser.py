@@ -216,11 +216,16 @@ def test_home_and_browse_tell_the_truth(walk: Walk) -> None:
     expect(page).to_have_url(re.compile(r"[?&]search="))
     assert walk.query()["sample"] == [opened]
     expect(page.get_by_role("heading", name=f"Sample {opened}")).to_be_visible()
-    ticked = page.evaluate(
-        """() => [...document.querySelectorAll(
+    # The grid draws its selection a moment after the rerun ends (CI once read it too early).
+    ticked = page.wait_for_function(
+        """() => {
+             const rows = [...document.querySelectorAll(
                  '[data-testid="stDataFrame"] [aria-selected="true"]')]
-               .map(e => (e.closest('tr') || e).innerText)"""
-    )
+               .map(e => (e.closest('tr') || e).innerText);
+             return rows.length ? rows : null;
+           }""",
+        timeout=20_000,
+    ).json_value()
     assert ticked and all(opened in t for t in ticked), (opened, ticked)
     walk.shot("browse-search")
 
