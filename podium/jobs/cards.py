@@ -17,6 +17,7 @@ samples without one can never be re-run to the same result.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from collections.abc import Iterator
@@ -45,6 +46,10 @@ class Card:
     config: BaseModel
     notes: str = ""
     environment: dict[str, Any] | None = None  # what it ran with: podium/jobs/environment.py
+    # Set only by podium.jobs.preflight.checked_card: this card's config passed its
+    # preflight, so queueing it does not check it again. Not an init argument (and so
+    # dropped by dataclasses.replace): a card built by hand is always checked.
+    checked: bool = dataclasses.field(default=False, init=False, compare=False)
 
     def text(self) -> str:
         return render_card(self.kind, self.config, self.notes, self.environment)

@@ -2,7 +2,7 @@
 
 Commands that start a job build the kind's config and call `run_or_write_card`; the UI
 calls `submit`. Both pin input tables to snapshots first, so the stored card is exactly
-what ran.
+what ran; the kind's preflight runs once for either (`preflight.checked_card`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from podium.errors import PodiumError
 from podium.jobs.cards import Card, write_card
 from podium.jobs.console import ConsoleReporter
 from podium.jobs.execute import ReporterFactory, execute_job
-from podium.jobs.preflight import preflight
+from podium.jobs.preflight import checked_card
 from podium.jobs.queue import Job, create_job, set_fields
 from podium.jobs.reporter import JobReporter
 from podium.terminal_text import safe_console
@@ -78,18 +78,18 @@ def run_or_write_card(
 ) -> Job | str | Path:
     """What a command that starts a job does with its config.
 
-    The kind's preflight runs first (inputs pinned, models resolved, rules checked).
-    `card` given: write the card there, print where, run nothing; returns
-    the path. Else run in the foreground with a progress bar (returns the finished job)
-    or, with `foreground=False`, queue it for a worker (returns the job id).
+    The kind's preflight runs first, and only here (inputs pinned, models resolved,
+    rules checked): the checked card is what is written, queued or run. `card` given:
+    write the card there, print where, run nothing; returns the path. Else run in the
+    foreground with a progress bar (returns the finished job) or, with
+    `foreground=False`, queue it for a worker (returns the job id).
     """
-    pinned = preflight(kind, config)
+    job_card = checked_card(Card(kind, config, notes))
     console = safe_console(stderr=True)
     if card is not None:
-        path = write_card(kind, pinned, card, notes)
+        path = write_card(kind, job_card.config, card, notes)
         console.print(f"wrote run card {path}; run it with `podium run {path}`", highlight=False)
         return path
-    job_card = Card(kind, pinned, notes)
     if not foreground:
         job_id = submit(job_card)
         console.print(f"queued job {job_id}; a worker will run it (`podium worker`)")

@@ -23,7 +23,7 @@ from podium.errors import InvalidInput, NotFound, PermissionDenied
 from podium.identity import User, require
 from podium.jobs.cards import Card, table_refs
 from podium.jobs.environment import capture, warn_differences
-from podium.jobs.preflight import preflight
+from podium.jobs.preflight import checked_card
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
 from podium.processes import PidFile, find, kill_orphaned_group
 from podium.store.users import acting_user
@@ -51,14 +51,14 @@ def new_job_id(kind: str) -> str:
     return f"{now():%Y%m%d-%H%M%S}-{slug}-{secrets.token_hex(2)}"  # also a directory name
 
 
-def create_job(
-    card: Card, *, status: str = "queued", pin: bool = True, user: User | None = None
-) -> str:
-    """Record a job for `card` (after its preflight: inputs pinned, the kind's checks),
-    submitted by `user` (default: whoever is acting), who must be allowed to run jobs."""
+def create_job(card: Card, *, status: str = "queued", user: User | None = None) -> str:
+    """Record a job for `card` (after its preflight, unless `checked_card` ran it already:
+    inputs pinned, the kind's checks), submitted by `user` (default: whoever is acting),
+    who must be allowed to run jobs."""
     user = user or acting_user()
     require(user, "run_job")
-    config = preflight(card.kind, card.config) if pin else card.config
+    card = checked_card(card)
+    config = card.config
     pinned = Card(card.kind, config, card.notes, capture(config))
     drift = warn_differences(card.environment, pinned.environment or {})
     job_id = new_job_id(card.kind)

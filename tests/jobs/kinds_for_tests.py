@@ -134,3 +134,27 @@ def run_sampling(config: SamplingConfig, reporter: Reporter) -> JobOutputs:
 register(
     JobKind("test-sampling", f"{__name__}:SamplingConfig", f"{__name__}:run_sampling", "Samples.")
 )
+
+
+PREFLIGHT_LOG = "preflights.log"  # in the home: one line per preflight of `test-counted`
+
+
+def count_preflight(config: StepsConfig) -> StepsConfig:
+    """A preflight that leaves a line in the home each time it runs (in whichever process
+    it runs), so a test can count how often one submission is checked."""
+    from podium.config import get_settings
+
+    with (get_settings().home / PREFLIGHT_LOG).open("a", encoding="utf-8") as log:
+        log.write(f"{config.steps}\n")
+    return config
+
+
+register(
+    JobKind(
+        "test-counted",
+        f"{__name__}:StepsConfig",
+        f"{__name__}:run_steps",
+        "Test steps whose preflight counts its runs.",
+        preflight_path=f"{__name__}:count_preflight",
+    )
+)
