@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from podium.errors import InvalidInput
 from podium.store.refs import TableRef
@@ -135,8 +136,10 @@ class RewardSpec(BaseModel):
             ) from None
 
 
-# The fields only rollout: async reads (a sync card that sets one is refused, not ignored).
-ASYNC_ONLY = ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
+# Marks a GrpoConfig field that only rollout: async reads: a sync card that sets one is
+# refused, not ignored, and the Train page shows them only for async. ASYNC_ONLY (below
+# the model) is the one list, read from these marks.
+_ASYNC = {"async_only": True}
 
 
 class GrpoConfig(TrainConfig):
@@ -177,29 +180,38 @@ class GrpoConfig(TrainConfig):
         description="sync: TRL's trainer generates and learns in one process; async: vLLM "
         "replicas generate on Ray while a separate learner trains (trainers/async_rl).",
     )
-    replicas: int = Field(1, ge=1, description="Generation replicas (vLLM servers) for async.")
+    replicas: int = Field(
+        1,
+        ge=1,
+        description="Generation replicas (vLLM servers) for async.",
+        json_schema_extra=_ASYNC,
+    )
     max_staleness: int = Field(
         1,
         ge=0,
         description="Async: a sample is trained on at most this many policy versions after "
         "the weights that generated it (0 = on-policy).",
+        json_schema_extra=_ASYNC,
     )
     weight_sync: Literal["gloo", "nccl", "disk"] = Field(
         "gloo",
         description="Async: how new weights reach the replicas (gloo on CPU, nccl on GPU, "
         "disk = safetensors file and reload).",
+        json_schema_extra=_ASYNC,
     )
     learner_ranks: int = Field(
         1,
         ge=1,
         description="Async: learner processes, each holding a dim-0 shard of every parameter "
         "(FSDP2 over gloo, CPU) and sending it to every replica.",
+        json_schema_extra=_ASYNC,
     )
     rollouts: TableName | None = Field(
         None,
         description="Async: Iceberg table (NAMESPACE.TABLE) every generated sample is written "
         "to. Left empty it is <namespace of table>.<out>_rollouts: created in the training "
         "table's namespace (demo.chat and out grpo-1 give demo.grpo_1_rollouts).",
+        json_schema_extra=_ASYNC,
     )
 
     @model_validator(mode="after")
@@ -230,4 +242,67 @@ class GrpoConfig(TrainConfig):
                     f"{', '.join(ignored)} only apply to rollout: async (this card is sync); "
                     "add --rollout async, or leave them out"
                 )
+        else:
+            _refuse(self._async_problems())
         return self
+
+    def _async_problems(self) -> list[tuple[str, Any, str]]:
+        """(field, value, what is wrong and what to do) for each setting an async run
+        cannot take, whatever machine it runs on. What depends on the machine or the
+        catalog (a GPU, memory, a free rollouts table) is the preflight's:
+        trainers/async_rl/host.py."""
+        problems = []
+        if self.method != "full":
+            problems.append(
+                (
+                    "method",
+                    self.method,
+                    "rollout: async trains the full model (method: full); LoRA adapters are "
+                    "not pushed to the replicas. Set --method full or use --rollout sync",
+                )
+            )
+        if self.learner_ranks > 1 and self.device == "cuda":
+            problems.append(
+                (
+                    "learner_ranks",
+                    self.learner_ranks,
+                    "learner_ranks > 1 shards the learner over gloo on CPU; with device: cuda "
+                    "run one learner rank (--learner-ranks 1) or set --device cpu",
+                )
+            )
+        batch = self.batch_size * self.grad_accum
+        if batch < self.learner_ranks:
+            problems.append(
+                (
+                    "learner_ranks",
+                    self.learner_ranks,
+                    f"learner_ranks {self.learner_ranks} need at least that many completions "
+                    f"a step; batch_size x grad_accum is {batch}. Raise --batch-size or lower "
+                    "--learner-ranks",
+                )
+            )
+        return problems
+
+
+ASYNC_ONLY: tuple[str, ...] = tuple(
+    name
+    for name, info in GrpoConfig.model_fields.items()
+    if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("async_only")
+)
+
+
+def _refuse(problems: list[tuple[str, Any, str]]) -> None:
+    """Raise every problem as a validation error located at its own field, so the
+    message names the field and its option (podium/jobs/fields.py), not the whole card."""
+    if problems:
+        raise ValidationError.from_exception_data(
+            "GrpoConfig",
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError("value_error", "{reason}", {"reason": reason}),
+                    loc=(name,),
+                    input=value,
+                )
+                for name, value, reason in problems
+            ],
+        )

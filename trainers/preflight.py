@@ -1,7 +1,9 @@
 """Checks before an sft or grpo job exists (see podium/jobs/preflight.py): the starting
 model is registered (the card names its checkpoint, not an alias), every reward rule is
-known, and an async GRPO run's replicas and learner fit in the memory available, so a
-typo or an impossible run fails before a worker loads torch."""
+known, and an async GRPO run fits this host (sharded learner ranks on CPU, a free
+rollouts table, replicas and learner in the memory available), so a typo or an
+impossible run fails before a worker loads torch. What needs only the card is refused
+earlier, by the card's model (trainers/config.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ def train(config: TrainConfig) -> TrainConfig:
         from trainers.rewards import check_rewards
 
         check_rewards(config.rewards)
-        if config.rollout == "async" and model.path:
-            from trainers.async_rl.memory import check_async_memory
+        if config.rollout == "async":
+            from trainers.async_rl.host import check_async_host
 
-            check_async_memory(config, model.path)
+            check_async_host(config, model.path)
     return config.model_copy(update={"model": model.name})

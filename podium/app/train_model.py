@@ -21,6 +21,7 @@ from podium.jobs.queue import Job, get_job, list_jobs
 from podium.models.registry import get_model, list_models
 from podium.store.catalog import list_tables, load_table
 from podium.store.snapshots import list_snapshots
+from trainers.config import ASYNC_ONLY
 
 KINDS = ("sft", "grpo")
 REWARD_CHOICES = (
@@ -46,9 +47,10 @@ def default_rewards() -> dict[str, float]:
     return {spec.rule: spec.weight for spec in specs}
 
 
-# GrpoConfig's fields that only an async rollout reads: shown beside the basic fields
-# when the form is for async, left at their defaults (and off the form) for sync.
-ASYNC_FIELDS = ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
+# GrpoConfig's fields that only an async rollout reads (the model marks them): shown
+# beside the basic fields when the form is for async, left at their defaults (and off
+# the form) for sync.
+ASYNC_FIELDS = ASYNC_ONLY
 
 # Chart groups: a title and the metric names (a prefix ending in "/" takes a family).
 CHART_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (

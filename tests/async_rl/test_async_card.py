@@ -1,16 +1,26 @@
-"""The async fields of a grpo card: what the job refuses before any model loads."""
+"""The async fields of a grpo card: what the card itself refuses (its model, so every
+command, card and form refuses it at once), and what this machine and catalog refuse
+at submit (the kind's preflight), before any model loads."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from pydantic import ValidationError
+from train_fixtures import chat_rows
 
+from podium.cli import app
 from podium.errors import InvalidInput
-from trainers.async_rl.job import check_async_card, rollouts_table
-from trainers.config import GrpoConfig
+from podium.jobs.queue import list_jobs
+from podium.models.registry import register_model
+from podium.store.schema import SFT_SCHEMA
+from podium.store.write import write_table
+from trainers.async_rl.host import check_async_host, rollouts_table
+from trainers.config import ASYNC_ONLY, GrpoConfig
 
 
 def card(**extra: Any) -> GrpoConfig:
@@ -30,21 +40,30 @@ def test_defaults_and_the_derived_rollouts_table(podium_home: Path) -> None:
     )
     assert rollouts_table(cfg) == "demo.run_1_rollouts"
     assert rollouts_table(card(rollouts="ns.mine")) == "ns.mine"
-    check_async_card(cfg)
+    check_async_host(cfg)
 
 
-def test_what_the_async_path_refuses(podium_home: Path) -> None:
-    with pytest.raises(InvalidInput, match="method: full"):
-        check_async_card(card(method="lora"))
-    check_async_card(card(learner_ranks=2))  # sharded learner ranks run
-    with pytest.raises(InvalidInput, match="learner_ranks 8 need at least that many"):
-        check_async_card(card(learner_ranks=8, batch_size=4, grad_accum=1, num_generations=4))
-    with pytest.raises(InvalidInput, match="gloo on CPU"):
-        check_async_card(card(learner_ranks=2, device="cuda"))
+def test_what_an_async_card_refuses_by_itself() -> None:
+    with pytest.raises(ValidationError, match="method: full"):
+        card(method="lora")
+    card(learner_ranks=2)  # sharded learner ranks run
+    with pytest.raises(ValidationError, match="learner_ranks 8 need at least that many"):
+        card(learner_ranks=8, batch_size=4, grad_accum=1, num_generations=4)
+    with pytest.raises(ValidationError, match="gloo on CPU"):
+        card(learner_ranks=2, device="cuda")
     with pytest.raises(ValidationError):
         card(max_staleness=-1)
     with pytest.raises(InvalidInput, match="not allowed"):
         card(rollouts="bad name!")
+    # A sync card never reads them, so it is not refused for them.
+    assert card(rollout="sync", method="lora").method == "lora"
+
+
+def test_what_this_host_and_catalog_refuse(podium_home: Path) -> None:
+    write_table("demo.run_1_rollouts", chat_rows([("q", "a")]), schema=SFT_SCHEMA)
+    with pytest.raises(InvalidInput, match="Rollouts table demo.run_1_rollouts already exists"):
+        check_async_host(card())
+    check_async_host(card(rollouts="demo.other"))
 
 
 def test_a_sync_card_refuses_async_only_fields_instead_of_ignoring_them() -> None:
@@ -53,3 +72,59 @@ def test_a_sync_card_refuses_async_only_fields_instead_of_ignoring_them() -> Non
     with pytest.raises(ValidationError, match="replicas, rollouts only apply"):
         card(rollout="sync", replicas=2, rollouts="ns.x")
     assert card(rollout="sync").rollout == "sync"  # their defaults are fine
+
+
+def test_one_list_of_async_only_fields() -> None:
+    """The model marks its async-only fields; the sync refusal, the card schema and the
+    Train page's async form all read that one list (it was written out three times)."""
+    from podium.app.train_model import rollout_fields
+
+    schema = GrpoConfig.model_json_schema()["properties"]
+    marked = tuple(name for name, prop in schema.items() if prop.get("async_only"))
+    assert marked == ASYNC_ONLY
+    assert ASYNC_ONLY == ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
+    assert rollout_fields("grpo", "async")[0] == ASYNC_ONLY
+    given = {"replicas": 2, "max_staleness": 0, "weight_sync": "disk", "learner_ranks": 2}
+    with pytest.raises(ValidationError, match=", ".join(ASYNC_ONLY) + " only apply"):
+        card(rollout="sync", rollouts="ns.x", **given)
+
+
+@pytest.fixture
+def registered(podium_home: Path, tmp_path: Path) -> str:
+    """A registered base model (a folder with a config.json: nothing here loads it) and
+    a training table, so a card gets as far as its preflight."""
+    checkpoint = tmp_path / "fake-base"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    register_model("fake-base", kind="base", path=str(checkpoint))
+    write_table("demo.chat", chat_rows([("q", "a")]), schema=SFT_SCHEMA)
+    return "fake-base"
+
+
+def refusal(*args: str) -> str:
+    """The error a `podium` command stops with (the CLI prints it; CliRunner keeps it)."""
+    result = CliRunner().invoke(app, list(args))
+    assert isinstance(result.exception, InvalidInput), result.output
+    return str(result.exception)
+
+
+def test_the_command_refuses_a_bad_async_card_at_once(registered: str, tmp_path: Path) -> None:
+    """It used to be accepted (card written, job queued) and refused by the job itself."""
+    written = tmp_path / "async.md"
+    args = ["train", "grpo", "--model", registered, "--table", "demo.chat", "--out", "run-1"]
+    error = refusal(*args, "--rollout", "async", "--method", "lora", "--card", str(written))
+    assert "method (--method): rollout: async trains the full model" in error
+    assert "Set --method full or use --rollout sync (got 'lora')" in error
+    assert not written.exists()
+
+    error = refusal(*args, "--rollout", "async", "--learner-ranks", "8", "--queue")
+    assert "learner_ranks (--learner-ranks): learner_ranks 8 need at least" in error
+    assert "Raise --batch-size or lower --learner-ranks" in error
+
+    # The same card written by hand: `podium submit CARD` refuses it, nothing is queued.
+    written.write_text(
+        "---\nkind: grpo\nmodel: fake-base\ntable: {name: demo.chat}\nout: run-1\n"
+        "rollout: async\nmethod: lora\n---\n"
+    )
+    assert "method (--method): rollout: async" in refusal("submit", str(written))
+    assert list_jobs() == []

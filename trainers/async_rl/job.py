@@ -1,4 +1,4 @@
-"""The async GRPO job: check the card, load the learner (one process, or rank 0 of
+"""The async GRPO job: check the host, load the learner (one process, or rank 0 of
 `learner_ranks`), start the replicas and the weight transfer, run (`run.AsyncRun`), save
 and report. See run.py for how the pieces work together."""
 
@@ -8,18 +8,14 @@ import os
 import time
 from typing import Any
 
-from podium.errors import Cancelled, InvalidInput, PodiumError
+from podium.errors import Cancelled, PodiumError
 from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
-from trainers.async_rl.memory import check_async_memory, ray_oom_line
+from trainers.async_rl.host import check_async_host, rollouts_table
+from trainers.async_rl.memory import ray_oom_line
 from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
-from trainers.async_rl.rollouts import (
-    RolloutsWriter,
-    check_rollouts_free,
-    default_rollouts_name,
-    rollouts_note,
-)
+from trainers.async_rl.rollouts import RolloutsWriter, rollouts_note
 from trainers.async_rl.run import AsyncRun
 from trainers.config import GrpoConfig
 from trainers.data import TrainingData
@@ -28,40 +24,14 @@ from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
 
 
-def rollouts_table(cfg: GrpoConfig) -> str:
-    return cfg.rollouts or default_rollouts_name(cfg.table.name, cfg.out)
-
-
-def check_async_card(cfg: GrpoConfig) -> None:
-    """What only the async path refuses, before any model loads."""
-    if cfg.method != "full":
-        raise InvalidInput(
-            "rollout: async trains the full model (method: full); LoRA adapters are not "
-            "pushed to the replicas. Set --method full or use --rollout sync."
-        )
-    if cfg.learner_ranks > 1:
-        if cfg.device == "cuda" or resolve_device(cfg.device) != "cpu":
-            raise InvalidInput(
-                "learner_ranks > 1 shards the learner over gloo on CPU; on a GPU host run one "
-                "learner rank (--learner-ranks 1) or --device cpu."
-            )
-        batch = cfg.batch_size * cfg.grad_accum
-        if batch < cfg.learner_ranks:
-            raise InvalidInput(
-                f"learner_ranks {cfg.learner_ranks} need at least that many completions a "
-                f"step; batch_size x grad_accum is {batch}. Raise --batch-size or lower "
-                "--learner-ranks."
-            )
-    check_rollouts_free(rollouts_table(cfg))
-
-
 def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     prepare_env()
-    cfg = as_config(config, GrpoConfig)
-    check_async_card(cfg)
+    cfg = as_config(config, GrpoConfig)  # the card's own async rules: its model's
     check_rewards(cfg.rewards, *_table_context(cfg))
     base, data = check_card(cfg)
-    check_async_memory(cfg, base.path)  # again: a server may have started since the submit
+    # Again, as at submit: this worker's host, and what appeared since (a rollouts table,
+    # a vLLM server using the memory).
+    check_async_host(cfg, base.path)
     table = rollouts_table(cfg)
     reporter.log(
         f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
