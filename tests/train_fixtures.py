@@ -72,6 +72,20 @@ def tiny_base(podium_home: Path, tiny_checkpoint: Path) -> str:
     return TINY_NAME
 
 
+@pytest.fixture
+def stub_base(podium_home: Path, tmp_path: Path) -> str:
+    """A registered base model that is only a config.json (nothing loads it: for cards
+    that must get as far as their preflight) and a one-row table demo.chat."""
+    from podium.models.registry import register_model
+
+    checkpoint = tmp_path / "stub-base"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    register_model("stub-base", kind="base", path=str(checkpoint))
+    write_table("demo.chat", chat_rows([("q", "a")]), schema=SFT_SCHEMA)
+    return "stub-base"
+
+
 def chat_rows(pairs: list[tuple[str, str]], **extra: object) -> pa.Table:
     rows = [
         {

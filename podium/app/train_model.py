@@ -1,9 +1,9 @@
 """What the Train page shows and does, without Streamlit.
 
-The form's choices (base checkpoints, tables, snapshots, rewards), turning the form
-into a validated `sft` or `grpo` card and queueing it, and the live view of a run:
-status, progress, metric groups for the charts, sample completions, an async GRPO
-run's replicas, staleness and weight syncs (`async_rl_model`), and on success the
+The form's choices (base checkpoints, tables, snapshots, rewards: the form is
+`forms.queue_form`, whose submit the kind's preflight checks once), and the live view
+of a run: status, progress, metric groups for the charts, sample completions, an async
+GRPO run's replicas, staleness and weight syncs (`async_rl_model`), and on success the
 registered checkpoint with its base for the chat and compare buttons.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from podium.app.async_rl_model import AsyncView, async_view, job_config
-from podium.jobs.logbook import metrics_frame, progress_fraction, samples, submit_config
+from podium.jobs.logbook import metrics_frame, progress_fraction, samples
 from podium.jobs.queue import Job, get_job, list_jobs
 from podium.models.registry import get_model, list_models
 from podium.store.catalog import list_tables, load_table
@@ -113,38 +113,6 @@ def rollout_fields(kind: str, rollout: str) -> tuple[tuple[str, ...], dict[str, 
 
     defaults = {f: GrpoConfig.model_fields[f].get_default() for f in ASYNC_FIELDS}
     return (), {"rollout": "sync", **defaults}
-
-
-def check_launch(kind: str, values: dict[str, Any]) -> None:
-    """What the queue's preflight does not check: the new name is free and GRPO's
-    rewards can read this table."""
-    from trainers.runtime import check_out_name
-
-    check_out_name(str(values.get("out") or ""))
-    if kind == "grpo":
-        from trainers.config import RewardSpec
-        from trainers.rewards import check_rewards
-
-        table = values["table"]["name"]
-        specs = [RewardSpec(**r) for r in values.get("rewards") or []]
-        check_rewards(specs, dict(load_table(table).properties), table)
-
-
-def launch(kind: str, values: dict[str, Any]) -> str:
-    """Check everything that can be checked without compute, then queue the run."""
-    from trainers.runtime import check_out_name, resolve_base
-
-    resolve_base(values["model"])
-    check_out_name(values["out"])
-    if kind == "grpo":
-        from trainers.config import RewardSpec
-        from trainers.rewards import check_rewards
-
-        table = values["table"]["name"]
-        check_rewards(
-            [RewardSpec(**r) for r in values["rewards"]], dict(load_table(table).properties), table
-        )
-    return submit_config(kind, values)
 
 
 def training_runs(limit: int = 20) -> list[Job]:

@@ -4,7 +4,6 @@ at submit (the kind's preflight), before any model loads."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from train_fixtures import chat_rows
 from podium.cli import app
 from podium.errors import InvalidInput
 from podium.jobs.queue import list_jobs
-from podium.models.registry import register_model
 from podium.store.schema import SFT_SCHEMA
 from podium.store.write import write_table
 from trainers.async_rl.host import check_async_host, rollouts_table
@@ -89,18 +87,6 @@ def test_one_list_of_async_only_fields() -> None:
         card(rollout="sync", rollouts="ns.x", **given)
 
 
-@pytest.fixture
-def registered(podium_home: Path, tmp_path: Path) -> str:
-    """A registered base model (a folder with a config.json: nothing here loads it) and
-    a training table, so a card gets as far as its preflight."""
-    checkpoint = tmp_path / "fake-base"
-    checkpoint.mkdir()
-    (checkpoint / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    register_model("fake-base", kind="base", path=str(checkpoint))
-    write_table("demo.chat", chat_rows([("q", "a")]), schema=SFT_SCHEMA)
-    return "fake-base"
-
-
 def refusal(*args: str) -> str:
     """The error a `podium` command stops with (the CLI prints it; CliRunner keeps it)."""
     result = CliRunner().invoke(app, list(args))
@@ -108,10 +94,10 @@ def refusal(*args: str) -> str:
     return str(result.exception)
 
 
-def test_the_command_refuses_a_bad_async_card_at_once(registered: str, tmp_path: Path) -> None:
+def test_the_command_refuses_a_bad_async_card_at_once(stub_base: str, tmp_path: Path) -> None:
     """It used to be accepted (card written, job queued) and refused by the job itself."""
     written = tmp_path / "async.md"
-    args = ["train", "grpo", "--model", registered, "--table", "demo.chat", "--out", "run-1"]
+    args = ["train", "grpo", "--model", stub_base, "--table", "demo.chat", "--out", "run-1"]
     error = refusal(*args, "--rollout", "async", "--method", "lora", "--card", str(written))
     assert "method (--method): rollout: async trains the full model" in error
     assert "Set --method full or use --rollout sync (got 'lora')" in error
@@ -123,7 +109,7 @@ def test_the_command_refuses_a_bad_async_card_at_once(registered: str, tmp_path:
 
     # The same card written by hand: `podium submit CARD` refuses it, nothing is queued.
     written.write_text(
-        "---\nkind: grpo\nmodel: fake-base\ntable: {name: demo.chat}\nout: run-1\n"
+        "---\nkind: grpo\nmodel: stub-base\ntable: {name: demo.chat}\nout: run-1\n"
         "rollout: async\nmethod: lora\n---\n"
     )
     assert "method (--method): rollout: async" in refusal("submit", str(written))

@@ -32,7 +32,6 @@ from podium.app.train_model import (
     RunView,
     base_choices,
     cancel_question,
-    check_launch,
     default_out,
     default_rewards,
     rollout_fields,
@@ -153,7 +152,6 @@ def _launch_form() -> None:
         advanced=[f for f in model_fields if f not in basic and f not in fixed],
         values={"out": default_out(model, table, kind), **preset_defaults(kind, preset)},
         fixed=fixed,
-        check=lambda values: check_launch(kind, values),
     )
     if job_id is not None:
         st.query_params["job"] = job_id
