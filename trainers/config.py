@@ -12,6 +12,7 @@ import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic.json_schema import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from podium.errors import InvalidInput
@@ -139,7 +140,7 @@ class RewardSpec(BaseModel):
 # Marks a GrpoConfig field that only rollout: async reads: a sync card that sets one is
 # refused, not ignored, and the Train page shows them only for async. ASYNC_ONLY (below
 # the model) is the one list, read from these marks.
-_ASYNC = {"async_only": True}
+_ASYNC: JsonDict = {"async_only": True}
 
 
 class GrpoConfig(TrainConfig):
@@ -251,7 +252,7 @@ class GrpoConfig(TrainConfig):
         cannot take, whatever machine it runs on. What depends on the machine or the
         catalog (a GPU, memory, a free rollouts table) is the preflight's:
         trainers/async_rl/host.py."""
-        problems = []
+        problems: list[tuple[str, Any, str]] = []
         if self.method != "full":
             problems.append(
                 (
