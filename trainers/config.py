@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from podium.errors import InvalidInput
-from podium.store.refs import TableRef
-from podium.store.table_name import TableName
+from podium.store.catalog.table_name import TableName
+from podium.store.read.refs import TableRef
 from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, preset_defaults
 
 _OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
