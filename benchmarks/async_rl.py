@@ -311,7 +311,7 @@ def main() -> None:
 
     reset_settings()
     from podium.models.registry import register_model
-    from podium.store.demo import load_demo
+    from podium.store.write.demo import load_demo
 
     if opts.model == "tiny":
         sys.path.insert(0, str(ROOT / "benchmarks"))

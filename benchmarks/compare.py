@@ -45,10 +45,10 @@ def main() -> None:
     from podium.compare.job import CompareConfig, run_compare
     from podium.compare.ratings import _counts, bradley_terry, fit_bradley_terry
     from podium.reporting import Reporter
-    from podium.store.read import clear_cache, read_arrow
-    from podium.store.refs import TableRef
+    from podium.store.read.read import clear_cache, read_arrow
+    from podium.store.read.refs import TableRef
     from podium.store.schema import SFT_ARROW_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     rows = [
         {"id": f"p{i}", "messages": [{"role": "user", "content": f"Colour {i} as JSON."}]}

@@ -71,7 +71,7 @@ async def bare_client(
 def podium_job(table: str, out: str, max_tokens: int, concurrency: int) -> tuple[int, float]:
     from generators.generate import GenerateConfig, run_generate
     from podium.reporting import Reporter
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
 
     cfg = GenerateConfig(
         table=TableRef(name=table),
@@ -137,7 +137,7 @@ def main() -> None:
     from podium.models.bootstrap import bootstrap
     from podium.models.serving import ensure_server, stop_server
     from podium.store.schema import SFT_ARROW_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     reset_settings()
     texts = prompts(args.prompts)

@@ -365,7 +365,7 @@ def fresh_home(work: Path) -> None:
     """This invocation's own PODIUM_HOME: its registry starts empty, so nothing left by an
     earlier run (a base registered into a deleted temp dir) can get in the way."""
     from podium.config import reset_settings
-    from podium.store.demo import load_demo
+    from podium.store.write.demo import load_demo
 
     os.environ["PODIUM_HOME"] = str(work / "home")
     reset_settings()

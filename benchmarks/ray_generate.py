@@ -37,7 +37,7 @@ from podium.config import reset_settings
 from podium.models import get_model
 from podium.models.serving import ensure_server, stop_server
 from podium.models.vllm_launch import free_port
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 
 def _podium(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -131,8 +131,8 @@ def _bench_build(env: dict[str, str], args: argparse.Namespace) -> None:
 
     from generators.code_exec.demo_functions import FUNCTIONS_ARROW_SCHEMA
     from generators.code_exec.pipeline_functions import pipeline_function_rows
-    from podium.store.catalog import load_table
-    from podium.store.read import iter_batches
+    from podium.store.catalog.catalog import load_table
+    from podium.store.read.read import iter_batches
 
     fns = pipeline_function_rows(args.functions)
     os.environ.update(env)  # this process writes the functions table into the same home

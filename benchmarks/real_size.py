@@ -232,7 +232,7 @@ Statements = list[tuple[str, list[object]]]
 WARM = r"""
 import json, random, statistics, sys, time
 import duckdb
-from podium.store.query import page
+from podium.store.read.query import page
 table, files, n, limit = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 offsets = random.Random(0).sample(range(n - limit), 21)
 con = duckdb.connect()
@@ -271,7 +271,7 @@ def warm_pages(env: dict[str, str], files: list[str], n: int) -> tuple[Run, Run]
 def snapshot_files(env: dict[str, str]) -> list[str]:
     """The current snapshot's data files in write order (one import: plan order)."""
     code = (
-        "import json; from podium.store.catalog import load_table; "
+        "import json; from podium.store.catalog.catalog import load_table; "
         f"t = load_table({TABLE!r}); "
         "print(json.dumps([task.file.file_path.removeprefix('file://') "
         "for task in t.scan().plan_files()]))"

@@ -50,7 +50,7 @@ def digest(rows):
 PYICEBERG = (
     DIGEST
     + r"""
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 t = load_table(sys.argv[1])
 out = []
 for batch in t.scan(selected_fields=("id", "messages")).to_arrow_batch_reader():
@@ -62,7 +62,7 @@ print(json.dumps(sorted(out)))
 PODIUM_READ = (
     DIGEST
     + r"""
-from podium.store.read import iter_batches
+from podium.store.read.read import iter_batches
 snapshot = sys.argv[2] if len(sys.argv) > 2 else None
 out = []
 for batch in iter_batches(sys.argv[1], snapshot, columns=["id", "messages"]):
@@ -186,7 +186,7 @@ def main() -> None:
         [
             sys.executable,
             "-c",
-            "import json,sys; from podium.store.catalog import load_table; "
+            "import json,sys; from podium.store.catalog.catalog import load_table; "
             f"print(json.dumps(load_table({TABLE!r}).metadata_location))",
         ],
         env,
@@ -246,7 +246,7 @@ import json, sys, time
 from podium.identity import User
 from podium.review.annotations import annotate
 from podium.review.changes import Change, commit_change
-from podium.store.query import page
+from podium.store.read.query import page
 user = User(name="bench", role="admin", source="config")
 times = []
 for k, row in enumerate(json.loads(sys.argv[1])):
@@ -266,7 +266,7 @@ print(json.dumps({"actions": len(times), "mean_s": sum(times) / len(times), "max
 
 UNREFERENCED = r"""
 import json, sys
-from podium.store.maintenance import unreferenced_files
+from podium.store.maintenance.maintenance import unreferenced_files
 print(json.dumps(unreferenced_files(sys.argv[1])))
 """
 

@@ -209,7 +209,7 @@ def main() -> None:
 
     reset_settings()
     from podium.models.registry import register_model
-    from podium.store.demo import load_demo
+    from podium.store.write.demo import load_demo
     from trainers.config import SftConfig
     from trainers.data import load_training_data
 

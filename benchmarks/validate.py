@@ -74,7 +74,7 @@ def bare_loop(texts: list[str]) -> int:
 def _write_turns(name: str, texts: list[str], properties: dict[str, str]) -> None:
     import pyarrow as pa
 
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     data = pa.table(
         {
@@ -92,8 +92,8 @@ def table_runs(rows: int, repeat: int) -> list[tuple[str, float, str]]:
     """Rows/s of whole-table runs with 1 process and with one per core."""
     os.environ["PODIUM_HOME"] = tempfile.mkdtemp(prefix="podium-bench-")
     from podium.config import reset_settings
-    from podium.store.demo import DEMO_JSON_SCHEMA
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
+    from podium.store.write.demo import DEMO_JSON_SCHEMA
     from podium.validate.job import ValidateConfig, validate_table
     from podium.validate.parallel import available_cores
 
@@ -131,7 +131,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args()
 
-    from podium.store.demo import DEMO_JSON_SCHEMA
+    from podium.store.write.demo import DEMO_JSON_SCHEMA
     from podium.validate.batch import Plan, check_texts
     from podium.validate.rules import parse_rules
 

@@ -39,18 +39,18 @@ from podium.jobs.launchers import LaunchOptions
 from podium.models import get_model
 from podium.models.speeds import record_speed
 from podium.reporting import JobOutputs, Reporter
-from podium.store import kinds
-from podium.store.catalog import full_name, table_exists
-from podium.store.refs import TableRef
+from podium.store.catalog import kinds
+from podium.store.catalog.catalog import full_name, table_exists
+from podium.store.catalog.table_name import TableName
+from podium.store.read.refs import TableRef
 from podium.store.schema import (
     PROP_KIND,
     PROP_LINEAGE_CHECKPOINT,
     PROP_LINEAGE_CHECKPOINT_LOCATION,
     PROP_LINEAGE_INPUT,
 )
-from podium.store.staged import staging_key
-from podium.store.table_name import TableName
-from podium.store.write import write_table
+from podium.store.write.staged import staging_key
+from podium.store.write.write import write_table
 
 SAMPLES_KIND = kinds.SAMPLES
 PROP_CONFIG = "podium.generate.config"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import InvalidInput
-from podium.store.generated_ids import content_id
-from podium.store.query import iter_rows, open_view
-from podium.store.refs import TableRef
+from podium.store.read.query import iter_rows, open_view
+from podium.store.read.refs import TableRef
+from podium.store.write.generated_ids import content_id
 
 Message = dict[str, str]
 

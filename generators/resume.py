@@ -14,9 +14,9 @@ from typing import Any
 import pyarrow.compute as pc
 
 from podium.errors import InvalidInput
-from podium.store.catalog import load_table, table_exists
-from podium.store.read import iter_table_batches
-from podium.store.snapshots import resolve_snapshot
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.read.read import iter_table_batches
+from podium.store.read.snapshots import resolve_snapshot
 
 
 def done_values(out: str, column: str, written_by: Mapping[str, str], job: str) -> set[Any]:

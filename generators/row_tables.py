@@ -18,9 +18,9 @@ from pyiceberg.exceptions import CommitFailedException
 
 from podium.config import get_settings
 from podium.locks import file_lock
-from podium.store.catalog import ensure_namespace, open_catalog, parse_name, table_exists
+from podium.store.catalog.catalog import ensure_namespace, open_catalog, parse_name, table_exists
 from podium.store.schema import PROP_KIND
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 _RETRIES = {"commit.retry.num-retries": "20", "commit.retry.min-wait-ms": "20"}
 _WRITE_ATTEMPTS = 5

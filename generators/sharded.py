@@ -6,7 +6,7 @@ The prompts are cut into shards of `batch_size` (fixed over the whole prompt lis
 a shard means the same prompts in every attempt). One puller per replica takes the
 next shard from a shared queue, so a fast or idle replica takes more (balanced by
 load, not split up front). A finished shard becomes one staged Parquet file
-(`podium.store.staged`); when every shard is done the driver commits all files as ONE
+(`podium.store.write.staged`); when every shard is done the driver commits all files as ONE
 snapshot. A replica that stops answering hands its shard back to the queue and leaves;
 the others finish the work. If none is left, the job fails saying how many shards are
 saved, and running the same card again generates only the missing ones.
@@ -25,7 +25,7 @@ from generators.retry import RetryPolicy
 from generators.samples import SAMPLES_SCHEMA, sample_rows, to_arrow
 from podium.errors import PodiumError
 from podium.reporting import Reporter
-from podium.store.staged import Staging, commit_staged, pending_files, stage, write_staged
+from podium.store.write.staged import Staging, commit_staged, pending_files, stage, write_staged
 
 _WAIT_S = 0.5
 

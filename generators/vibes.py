@@ -28,14 +28,14 @@ from generators.row_tables import append_row, ensure_row_table
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.reporting import Reporter
-from podium.store import kinds
-from podium.store.catalog import table_exists
-from podium.store.query import page
-from podium.store.read import iter_batches
+from podium.store.catalog import kinds
+from podium.store.catalog.catalog import table_exists
+from podium.store.catalog.table_name import check_not_reserved
+from podium.store.read.query import page
+from podium.store.read.read import iter_batches
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT, PROP_LINEAGE_PREFIX, SFT_ARROW_SCHEMA
-from podium.store.table_name import check_not_reserved
-from podium.store.users import acting_user
-from podium.store.write import write_table
+from podium.store.state.users import acting_user
+from podium.store.write.write import write_table
 
 VIBES_TABLE = "vibes.prompts"
 VIBES_KIND = kinds.VIBES

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import typer
 
 from podium.errors import PodiumError
-from podium.store.lean_imports import ONE_SHOT
+from podium.store.catalog.lean_imports import ONE_SHOT
 
 # name -> (module, one-line help shown by `podium --help`). A module defines
 # `register(app: typer.Typer)` and/or `click_commands() -> dict[str, click.Command]`.

@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     stale_after_seconds: float = Field(
         30.0, description="A running job silent this long is taken as dead."
     )
-    # Identity (podium.store.users). Without OIDC and PODIUM_USER, Podium is in local
+    # Identity (podium.store.state.users). Without OIDC and PODIUM_USER, Podium is in local
     # single-user mode: the OS user acts, with every role.
     user: str = Field(
         "",

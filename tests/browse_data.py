@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 CHAT = "lab.chat"
 SCORES = "lab.scores"

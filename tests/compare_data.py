@@ -19,7 +19,7 @@ from podium.compare.job import CompareConfig, run_compare
 from podium.compare.table import Comparison, load_comparison
 from podium.models.registry import add_endpoint, get_model
 from podium.reporting import Reporter
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 from podium.store.schema import (
     PROP_KIND,
     PROP_LINEAGE_CHECKPOINT,
@@ -27,7 +27,7 @@ from podium.store.schema import (
     PROP_LINEAGE_INPUT,
     SFT_ARROW_SCHEMA,
 )
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
 

@@ -98,6 +98,6 @@ def _no_app_session_user() -> Iterator[None]:
     """A page run under AppTest registers the browser session's user for the whole
     process (as the Streamlit server does); later tests must act as themselves."""
     yield
-    from podium.store.users import use_session_user
+    from podium.store.state.users import use_session_user
 
     use_session_user(None)

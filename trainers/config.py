@@ -16,8 +16,8 @@ from pydantic.json_schema import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from podium.errors import InvalidInput
-from podium.store.refs import TableRef
-from podium.store.table_name import TableName
+from podium.store.catalog.table_name import TableName
+from podium.store.read.refs import TableRef
 from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, preset_defaults
 
 _OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

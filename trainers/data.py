@@ -20,8 +20,8 @@ from typing import Any, overload
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.store.read import iter_batches, open_snapshot
-from podium.store.refs import TableRef
+from podium.store.read.read import iter_batches, open_snapshot
+from podium.store.read.refs import TableRef
 
 EVAL_SPLITS = ("eval", "validation", "test")
 NO_PROMPTS = (

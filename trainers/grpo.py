@@ -57,7 +57,7 @@ def check_inputs(cfg: GrpoConfig) -> tuple[BaseModelRef, TrainingData]:
 
 def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
     """The table's properties (a stored JSON Schema for `validate:json-schema`) and name."""
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     return dict(load_table(cfg.table.name).properties), cfg.table.name
 

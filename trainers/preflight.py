@@ -18,7 +18,7 @@ def train(config: TrainConfig) -> TrainConfig:
     model = get_model(config.model)
     check_out_name(config.out)
     if isinstance(config, GrpoConfig):
-        from podium.store.catalog import load_table
+        from podium.store.catalog.catalog import load_table
         from trainers.rewards import check_rewards
 
         table = config.table.name

@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from generators.code_exec import tables
 from generators.sandbox import Sandbox
-from podium.store.catalog import table_exists
-from podium.store.write import write_table
+from podium.store.catalog.catalog import table_exists
+from podium.store.write.write import write_table
 
 
 @dataclass

@@ -40,10 +40,10 @@ from generators.code_exec.source import done_ids, load_functions, output_propert
 from generators.sandbox import Job, Limits, Sandbox
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
-from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import iter_batches
+from podium.store.catalog.catalog import full_name, load_table, table_exists
+from podium.store.read.read import iter_batches
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_batches
+from podium.store.write.write import write_batches
 
 
 def propose_and_plan(

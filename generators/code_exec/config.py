@@ -10,8 +10,8 @@ from pydantic import AliasChoices, Field
 from generators.grading import GRADE_LIMITS
 from generators.sandbox import Limits
 from podium.jobs.launchers import LaunchOptions
-from podium.store.catalog import full_name
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import full_name
+from podium.store.read.refs import TableRef
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
 KIND = "code-exec-build"

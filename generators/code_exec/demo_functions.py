@@ -231,9 +231,9 @@ def example_args(row: dict[str, Any]) -> tuple[Any, ...]:
 
 def load_demo_functions(name: str = DEMO_TABLE) -> bool:
     """Create the demo functions table if it is missing; True if it was created."""
-    from podium.store.catalog import table_exists
+    from podium.store.catalog.catalog import table_exists
     from podium.store.schema import PROP_KIND
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     if table_exists(name):
         return False

@@ -6,7 +6,7 @@ The job's driver proposes inputs (one batch of functions at a time, as in a loca
 build) and hands each batch's calls to the next free `SandboxNode`: a Ray actor
 holding its own warm sandbox pool, spread one per node (`SPREAD`), so proposing batch
 k+1 overlaps running batch k. The actor executes the calls, writes the batch's rows as
-one staged Parquet file (`podium.store.staged`) and returns the file; the driver
+one staged Parquet file (`podium.store.write.staged`) and returns the file; the driver
 commits every file in ONE snapshot at the end. Batches are fixed over the whole
 function list, so a job that dies resumes with only the batches not staged yet.
 Rows are the same as a local build's: same row ids, inputs and outputs.
@@ -26,8 +26,8 @@ from generators.code_exec import tables
 from generators.sandbox import Limits, Sandbox
 from podium.processes import ray_module
 from podium.reporting import Reporter
-from podium.store.fan_out import SPREAD, fan_out
-from podium.store.staged import (
+from podium.store.write.fan_out import SPREAD, fan_out
+from podium.store.write.staged import (
     Staging,
     commit_staged,
     pending_files,

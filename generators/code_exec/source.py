@@ -11,9 +11,9 @@ from pydantic import BaseModel
 from generators.resume import done_values
 from podium.errors import InvalidInput
 from podium.reporting import Reporter
-from podium.store.catalog import full_name
-from podium.store.read import read_small
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import full_name
+from podium.store.read.read import read_small
+from podium.store.read.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 
 PROP_CONFIG = "podium.code_exec.config"

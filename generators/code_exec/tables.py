@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from generators.code_exec.harness import call_text
-from podium.store import kinds
+from podium.store.catalog import kinds
 from podium.store.schema import SFT_ARROW_SCHEMA
 
 ROWS_KIND = kinds.CODE_EXEC_ROWS

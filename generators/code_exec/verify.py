@@ -30,7 +30,7 @@ from generators.code_exec.source import done_ids, output_properties, read_input
 from generators.grading import error_line
 from generators.sandbox import Job, Limits, Result, Sandbox
 from podium.reporting import JobOutputs, Reporter
-from podium.store.catalog import full_name, table_exists
+from podium.store.catalog.catalog import full_name, table_exists
 
 if TYPE_CHECKING:
     from generators.code_exec.config import CodeExecConfig

@@ -15,7 +15,7 @@ from podium.app.base_model_setup import (
 from podium.app.feedback import empty_state, job_queued, show_error
 from podium.app.job_panel import watch_job
 from podium.errors import PodiumError
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 LABEL = "Set up the base model"
 WHAT = (

@@ -8,7 +8,7 @@ from podium.identity import require
 from podium.jobs.logbook import submit_config
 from podium.jobs.queue import Job, active_jobs, list_jobs
 from podium.models import list_models
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 KIND = "bootstrap"
 

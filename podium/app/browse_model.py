@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import numpy as np
 
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.store.snapshots import SnapshotInfo
+from podium.store.read.snapshots import SnapshotInfo
 from podium.validate.failure_text import message_position, position_text
 
 PAGE_SIZES = (10, 25, 50, 100)
@@ -369,7 +369,7 @@ def stats_filters_key(state: ViewState) -> str:
 
 
 def stats_filters(key: str) -> dict[str, Any]:
-    """Keyword arguments for `podium.store.stats.table_stats` from `stats_filters_key`."""
+    """Keyword arguments for `podium.store.read.stats.table_stats` from `stats_filters_key`."""
     return dict(json.loads(key))
 
 

@@ -2,7 +2,7 @@
 validation failures, and reviewing one row (conversation with marks, annotations,
 edits, history), which the Review page uses too; a role that cannot write sees a caption
 naming the role needed instead of the controls. Layout only; the numbers and saves
-come from `podium.store.stats`, `podium.validate.report`, `podium.app.browse_model`
+come from `podium.store.read.stats`, `podium.validate.report`, `podium.app.browse_model`
 and `podium.app.review_model`."""
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.review import annotations as ann
 from podium.review.changes import EditConflict
-from podium.store.query import page
+from podium.store.read.query import page
+from podium.store.read.stats import TableStats, table_stats
 from podium.store.schema import ROLES
-from podium.store.stats import TableStats, table_stats
 from podium.validate.failure_text import error_marks
 from podium.validate.report import report_for
 

@@ -19,9 +19,9 @@ from podium.app.roles import allowed
 from podium.app.safe_markdown import escape_markdown
 from podium.config import get_settings
 from podium.errors import PodiumError
-from podium.store.catalog import load_table
-from podium.store.query import count_by, page
-from podium.store.snapshots import SnapshotInfo, list_snapshots
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import count_by, page
+from podium.store.read.snapshots import SnapshotInfo, list_snapshots
 from podium.validate.report import malformed_ids
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from generators.code_exec import tables
 from generators.code_exec.harness import call_text
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.store.catalog import list_tables, load_table, table_exists
-from podium.store.read import read_small
+from podium.store.catalog.catalog import list_tables, load_table, table_exists
+from podium.store.read.read import read_small
 from podium.store.schema import PROP_KIND
 
 # The form's first build: 20 functions, not the whole table (an empty Limit meant all

@@ -25,7 +25,7 @@ from podium.compare.table import Answer, Comparison, Item, list_comparisons, loa
 from podium.compare.trends import trend_points, trend_rows
 from podium.compare.votes import BlindPair, blind_pair, list_votes, voted_prompts
 from podium.models.registry import DEFAULT_ALIAS, ModelInfo, list_models
-from podium.store import kinds
+from podium.store.catalog import kinds
 
 MAX_COLUMNS = 4
 ANY_CHECK = "(none)"
@@ -41,7 +41,7 @@ def default_out(models: Sequence[str], table: str) -> str:
     """`cmp.<prompts>__<a>_vs_<b>`, unique in the catalog."""
     import re
 
-    from podium.store.catalog import table_exists
+    from podium.store.catalog.catalog import table_exists
 
     parts = [table.split(".")[-1], "_vs_".join(models) or "new"]
     base = "cmp." + re.sub(r"[^a-z0-9_]+", "_", "__".join(parts).lower()).strip("_")[:80]

@@ -27,7 +27,7 @@ from podium.errors import InvalidInput, PodiumError
 from podium.jobs.card_yaml import load_yaml
 from podium.jobs.fields import ValueKind, unwrap_optional, value_kind
 from podium.jobs.logbook import kind_model, submit_config
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 
 QUEUE_VERB = "Queue job"  # the one verb for submitting a job, on every page
 

@@ -19,9 +19,9 @@ from podium.app.table_choices import pick, table_choices
 from podium.errors import InvalidInput
 from podium.models import list_models
 from podium.models.speeds import last_speed
-from podium.store.catalog import table_exists
-from podium.store.kinds import tables_of_kind
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import table_exists
+from podium.store.catalog.kinds import tables_of_kind
+from podium.store.read.refs import TableRef
 from podium.validate.json_rules import schema_from_text
 
 
@@ -38,7 +38,7 @@ def model_choices(wanted: str | None = None) -> tuple[list[str], int]:
 
 def prompt_tables(eval_sets_only: bool = False) -> list[str]:
     """Tables that can feed a generation: eval sets, or every table that is not internal
-    (`podium.store.kinds`), most recently written first."""
+    (`podium.store.catalog.kinds`), most recently written first."""
     if eval_sets_only:
         return [t for t in tables_of_kind(EVAL_SET_KIND) if t != VIBES_TABLE]
     # Not the bookkeeping tables (the vibes log, votes, reports, annotations): no prompts.

@@ -10,8 +10,8 @@ from podium.app.table_choices import pick, table_choices
 from podium.jobs.queue import Job, list_jobs
 from podium.models import list_models
 from podium.models.serving import list_servers
-from podium.store.catalog import table_exists
-from podium.store.demo import DEMO_TABLES
+from podium.store.catalog.catalog import table_exists
+from podium.store.write.demo import DEMO_TABLES
 
 DEMO_NAMES = (*DEMO_TABLES, DEMO_FUNCTIONS)
 RECENT_JOBS = 5

@@ -10,7 +10,7 @@ from podium.app.job_tray_model import STATUS_ICONS, tray_items
 from podium.app.pages import page_file
 from podium.app.safe_markdown import escape_markdown
 from podium.jobs.queue import list_jobs, now
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 REFRESH_SECONDS = 2.0
 

@@ -15,7 +15,7 @@ from podium.app.safe_markdown import escape_markdown
 from podium.config import get_settings
 from podium.errors import PermissionDenied
 from podium.identity import User, local_user
-from podium.store.users import use_session_user, user_from_claims
+from podium.store.state.users import use_session_user, user_from_claims
 
 NO_AUTH_BANNER = (
     "This Podium is served without login (`--insecure-no-auth`): anyone who can reach "

@@ -35,11 +35,11 @@ from podium.review.diff import SnapshotDiff, diff_snapshots
 from podium.review.history import row_history
 from podium.review.refs import Ref, create_branch, create_tag, fast_forward, list_refs
 from podium.review.selection import failing_ids
-from podium.store import scan
-from podium.store.catalog import load_table
-from podium.store.query import FilterValue, Page, SnapshotView, matching_positions, open_view
-from podium.store.snapshots import SnapshotInfo, list_snapshots, resolve_snapshot
-from podium.store.users import acting_user
+from podium.store.catalog.catalog import load_table
+from podium.store.read import scan
+from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
+from podium.store.read.snapshots import SnapshotInfo, list_snapshots, resolve_snapshot
+from podium.store.state.users import acting_user
 
 ALL, UNLABELLED, BY_ME = "all", ann.UNLABELLED, "by me"
 LABEL_KEYS = 3  # keys 1-3 label with the first three labels of the table's label set
@@ -384,7 +384,7 @@ def removal(row: Mapping[str, Any], turn: int | None, why: str) -> Removal:
 
 def table_health(name: str) -> str:
     """One line on what `podium maintain` would tidy: files, delete files, snapshots, bytes."""
-    from podium.store.maintenance import footprint
+    from podium.store.maintenance.maintenance import footprint
 
     f = footprint(name)
     parts = [

@@ -1,5 +1,5 @@
 """What the SQL page runs and shows, without Streamlit: one read-only SELECT through
-`podium sql`'s guarded runner (`podium.store.sql_console.run_sql`), with its limits
+`podium sql`'s guarded runner (`podium.store.read.sql_console.run_sql`), with its limits
 (time, memory, rows), and the result as a frame for a grid.
 
 Nested values (a conversation's messages, tags) come back as JSON text: the grid
@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from podium.errors import InvalidInput
-from podium.store.sql_console import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S, run_sql
+from podium.store.read.sql_console import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S, run_sql
 
 DEFAULT_ROWS = 100  # `podium sql --max-rows`'s default
 MOST_ROWS = 10_000  # a grid past this is not read; narrow the query instead

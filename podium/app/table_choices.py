@@ -2,7 +2,7 @@
 
 Every table Podium writes names its kind in the `podium.kind` property; pickers group
 tables by it (datasets, samples, functions, reports, votes, comparisons, annotations;
-the registry is `podium.store.kinds`), hide the internal ones (comparison tables, votes,
+the registry is `podium.store.catalog.kinds`), hide the internal ones (comparison tables, votes,
 validation reports, annotations, the vibes log) unless asked, and list the most
 recently written first so the default is the table the user just made rather than the
 alphabetically first one.
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from podium.store.catalog import list_tables, open_catalog, parse_name
-from podium.store.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, INTERNAL_SUFFIXES, group_of
+from podium.store.catalog.catalog import list_tables, open_catalog, parse_name
+from podium.store.catalog.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, INTERNAL_SUFFIXES, group_of
+from podium.store.read.snapshots import live_rows
 from podium.store.schema import PROP_KIND
-from podium.store.snapshots import live_rows
 
 __all__ = ["GROUP_OF_KIND", "INTERNAL_GROUPS", "TableChoice", "pick", "table_choices"]
 INTERNAL_NAMESPACES = frozenset({"cmp", "compare"})

@@ -19,8 +19,8 @@ from podium.app.async_rl_model import AsyncView, async_view, job_config
 from podium.jobs.logbook import metrics_frame, progress_fraction, samples
 from podium.jobs.queue import Job, get_job, list_jobs
 from podium.models.registry import get_model, list_models
-from podium.store.catalog import list_tables, load_table
-from podium.store.snapshots import list_snapshots
+from podium.store.catalog.catalog import list_tables, load_table
+from podium.store.read.snapshots import list_snapshots
 from trainers.config import ASYNC_ONLY
 
 KINDS = ("sft", "grpo")

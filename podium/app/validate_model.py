@@ -11,7 +11,7 @@ from typing import Any
 
 from podium.errors import InvalidInput
 from podium.identity import require
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 from podium.validate.extract import DEFAULT_EXTRACT
 from podium.validate.report import read_report, report_for, report_name, report_summary
 from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES, save_schema_text

@@ -26,7 +26,7 @@ from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
-from podium.store.snapshots import SnapshotInfo
+from podium.store.read.snapshots import SnapshotInfo
 
 BROWSE_PAGE = Path(__file__).parent / "views" / "browse.py"
 

@@ -64,7 +64,7 @@ def list_cmd(as_json: JsonFlag = False) -> None:
 def _may_serve() -> None:
     """Registering, removing, starting and stopping models is operators' work."""
     from podium.identity import require
-    from podium.store.users import acting_user
+    from podium.store.state.users import acting_user
 
     require(acting_user(), "serve_model")
 

@@ -36,7 +36,7 @@ review_app = typer.Typer(help="Review queues and row history.", no_args_is_help=
 
 def _user() -> Any:
     """The acting user (PODIUM_USER in a shared deployment); each write checks the role."""
-    from podium.store.users import acting_user
+    from podium.store.state.users import acting_user
 
     return acting_user()
 

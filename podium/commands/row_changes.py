@@ -14,8 +14,8 @@ whose own work is a few footers and one commit. Its one line of output is plain 
 (ids and table names are data: never read as rich markup).
 
 For the same reason each command first `_lean()`s: pyarrow's dataset module is imported
-without its pandas probe (`store.lean_imports`) and an SQLite catalog is opened without
-SQLAlchemy (`store.sqlite_catalog`), together ~0.6 s of CPU a cold edit never used.
+without its pandas probe (`store.catalog.lean_imports`) and an SQLite catalog is opened without
+SQLAlchemy (`store.catalog.sqlite_catalog`), together ~0.6 s of CPU a cold edit never used.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import click
 
 from podium.commands.printing import print_json
 from podium.commands.terminal import printable
-from podium.store.lean_imports import ONE_SHOT
+from podium.store.catalog.lean_imports import ONE_SHOT
 
 _table = click.argument("name", metavar="NAMESPACE.TABLE")
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -48,8 +48,8 @@ def _lean() -> None:
     root = click.get_current_context().find_root()
     if not isinstance(root.obj, dict) or not root.obj.get(ONE_SHOT):
         return
-    from podium.store.catalog import prefer_lean_catalog
-    from podium.store.lean_imports import import_pyarrow_dataset_without_pandas
+    from podium.store.catalog.catalog import prefer_lean_catalog
+    from podium.store.catalog.lean_imports import import_pyarrow_dataset_without_pandas
 
     import_pyarrow_dataset_without_pandas()
     prefer_lean_catalog()
@@ -57,7 +57,7 @@ def _lean() -> None:
 
 def _user() -> Any:
     """The acting user (PODIUM_USER in a shared deployment); each write checks the role."""
-    from podium.store.users import acting_user
+    from podium.store.state.users import acting_user
 
     return acting_user()
 
@@ -144,7 +144,7 @@ def edit(
     _lean()
     from podium.errors import InvalidInput, NotFound
     from podium.review import changes
-    from podium.review.row_locations import rows_by_id
+    from podium.store.write.row_locations import rows_by_id
 
     base_id, found = rows_by_id(name, [row_id], base, branch)
     if row_id not in found:

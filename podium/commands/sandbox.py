@@ -33,7 +33,7 @@ def _may_run_code() -> None:
     """Running code (or the engine that runs it) is a job's work: an operator's, checked
     before anything is read or started."""
     from podium.identity import require
-    from podium.store.users import acting_user
+    from podium.store.state.users import acting_user
 
     require(acting_user(), "run_job")
 

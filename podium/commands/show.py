@@ -36,7 +36,7 @@ def show(
     count: bool,
     as_json: bool,
 ) -> None:
-    from podium.store.query import page
+    from podium.store.read.query import page
 
     result = page(
         name,

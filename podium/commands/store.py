@@ -31,7 +31,7 @@ def __getattr__(name: str) -> Any:
 
 def tables(as_json: JsonFlag = False) -> None:
     """List the tables in the catalog."""
-    from podium.store.names import table_names
+    from podium.store.catalog.names import table_names
 
     names = table_names()
     if as_json:
@@ -47,8 +47,8 @@ def snapshots(
     name: Annotated[str, typer.Argument(help="NAMESPACE.TABLE")], as_json: JsonFlag = False
 ) -> None:
     """List a table's snapshots, oldest first; read any with `show --snapshot ID`."""
-    from podium.store.catalog import load_table
-    from podium.store.snapshots import list_snapshots
+    from podium.store.catalog.catalog import load_table
+    from podium.store.read.snapshots import list_snapshots
 
     snaps = [s.to_dict() for s in list_snapshots(load_table(name))]
     if as_json:
@@ -60,7 +60,7 @@ def snapshots(
 def demo(as_json: JsonFlag = False) -> None:
     """Load the demo tables (made locally, no downloads); existing ones are kept."""
     from generators.code_exec.demo_functions import DEMO_TABLE, load_demo_functions
-    from podium.store.demo import load_demo
+    from podium.store.write.demo import load_demo
 
     created = load_demo()
     created[DEMO_TABLE] = load_demo_functions()
@@ -81,7 +81,7 @@ def sql(
     as_json: JsonFlag = False,
 ) -> None:
     """Run a read-only SQL query (DuckDB dialect); anything but SELECT is refused."""
-    from podium.store.sql_console import run_sql
+    from podium.store.read.sql_console import run_sql
 
     rows = run_sql(query, max_rows=max_rows, timeout_s=timeout, memory_limit=memory).to_pylist()
     if as_json:
@@ -98,7 +98,7 @@ def stats(
     as_json: JsonFlag = False,
 ) -> None:
     """Rows, turns and characters per role of an SFT table (or of the matching rows)."""
-    from podium.store.stats import table_stats
+    from podium.store.read.stats import table_stats
 
     result = table_stats(name, snapshot, search=search, where=where).to_dict()
     if as_json:
@@ -119,10 +119,10 @@ def map_columns(
 ) -> None:
     """Map a foreign table's columns onto the SFT names (stored in table properties)."""
     from podium.identity import require
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
     from podium.store.schema import PROP_MAPPING
-    from podium.store.users import acting_user
-    from podium.store.write import set_properties
+    from podium.store.state.users import acting_user
+    from podium.store.write.write import set_properties
 
     require(acting_user(), "edit")  # how every reader sees the table's rows
 

@@ -35,7 +35,7 @@ def _print_json(value: Any) -> None:
 def list_cmd(as_json: JsonFlag = False) -> None:
     """Everyone granted a role, with who granted it and when."""
     from podium.identity import require
-    from podium.store.users import acting_user, list_users
+    from podium.store.state.users import acting_user, list_users
 
     require(acting_user(), "manage_users")
     users = list_users()
@@ -61,7 +61,7 @@ def grant_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Give NAME a role (adds them if new)."""
-    from podium.store.users import acting_user, grant
+    from podium.store.state.users import acting_user, grant
 
     record = grant(acting_user(), name, role, display_name)
     if as_json:
@@ -76,7 +76,7 @@ def revoke_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Remove NAME's role; they fall back to the default role if still allowed in."""
-    from podium.store.users import acting_user, normalise, revoke
+    from podium.store.state.users import acting_user, normalise, revoke
 
     revoke(acting_user(), name)
     if as_json:
@@ -88,7 +88,7 @@ def revoke_cmd(
 @users_app.command("whoami")
 def whoami_cmd(as_json: JsonFlag = False) -> None:
     """Who this shell acts as, and with which role."""
-    from podium.store.users import acting_user
+    from podium.store.state.users import acting_user
 
     user = acting_user()
     if as_json:

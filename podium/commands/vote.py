@@ -22,7 +22,7 @@ from podium.commands.terminal import safe_console
 from podium.compare.table import Comparison, Item, load_comparison
 from podium.compare.votes import VERDICT_LABELS, blind_pair, cast_vote, voted_prompts
 from podium.identity import require
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 console = safe_console(highlight=False)
 KEYS = {"a": "A", "b": "B", "t": "tie", "x": "both_bad"}

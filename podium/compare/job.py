@@ -47,12 +47,12 @@ from podium.models.registry import ModelInfo
 from podium.models.serving import Served, serve
 from podium.models.vllm_launch import has_gpu
 from podium.reporting import JobOutputs, Reporter
-from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.read import iter_batches, open_snapshot
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import full_name, load_table, table_exists
+from podium.store.catalog.table_name import TableName
+from podium.store.read.read import iter_batches, open_snapshot
+from podium.store.read.refs import TableRef
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT
-from podium.store.table_name import TableName
-from podium.store.write import write_batches
+from podium.store.write.write import write_batches
 from podium.validate.extract import Extract
 from podium.validate.rules import check_spec
 

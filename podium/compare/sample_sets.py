@@ -21,15 +21,15 @@ import pyarrow.compute as pc
 
 from generators.generate import PROP_CONFIG, SAMPLES_KIND, GenerateConfig, sampling_json
 from podium.models.registry import ModelInfo
-from podium.store.catalog import list_tables, load_table, open_catalog, parse_name
-from podium.store.read import iter_table_batches
+from podium.store.catalog.catalog import list_tables, load_table, open_catalog, parse_name
+from podium.store.read.read import iter_table_batches
+from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import (
     PROP_KIND,
     PROP_LINEAGE_CHECKPOINT,
     PROP_LINEAGE_CHECKPOINT_LOCATION,
     PROP_LINEAGE_INPUT,
 )
-from podium.store.snapshots import resolve_snapshot
 
 SAMPLES_NAMESPACE = "compare"
 

@@ -15,10 +15,10 @@ import pyarrow as pa
 
 from podium.compare.checks import AnswerChecks, load_checks
 from podium.errors import InvalidInput
-from podium.store import kinds
-from podium.store.catalog import full_name, load_table
-from podium.store.kinds import tables_of_kind
-from podium.store.read import read_small
+from podium.store.catalog import kinds
+from podium.store.catalog.catalog import full_name, load_table
+from podium.store.catalog.kinds import tables_of_kind
+from podium.store.read.read import read_small
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_INPUT
 
 COMPARISON_KIND = kinds.COMPARISON

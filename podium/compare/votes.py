@@ -24,9 +24,9 @@ from generators.row_tables import append_row, ensure_row_table
 from podium.compare.table import Comparison, Item
 from podium.errors import InvalidInput
 from podium.identity import User, require
-from podium.store import kinds
-from podium.store.catalog import full_name, table_exists
-from podium.store.read import read_small
+from podium.store.catalog import kinds
+from podium.store.catalog.catalog import full_name, table_exists
+from podium.store.read.read import read_small
 
 VOTES_TABLE = "compare.votes"
 VOTES_KIND = kinds.COMPARE_VOTES

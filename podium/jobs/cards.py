@@ -35,7 +35,7 @@ from podium.jobs.environment import ENV_KEY, capture
 from podium.jobs.fields import old_names, say_renamed, settings_error
 from podium.jobs.kinds import get_kind
 from podium.jobs.plugins import load_plugins
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S | re.M)
 

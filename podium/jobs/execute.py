@@ -29,7 +29,7 @@ from podium.jobs.queue import Job, get_job, record_process, recover, transition
 from podium.jobs.reporter import JobReporter
 from podium.processes import kill_own_group
 from podium.reporting import JobOutputs, quiet_libraries
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
 ReporterFactory = Callable[..., JobReporter]

@@ -25,7 +25,7 @@ from pydantic import AliasChoices, BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from podium.errors import InvalidInput
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 
 log = logging.getLogger(__name__)
 

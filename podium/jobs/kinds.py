@@ -3,7 +3,7 @@
 A job kind is two things that live in the package that owns the work:
 - a pydantic model: the run card's front matter (minus `kind`), the CLI help and the UI
   form all come from it, so a setting's name, default and help text exist once;
-  input tables are `podium.store.refs.TableRef` fields (pinned to a snapshot when the
+  input tables are `podium.store.read.refs.TableRef` fields (pinned to a snapshot when the
   card is written);
 - a function `run(config, reporter) -> JobOutputs` (from podium.reporting) that does the
   work, reports progress through `podium.reporting.Reporter`, calls
@@ -103,19 +103,19 @@ _TRAIN_STOP_GRACE_S = 120.0
 register(
     JobKind(
         "import",
-        "podium.store.ingest:ImportConfig",
-        "podium.store.ingest:run_import",
+        "podium.store.write.ingest:ImportConfig",
+        "podium.store.write.ingest:run_import",
         "Import JSONL, Parquet or a saved Hugging Face dataset into an SFT table.",
-        preflight_path="podium.store.ingest:preflight",
+        preflight_path="podium.store.write.ingest:preflight",
     )
 )
 register(
     JobKind(
         "export",
-        "podium.store.export:ExportConfig",
-        "podium.store.export:run_export",
+        "podium.store.read.export:ExportConfig",
+        "podium.store.read.export:run_export",
         "Export a table snapshot to JSONL or Parquet.",
-        preflight_path="podium.store.export:preflight",
+        preflight_path="podium.store.read.export:preflight",
     )
 )
 register(

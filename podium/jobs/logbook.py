@@ -23,7 +23,7 @@ from podium.jobs.progress import progress_text as progress_text  # the Logbook r
 from podium.jobs.queue import Job, get_job, now
 from podium.jobs.rerun_queue import queue_rerun
 from podium.jobs.tables import FINISHED, job_events, job_samples, metric_rows, rows_of_job
-from podium.store.refs import parse_ref_text
+from podium.store.read.refs import parse_ref_text
 
 
 def duration_seconds(job: Job, at: datetime | None = None) -> float | None:

@@ -5,11 +5,12 @@
     podium maintain team.sft --no-expire --no-remove-orphans      # compaction only
     podium maintain --all                             # every table, and the warehouse
 
-The work is `podium.store.maintenance`'s (and `store.expiry`'s, `store.warehouse_sweep`'s);
-this module adds what only the job layer knows: which snapshots must survive expiry
-because a job names them (its pinned inputs and its outputs, so every checkpoint's
-training data and every job `podium jobs rerun --compare` can check) or another table's
-lineage does. Refs and what was a head within the grace period are kept by the store.
+The work is the store's (`podium.store.maintenance.maintenance`, `store.maintenance.expiry`,
+`store.maintenance.warehouse_sweep`); this module adds what only the job layer knows:
+which snapshots must survive expiry because a job names them (its pinned inputs and its
+outputs, so every checkpoint's training data and every job `podium jobs rerun --compare`
+can check) or another table's lineage does. Refs and what was a head within the grace
+period are kept by the store.
 
 A grace period under `GRACE_FLOOR_HOURS` is refused unless `force` is set: a write
 still in flight (files written, commit not yet landed) and a reader still on a previous
@@ -32,10 +33,10 @@ from podium.config import get_settings
 from podium.errors import InvalidInput, PodiumError
 from podium.jobs.tables import db, jobs
 from podium.reporting import JobOutputs, Reporter
-from podium.store import expiry, maintenance, warehouse_sweep
-from podium.store.catalog import full_name, list_tables, load_table
+from podium.store.catalog.catalog import full_name, list_tables, load_table
+from podium.store.maintenance import expiry, maintenance, warehouse_sweep
 from podium.store.schema import PROP_LINEAGE_PREFIX
-from podium.store.users import author_name
+from podium.store.state.users import author_name
 
 GRACE_FLOOR_HOURS = 1.0
 

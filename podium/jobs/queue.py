@@ -26,7 +26,7 @@ from podium.jobs.environment import capture, warn_differences
 from podium.jobs.preflight import checked_card
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
 from podium.processes import PidFile, find, kill_orphaned_group
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 Job = dict[str, Any]
 

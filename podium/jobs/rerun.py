@@ -6,7 +6,7 @@
 The re-run uses the job's stored card (inputs pinned to the same snapshots, the same
 model names, parameters and seed) with every config field that named one of the job's
 outputs pointed at a new name, so the original is never touched: tables (rows compared,
-podium/store/snapshot_diff.py) and, for training, the checkpoint (weights and loss/reward
+podium/store/read/snapshot_diff.py) and, for training, the checkpoint (weights and loss/reward
 curves compared, podium/jobs/checkpoint_diff.py). Its recorded environment goes along:
 the report lists every pin that differs (version, commit, lock, torch, vLLM, device,
 checkpoints; podium/jobs/environment.py). A training run on a GPU cannot be bitwise
@@ -38,8 +38,8 @@ from podium.jobs.fields import unwrap_optional
 from podium.jobs.launch import run_foreground
 from podium.jobs.queue import Job, get_job
 from podium.jobs.reproducibility import record_rerun
-from podium.store.catalog import full_name, table_exists
-from podium.store.snapshot_diff import TableDiff, diff_tables
+from podium.store.catalog.catalog import full_name, table_exists
+from podium.store.read.snapshot_diff import TableDiff, diff_tables
 
 RERUN_SUFFIX = "__rerun_"
 # Named by import path, as job kinds are: the job machinery never imports podium.models.

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Column, DateTime, Engine, Float, Integer, Row, String, Table, Text, select
 
-from podium.store.state import METADATA, engine
+from podium.store.state.state import METADATA, engine
 
 # queued -> running -> succeeded | failed | cancelled; running -> cancelling -> cancelled.
 STATUSES = ("queued", "running", "cancelling", "succeeded", "failed", "cancelled")

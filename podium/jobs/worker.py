@@ -47,7 +47,7 @@ from podium.jobs.queue import (
     stale_jobs,
     transition,
 )
-from podium.store.users import submitter
+from podium.store.state.users import submitter
 
 CANCEL_GRACE_SECONDS = 5.0
 

@@ -21,7 +21,7 @@ from sqlalchemy import Column, DateTime, String, Table, Text, delete, insert, se
 from sqlalchemy.exc import IntegrityError
 
 from podium.errors import NotFound
-from podium.store.state import METADATA, engine
+from podium.store.state.state import METADATA, engine
 
 _CHUNK = 1 << 20
 

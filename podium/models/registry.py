@@ -1,6 +1,6 @@
 """The checkpoint registry: base models, trained checkpoints and external endpoints.
 
-Rows live in the app-state database beside the catalog (`podium.store.state`), so the
+Rows live in the app-state database beside the catalog (`podium.store.state.state`), so the
 app, the worker and the CLI see the same models. An endpoint stores the *name* of the
 environment variable that holds its API key (an allowed one), never the key; a key
 Podium holds lives in the home (`podium.models.endpoint_keys`).
@@ -34,7 +34,7 @@ from podium.models.digest import checkpoint_digest
 from podium.models.model_names import DEFAULT_ALIAS as DEFAULT_ALIAS
 from podium.models.model_names import check_name as check_name
 from podium.models.state_rows import from_row
-from podium.store.state import METADATA, engine
+from podium.store.state.state import METADATA, engine
 
 ModelKind = Literal["base", "trained", "endpoint"]
 MODEL_KINDS: tuple[str, ...] = ("base", "trained", "endpoint")

@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 
 from podium import processes
-from podium.store.state import METADATA, engine
+from podium.store.state.state import METADATA, engine
 
 LOG_TAIL_CHARS = 3000
 VLLM_MARKER = "vllm.entrypoints"

@@ -47,7 +47,7 @@ from podium.models.server_records import (  # noqa: F401 - re-exported for calle
 from podium.models.state_rows import from_row
 from podium.models.vllm_launch import free_port, has_gpu, server_command, server_env, vllm_python
 from podium.reporting import Reporter
-from podium.store.state import engine
+from podium.store.state.state import engine
 
 START_TIMEOUT_S = 900.0
 

@@ -34,14 +34,15 @@ from pyiceberg.types import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
-from podium.review.row_locations import files_holding
-from podium.store import kinds, scan
-from podium.store.catalog import full_name, load_table, table_exists
-from podium.store.plan import plan_snapshot
+from podium.store.catalog import kinds
+from podium.store.catalog.catalog import full_name, load_table, table_exists
+from podium.store.read import scan
+from podium.store.read.plan import plan_snapshot
+from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND
-from podium.store.snapshots import resolve_snapshot
-from podium.store.state_peek import may_hold_rows
-from podium.store.write import write_batches
+from podium.store.state.state_peek import may_hold_rows
+from podium.store.write.row_locations import files_holding
+from podium.store.write.write import write_batches
 
 LABELS_PROPERTY = "podium.labels"
 DEFAULT_LABELS = ("good", "bad", "needs-fix")

@@ -1,10 +1,10 @@
 """Edits and removals of rows: one new snapshot per save, merge-on-read.
 
 A `Change` names rows by id: new values for some (an edited message list, say) and
-rows to remove. `commit_change` finds where those ids live (`review.row_locations`)
+rows to remove. `commit_change` finds where those ids live (`store.write.row_locations`)
 and commits ONE snapshot, on `main` or on a branch, that adds a small data file with
 the edited rows and a position-delete file naming the rows removed or replaced
-(`store.position_deletes`, committed by `store.row_delta`). It writes bytes in
+(`store.write.position_deletes`, committed by `store.write.row_delta`). It writes bytes in
 proportion to the rows changed, never a rewrite of the data files that hold them
 (a 256 MiB file per edit before); `podium maintain` compacts them later. The delete
 file also says which new row replaces which old one, so Podium shows an edited row in
@@ -39,15 +39,15 @@ from pyiceberg.table.snapshots import Operation
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
-from podium.review.row_locations import branch_head, locate_rows, read_rows_at
-from podium.store.catalog import load_table
-from podium.store.commit_outcome import TOKEN, commit_checked, new_token
-from podium.store.file_writer import FileWriter
-from podium.store.plan import warm_after_commit
-from podium.store.position_deletes import Replacement, write_delete_file
-from podium.store.row_delta import check_row_changes_supported, commit_row_delta
+from podium.store.catalog.catalog import load_table
+from podium.store.catalog.commit_outcome import TOKEN, commit_checked, new_token
+from podium.store.read.plan import warm_after_commit
+from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_MAPPING, ROLES
-from podium.store.snapshots import resolve_snapshot
+from podium.store.write.file_writer import FileWriter
+from podium.store.write.position_deletes import Replacement, write_delete_file
+from podium.store.write.row_delta import check_row_changes_supported, commit_row_delta
+from podium.store.write.row_locations import branch_head, locate_rows, read_rows_at
 
 log = logging.getLogger("podium")
 

@@ -1,6 +1,6 @@
 """What changed between two snapshots of a table: rows added, removed and changed.
 
-Which rows differ comes from the store (`podium.store.snapshot_diff.snapshot_changes`:
+Which rows differ comes from the store (`podium.store.read.snapshot_diff.snapshot_changes`:
 only the runs one side has and the other lacks are read, joined on `id`); this adds what
 a reviewer reads: a per-message unified text diff (difflib) for changed rows, and who
 made the snapshots in between.
@@ -17,9 +17,9 @@ from typing import Any
 from pyiceberg.table import Table
 
 from podium.review.changes import ACTION, AUTHOR, MESSAGE
-from podium.store.catalog import load_table
-from podium.store.snapshot_diff import snapshot_changes
-from podium.store.snapshots import resolve_snapshot
+from podium.store.catalog.catalog import load_table
+from podium.store.read.snapshot_diff import snapshot_changes
+from podium.store.read.snapshots import resolve_snapshot
 
 MAX_TEXT_DIFFS = 200  # changed rows whose message diffs are computed
 

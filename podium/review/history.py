@@ -7,7 +7,7 @@ from typing import Any
 
 from podium.review.annotations import history as annotation_history
 from podium.review.changes import ACTION, AUTHOR, MESSAGE, touched_rows
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 
 def row_history(name: str, row_id: str) -> list[dict[str, Any]]:

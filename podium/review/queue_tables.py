@@ -23,8 +23,8 @@ from sqlalchemy import (
 )
 
 from podium.identity import User, require
-from podium.store.catalog import full_name
-from podium.store.state import METADATA, engine
+from podium.store.catalog.catalog import full_name
+from podium.store.state.state import METADATA, engine
 
 queues = Table(
     "podium_review_queues",

@@ -32,12 +32,12 @@ from sqlalchemy import (
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.review.queue_tables import items, queues
-from podium.store import scan
-from podium.store.catalog import full_name, load_table
-from podium.store.plan import plan_snapshot
-from podium.store.query import matching_positions, open_view
-from podium.store.snapshots import resolve_snapshot
-from podium.store.state import engine
+from podium.store.catalog.catalog import full_name, load_table
+from podium.store.read import scan
+from podium.store.read.plan import plan_snapshot
+from podium.store.read.query import matching_positions, open_view
+from podium.store.read.snapshots import resolve_snapshot
+from podium.store.state.state import engine
 
 CLAIM_SECONDS = 15 * 60
 _DRAW = 4096  # positions looked at per round while filling a queue

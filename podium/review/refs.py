@@ -4,7 +4,7 @@ A tag (`reviewed-2026-11`) pins a snapshot so a training card can name it; a bra
 (`review`) takes edits (`commit_change(..., branch="review")`) while `main` stays as it
 was, until `fast_forward` moves `main` to the branch head (also after a compaction of
 main, which changes no row). Every snapshot picker
-resolves these names (`podium.store.snapshots.resolve_snapshot`).
+resolves these names (`podium.store.read.snapshots.resolve_snapshot`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pyiceberg.table.refs import MAIN_BRANCH
 from podium.errors import InvalidInput
 from podium.identity import User, require
 from podium.review.changes import ACTION, AUTHOR, touched_rows
-from podium.review.row_locations import branch_head
-from podium.store.catalog import load_table
-from podium.store.snapshots import resolve_snapshot
+from podium.store.catalog.catalog import load_table
+from podium.store.read.snapshots import resolve_snapshot
+from podium.store.write.row_locations import branch_head
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,99}$")
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from podium.errors import InvalidInput
-from podium.store import scan
-from podium.store.catalog import load_table
-from podium.store.plan import plan_snapshot
-from podium.store.query import matching_positions, open_view
-from podium.store.snapshots import resolve_snapshot
+from podium.store.catalog.catalog import load_table
+from podium.store.read import scan
+from podium.store.read.plan import plan_snapshot
+from podium.store.read.query import matching_positions, open_view
+from podium.store.read.snapshots import resolve_snapshot
 
 
 def failing_ids(report: str) -> set[str]:

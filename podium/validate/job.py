@@ -19,12 +19,12 @@ from pydantic import AliasChoices, Field, field_validator
 from podium.errors import InvalidInput
 from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
-from podium.store.catalog import full_name, load_table
-from podium.store.plan import plan_snapshot
-from podium.store.read import iter_table_batches
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import full_name, load_table
+from podium.store.read.plan import plan_snapshot
+from podium.store.read.read import iter_table_batches
+from podium.store.read.refs import TableRef
+from podium.store.read.snapshots import live_rows, resolve_snapshot
 from podium.store.schema import PROP_MAPPING
-from podium.store.snapshots import live_rows, resolve_snapshot
 from podium.validate.extract import DEFAULT_EXTRACT, Extract
 from podium.validate.parallel import available_cores, map_batches, task_for
 from podium.validate.report import (

@@ -2,11 +2,11 @@
 
     podium validate big.sft --rule json --replicas 4 --launcher ray
 
-The snapshot's file plan (`podium.store.plan`) is cut into contiguous groups of data
+The snapshot's file plan (`podium.store.read.plan`) is cut into contiguous groups of data
 files with about the same number of rows; each group is checked by one Ray task (one
 CPU, placed by Ray on any node), which reads only its files, runs the same batch check
 as the local path (`podium.validate.turns.check_batch`) and writes its failures as one
-staged Parquet file (`podium.store.staged`). The driver waits for every group, then
+staged Parquet file (`podium.store.write.staged`). The driver waits for every group, then
 streams the staged failures in file order into the report's ONE commit (the writer the
 local run uses, so the report is replaced whole, rows in the same order, or not at all),
 and deletes the staged files. Failures are few next to the rows checked, so the driver
@@ -28,11 +28,11 @@ from pyiceberg.io import load_file_io
 
 from podium.processes import ray_module
 from podium.reporting import Reporter
-from podium.store import scan
-from podium.store.fan_out import SPREAD, fan_out
-from podium.store.file_plan import FilePlan, PlannedFile, local_path
-from podium.store.plan import open_parquet
-from podium.store.staged import Staging, discard_staged, stage, staging_key, write_staged
+from podium.store.read import scan
+from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
+from podium.store.read.plan import open_parquet
+from podium.store.write.fan_out import SPREAD, fan_out
+from podium.store.write.staged import Staging, discard_staged, stage, staging_key, write_staged
 from podium.validate.batch import Plan
 from podium.validate.parallel import Task
 from podium.validate.report import REPORT_SCHEMA, failure_batch
@@ -77,7 +77,7 @@ def check_group(
     staging: Staging,
 ) -> GroupResult:
     """The Ray task: check every row of `plan`'s files and stage the failures."""
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     table = None if plan.direct else load_table(plan.table)  # object stores need its FileIO
     rules = Plan.of(task.rules)

@@ -3,7 +3,7 @@ missing or invalid schema files fail here, against the table's column mapping.""
 
 from __future__ import annotations
 
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 from podium.validate.job import ValidateConfig
 from podium.validate.rules import parse_rules
 

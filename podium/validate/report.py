@@ -16,12 +16,12 @@ import pyarrow as pa
 from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
-from podium.store import kinds
-from podium.store.catalog import full_name, load_table, parse_name, table_exists
-from podium.store.read import iter_table_batches, read_small_table
+from podium.store.catalog import kinds
+from podium.store.catalog.catalog import full_name, load_table, parse_name, table_exists
+from podium.store.read.read import iter_table_batches, read_small_table
+from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
-from podium.store.snapshots import resolve_snapshot
-from podium.store.write import replace_batches
+from podium.store.write.write import replace_batches
 
 REPORT_KIND = kinds.VALIDATION_REPORT
 PROP_VALIDATED_TABLE = f"{PROP_LINEAGE_PREFIX}validated_table"

@@ -22,7 +22,7 @@ EXCERPT_CHARS = 40
 
 @dataclass(frozen=True)
 class Columns:
-    """Stored column names for the canonical ones (tables may be mapped, see store.query)."""
+    """Stored column names for the canonical ones (tables may be mapped, see store.read.query)."""
 
     id: str = "id"
     messages: str = "messages"

@@ -33,7 +33,7 @@ from podium.jobs.reporter import JobReporter
 from podium.models.registry import register_model
 from podium.reporting import JobOutputs
 from podium.store.schema import SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 from trainers.config import GrpoConfig
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")

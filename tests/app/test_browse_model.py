@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from podium.app import browse_model as bm
-from podium.store.snapshots import SnapshotInfo
+from podium.store.read.snapshots import SnapshotInfo
 
 
 def test_full_view_round_trips_through_the_query_string() -> None:

@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from podium.app import browse_model as bm
 from podium.config import reset_settings
-from podium.store.catalog import load_table
-from podium.store.snapshots import list_snapshots
+from podium.store.catalog.catalog import load_table
+from podium.store.read.snapshots import list_snapshots
 
 MAIN = Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py"
 ALL_ROWS = CHAT_ROWS + APPENDED
@@ -272,7 +272,7 @@ def test_view_survives_a_visit_to_another_page(browse_home: Path) -> None:
 
 
 def test_malformed_only_needs_a_report_then_shows_just_those_rows(browse_home: Path) -> None:
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
     from podium.validate.job import ValidateConfig, validate_table
     from podium.validate.report import malformed_ids
 
@@ -305,7 +305,7 @@ def test_malformed_only_needs_a_report_then_shows_just_those_rows(browse_home: P
 def test_a_link_s_malformed_filter_shows_above_the_rows_and_clears_there(
     browse_home: Path,
 ) -> None:
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
     from podium.validate.job import ValidateConfig, validate_table
     from podium.validate.report import malformed_ids
 
@@ -340,7 +340,7 @@ def test_the_grid_ticks_the_open_sample_and_forgets_ticks_of_other_rows() -> Non
 
 
 def test_a_table_without_snapshots_shows_no_rows(podium_home: Path) -> None:
-    from podium.store.catalog import ensure_namespace, open_catalog
+    from podium.store.catalog.catalog import ensure_namespace, open_catalog
     from podium.store.schema import SFT_SCHEMA
 
     ensure_namespace("lab")

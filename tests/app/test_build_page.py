@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from generators.code_exec import tables
 from generators.code_exec.demo_functions import load_demo_functions
 from podium.jobs.queue import list_jobs
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 CODE = "def f(xs):\n    return sorted(xs)\n"

@@ -12,10 +12,10 @@ from streamlit.testing.v1 import AppTest
 from podium.app import generate_model as gm
 from podium.errors import InvalidInput
 from podium.models import register_model
-from podium.store.catalog import load_table, table_exists
-from podium.store.read import read_arrow
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.read.read import read_arrow
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 
@@ -105,7 +105,7 @@ def test_a_return_to_the_page_shows_the_job_queued_there(podium_home, tmp_path):
     from generators.generate import GenerateConfig
     from podium.jobs.cards import Card
     from podium.jobs.queue import create_job, get_job
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
 
     rows = [{"id": "q0", "messages": [{"role": "user", "content": "Say 0."}]}]
     write_table("t.prompts", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA))

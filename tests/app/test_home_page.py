@@ -50,7 +50,7 @@ def test_the_build_page_links_the_sft_table_it_made(podium_home: Path) -> None:
 
     from podium.app.build_model import sft_table_of
     from podium.store.schema import SFT_ARROW_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     rows = pa.Table.from_pylist(
         [{"id": "a", "messages": [{"role": "user", "content": "q"}]}], schema=SFT_ARROW_SCHEMA

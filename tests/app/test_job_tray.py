@@ -47,7 +47,7 @@ def test_running_first_then_recent_and_old_ones_left_out() -> None:
 def test_every_page_shows_the_tray_with_a_link_to_the_logbook(podium_home: Path) -> None:
     from podium.jobs.cards import parse_card
     from podium.jobs.launch import submit
-    from podium.store.demo import DEMO_TABLES
+    from podium.store.write.demo import DEMO_TABLES
 
     DEMO_TABLES["demo.chat"]()
     job_id = submit(parse_card("---\nkind: export\ninput: {name: demo.chat}\npath: x.jsonl\n---\n"))

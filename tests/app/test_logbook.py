@@ -17,9 +17,9 @@ from podium.config import reset_settings
 from podium.jobs.cards import parse_card
 from podium.jobs.launch import run_foreground, submit
 from podium.jobs.queue import get_job, list_jobs
-from podium.store.catalog import load_table
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 TEST_KINDS = Path(__file__).resolve().parents[1] / "jobs"

@@ -15,7 +15,7 @@ from podium.config import reset_settings
 from podium.identity import User
 from podium.jobs.cards import parse_card
 from podium.jobs.launch import submit
-from podium.store.users import grant, use_session_user
+from podium.store.state.users import grant, use_session_user
 
 compare_config = compare_data.compare_config  # fixtures
 comparison = compare_data.comparison

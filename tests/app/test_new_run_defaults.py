@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 from podium.app import compare_model as cm
 from podium.app.table_choices import TableChoice
 from podium.models.registry import ModelInfo, register_model
-from podium.store import kinds
+from podium.store.catalog import kinds
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.forms import QUEUE_VERB
 from podium.models import register_model
-from podium.store.demo import DEMO_TABLES
+from podium.store.write.demo import DEMO_TABLES
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 JOB_PAGES = ("validate", "generate", "build", "train")

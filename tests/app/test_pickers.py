@@ -13,7 +13,7 @@ from podium.app.table_choices import TableChoice, default_of, ordered_names, pic
 from podium.identity import User
 from podium.models import register_model
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 
@@ -48,7 +48,7 @@ def test_pick_groups_hides_internal_and_orders_by_recency() -> None:
 
 def test_an_annotations_table_is_never_offered_as_a_dataset(podium_home: Path) -> None:
     from podium.review.annotations import annotate
-    from podium.store.kinds import tables_of_kind
+    from podium.store.catalog.kinds import tables_of_kind
 
     _sft("demo.chat")
     annotate("demo.chat", ["a"], User(name="ann", role="reviewer", source="config"), note="ok")

@@ -20,9 +20,9 @@ from podium.errors import InvalidInput, NotFound  # noqa: E402
 from podium.jobs.cards import pin_inputs  # noqa: E402
 from podium.jobs.logbook import table_links  # noqa: E402
 from podium.review.changes import EditConflict  # noqa: E402
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.query import page  # noqa: E402
-from podium.store.refs import TableRef, parse_ref_text  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.query import page  # noqa: E402
+from podium.store.read.refs import TableRef, parse_ref_text  # noqa: E402
 from trainers.config import SftConfig  # noqa: E402
 
 T = "rv.chat"

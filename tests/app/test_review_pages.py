@@ -16,8 +16,8 @@ from podium.app import review_model as rm  # noqa: E402
 from podium.app import review_saves as rs  # noqa: E402
 from podium.review.annotations import latest  # noqa: E402
 from podium.review.queues import get_queue  # noqa: E402
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.query import page  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.query import page  # noqa: E402
 
 T = "rv.pages"
 

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import make_table, row_id  # noqa: E402
 
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.query import page  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.query import page  # noqa: E402
 
 T = "rv.rowforms"
 

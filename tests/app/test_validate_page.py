@@ -10,10 +10,10 @@ from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
 from podium.jobs.queue import list_jobs
-from podium.store.catalog import table_exists
-from podium.store.demo import DEMO_TABLES, json_sft_rows
+from podium.store.catalog.catalog import table_exists
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.demo import DEMO_TABLES, json_sft_rows
+from podium.store.write.write import write_table
 from podium.validate.report import malformed_ids
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from generators.vibes import list_vibes, submit_vibe
 from podium.models import register_model
-from podium.store.read import read_arrow
+from podium.store.read.read import read_arrow
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 

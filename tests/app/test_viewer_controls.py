@@ -17,7 +17,7 @@ from review_data import BOB, make_table, row_id  # noqa: E402
 from podium.app import review_saves as rs  # noqa: E402
 from podium.config import reset_settings  # noqa: E402
 from podium.identity import User  # noqa: E402
-from podium.store.users import grant, use_session_user  # noqa: E402
+from podium.store.state.users import grant, use_session_user  # noqa: E402
 
 T = "rv.viewer"
 ADMIN = User(name="boss@example.org", role="admin", source="oidc")

@@ -16,7 +16,7 @@ from podium.cli import app
 from podium.errors import InvalidInput
 from podium.jobs.queue import list_jobs
 from podium.store.schema import SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 from trainers.async_rl.host import check_async_host, rollouts_table
 from trainers.config import ASYNC_ONLY, GrpoConfig
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from train_fixtures import RecordingReporter
 
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 from trainers.config import GrpoConfig, RewardSpec
 
 pytestmark = [pytest.mark.vllm, pytest.mark.ray, pytest.mark.train]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from podium.errors import InvalidInput
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 from podium.store.schema import PROP_KIND
 from trainers.async_rl.rollouts import (
     RolloutsWriter,

@@ -38,7 +38,7 @@ expect.set_options(timeout=30_000)
 def app_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from browse_data import make_browse_tables
 
-    from podium.store.demo import load_demo
+    from podium.store.write.demo import load_demo
 
     home = tmp_path_factory.mktemp("browser-home")
     with using_home(home):

@@ -23,13 +23,13 @@ from playwright.sync_api import Page, expect
 
 from podium.jobs.cards import Card
 from podium.jobs.launch import run_foreground, submit
-from podium.store.catalog import load_table
-from podium.store.ingest import ImportConfig
-from podium.store.query import page as read_page
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import page as read_page
+from podium.store.read.refs import TableRef
+from podium.store.read.snapshots import list_snapshots
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.snapshots import list_snapshots
-from podium.store.write import write_table
+from podium.store.write.ingest import ImportConfig
+from podium.store.write.write import write_table
 from podium.validate.job import ValidateConfig
 
 pytestmark = pytest.mark.browser

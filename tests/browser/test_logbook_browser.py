@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from podium.jobs.cards import Card
 from podium.jobs.launch import run_foreground
-from podium.store.ingest import ImportConfig
+from podium.store.write.ingest import ImportConfig
 
 pytestmark = pytest.mark.browser
 

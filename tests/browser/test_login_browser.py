@@ -58,9 +58,9 @@ def _seed(home: Path) -> tuple[str, dict[str, str]]:
     from podium.jobs.cards import Card
     from podium.jobs.queue import create_job
     from podium.reporting import Reporter
-    from podium.store.export import ExportConfig
-    from podium.store.refs import TableRef
-    from podium.store.users import grant
+    from podium.store.read.export import ExportConfig
+    from podium.store.read.refs import TableRef
+    from podium.store.state.users import grant
 
     admin = User(name=ADMIN, role="admin", source="config")
     for name, role in ((VIEWER, "viewer"), (REVIEWER, "reviewer"), (OPERATOR, "operator")):
@@ -157,9 +157,9 @@ def test_a_viewer_sees_no_write_controls_and_the_server_refuses_them(
     from podium.errors import PermissionDenied
     from podium.jobs.cards import Card
     from podium.jobs.queue import create_job, list_jobs
-    from podium.store.export import ExportConfig
-    from podium.store.refs import TableRef
-    from podium.store.users import oidc_user
+    from podium.store.read.export import ExportConfig
+    from podium.store.read.refs import TableRef
+    from podium.store.state.users import oidc_user
 
     page = app_page
     log_in(page, stack, VIEWER, "logbook")

@@ -60,8 +60,8 @@ def newcomer(
     from podium.compare.job import CompareConfig, run_compare
     from podium.models.registry import register_model
     from podium.reporting import Reporter
-    from podium.store.demo import load_demo
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
+    from podium.store.write.demo import load_demo
 
     home = tmp_path_factory.mktemp("newcomer-home")
     with using_home(home):
@@ -255,7 +255,7 @@ def test_validate_status_and_the_malformed_filter(walk: Walk) -> None:
 
 
 def test_review_shows_edits_drops_removed_rows_and_asks_first(walk: Walk) -> None:
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     page = walk.open(f"review?table={REVIEW}")
     new = walk.form("Start queue")

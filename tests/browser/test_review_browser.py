@@ -130,7 +130,7 @@ def test_label_edit_remove_tag_diff_and_train(
     wait_for_app(page)
 
     from podium.jobs.queue import list_jobs
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
     from trainers.config import SftConfig
 
     with using_home(app_home):

@@ -26,10 +26,10 @@ from podium.jobs.cards import Card
 from podium.jobs.launch import JobFailed, run_foreground
 from podium.jobs.queue import get_job
 from podium.jobs.reporter import JobReporter
-from podium.store.ingest import ImportConfig
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.users import acting_user
-from podium.store.write import write_table
+from podium.store.state.users import acting_user
+from podium.store.write.ingest import ImportConfig
+from podium.store.write.write import write_table
 
 pytestmark = pytest.mark.browser
 TABLE = "lab.hostile"

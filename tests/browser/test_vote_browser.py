@@ -22,7 +22,7 @@ def browser_comparison(app_home: Path) -> str:
 
     from podium.compare.job import CompareConfig, run_compare
     from podium.reporting import Reporter
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
 
     with using_home(app_home):
         table = write_prompts("evals.vote_colours")

@@ -45,9 +45,9 @@ def test_quick_commands_import_no_heavy_library(podium_home: Path, args: tuple[s
 def test_tables_lists_what_the_catalog_holds(podium_home: Path) -> None:
     import pyarrow as pa
 
-    from podium.store.catalog import list_tables
-    from podium.store.names import table_names
-    from podium.store.write import write_table
+    from podium.store.catalog.catalog import list_tables
+    from podium.store.catalog.names import table_names
+    from podium.store.write.write import write_table
 
     assert table_names() == []
     write_table("b.two", pa.table({"x": [1]}), mode="create")

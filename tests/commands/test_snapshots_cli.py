@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from podium.store.catalog import load_table
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.write.write import write_table
 
 
 def test_snapshot_summaries_print_as_wrapped_key_values(podium_home: Path) -> None:

@@ -10,7 +10,7 @@ import yaml
 
 from podium.compare.votes import blind_pair, cast_vote
 from podium.identity import User
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 

@@ -15,8 +15,8 @@ from podium.compare.table import list_comparisons, load_comparison
 from podium.errors import InvalidInput
 from podium.models import get_model
 from podium.reporting import Reporter
-from podium.store.catalog import load_table, table_exists
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.read.refs import TableRef
 
 
 def _key(cfg: CompareConfig, model: str) -> SampleKey:

@@ -21,7 +21,7 @@ from compare_data import write_prompts
 
 from podium.compare.table import PROP_SAMPLING
 from podium.models.registry import add_endpoint
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 

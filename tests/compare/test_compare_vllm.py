@@ -25,11 +25,11 @@ from podium.compare.votes import blind_pair, cast_vote, list_votes
 from podium.identity import User
 from podium.models import get_model, list_servers
 from podium.reporting import Reporter
-from podium.store.catalog import load_table
-from podium.store.demo import load_demo
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table
+from podium.store.read.refs import TableRef
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.demo import load_demo
+from podium.store.write.write import write_table
 
 pytestmark = [pytest.mark.vllm, pytest.mark.train]
 PODIUM = [sys.executable, "-m", "podium.cli"]

@@ -13,7 +13,7 @@ from podium.errors import NotFound
 from podium.identity import User
 from podium.models.registry import register_model
 from podium.reporting import Reporter
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 
 
 def reviewer(name: str) -> User:

@@ -11,7 +11,7 @@ from podium.compare.ratings import ratings_report
 from podium.compare.votes import blind_pair, cast_vote, list_votes, send_to_vibes, voted_prompts
 from podium.errors import InvalidInput, PermissionDenied
 from podium.identity import User
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 
 def reviewer(name: str) -> User:

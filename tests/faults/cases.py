@@ -18,9 +18,9 @@ from harness import Case, State
 from generators.code_exec import tables as cx_tables
 from podium.config import get_settings
 from podium.models.registry import get_model_or_none
-from podium.store.catalog import load_table, table_exists
+from podium.store.catalog.catalog import load_table, table_exists
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 SOURCE = "faults.chat"
 CODE_ROWS = "faults.cx_rows"

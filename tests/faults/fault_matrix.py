@@ -122,8 +122,8 @@ def _jsonl(path: Path, first: int, n: int) -> Path:
 
 def _state(name: str) -> dict[str, str] | None:
     """id -> the row's turns as JSON; None when the table does not exist."""
-    from podium.store.catalog import table_exists
-    from podium.store.query import page
+    from podium.store.catalog.catalog import table_exists
+    from podium.store.read.query import page
 
     if not table_exists(name):
         return None
@@ -133,7 +133,7 @@ def _state(name: str) -> dict[str, str] | None:
 
 def _labels(name: str) -> set[tuple[str, str]] | None:
     from podium.review.annotations import annotations_table
-    from podium.store.catalog import load_table, table_exists
+    from podium.store.catalog.catalog import load_table, table_exists
 
     notes = annotations_table(name)
     if not table_exists(notes):
@@ -142,7 +142,7 @@ def _labels(name: str) -> set[tuple[str, str]] | None:
 
 
 def _compacted(name: str) -> bool:
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     head = load_table(name).current_snapshot()
     summary = head.summary if head is not None else None
@@ -150,8 +150,8 @@ def _compacted(name: str) -> bool:
 
 
 def _missing(name: str) -> int:
-    from podium.store.catalog import load_table, table_exists
-    from podium.store.maintenance import referenced_files
+    from podium.store.catalog.catalog import load_table, table_exists
+    from podium.store.maintenance.maintenance import referenced_files
 
     if not table_exists(name):
         return 0
@@ -167,8 +167,8 @@ def _left_over(name: str) -> int:
     from pyiceberg.io.pyarrow import PyArrowFileIO
 
     from podium.config import get_settings
-    from podium.store.catalog import parse_name, table_exists
-    from podium.store.maintenance import unreferenced_files
+    from podium.store.catalog.catalog import parse_name, table_exists
+    from podium.store.maintenance.maintenance import unreferenced_files
 
     if table_exists(name):
         return len(unreferenced_files(name))

@@ -71,7 +71,7 @@ def test_kills_of_generate_and_compare(
     from cases import chat_rows
 
     from podium.store.schema import SFT_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     url, _ = ensure_server(vllm_model)
     twin = f"{vllm_model}-twin"

@@ -13,9 +13,9 @@ from generators.code_exec.config import PROP_ROWS_TABLE, CodeExecConfig
 from generators.code_exec.demo_functions import load_demo_functions
 from podium.jobs.cards import Card
 from podium.jobs.launch import run_foreground
-from podium.store.catalog import load_table
-from podium.store.read import read_arrow
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_arrow
+from podium.store.read.refs import TableRef
 
 pytestmark = [pytest.mark.vllm, pytest.mark.sandbox]
 STATUSES = {"ok", "error", "timeout", "oom", "output_limit", "killed", tables.REJECTED}

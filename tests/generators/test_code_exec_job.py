@@ -15,10 +15,10 @@ from podium.cli import app
 from podium.errors import InvalidInput
 from podium.jobs.cards import Card, read_card
 from podium.jobs.launch import run_foreground
-from podium.store.catalog import load_table
-from podium.store.read import read_arrow
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_arrow
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 
 CODE = "def f(xs):\n    return sorted(xs)\n"
 

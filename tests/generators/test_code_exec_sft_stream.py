@@ -12,10 +12,10 @@ from generators.code_exec.build import write_sft
 from generators.code_exec.config import CodeExecConfig
 from podium.config import reset_settings
 from podium.errors import InvalidInput
-from podium.store.catalog import load_table
-from podium.store.read import read_small
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_small
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 
 ROWS = 3000
 CODE = "def f(x):\n    return x * 2\n"

@@ -11,9 +11,9 @@ from generators.code_exec import tables
 from generators.code_exec.config import CodeExecConfig
 from generators.code_exec.verify import run_verify
 from podium.reporting import Reporter
-from podium.store.read import read_arrow
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.read.read import read_arrow
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 
 CODE = "def f(xs):\n    return sorted(xs)\n"
 ROWS = [  # (input as recorded, output as recorded)

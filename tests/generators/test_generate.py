@@ -14,11 +14,11 @@ from generators.prompts import load_prompts, prompt_messages
 from podium.errors import InvalidInput, PodiumError
 from podium.models.serving import _row
 from podium.reporting import Reporter
-from podium.store.catalog import load_table
-from podium.store.read import read_arrow
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_arrow
+from podium.store.read.refs import TableRef
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 
 def _prompts_table(name: str, count: int) -> str:

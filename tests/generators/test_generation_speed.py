@@ -13,9 +13,9 @@ from podium.app import generate_model as gm
 from podium.models.registry import add_endpoint
 from podium.models.speeds import last_speed, record_speed
 from podium.reporting import Reporter
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 
 def test_a_generation_records_its_speed_and_the_estimate_uses_it(podium_home: Any) -> None:

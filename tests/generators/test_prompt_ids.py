@@ -9,11 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from generators.prompts import load_prompts
-from podium.store.generated_ids import content_id
-from podium.store.ingest import import_file
-from podium.store.read import read_small
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.read.read import read_small
+from podium.store.read.refs import TableRef
+from podium.store.write.generated_ids import content_id
+from podium.store.write.ingest import import_file
+from podium.store.write.write import write_table
 
 
 def test_the_same_messages_get_the_same_id_on_import_and_as_a_prompt(

@@ -15,10 +15,10 @@ from podium.jobs.cards import Card, card_environment
 from podium.jobs.launch import run_in_process
 from podium.models import get_model
 from podium.models.digest import checkpoint_digest
-from podium.store.catalog import load_table
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table
+from podium.store.read.refs import TableRef
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 PROMPTS = 8
 

@@ -16,10 +16,10 @@ from generators.generate import GenerateConfig, run_generate
 from generators.retry import RetryPolicy
 from podium.models.registry import add_endpoint
 from podium.reporting import Reporter
-from podium.store.read import read_arrow
-from podium.store.refs import TableRef
+from podium.store.read.read import read_arrow
+from podium.store.read.refs import TableRef
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 Answer = tuple[int, dict[str, Any], dict[str, str]]
 

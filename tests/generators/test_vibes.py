@@ -18,9 +18,9 @@ from generators.vibes import (
 )
 from podium.errors import InvalidInput, NotFound
 from podium.reporting import Reporter
-from podium.store.catalog import load_table
-from podium.store.read import read_arrow
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_arrow
+from podium.store.read.refs import TableRef
 
 
 def test_concurrent_submitters_lose_nothing(podium_home):

@@ -11,7 +11,7 @@ import pytest
 
 from podium.models.registry import get_model
 from podium.reporting import Reporter
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 from trainers.config import GrpoConfig, RewardSpec, SftConfig
 from trainers.generation import vllm_importable
 
@@ -136,7 +136,7 @@ def test_generation_job_and_compare_of_trained_checkpoints(
     """A generation job on the GPU-served checkpoint, then compare base vs fine-tuned."""
     from generators.generate import GenerateConfig, run_generate
     from podium.compare.job import CompareConfig, run_compare
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     make_table("g.cmp", memo_pairs * 4)
     _sft(tiny_base, "g.cmp", "gpu-cmp-sft", "full", recorder, gpu_device)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hostile_helpers import podium
 
-from podium.store.export import export_table
-from podium.store.ingest import import_file
+from podium.store.read.export import export_table
+from podium.store.write.ingest import import_file
 
 
 @pytest.fixture

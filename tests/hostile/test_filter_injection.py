@@ -10,9 +10,9 @@ import pytest
 from hostile_helpers import podium, refused
 
 from podium.errors import InvalidInput
-from podium.store.ingest import import_file
-from podium.store.query import count_by, page
-from podium.store.sql_console import run_sql
+from podium.store.read.query import count_by, page
+from podium.store.read.sql_console import run_sql
+from podium.store.write.ingest import import_file
 
 ESCAPE = "source = 'a') OR (1=1"
 

@@ -11,8 +11,8 @@ from hostile_helpers import chat_line, podium, refused, tables
 
 from podium.errors import InvalidInput
 from podium.reporting import Reporter
-from podium.store.ingest import ImportConfig, import_file, run_import
-from podium.store.query import page
+from podium.store.read.query import page
+from podium.store.write.ingest import ImportConfig, import_file, run_import
 
 
 def write_lines(path: Path, *lines: bytes) -> Path:
@@ -123,7 +123,7 @@ def test_duplicate_ids_in_a_later_batch_delete_the_files_written(
     path = write_lines(tmp_path / "late.jsonl", *lines)
     cfg = ImportConfig(path=str(path), out="ns.late")
     with pytest.raises(InvalidInput, match="late.jsonl line 201: duplicate id 'r0'"):
-        from podium.store.ingest import sft_batches
+        from podium.store.write.ingest import sft_batches
 
         list(sft_batches(cfg, batch_bytes=500))  # many batches before the check
     warehouse = podium_home / "warehouse"

@@ -8,7 +8,7 @@ import pytest
 from hostile_helpers import podium, refused, tables
 
 from podium.errors import InvalidInput
-from podium.store.catalog import parse_name
+from podium.store.catalog.catalog import parse_name
 
 BAD_NAMES = ["ns/evil.t", "x;DROP", "ns.x;DROP TABLE t", "a.b.c", "../up.t", "ns.t-1", "9ns.t"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from podium.store.scan import connect
-from podium.store.sql_console import run_sql
+from podium.store.read.scan import connect
+from podium.store.read.sql_console import run_sql
 
 
 def test_duckdb_spills_into_a_0700_directory_under_the_home(

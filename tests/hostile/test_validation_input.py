@@ -8,8 +8,8 @@ from pathlib import Path
 
 from hostile_helpers import podium
 
-from podium.store.ingest import import_file
-from podium.store.sql_console import run_sql
+from podium.store.read.sql_console import run_sql
+from podium.store.write.ingest import import_file
 
 LAUGHS = (
     '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol "lol">\n'

@@ -8,10 +8,10 @@ import pytest
 from postgres import postgres_server  # type: ignore[import-not-found]
 
 from podium.config import reset_settings
-from podium.store.catalog import list_tables, open_catalog
-from podium.store.demo import load_demo
-from podium.store.query import page
-from podium.store.state import engine
+from podium.store.catalog.catalog import list_tables, open_catalog
+from podium.store.read.query import page
+from podium.store.state.state import engine
+from podium.store.write.demo import load_demo
 
 
 @pytest.fixture
@@ -36,9 +36,9 @@ def test_demo_tables_on_postgres_catalog(postgres_home: str) -> None:
 def test_cold_reads_find_cached_plans_through_the_postgres_catalog(
     postgres_home: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from podium.store import catalog, names
-    from podium.store.plan import clear_plans
-    from podium.store.query import open_view
+    from podium.store.catalog import catalog, names
+    from podium.store.read.plan import clear_plans
+    from podium.store.read.query import open_view
 
     load_demo()
     expected = page("demo.chat", offset=2, limit=3).to_dict()

@@ -14,7 +14,7 @@ import boto3
 from s3_store import ACCESS_KEY, REGION, SECRET_KEY, s3_server  # type: ignore[import-not-found]
 
 from podium.config import reset_settings
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 PREFIX = "ware house/ünï"

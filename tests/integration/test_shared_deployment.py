@@ -17,8 +17,8 @@ import pytest
 from shared_stack import SharedStack, shared_stack, wait_until, workers  # type: ignore[import-not-found]
 
 from podium.config import reset_settings
-from podium.store.file_plan import FilePlan
-from podium.store.read import open_snapshot
+from podium.store.read.file_plan import FilePlan
+from podium.store.read.read import open_snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm, pytest.mark.train]
 
@@ -97,10 +97,10 @@ def test_shared_deployment_end_to_end(stack: tuple[SharedStack, str], base_check
     from podium.jobs.logbook import events
     from podium.jobs.queue import get_job, list_jobs
     from podium.models import get_model
-    from podium.store.catalog import table_exists
-    from podium.store.query import page
-    from podium.store.sql_console import run_sql
-    from podium.store.users import resolve
+    from podium.store.catalog.catalog import table_exists
+    from podium.store.read.query import page
+    from podium.store.read.sql_console import run_sql
+    from podium.store.state.users import resolve
 
     st, served_url = stack
     root = st.root

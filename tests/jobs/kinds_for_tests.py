@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from podium.jobs.kinds import JobKind, register
 from podium.reporting import JobOutputs, Reporter
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 
 
 class StepsConfig(BaseModel):

@@ -21,9 +21,9 @@ from podium.jobs.cards import (
     render_card,
     write_card,
 )
-from podium.store.catalog import load_table
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 
 
 def test_card_round_trips_config_and_notes(jobs_home: Path) -> None:

@@ -114,7 +114,7 @@ def test_card_shows_digest_version_and_lock_and_reads_back(
 ) -> None:
     from generators.generate import GenerateConfig
     from podium.jobs.cards import parse_card, render_card
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
 
     register_model("tiny", kind="base", path=str(_checkpoint(tmp_path / "c")), is_default=True)
     config = GenerateConfig(input=TableRef(name="ns.p", snapshot_id=1), out="ns.o", model="tiny")
@@ -134,7 +134,7 @@ def test_job_records_environment_in_lineage_and_warns_on_drift(
     from podium.jobs.cards import Card, card_environment, validate_config
     from podium.jobs.launch import run_in_process
     from podium.jobs.queue import create_job, get_job
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     config = validate_config("test-steps", {"steps": 1, "table": "ns.steps"})
     job = run_in_process(Card("test-steps", config))

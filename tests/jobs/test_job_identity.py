@@ -15,7 +15,7 @@ from podium.identity import User
 from podium.jobs.cards import parse_card
 from podium.jobs.launch import submit
 from podium.jobs.queue import get_job, list_jobs, request_cancel, submitters
-from podium.store.users import grant
+from podium.store.state.users import grant
 
 CARD = "---\nkind: test-steps\nsteps: 1\n---\n"
 ADMIN = User(name="boss@example.org", role="admin", source="config")
@@ -93,7 +93,7 @@ def test_the_worker_refuses_a_job_whose_submitter_lost_the_role(
 
 
 def test_a_jobs_snapshots_name_its_submitter_as_author(shared: pytest.MonkeyPatch) -> None:
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     act_as(shared, "op1@example.org")
     job_id = submit(parse_card("---\nkind: test-steps\nsteps: 1\ntable: ns.authored\n---\n"))

@@ -10,7 +10,7 @@ from jobs_helpers import podium
 
 from podium.jobs.queue import get_job, list_jobs
 from podium.jobs.reproducibility import record_rerun
-from podium.store.catalog import load_table, table_exists
+from podium.store.catalog.catalog import load_table, table_exists
 
 
 def _chat_file(path: Path, n: int = 3) -> Path:

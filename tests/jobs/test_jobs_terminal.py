@@ -13,7 +13,7 @@ from jobs_helpers import podium
 from podium.jobs.cards import Card, parse_card
 from podium.jobs.launch import run_foreground, submit
 from podium.jobs.queue import request_cancel
-from podium.store.demo import DEMO_TABLES
+from podium.store.write.demo import DEMO_TABLES
 from podium.validate.job import ValidateConfig
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from jobs_helpers import podium, run_import_job
 
 from podium.jobs.maintain import job_snapshots
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 
 def _import_job(tmp_path: Path, table: str) -> tuple[str, int]:

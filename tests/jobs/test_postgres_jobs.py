@@ -16,7 +16,7 @@ from podium.jobs.cards import parse_card
 from podium.jobs.launch import submit
 from podium.jobs.logbook import events
 from podium.jobs.queue import claim_next, get_job, now, set_fields, stale_jobs
-from podium.store.state import engine
+from podium.store.state.state import engine
 
 _spec = importlib.util.spec_from_file_location(
     "podium_test_postgres", Path(__file__).resolve().parents[1] / "integration" / "postgres.py"

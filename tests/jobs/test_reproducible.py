@@ -115,7 +115,7 @@ def test_a_validation_report_left_to_its_default_name_reruns_identical(jobs_home
     import pyarrow as pa
 
     from podium.store.schema import SFT_ARROW_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     def turns(*answers: str) -> list[dict[str, str]]:
         return [m for a in answers for m in ({"role": "user", "content": "q"},

@@ -13,7 +13,7 @@ from podium.jobs.cards import Card, card_environment, validate_config
 from podium.jobs.launch import run_in_process
 from podium.jobs.queue import get_job
 from podium.jobs.rerun import plan_rerun
-from podium.store.catalog import load_table, table_exists
+from podium.store.catalog.catalog import load_table, table_exists
 
 
 def _import_job(tmp_path: Path, table: str = "ns.chat") -> str:
@@ -56,7 +56,7 @@ def test_rerun_refuses_unfinished_jobs_and_jobs_without_tables(
 def test_plan_points_only_output_fields_at_new_tables(jobs_home: Path, tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     write_table("ns.src", pa.table({"x": [1]}))
     config = validate_config(
@@ -94,7 +94,7 @@ def test_logbook_rerun_of_a_succeeded_job_writes_new_outputs(jobs_home: Path) ->
     from podium.jobs import logbook
     from podium.jobs.cards import parse_card
     from podium.store.schema import SFT_ARROW_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     steps = run_in_process(Card("test-steps", validate_config("test-steps", {"table": "ns.o"})))
     again = get_job(logbook.rerun(steps["id"]))

@@ -15,8 +15,8 @@ from podium.jobs.cards import parse_card
 from podium.jobs.launch import submit
 from podium.jobs.logbook import metrics_frame, samples
 from podium.jobs.queue import get_job
-from podium.store.catalog import load_table, table_exists
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.write.write import write_table
 
 
 def _submit(front: str) -> str:

@@ -291,7 +291,7 @@ def run_queue(env: dict[str, str], jobs: int, workers: int = 2) -> dict[str, Any
     from podium.jobs.launch import submit
     from podium.jobs.queue import get_job
     from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-    from podium.store.write import write_table
+    from podium.store.write.write import write_table
 
     rows = [
         {"id": f"s{i}", "messages": [{"role": "user", "content": f"question {i}"}], "tags": []}

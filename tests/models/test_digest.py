@@ -14,7 +14,7 @@ from podium.models import add_endpoint, register_checkpoint, register_model
 from podium.models import digest as digest_module
 from podium.models.digest import checkpoint_digest, digests_table
 from podium.models.registry import checkpoint_pin
-from podium.store.state import engine
+from podium.store.state.state import engine
 
 
 def _checkpoint(root: Path) -> Path:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 
@@ -95,7 +95,7 @@ def test_generate_card_pins_input_and_model(podium_home, base_checkpoint, tmp_pa
 @pytest.mark.vllm
 def test_serve_detach_prints_the_running_url_and_generate_runs(vllm_model, unique_table):
     from podium.models import ensure_server
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     served = podium("serve", vllm_model, "--detach")
     assert served.stdout.strip() == ensure_server(vllm_model)[0]

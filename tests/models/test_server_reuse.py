@@ -23,7 +23,7 @@ from podium.models.serving import (
     servers_table,
 )
 from podium.models.vllm_launch import free_port
-from podium.store.state import engine
+from podium.store.state.state import engine
 
 
 def _server(alive: bool = True, checkpoint: str = "/ckpt") -> ServerInfo:

@@ -109,7 +109,7 @@ def test_dead_servers_are_forgotten(podium_home):
     from sqlalchemy import insert
 
     from podium.models.serving import cleanup_dead, servers_table
-    from podium.store.state import engine
+    from podium.store.state.state import engine
 
     proc = subprocess.Popen(["sleep", "60"])  # a live pid that is not a vLLM server
     try:

@@ -18,8 +18,8 @@ import pytest
 from conftest import RayCluster
 
 from podium.jobs.queue import list_jobs
-from podium.store.catalog import load_table
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.write.write import write_table
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm, pytest.mark.sandbox]
 

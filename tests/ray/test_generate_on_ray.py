@@ -20,7 +20,7 @@ from ray.job_submission import JobSubmissionClient
 from podium import processes
 from podium.jobs.launchers.ray import submission_id
 from podium.jobs.queue import get_job, list_jobs
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 pytestmark = [pytest.mark.ray, pytest.mark.vllm]
 

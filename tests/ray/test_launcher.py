@@ -25,7 +25,7 @@ from podium.jobs.launchers.ray import RayLauncher, submission_id
 from podium.jobs.logbook import metrics_frame
 from podium.jobs.queue import get_job, request_cancel
 from podium.jobs.worker import Worker
-from podium.store.catalog import load_table, table_exists
+from podium.store.catalog.catalog import load_table, table_exists
 
 pytestmark = pytest.mark.ray
 

@@ -13,11 +13,11 @@ import pytest
 from conftest import RayCluster
 
 from podium.jobs.queue import list_jobs
-from podium.store.catalog import load_table
-from podium.store.demo import json_sft_rows
-from podium.store.plan import plan_snapshot
+from podium.store.catalog.catalog import load_table
+from podium.store.read.plan import plan_snapshot
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.demo import json_sft_rows
+from podium.store.write.write import write_table
 from podium.validate.report import read_report
 
 pytestmark = pytest.mark.ray

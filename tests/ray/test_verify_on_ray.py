@@ -14,8 +14,8 @@ from conftest import RayCluster
 from generators.code_exec import tables
 from generators.code_exec.pipeline_functions import pipeline_function_rows
 from podium.jobs.queue import list_jobs
-from podium.store.catalog import load_table
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.write.write import write_table
 
 pytestmark = [pytest.mark.ray, pytest.mark.sandbox]
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from podium.identity import User
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_batches
+from podium.store.write.write import write_batches
 
 ALICE = User(name="alice", role="reviewer", source="config")
 BOB = User(name="bob", role="reviewer", source="config")

@@ -21,9 +21,9 @@ from review_data import make_table, row_id
 
 from podium.config import reset_settings
 from podium.review.annotations import annotations_table
-from podium.store.catalog import load_table
-from podium.store.maintenance import referenced_files, unreferenced_files
-from podium.store.query import page
+from podium.store.catalog.catalog import load_table
+from podium.store.maintenance.maintenance import referenced_files, unreferenced_files
+from podium.store.read.query import page
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 

@@ -14,8 +14,8 @@ from review_data import ALICE, BOB, VIEWER, make_table, row_id
 from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.review.changes import Change, EditConflict, commit_change
-from podium.store.catalog import load_table
-from podium.store.query import page
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import page
 
 
 def _edit(home: str, who: str, target: str, text: str, base: int, start: Any, out: Any) -> None:

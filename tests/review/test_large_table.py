@@ -13,7 +13,7 @@ from review_data import ALICE, BOB, make_table, row_id
 from podium.review.annotations import annotate
 from podium.review.changes import Change, commit_change
 from podium.review.queues import claim_next, create_queue, get_queue
-from podium.store.catalog import load_table
+from podium.store.catalog.catalog import load_table
 
 ROWS = 200_000
 

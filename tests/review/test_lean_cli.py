@@ -15,8 +15,8 @@ from review_data import ALICE, make_table, row_id
 
 from podium.review import queues
 from podium.review.annotations import latest
-from podium.store.catalog import load_table
-from podium.store.query import page
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import page
 
 # `podium ARGS...`, then report which of the skipped libraries the process imported.
 RUN = """

@@ -17,11 +17,11 @@ import pytest
 from review_data import ALICE, make_table, row_id
 
 from podium.review.changes import Change, commit_change
-from podium.store import maintenance
-from podium.store.catalog import load_table
-from podium.store.query import page
-from podium.store.read import iter_batches
-from podium.store.write import set_properties
+from podium.store.catalog.catalog import load_table
+from podium.store.maintenance import maintenance
+from podium.store.read.query import page
+from podium.store.read.read import iter_batches
+from podium.store.write.write import set_properties
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 

@@ -13,8 +13,8 @@ from typing import Any
 from review_data import make_table, row_id
 
 from podium.review.annotations import annotations_table
-from podium.store.catalog import load_table
-from podium.store.query import page
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import page
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 

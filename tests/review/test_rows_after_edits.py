@@ -24,7 +24,7 @@ def test_counts_and_first_rows_after_two_edits_and_a_removal(podium_home: Path) 
     both checks: the CLI calls that build the table are most of its cost."""
     from generators.prompts import load_prompts
     from podium.app.table_choices import table_choices
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
 
     edited_demo = "demo.chat"
     podium("demo")

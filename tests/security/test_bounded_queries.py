@@ -16,11 +16,11 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput
-from podium.store.query import count_by, page
+from podium.store.read.query import count_by, page
+from podium.store.read.sql_console import run_sql
+from podium.store.read.stats import table_stats
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.sql_console import run_sql
-from podium.store.stats import table_stats
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 HUGE_LIST = "len(range(30000000)) > 0"  # 240 MB a row, built inside one DuckDB chunk
 

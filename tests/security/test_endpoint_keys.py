@@ -21,7 +21,7 @@ from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.models import add_endpoint
 from podium.models.registry import models_table
-from podium.store.state import engine
+from podium.store.state.state import engine
 
 COOKIE = "cookie-secret-that-signs-logins"
 

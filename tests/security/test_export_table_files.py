@@ -14,12 +14,12 @@ import pytest
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.store.catalog import load_table
-from podium.store.export import export_table
-from podium.store.file_plan import local_path
-from podium.store.read import read_small
+from podium.store.catalog.catalog import load_table
+from podium.store.read.export import export_table
+from podium.store.read.file_plan import local_path
+from podium.store.read.read import read_small
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 
 def _rows(prefix: str) -> pa.Table:

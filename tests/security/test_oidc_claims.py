@@ -9,7 +9,7 @@ import pytest
 
 from podium.config import Settings
 from podium.errors import PermissionDenied
-from podium.store.users import user_from_claims
+from podium.store.state.users import user_from_claims
 
 ADMIN = "boss@example.org"
 

@@ -19,8 +19,8 @@ from podium.config import reset_settings
 from podium.errors import InvalidInput, PermissionDenied
 from podium.identity import User
 from podium.models import add_endpoint
-from podium.store.catalog import list_tables, table_exists
-from podium.store.users import grant, resolve, use_session_user
+from podium.store.catalog.catalog import list_tables, table_exists
+from podium.store.state.users import grant, resolve, use_session_user
 
 ADMIN = User(name="boss@example.org", role="admin", source="config")
 VIEWER = "viewer@example.org"

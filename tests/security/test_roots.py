@@ -21,9 +21,9 @@ from podium.jobs.cards import Card
 from podium.jobs.queue import create_job, get_job, list_jobs
 from podium.jobs.worker import Worker
 from podium.paths import resolve_under_roots
-from podium.store.export import ExportConfig
-from podium.store.ingest import import_file
-from podium.store.refs import TableRef
+from podium.store.read.export import ExportConfig
+from podium.store.read.refs import TableRef
+from podium.store.write.ingest import import_file
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 OUTSIDE_ROOTS = "is outside the directories Podium may write"

@@ -29,9 +29,9 @@ from podium.jobs.cards import Card
 from podium.jobs.launch import run_in_process
 from podium.jobs.queue import list_jobs
 from podium.models.registry import add_endpoint
-from podium.store.catalog import list_tables, load_table
-from podium.store.ingest import ImportConfig, import_file
-from podium.store.users import grant, use_session_user
+from podium.store.catalog.catalog import list_tables, load_table
+from podium.store.state.users import grant, use_session_user
+from podium.store.write.ingest import ImportConfig, import_file
 
 ADMIN = User(name="boss@example.org", role="admin", source="config")
 VIEWER = "viewer@example.org"

@@ -17,10 +17,10 @@ from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.identity import User
 from podium.review.annotations import history
-from podium.store.catalog import load_table, table_exists
-from podium.store.ingest import import_file
-from podium.store.users import AUTHOR, acting_user, grant, use_session_user
-from podium.store.write import drop_table
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.state.users import AUTHOR, acting_user, grant, use_session_user
+from podium.store.write.ingest import import_file
+from podium.store.write.write import drop_table
 
 ADMIN = User(name="boss@example.org", role="admin", source="config")
 VIEWER = "viewer@example.org"

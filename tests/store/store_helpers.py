@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from podium.reporting import Reporter
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_batches
+from podium.store.write.write import write_batches
 
 
 class Recorder(Reporter):

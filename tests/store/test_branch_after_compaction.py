@@ -17,8 +17,8 @@ from podium.jobs.maintain import MaintainConfig, run_maintain  # noqa: E402
 from podium.reporting import Reporter  # noqa: E402
 from podium.review.changes import Change, commit_change  # noqa: E402
 from podium.review.refs import create_branch, fast_forward  # noqa: E402
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.read import iter_batches  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.read import iter_batches  # noqa: E402
 
 T = "t.branchy"
 

@@ -20,8 +20,8 @@ from podium import failpoints  # noqa: E402
 from podium.jobs.maintain import MaintainConfig, run_maintain  # noqa: E402
 from podium.reporting import Reporter  # noqa: E402
 from podium.review.changes import Change, Committed, EditConflict, commit_change  # noqa: E402
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.read import iter_batches  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.read import iter_batches  # noqa: E402
 
 T = "t.race"
 

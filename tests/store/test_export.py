@@ -9,11 +9,11 @@ import pytest
 from store_helpers import Recorder
 
 from podium.config import reset_settings
-from podium.store.catalog import load_table
-from podium.store.demo import load_demo
-from podium.store.export import export_table
-from podium.store.ingest import import_file
-from podium.store.read import read_small
+from podium.store.catalog.catalog import load_table
+from podium.store.read.export import export_table
+from podium.store.read.read import read_small
+from podium.store.write.demo import load_demo
+from podium.store.write.ingest import import_file
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])

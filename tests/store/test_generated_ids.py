@@ -7,7 +7,7 @@ import tracemalloc
 from contextlib import closing
 from typing import Any
 
-from podium.store.generated_ids import GeneratedIds, content_id
+from podium.store.write.generated_ids import GeneratedIds, content_id
 
 
 def rows(*contents: str, ids: list[str | None] | None = None) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """pyiceberg's private API as Podium uses it, held to the installed pyiceberg: one test per
-private name `podium/store/iceberg_internals.py` reads (present, with the shape it is
+private name `podium/store/catalog/iceberg_internals.py` reads (present, with the shape it is
 called with, on real objects where it is state), so an upgrade that renames or reshapes
 one fails here by name instead of silently in an edit. And a scan of the product's
 source that fails when any other module reads a private pyiceberg name."""
@@ -27,10 +27,9 @@ from pyiceberg.table.update import SetPropertiesUpdate
 from pyiceberg.table.update.snapshot import CommitWindow, _SnapshotProducer
 from store_helpers import sft_rows
 
-from podium.store import iceberg_internals
-from podium.store.catalog import load_table
-from podium.store.file_writer import FileWriter
-from podium.store.iceberg_internals import (
+from podium.store.catalog import iceberg_internals
+from podium.store.catalog.catalog import load_table
+from podium.store.catalog.iceberg_internals import (
     RowDeltaProducer,
     StagingCatalog,
     check_arrow_schema_compatible,
@@ -38,12 +37,13 @@ from podium.store.iceberg_internals import (
     to_file_schema,
     transaction_io,
 )
-from podium.store.plan import manifest_entries
+from podium.store.read.plan import manifest_entries
 from podium.store.schema import SFT_SCHEMA
-from podium.store.write import write_batches
+from podium.store.write.file_writer import FileWriter
+from podium.store.write.write import write_batches
 
 ROOT = Path(__file__).resolve().parents[2]
-INTERNALS = ROOT / "podium" / "store" / "iceberg_internals.py"
+INTERNALS = ROOT / "podium/store/catalog/iceberg_internals.py"
 PACKAGES = ("podium", "generators", "trainers")
 T = "internals.chat"
 
@@ -403,7 +403,7 @@ def test_no_module_but_the_internals_reads_private_pyiceberg_names() -> None:
         for use in private_pyiceberg_uses(path, path.read_text())
     ]
     assert found == [], (
-        "private pyiceberg names outside podium/store/iceberg_internals.py (move each "
+        "private pyiceberg names outside podium/store/catalog/iceberg_internals.py (move each "
         "behind a function there, with a test in this file):\n" + "\n".join(found)
     )
 
@@ -468,7 +468,7 @@ def test_the_scan_leaves_podiums_own_private_names_alone(tmp_path: Path) -> None
     ]
     # A subclass of Podium's own pyiceberg subclass, importing nothing from pyiceberg.
     beneath = (
-        "from podium.store.iceberg_internals import StagingCatalog\n"
+        "from podium.store.catalog.iceberg_internals import StagingCatalog\n"
         "class Mine(StagingCatalog):\n"
         "    def io(self) -> object:\n"
         "        return self._load_file_io({}, None)\n"

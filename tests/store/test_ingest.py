@@ -12,9 +12,9 @@ from store_helpers import Recorder
 
 from podium.config import reset_settings
 from podium.errors import InvalidInput
-from podium.store.catalog import list_tables, load_table, table_exists
-from podium.store.ingest import import_file
-from podium.store.read import read_small
+from podium.store.catalog.catalog import list_tables, load_table, table_exists
+from podium.store.read.read import read_small
+from podium.store.write.ingest import import_file
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:

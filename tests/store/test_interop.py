@@ -17,8 +17,8 @@ from review_data import ALICE, make_table, row_id  # noqa: E402
 from podium.jobs.maintain import MaintainConfig, run_maintain  # noqa: E402
 from podium.reporting import Reporter  # noqa: E402
 from podium.review.changes import Change, commit_change  # noqa: E402
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.query import page  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.query import page  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DUCKDB_PYTHON = REPO / ".venv-duckdb-iceberg" / "bin" / "python"

@@ -17,15 +17,15 @@ import pytest
 from sqlalchemy import event
 from store_helpers import sft_rows
 
-from podium.store import catalog
-from podium.store.schema import SFT_SCHEMA
-from podium.store.sqlite_catalog import (
+from podium.store.catalog import catalog
+from podium.store.catalog.sqlite_catalog import (
     COMMIT_SQL,
     LOAD_SQL,
     TABLE_TYPE_FILTER_SQL,
     LeanSqliteCatalog,
 )
-from podium.store.write import write_batches
+from podium.store.schema import SFT_SCHEMA
+from podium.store.write.write import write_batches
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import make_table, row_id  # noqa: E402
@@ -134,7 +134,7 @@ _EDITS = """
 import sys
 from podium.identity import User
 from podium.review.changes import Change, commit_change
-from podium.store import catalog
+from podium.store.catalog import catalog
 
 who, first = sys.argv[1], int(sys.argv[2])
 if who == "lean":

@@ -17,10 +17,10 @@ import pytest
 from store_helpers import sft_rows
 
 from podium.config import get_settings
-from podium.store import expiry, maintenance
-from podium.store.catalog import load_table, table_exists
-from podium.store.read import iter_batches
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.maintenance import expiry, maintenance
+from podium.store.read.read import iter_batches
+from podium.store.write.write import write_table
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 DAYS_AGO = 3 * 86400
@@ -200,7 +200,7 @@ def test_the_warehouse_sweep_touches_only_table_files_of_no_table(
     podium_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from podium.failpoints import FailpointError
-    from podium.store.warehouse_sweep import remove_warehouse_orphans
+    from podium.store.maintenance.warehouse_sweep import remove_warehouse_orphans
 
     write_table("ns.kept", sft_rows(5), mode="create")
     kept = rows("ns.kept")

@@ -18,12 +18,12 @@ import podium.models.digest
 import podium.models.registry
 import podium.models.server_records
 import podium.review.queues
-import podium.store.users_table  # noqa: F401  (every module that declares state tables)
+import podium.store.state.users_table  # noqa: F401  (every module that declares state tables)
 from podium.config import get_settings, reset_settings
 from podium.jobs.tables import jobs
 from podium.models.registry import models_table
-from podium.store import migrations
-from podium.store.state import METADATA, engine
+from podium.store.state import migrations
+from podium.store.state.state import METADATA, engine
 
 OLD_SCHEMA = Path(__file__).parent / "fixtures" / "state_before_migrations.sql"
 
@@ -147,7 +147,7 @@ def _upgrade_postgres_from_0001(url: str) -> None:
 
 
 def test_the_quick_head_read_without_alembic_is_alembics_head() -> None:
-    from podium.store.state import newest_revision
+    from podium.store.state.state import newest_revision
 
     assert newest_revision() == migrations.head()
 
@@ -158,7 +158,7 @@ def test_opening_a_database_at_head_imports_no_alembic(podium_home: Path) -> Non
 
     engine()  # the first open migrates (Alembic)
     probe = (
-        "import sys; from podium.store.state import engine; engine(); "
+        "import sys; from podium.store.state.state import engine; engine(); "
         "print('alembic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -16,7 +16,7 @@ from store_helpers import sft_rows
 from podium.errors import InvalidInput
 from podium.identity import User
 from podium.review.changes import Change, commit_change
-from podium.store.catalog import ensure_namespace, load_table, open_catalog
+from podium.store.catalog.catalog import ensure_namespace, load_table, open_catalog
 from podium.store.schema import SFT_SCHEMA
 
 T = "ext.parted"

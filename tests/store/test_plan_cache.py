@@ -16,14 +16,15 @@ import pytest
 from store_helpers import write_in_files
 
 from podium.errors import NotFound
-from podium.store import catalog, names, plan_cache, scan
-from podium.store.file_plan import FilePlan, PlannedFile
-from podium.store.plan import clear_plans
-from podium.store.plan import open_parquet as real_open
-from podium.store.query import open_view, page
+from podium.store.catalog import catalog, names
+from podium.store.read import plan_cache, scan
+from podium.store.read.file_plan import FilePlan, PlannedFile
+from podium.store.read.plan import clear_plans
+from podium.store.read.plan import open_parquet as real_open
+from podium.store.read.query import open_view, page
+from podium.store.read.snapshots import list_snapshots
 from podium.store.schema import PROP_MAPPING
-from podium.store.snapshots import list_snapshots
-from podium.store.write import set_properties, write_batches
+from podium.store.write.write import set_properties, write_batches
 
 ROWS_PER_GROUP = 10
 

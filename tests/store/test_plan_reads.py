@@ -14,16 +14,16 @@ from store_helpers import sft_rows as rows
 from store_helpers import write_in_files
 
 from podium.errors import InvalidInput
-from podium.store import scan
-from podium.store.catalog import load_table
-from podium.store.plan import plan_snapshot
-from podium.store.query import count_by, page
-from podium.store.read import iter_batches, read_rows, row_count
+from podium.store.catalog.catalog import load_table
+from podium.store.read import scan
+from podium.store.read.plan import plan_snapshot
+from podium.store.read.query import count_by, page
+from podium.store.read.read import iter_batches, read_rows, row_count
+from podium.store.read.snapshots import list_snapshots
+from podium.store.read.sql_console import run_sql
+from podium.store.read.stats import table_stats
 from podium.store.schema import PROP_MAPPING, SFT_SCHEMA
-from podium.store.snapshots import list_snapshots
-from podium.store.sql_console import run_sql
-from podium.store.stats import table_stats
-from podium.store.write import set_properties, write_batches, write_table
+from podium.store.write.write import set_properties, write_batches, write_table
 
 ROWS_PER_GROUP = 10
 GROUPS_PER_FILE = 3

@@ -16,12 +16,12 @@ from review_data import ALICE, make_table, row_id  # noqa: E402
 
 from podium.review.changes import Change, commit_change  # noqa: E402
 from podium.review.diff import diff_snapshots  # noqa: E402
-from podium.store.catalog import load_table  # noqa: E402
-from podium.store.plan import clear_plans, plan_snapshot  # noqa: E402
-from podium.store.position_deletes import Replacement  # noqa: E402
-from podium.store.query import page  # noqa: E402
-from podium.store.read import iter_batches  # noqa: E402
-from podium.store.segments import segments  # noqa: E402
+from podium.store.catalog.catalog import load_table  # noqa: E402
+from podium.store.read.plan import clear_plans, plan_snapshot  # noqa: E402
+from podium.store.read.query import page  # noqa: E402
+from podium.store.read.read import iter_batches  # noqa: E402
+from podium.store.read.segments import segments  # noqa: E402
+from podium.store.write.position_deletes import Replacement  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DUCKDB_PYTHON = REPO / ".venv-duckdb-iceberg" / "bin" / "python"

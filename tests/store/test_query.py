@@ -8,13 +8,13 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput, NotFound
-from podium.store.catalog import load_table
-from podium.store.query import count_by, page
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import count_by, page
+from podium.store.read.snapshots import list_snapshots
+from podium.store.read.sql_console import run_sql
+from podium.store.read.stats import table_stats
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.snapshots import list_snapshots
-from podium.store.sql_console import run_sql
-from podium.store.stats import table_stats
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 
 def rows(n: int, start: int = 0) -> pa.Table:

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput
-from podium.store.snapshot_diff import choose_columns, diff_tables
-from podium.store.write import write_table
+from podium.store.read.snapshot_diff import choose_columns, diff_tables
+from podium.store.write.write import write_table
 
 MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
 

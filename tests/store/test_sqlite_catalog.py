@@ -13,10 +13,10 @@ from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 from pyiceberg.table.update import AssertRefSnapshotId, SetPropertiesUpdate
 from store_helpers import sft_rows
 
-from podium.store import catalog
+from podium.store.catalog import catalog
+from podium.store.catalog.sqlite_catalog import LeanSqliteCatalog
 from podium.store.schema import SFT_SCHEMA
-from podium.store.sqlite_catalog import LeanSqliteCatalog
-from podium.store.write import write_batches
+from podium.store.write.write import write_batches
 
 T = "lean.chat"
 

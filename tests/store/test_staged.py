@@ -8,9 +8,15 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput
-from podium.store.catalog import table_exists
-from podium.store.staged import commit_staged, pending_files, stage, staged_files, write_staged
-from podium.store.write import write_table
+from podium.store.catalog.catalog import table_exists
+from podium.store.write.staged import (
+    commit_staged,
+    pending_files,
+    stage,
+    staged_files,
+    write_staged,
+)
+from podium.store.write.write import write_table
 
 SCHEMA = pa.schema([pa.field("id", pa.string()), pa.field("n", pa.int64())])
 

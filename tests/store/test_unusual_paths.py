@@ -15,8 +15,8 @@ from store_helpers import sft_rows
 from test_interop import duckdb_rows
 
 from podium.config import get_settings, reset_settings
-from podium.store.catalog import ensure_namespace, load_table, open_catalog
-from podium.store.query import page
+from podium.store.catalog.catalog import ensure_namespace, load_table, open_catalog
+from podium.store.read.query import page
 from podium.store.schema import SFT_SCHEMA
 
 PODIUM = [sys.executable, "-m", "podium.cli"]

@@ -10,7 +10,7 @@ import pytest
 from podium.config import Settings
 from podium.errors import InvalidInput, NotFound, PermissionDenied
 from podium.identity import User, local_user
-from podium.store.users import (
+from podium.store.state.users import (
     acting_user,
     get_user_record,
     grant,

@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput
-from podium.store.catalog import list_tables, load_table, table_exists
-from podium.store.read import read_small
-from podium.store.write import write_batches, write_table
+from podium.store.catalog.catalog import list_tables, load_table, table_exists
+from podium.store.read.read import read_small
+from podium.store.write.write import write_batches, write_table
 
 
 def report_batches(n: int, start: int = 0, size: int = 25) -> Iterator[pa.RecordBatch]:
@@ -70,8 +70,8 @@ def test_big_batches_are_cut_into_small_row_groups(podium_home: Path) -> None:
     """A page read decodes one whole row group: a 16 MB input batch must not become one."""
     import pyarrow.parquet as pq
 
-    from podium.store.file_plan import local_path
-    from podium.store.file_writer import ROW_GROUP_BYTES
+    from podium.store.read.file_plan import local_path
+    from podium.store.write.file_writer import ROW_GROUP_BYTES
 
     text = "x" * 4000
     batch = pa.record_batch({"id": [f"r{i}" for i in range(3000)], "text": [text] * 3000})

@@ -85,7 +85,7 @@ def test_cudnn_attention_is_off_on_cuda_unless_asked(monkeypatch):
 
 def test_prompts_beyond_max_length_are_left_out(tiny_base, make_table, memo_pairs):
     from podium.models.registry import get_model
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
     from trainers.data import fit_prompts, grpo_dataset, load_training_data
     from trainers.runtime import load_tokenizer
 

@@ -73,8 +73,8 @@ def test_the_default_rewards_vary_within_a_group_on_demo_chat(podium_home: Path)
     completion; the defaults now include a length penalty, which differs between
     completions of different lengths (what a small model's samples always are)."""
     from podium.app.train_model import default_rewards
-    from podium.store.demo import load_demo
-    from podium.store.query import page
+    from podium.store.read.query import page
+    from podium.store.write.demo import load_demo
     from trainers.config import RewardSpec
     from trainers.rewards import build_rewards
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from podium.cli import app
 from podium.models.registry import get_model
-from podium.store.read import read_arrow
+from podium.store.read.read import read_arrow
 
 pytestmark = [pytest.mark.train, pytest.mark.vllm]
 runner = CliRunner()
@@ -20,7 +20,7 @@ runner = CliRunner()
 def test_cpu_smoke_sft_on_smollm2_is_served_by_vllm(podium_home: Path):
     from podium.models.bootstrap import bootstrap
     from podium.models.serving import stop_server
-    from podium.store.demo import load_demo
+    from podium.store.write.demo import load_demo
 
     base = bootstrap()
     load_demo()

@@ -19,7 +19,7 @@ from podium.jobs.logbook import events
 from podium.jobs.queue import get_job, list_jobs
 from podium.models.registry import get_model, get_model_or_none, list_models
 from podium.reporting import Reporter
-from podium.store.demo import DEMO_TABLES
+from podium.store.write.demo import DEMO_TABLES
 from podium.validate.job import ValidateConfig
 from trainers.config import SftConfig
 from trainers.sft import run_sft

@@ -13,7 +13,7 @@ from podium.errors import Cancelled, InvalidInput, NotFound
 from podium.models.registry import get_model, get_model_or_none, list_models
 from podium.reporting import Reporter
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 from trainers.config import GrpoConfig, RewardSpec, SftConfig
 from trainers.grpo import run_grpo
 from trainers.sft import run_sft
@@ -100,7 +100,7 @@ def test_cancelled_run_keeps_last_checkpoint_registered_as_periodic(
 
 
 def test_only_valid_skips_rows_the_validation_report_marks(tiny_base, make_table):
-    from podium.store.refs import TableRef
+    from podium.store.read.refs import TableRef
     from podium.validate.job import ValidateConfig, validate_table
     from trainers.data import load_training_data
 

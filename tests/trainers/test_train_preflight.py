@@ -16,7 +16,7 @@ from podium.errors import InvalidInput
 from podium.jobs.logbook import submit_config
 from podium.jobs.queue import get_job, list_jobs
 from podium.store.schema import SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 SCHEMA = {"type": "object", "required": ["name"]}
 

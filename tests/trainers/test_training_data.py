@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_batches, write_table
+from podium.store.write.write import write_batches, write_table
 from trainers.data import grpo_dataset, load_training_data, sft_dataset
 
 

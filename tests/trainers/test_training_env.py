@@ -35,7 +35,7 @@ class Spy(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Spy())
 from podium.errors import PodiumError
 from podium.reporting import Reporter
-from podium.store.refs import TableRef
+from podium.store.read.refs import TableRef
 from trainers.config import SftConfig
 from trainers.sft import run_sft
 try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from podium.config import reset_settings
-from podium.store.demo import DEMO_TABLES
+from podium.store.write.demo import DEMO_TABLES
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 from podium.validate.json_rules import JsonSchemaRule, compile_schema
 from podium.validate.text_rules import RegexRule
 

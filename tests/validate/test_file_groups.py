@@ -3,7 +3,7 @@ counts add up (no cluster needed: the Ray test checks the whole run)."""
 
 from __future__ import annotations
 
-from podium.store.file_plan import PlannedFile
+from podium.store.read.file_plan import PlannedFile
 from podium.validate.on_ray import group_files
 from podium.validate.tally import Tally
 

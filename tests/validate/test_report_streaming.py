@@ -13,9 +13,9 @@ import pytest
 
 from podium.config import reset_settings
 from podium.errors import InvalidInput
-from podium.store.catalog import load_table
-from podium.store.refs import TableRef
-from podium.store.write import write_table
+from podium.store.catalog.catalog import load_table
+from podium.store.read.refs import TableRef
+from podium.store.write.write import write_table
 from podium.validate.job import ValidateConfig, validate_table
 from podium.validate.report import (
     PROP_SUMMARY,

@@ -11,10 +11,10 @@ from validate_planted import check_against_planted, demo_rows
 
 from podium.errors import Cancelled, InvalidInput
 from podium.reporting import Reporter
-from podium.store.catalog import load_table, table_exists
-from podium.store.refs import TableRef
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.read.refs import TableRef
 from podium.store.schema import PROP_MAPPING
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 from podium.validate.job import ValidateConfig, run_validate, validate_table
 from podium.validate.report import malformed_ids, read_report
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from validate_planted import check_against_planted, demo_rows
 
 from podium.jobs.queue import list_jobs
-from podium.store.catalog import load_table, table_exists
+from podium.store.catalog.catalog import load_table, table_exists
 
 
 def podium(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podium.store.demo import json_sft_rows
+from podium.store.write.demo import json_sft_rows
 
 # Demo defect -> the error kind the validator must report for it.
 DEFECT_KINDS = {

@@ -193,6 +193,6 @@ def _learner_and_sync(
 
 
 def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:
-    from podium.store.catalog import load_table
+    from podium.store.catalog.catalog import load_table
 
     return dict(load_table(cfg.table.name).properties), cfg.table.name

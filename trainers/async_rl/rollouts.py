@@ -29,10 +29,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import DoubleType, IntegerType, NestedField
 
 from podium.errors import InvalidInput
-from podium.store.catalog import parse_name, table_exists
-from podium.store.kinds import ROLLOUTS
+from podium.store.catalog.catalog import parse_name, table_exists
+from podium.store.catalog.kinds import ROLLOUTS
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
-from podium.store.write import write_table
+from podium.store.write.write import write_table
 
 ROLLOUTS_KIND = ROLLOUTS
 

@@ -31,8 +31,8 @@ from podium.app.roles import allowed
 from podium.app.safe_markdown import escape_markdown
 from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.errors import PodiumError
-from podium.store.catalog import list_tables
-from podium.store.query import Page, page
+from podium.store.catalog.catalog import list_tables
+from podium.store.read.query import Page, page
 from podium.validate.report import report_for
 
 SCROLLED = "browse.scrolled_to"  # the sample whose error the page last scrolled to

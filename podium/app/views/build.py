@@ -25,10 +25,10 @@ from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
 from podium.models import list_models
-from podium.store.catalog import load_table, table_exists
-from podium.store.kinds import tables_of_kind
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.catalog.kinds import tables_of_kind
+from podium.store.read.snapshots import list_snapshots
 from podium.store.schema import PROP_KIND
-from podium.store.snapshots import list_snapshots
 
 MODE, TABLE, SNAPSHOT = "build.mode", "build.table", "build.snapshot"
 MODEL, SHOW, FILTER = "build.model", "build.show", "build.filter"

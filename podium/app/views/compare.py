@@ -26,7 +26,7 @@ from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
 NEW_BASIC = ("out", "max_tokens", "limit", "checks")

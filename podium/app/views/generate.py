@@ -25,9 +25,9 @@ from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.table_choices import CONVERSATIONS
 from podium.errors import PodiumError
 from podium.jobs.queue import Job, list_jobs
-from podium.store.catalog import load_table
-from podium.store.snapshots import list_snapshots
-from podium.store.users import acting_user
+from podium.store.catalog.catalog import load_table
+from podium.store.read.snapshots import list_snapshots
+from podium.store.state.users import acting_user
 
 P = "generate."
 BASIC = ("out", "temperature")

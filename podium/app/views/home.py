@@ -16,8 +16,8 @@ from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.widgets import browse_link
-from podium.store.demo import load_demo
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
+from podium.store.write.demo import load_demo
 
 # {table: created?}: said from the rerun that counts them on, for the session; popped once,
 # it was gone before it was read when a followed job ended and reran the page.

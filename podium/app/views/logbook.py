@@ -31,8 +31,8 @@ from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
 from podium.jobs.tables import ACTIVE, warnings_of
-from podium.store.catalog import list_tables
-from podium.store.users import acting_user
+from podium.store.catalog.catalog import list_tables
+from podium.store.state.users import acting_user
 
 SELECT = "logbook.select"  # the job selectbox
 GOTO = "logbook.goto"  # a job to select on the next run (just queued or re-run)

@@ -2,7 +2,7 @@
 guards (a single SELECT, time and memory limits, a row limit), the result as a grid
 and a refusal or error as a message.
 
-Logic: `podium.app.sql_model` (over `podium.store.sql_console`).
+Logic: `podium.app.sql_model` (over `podium.store.read.sql_console`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from podium.app import sql_model
 from podium.app.feedback import show_error
 from podium.app.safe_markdown import escape_markdown
 from podium.errors import PodiumError
-from podium.store.catalog import list_tables
+from podium.store.catalog.catalog import list_tables
 
 QUERY, ROWS, RESULT = "sql.query", "sql.rows", "sql.result"
 

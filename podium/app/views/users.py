@@ -8,7 +8,7 @@ from podium.app.feedback import show_error
 from podium.app.safe_markdown import escape_markdown
 from podium.errors import PodiumError
 from podium.identity import ROLES
-from podium.store.users import acting_user, grant, list_users, revoke
+from podium.store.state.users import acting_user, grant, list_users, revoke
 
 st.title("Users")
 me = acting_user()

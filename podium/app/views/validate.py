@@ -21,8 +21,8 @@ from podium.app.validate_model import settings_seed
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job
-from podium.store.catalog import load_table
-from podium.store.snapshots import list_snapshots
+from podium.store.catalog.catalog import load_table
+from podium.store.read.snapshots import list_snapshots
 from podium.validate.failure_text import marked_failure, message_texts
 from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES
 

@@ -36,7 +36,7 @@ from podium.app.safe_markdown import code_span, escape_markdown, neutralize_imag
 from podium.app.vibes_model import submissions_caption
 from podium.errors import PodiumError
 from podium.identity import User
-from podium.store.users import acting_user
+from podium.store.state.users import acting_user
 
 P = "vibes."
 GENERATE_PAGE = Path(__file__).parent / "generate.py"

@@ -1,0 +1,149 @@
+"""Opening the Iceberg catalog and resolving table names.
+
+The embedded default is a pyiceberg `SqlCatalog` on SQLite with a local warehouse; a
+PostgreSQL URI and an S3 warehouse work unchanged. A `rest` or other catalog can be
+named with `catalog_uri = "rest+http://..."` and goes through pyiceberg's own loader.
+
+A one-shot command that loads a table and commits to it once (`podium edit`,
+`delete-rows`, `label`) calls `prefer_lean_catalog()` first: an SQLite catalog file is
+then opened as `store.catalog.sqlite_catalog.LeanSqliteCatalog`, the same statements without
+importing SQLAlchemy (~0.4 s of CPU, more than the edit). Everything else keeps
+pyiceberg's `SqlCatalog`, imported only when a catalog is opened.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from pathlib import Path
+
+from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
+
+from podium.config import Settings, get_settings
+from podium.errors import InvalidInput, NotFound
+from podium.store.catalog.sqlite_uri import sqlite_file
+from podium.store.catalog.table_name import split_table_name
+
+
+@functools.cache
+def _catalog_for(
+    name: str, uri: str, warehouse: str, extra: tuple[tuple[str, str], ...]
+) -> Catalog:
+    if uri.startswith("rest+"):
+        return load_catalog(
+            name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse, **dict(extra)
+        )
+    from podium.store.catalog.commit_outcome import checked_sql_catalog
+
+    return checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **dict(extra))
+
+
+@functools.cache
+def _lean_catalog_for(
+    name: str, uri: str, warehouse: str, extra: tuple[tuple[str, str], ...]
+) -> Catalog:
+    from podium.store.catalog.sqlite_catalog import LeanSqliteCatalog
+
+    return LeanSqliteCatalog(
+        name,
+        _sqlite_database(uri) or Path(),
+        functools.partial(_catalog_for, name, uri, warehouse, extra),
+        uri=uri,
+        warehouse=warehouse,
+        **dict(extra),
+    )
+
+
+def _sqlite_database(uri: str) -> Path | None:
+    """The file of a plain `sqlite:///PATH` catalog URI (no driver options), else None."""
+    return None if "?" in uri else sqlite_file(uri)
+
+
+_lean = False
+
+
+def prefer_lean_catalog() -> None:
+    """Open an SQLite catalog file without SQLAlchemy from now on in this process (for
+    one-shot CLI writes; see the module docstring)."""
+    global _lean
+    _lean = True
+
+
+_open_lock = threading.Lock()
+
+
+def open_catalog(settings: Settings | None = None) -> Catalog:
+    settings = settings or get_settings()
+    settings.ensure_home()
+    extra = tuple(sorted(settings.catalog_properties.items()))
+    # SqlCatalog creates its tables on first open: threads must not race to do it.
+    with _open_lock:
+        if _lean and _sqlite_database(settings.catalog_uri) is not None:
+            return _lean_catalog_for(
+                settings.catalog_name, settings.catalog_uri, settings.warehouse, extra
+            )
+        return _catalog_for(settings.catalog_name, settings.catalog_uri, settings.warehouse, extra)
+
+
+def parse_name(name: str, settings: Settings | None = None) -> tuple[str, str]:
+    """`ns.table` -> ("ns", "table"); a bare name goes to the default namespace.
+    Refuses names outside the one naming rule (`podium.store.catalog.table_name`)."""
+    settings = settings or get_settings()
+    return split_table_name(name, settings.default_namespace)
+
+
+def full_name(name: str) -> str:
+    return ".".join(parse_name(name))
+
+
+def load_table(name: str, catalog: Catalog | None = None) -> Table:
+    catalog = catalog or open_catalog()
+    ident = parse_name(name)
+    try:
+        return catalog.load_table(ident)
+    except NoSuchTableError:
+        known = ", ".join(list_tables(catalog)) or "none yet"
+        raise NotFound(
+            f"No table named {'.'.join(ident)}. Known tables: {known}. "
+            "Create one with `podium import PATH --out NS.NAME`."
+        ) from None
+
+
+def table_exists(name: str, catalog: Catalog | None = None) -> bool:
+    catalog = catalog or open_catalog()
+    return catalog.table_exists(parse_name(name))
+
+
+def check_unique_name(ident: tuple[str, str], catalog: Catalog) -> None:
+    """Refuse to create table `ident` when one whose name differs only in case exists:
+    DuckDB, Trino and case-insensitive file systems take the two for one table."""
+    wanted = ".".join(ident).lower()
+    same = [
+        tuple(existing)
+        for (namespace,) in catalog.list_namespaces()
+        if namespace.lower() == ident[0].lower()
+        for existing in catalog.list_tables(namespace)
+        if ".".join(existing).lower() == wanted
+    ]
+    if not same or tuple(ident) in same:  # new, or the table itself (nothing is created)
+        return
+    name = ".".join(same[0])
+    raise InvalidInput(
+        f"Table {name} exists; {'.'.join(ident)} differs from it only in case, and table "
+        f"names are unique whatever their case. Choose another name (or write to {name})."
+    )
+
+
+def ensure_namespace(namespace: str, catalog: Catalog | None = None) -> None:
+    catalog = catalog or open_catalog()
+    catalog.create_namespace_if_not_exists(namespace)
+
+
+def list_tables(catalog: Catalog | None = None) -> list[str]:
+    catalog = catalog or open_catalog()
+    names: list[str] = []
+    for (ns,) in sorted(catalog.list_namespaces()):
+        names.extend(".".join(ident) for ident in sorted(catalog.list_tables(ns)))
+    return names

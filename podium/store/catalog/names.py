@@ -1,0 +1,96 @@
+"""Table names without opening the catalog, for `podium tables` and other quick listings.
+
+Importing pyiceberg costs ~0.4 s. For a SQL catalog (the embedded SQLite default and
+PostgreSQL) the names are rows of the catalog's own `iceberg_tables` table, which
+SQLAlchemy reads in a few milliseconds; other catalogs (REST) go through pyiceberg.
+`metadata_location` reads a table's row the same way (with the standard library's
+sqlite3 for SQLite, since importing SQLAlchemy alone costs ~0.3 s): the key a cold read
+looks its cached file plan up by (`podium.store.read.plan_cache`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+from podium.config import get_settings
+from podium.store.catalog.sqlite_uri import sqlite_file
+
+_LOCATION_SQL = (
+    "SELECT metadata_location FROM iceberg_tables "
+    "WHERE catalog_name = :catalog AND table_namespace = :namespace AND table_name = :name"
+)
+
+
+def table_names() -> list[str]:
+    """Every table as NAMESPACE.TABLE, sorted by namespace then name."""
+    settings = get_settings()
+    if settings.catalog_uri.startswith("rest+"):
+        from podium.store.catalog.catalog import list_tables
+
+        return list_tables()
+    import sqlalchemy as sa
+
+    settings.ensure_home()
+    engine = sa.create_engine(settings.catalog_uri)
+    try:
+        if not sa.inspect(engine).has_table("iceberg_tables"):
+            return []  # pyiceberg creates it when the catalog is first opened
+        rows = sa.table(
+            "iceberg_tables",
+            sa.column("catalog_name"),
+            sa.column("table_namespace"),
+            sa.column("table_name"),
+        )
+        query = (
+            sa.select(rows.c.table_namespace, rows.c.table_name)
+            .where(rows.c.catalog_name == settings.catalog_name)
+            .order_by(rows.c.table_namespace, rows.c.table_name)
+        )
+        with engine.connect() as conn:
+            return [f"{ns}.{name}" for ns, name in conn.execute(query)]
+    finally:
+        engine.dispose()
+
+
+def metadata_location(namespace: str, table: str) -> str | None:
+    """Where the catalog says the table's current metadata file is, or None when that
+    cannot be read cheaply (a REST catalog, no such row, a database missing or busy):
+    the caller then opens the table with pyiceberg, whose errors explain any problem."""
+    settings = get_settings()
+    params = {"catalog": settings.catalog_name, "namespace": namespace, "name": table}
+    uri = settings.catalog_uri
+    if uri.startswith("rest+"):
+        return None
+    database = sqlite_file(uri)
+    if database is not None:
+        return _sqlite_location(database, params)
+    if uri.startswith("sqlite"):
+        return None  # an in-memory catalog: nothing outlives the process
+    return _sqlalchemy_location(uri, params)
+
+
+def _sqlite_location(database: Path, params: dict[str, str]) -> str | None:
+    try:
+        uri = database.resolve().as_uri() + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
+            row = conn.execute(_LOCATION_SQL, params).fetchone()
+    except (OSError, sqlite3.Error):
+        return None
+    return str(row[0]) if row and row[0] else None
+
+
+def _sqlalchemy_location(uri: str, params: dict[str, str]) -> str | None:
+    import sqlalchemy as sa
+
+    try:
+        engine = sa.create_engine(uri)
+        try:
+            with engine.connect() as conn:
+                value = conn.execute(sa.text(_LOCATION_SQL), params).scalar()
+        finally:
+            engine.dispose()
+    except (sa.exc.SQLAlchemyError, ImportError):
+        return None
+    return str(value) if value else None

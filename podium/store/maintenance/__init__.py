@@ -1,0 +1,1 @@
+"""Keeping tables healthy: compaction, snapshot expiry, orphan and warehouse sweeps."""

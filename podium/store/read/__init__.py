@@ -1,0 +1,3 @@
+"""Reading snapshots: file plans, scans, queries, the SQL console, stats, diffs, refs and
+exports.
+"""

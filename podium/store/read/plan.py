@@ -1,0 +1,231 @@
+"""File plans: which data files make up a snapshot, in write order, and where each row is.
+
+A plan is the small map every read starts from. It lists the snapshot's data files
+oldest commit first (pyiceberg plans the newest manifest first, but a person paging a
+table expects appended rows after the rows they were appended to), each with its record
+count and the position of its first row in the snapshot. A page at offset N is then
+found from the counts and the file's Parquet row-group sizes, and only those row groups
+are read. Plans are cached: a snapshot never changes, and a plan is a few bytes a file.
+Direct plans are also kept on disk (`podium.store.read.plan_cache`), so a later process can
+read a known snapshot without importing pyiceberg; that is why pyiceberg is imported
+only inside the functions that plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from podium.config import get_settings
+from podium.store.read import plan_cache
+from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
+
+if TYPE_CHECKING:
+    from pyiceberg.io import FileIO
+    from pyiceberg.manifest import ManifestEntry, ManifestFile
+    from pyiceberg.table import Table
+
+_PLANS_KEPT = 64
+_FOOTERS_KEPT = 512
+_MANIFESTS_KEPT = 4096
+
+
+def open_parquet(table: Table | None, path: str) -> pq.ParquetFile:
+    """One data file, opened straight from disk when it is local (no pyiceberg needed),
+    else through the table's FileIO (object stores)."""
+    local = local_path(path)
+    if local is not None:
+        return pq.ParquetFile(local)
+    if table is None:
+        raise ValueError(f"{path} is not on this machine: reading it needs the table's FileIO.")
+    return pq.ParquetFile(table.io.new_input(path).open())
+
+
+_log = logging.getLogger(__name__)
+
+# Keyed by metadata location too: a hit then means the on-disk cache already has this
+# plan under that metadata file, so later processes find it there as well.
+_plans: OrderedDict[tuple[str, str, int | None, str], FilePlan] = OrderedDict()
+_footers: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+_manifests: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def manifest_entries(io: FileIO, manifest: ManifestFile) -> list[ManifestEntry]:
+    """The live entries of a committed manifest (cached: a manifest file never changes,
+    and a write reads its parent's manifests, plans the new snapshot, and finds rows,
+    which would read each of them three times)."""
+    key = manifest.manifest_path
+    with _lock:
+        if key in _manifests:
+            _manifests.move_to_end(key)
+            return _manifests[key]
+    entries = manifest.fetch_manifest_entry(io, discard_deleted=True)
+    with _lock:
+        _manifests[key] = entries
+        while len(_manifests) > _MANIFESTS_KEPT:
+            _manifests.popitem(last=False)
+    return entries
+
+
+def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
+    """The (cached) plan of `table` at `snapshot_id`; None means a table with no rows."""
+    name = ".".join(table.name())
+    key = (get_settings().catalog_uri, name, snapshot_id, table.metadata_location)
+    with _lock:
+        if key in _plans:
+            _plans.move_to_end(key)
+            return _plans[key]
+    plan = _make_plan(table, name, snapshot_id)
+    _remember_on_disk(table, plan)
+    with _lock:
+        _plans[key] = plan
+        while len(_plans) > _PLANS_KEPT:
+            _plans.popitem(last=False)
+    return plan
+
+
+def warm_after_commit(table: Table) -> Table:
+    """Plan `table`'s new current snapshot now, so the first read after a write (a
+    `podium show` in a new process, the app's next page) finds its plan on disk instead
+    of importing pyiceberg and reading manifests. The writer has the table loaded and
+    its manifests were just written, so this costs it little. Best effort: the commit
+    has happened, and a plan that cannot be made here is made by the first read."""
+    current = table.current_snapshot()
+    try:
+        plan_snapshot(table, current.snapshot_id if current else None)
+    except Exception:  # noqa: BLE001 - never fail a write that has committed
+        _log.debug("could not plan %s after its commit", table.name(), exc_info=True)
+    return table
+
+
+def _remember_on_disk(table: Table, plan: FilePlan) -> None:
+    """Keep the plan for later processes, under the metadata file it was made from."""
+    from podium.store.schema import PROP_MAPPING
+
+    current = table.current_snapshot()
+    head = plan_cache.TableHead(
+        table=plan.table,
+        metadata_location=table.metadata_location,
+        current_snapshot_id=current.snapshot_id if current else None,
+        snapshot_ids=frozenset(s.snapshot_id for s in table.snapshots()),
+        mapping=table.properties.get(PROP_MAPPING),
+    )
+    plan_cache.remember(head, plan)
+
+
+def _snapshot_schema(table: Table, snapshot_id: int | None) -> pa.Schema:
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
+    schemas = table.schemas()
+    schema = table.schema()
+    if snapshot is not None and snapshot.schema_id is not None and snapshot.schema_id in schemas:
+        schema = schemas[snapshot.schema_id]
+    return schema_to_pyarrow(schema, include_field_ids=False)
+
+
+def _names_stable(table: Table) -> bool:
+    """No field was ever renamed: every schema calls each field id by one name."""
+    from pyiceberg.schema import index_name_by_id
+
+    names: dict[int, str] = {}
+    for schema in table.schemas().values():
+        for field_id, path in index_name_by_id(schema).items():
+            if names.setdefault(field_id, path) != path:
+                return False
+    return True
+
+
+def _make_plan(table: Table, name: str, snapshot_id: int | None) -> FilePlan:
+    from pyiceberg.manifest import DataFileContent, FileFormat, ManifestContent
+
+    from podium.store.read.segments import segments
+    from podium.store.write.position_deletes import read_delete_file
+
+    schema = _snapshot_schema(table, snapshot_id)
+    snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
+    if snapshot is None:
+        return FilePlan(name, snapshot_id, (), schema, simple=True)
+    io = table.io
+    manifests = sorted(
+        enumerate(snapshot.manifests(io)), key=lambda it: (it[1].sequence_number or 0, -it[0])
+    )
+    found: list[tuple[int, int, int, str, int]] = []
+    delete_files: list[tuple[int, str]] = []
+    simple = _names_stable(table)
+    for order, (_, manifest) in enumerate(manifests):
+        for pos, entry in enumerate(manifest_entries(io, manifest)):
+            data_file = entry.data_file
+            if manifest.content == ManifestContent.DELETES or (
+                data_file.content != DataFileContent.DATA
+            ):
+                if (
+                    data_file.content == DataFileContent.POSITION_DELETES
+                    and data_file.file_format == FileFormat.PARQUET
+                ):
+                    delete_files.append((entry.sequence_number or 0, data_file.file_path))
+                else:
+                    simple = False  # equality deletes or deletion vectors: pyiceberg applies them
+                continue
+            if data_file.file_format != FileFormat.PARQUET:
+                simple = False
+            found.append(
+                (
+                    entry.sequence_number or 0,
+                    order,
+                    pos,
+                    data_file.file_path,
+                    data_file.record_count,
+                )
+            )
+    ordered = sorted(found)
+    deleted: dict[str, list[int]] = {}
+    replacements = []
+    if delete_files:
+        # A delete applies to data files written at its sequence number or before (spec).
+        sequence = {path: seq for seq, *_, path, _ in ordered}
+        for seq, path in delete_files:
+            content = read_delete_file(open_parquet(table, path))
+            for data_path, rows in content.positions.items():
+                if data_path in sequence and sequence[data_path] <= seq:
+                    deleted.setdefault(data_path, []).extend(rows)
+            replacements.extend(content.replacements)
+    counts = {path: records for *_, path, records in ordered}
+    runs = segments(list(counts.items()), deleted, replacements)
+    files: list[PlannedFile] = []
+    start = 0
+    for path, first, records in runs:
+        files.append(PlannedFile(path, records, start, first, counts[path]))
+        start += records
+    return FilePlan(name, snapshot_id, tuple(files), schema, simple)
+
+
+def row_group_sizes(
+    table: Table | None, path: str, opened: pq.ParquetFile | None = None
+) -> tuple[int, ...]:
+    """Rows per Parquet row group of one data file, from its footer (cached); `opened`
+    spares a second read of the footer when the caller has the file open already."""
+    with _lock:
+        if path in _footers:
+            return _footers[path]
+    meta = (opened or open_parquet(table, path)).metadata
+    sizes = tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+    with _lock:
+        _footers[path] = sizes
+        while len(_footers) > _FOOTERS_KEPT:
+            _footers.popitem(last=False)
+    return sizes
+
+
+def clear_plans() -> None:
+    """Forget cached plans and footers (benchmarks use this to measure cold)."""
+    with _lock:
+        _plans.clear()
+        _footers.clear()
+        _manifests.clear()

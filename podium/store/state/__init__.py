@@ -1,0 +1,1 @@
+"""App state beside the catalog: the SQL database, its migrations, users."""

@@ -1,0 +1,330 @@
+"""Writing Arrow data into Iceberg tables: streamed into many files, one atomic commit.
+
+Every write is one Iceberg commit: a table being created appears only with its first
+rows (`create_table_transaction`), and appends and overwrites either land whole or not
+at all. Properties (kind, lineage) are set in the same commit as the data.
+
+`write_batches` takes a stream of record batches of any length and holds one batch at
+a time: batches are written as ~2 MiB row groups (`file_writer`), files roll over at
+`Settings.target_file_bytes` on disk, and the data files are committed together in a
+single snapshot at the end. If the stream fails or the catalog refuses the commit, the
+files already written are deleted (best effort) and the table is left exactly as it
+was; after an error of unknown outcome the table is checked (`commit_outcome`): a commit
+that landed is a success, one that did not leaves its files to orphan removal.
+
+pyiceberg's own `append(RecordBatchReader)` is not used: it hands every file's batches
+to a thread pool up front (memory grows with the input) and sizes files by in-memory
+Arrow bytes rather than bytes on disk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Iterable, Mapping
+
+import pyarrow as pa
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    TableAlreadyExistsError,
+    ValidationException,
+)
+from pyiceberg.manifest import DataFile, DataFileContent
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table, TableProperties, Transaction
+
+from podium.config import get_settings
+from podium.errors import InvalidInput, PodiumError
+from podium.identity import require
+from podium.store.catalog.catalog import (
+    check_unique_name,
+    ensure_namespace,
+    open_catalog,
+    parse_name,
+)
+from podium.store.catalog.commit_outcome import TOKEN, commit_checked, new_token, settle
+from podium.store.catalog.iceberg_internals import transaction_io
+from podium.store.read.plan import warm_after_commit
+from podium.store.state.users import AUTHOR, acting_user, author_name
+from podium.store.write.file_writer import FileWriter, RowsWritten, prefetched
+from podium.store.write.modes import WRITE_MODES, WriteMode
+
+log = logging.getLogger("podium")
+
+REPLACE_ATTEMPTS = 8
+
+
+def write_table(
+    name: str,
+    data: pa.Table,
+    *,
+    mode: WriteMode = "create",
+    schema: Schema | None = None,
+    properties: Mapping[str, str] | None = None,
+    catalog: Catalog | None = None,
+    author: str | None = None,
+) -> Table:
+    """Write `data` to table `name` in one commit and return the table.
+
+    `create` fails if the table exists; `append` and `overwrite` fail if it does not
+    (so a typo never silently creates a second table). `schema` fixes field ids and
+    docs for new tables; by default the Arrow schema is used.
+    """
+    return write_batches(
+        name,
+        data.to_batches(),
+        mode=mode,
+        schema=schema if schema is not None else data.schema,
+        properties=properties,
+        catalog=catalog,
+        author=author,
+    )
+
+
+def write_batches(
+    name: str,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    mode: WriteMode = "create",
+    schema: Schema | pa.Schema | None = None,
+    properties: Mapping[str, str] | None = None,
+    catalog: Catalog | None = None,
+    target_file_bytes: int | None = None,
+    on_rows: RowsWritten | None = None,
+    author: str | None = None,
+) -> Table:
+    """Stream `batches` into table `name` as several data files and one snapshot.
+
+    Same modes as `write_table`. `schema` is required to create a table from a stream
+    that may be empty; otherwise the first batch's schema is used. `on_rows` is called
+    with the running row count after each batch (for progress). An exception raised
+    by the `batches` iterator (a bad line at 90%) propagates after the written files
+    are removed; nothing is committed. The snapshot summary's `podium.author` names
+    `author` (default: whoever is acting).
+    """
+    if mode not in WRITE_MODES:
+        raise InvalidInput(f"Unknown write mode {mode!r}; use one of {', '.join(WRITE_MODES)}.")
+    catalog = catalog or open_catalog()
+    ident = parse_name(name)
+    label = ".".join(ident)
+    exists = catalog.table_exists(ident)
+    props = {k: str(v) for k, v in (properties or {}).items()}
+    if mode == "create" and exists:
+        raise InvalidInput(f"Table {label} already exists; use --mode append or --mode overwrite.")
+    if mode != "create" and not exists:
+        raise InvalidInput(f"Table {label} does not exist; use --mode create.")
+    if not exists:  # only a new table can clash (and the lean one-shot path stays lean)
+        check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
+
+    stream = iter(batches)
+    if schema is None:
+        first = next(stream, None)
+        if first is None:
+            raise InvalidInput(f"Nothing to write to {label}: no rows and no schema.")
+        schema = first.schema
+        stream = itertools.chain([first], stream)
+
+    new_namespace = False
+    txn: Transaction  # a CreateTableTransaction when the table is new
+    if mode == "create":
+        new_namespace = not catalog.namespace_exists(ident[0])
+        ensure_namespace(ident[0], catalog)
+        txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
+    else:
+        txn = catalog.load_table(ident).transaction()
+        if props:
+            txn.set_properties(props)
+
+    token = new_token()
+    summary = {AUTHOR: author or author_name(), TOKEN: token}
+    writer = FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
+
+    def discard() -> None:
+        writer.discard()
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+
+    try:
+        if txn.table_metadata.spec().is_unpartitioned():
+            files = writer.write(prefetched(stream), on_rows)
+            _commit_files(txn, files, overwrite=mode == "overwrite", summary=summary)
+        else:  # Podium writes no partitioned tables; keep pyiceberg's in-memory path for them
+            whole = pa.Table.from_batches(list(stream))
+            (txn.overwrite if mode == "overwrite" else txn.append)(
+                whole, snapshot_properties=summary
+            )
+    except BaseException:
+        discard()  # nothing was sent to the catalog: the files are certainly no one's
+        raise
+    try:
+        commit_checked(
+            txn.commit_transaction,
+            token=token,
+            reload=lambda: catalog.load_table(ident),
+            discard=discard,
+            what=f"writing {label}",
+        )
+    except TableAlreadyExistsError:
+        raise InvalidInput(
+            f"Table {label} was created by someone else meanwhile; nothing was written. "
+            "Use --mode append or --mode overwrite."
+        ) from None
+    return warm_after_commit(catalog.load_table(ident))
+
+
+def replace_batches(
+    name: str,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    schema: pa.Schema,
+    properties: Mapping[str, str] | None = None,
+    final_properties: Callable[[], Mapping[str, str]] | None = None,
+    may_replace: Callable[[Table], None] | None = None,
+    target_file_bytes: int | None = None,
+    author: str | None = None,
+) -> Table:
+    """Create table `name`, or replace all its rows, with `batches`: one snapshot.
+
+    For outputs a run replaces whole (a validation report), where the last writer
+    wins. The stream is written once; the commit then retries against whatever is
+    current, so two runs replacing one table at the same time each commit a complete
+    table (a reader sees one run's rows, never a mix) and no data file is left outside
+    it. `final_properties` is called once the stream is consumed (a summary counted
+    from it) and set in the same commit; `may_replace` raises to refuse replacing an
+    existing table (checked again at every attempt).
+    """
+    catalog = open_catalog()
+    ident = parse_name(name)
+    props = {k: str(v) for k, v in (properties or {}).items()}
+    exists = catalog.table_exists(ident)
+    if not exists:
+        check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
+    new_namespace = not catalog.namespace_exists(ident[0])
+    ensure_namespace(ident[0], catalog)
+    if exists:
+        table = catalog.load_table(ident)
+        if may_replace is not None:
+            may_replace(table)
+        txn = table.transaction()
+    else:
+        txn = catalog.create_table_transaction(ident, schema=schema)
+    writer = FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
+
+    def discard() -> None:
+        writer.discard()
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+
+    try:
+        files = writer.write(prefetched(iter(batches)), None)
+        if final_properties is not None:
+            props.update({k: str(v) for k, v in final_properties().items()})
+    except BaseException:
+        discard()
+        raise
+    for attempt in range(REPLACE_ATTEMPTS):
+        token = new_token()
+        summary = {AUTHOR: author or author_name(), TOKEN: token}
+        try:
+            _replace_once(catalog, ident, schema, writer, files, props, summary, may_replace)
+        except (TableAlreadyExistsError, CommitFailedException, ValidationException):
+            if attempt + 1 == REPLACE_ATTEMPTS:
+                discard()
+                raise InvalidInput(
+                    f"Table {'.'.join(ident)} kept changing while this run replaced it; "
+                    "nothing was written. Run it again."
+                ) from None
+            continue
+        except PodiumError:
+            discard()  # refused before any commit was sent (may_replace, changed columns)
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
+            settle(
+                exc,
+                token=token,
+                reload=lambda: catalog.load_table(ident),
+                what=f"replacing {'.'.join(ident)}",
+            )
+        return warm_after_commit(catalog.load_table(ident))
+    raise AssertionError("unreachable")
+
+
+def _replace_once(
+    catalog: Catalog,
+    ident: tuple[str, str],
+    schema: pa.Schema,
+    writer: FileWriter,
+    files: list[DataFile],
+    props: dict[str, str],
+    summary: dict[str, str],
+    may_replace: Callable[[Table], None] | None,
+) -> None:
+    """One attempt: drop every file live now, add `files`, in one commit."""
+    if catalog.table_exists(ident):
+        table = catalog.load_table(ident)
+        if may_replace is not None:
+            may_replace(table)
+        if table.schema().as_struct() != writer.file_schema.as_struct():
+            raise InvalidInput(
+                f"Table {'.'.join(ident)} changed its columns meanwhile; nothing was written."
+            )
+        # pyiceberg's own retry would keep a concurrent replacer's files beside these;
+        # a conflict comes back here instead, to replace whatever is current then.
+        txn = _without_commit_retries(table).transaction()
+        if props:
+            txn.set_properties(props)
+    else:
+        txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
+    _commit_files(txn, files, overwrite=True, summary=summary)
+    txn.commit_transaction()
+
+
+def _without_commit_retries(table: Table) -> Table:
+    properties = {**table.metadata.properties, TableProperties.COMMIT_NUM_RETRIES: "0"}
+    metadata = table.metadata.model_copy(update={"properties": properties})
+    return Table(table.name(), metadata, table.metadata_location, table.io, table.catalog)
+
+
+def _commit_files(
+    txn: Transaction, files: list[DataFile], *, overwrite: bool, summary: dict[str, str]
+) -> None:
+    """Stage one snapshot that adds `files` (and, to overwrite, removes every live file)."""
+    if not overwrite:
+        with txn.update_snapshot(snapshot_properties=summary).fast_append() as append:
+            for data_file in files:
+                append.append_data_file(data_file)
+        return
+    current = txn.table_metadata.current_snapshot()
+    with txn.update_snapshot(snapshot_properties=summary).overwrite() as producer:
+        if current is not None:
+            io = transaction_io(txn)
+            for manifest in current.manifests(io):
+                for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+                    if entry.data_file.content == DataFileContent.DATA:
+                        producer.delete_data_file(entry.data_file)
+        for data_file in files:
+            producer.append_data_file(data_file)
+
+
+def _drop_empty_namespace(catalog: Catalog, namespace: str) -> None:
+    try:
+        if not catalog.list_tables(namespace):
+            catalog.drop_namespace(namespace)
+    except Exception as exc:  # leaving an empty namespace behind loses nothing
+        log.warning("could not drop namespace %s: %s", namespace, exc)
+
+
+def set_properties(
+    name: str, properties: Mapping[str, str], catalog: Catalog | None = None
+) -> None:
+    catalog = catalog or open_catalog()
+    table = catalog.load_table(parse_name(name))
+    with table.transaction() as txn:
+        txn.set_properties({k: str(v) for k, v in properties.items()})
+
+
+def drop_table(name: str, catalog: Catalog | None = None) -> None:
+    require(acting_user(), "drop_table")
+    catalog = catalog or open_catalog()
+    catalog.purge_table(parse_name(name))
