@@ -139,7 +139,7 @@ def build_group(spec: dict[str, Any], is_master: bool) -> Any:
     # Gloo's default device advertises whatever this host's name resolves to, which a
     # peer on another node may not reach (another network, or loopback): advertise the
     # address on the route to the store's host, which the peers reach too.
-    options = dist.ProcessGroupGloo._Options()
+    options = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]
     options._devices = [
         dist.ProcessGroupGloo.create_device(hostname=address_towards(spec["host"], spec["port"]))
     ]
