@@ -27,6 +27,7 @@ from typing import Any
 
 from generators.client import Endpoint
 from podium import processes
+from podium.cluster import routable_address
 from podium.processes import ray_module
 from podium.reporting import Reporter
 
@@ -48,7 +49,8 @@ class VllmReplica:
         from podium.models.serving import launch_server
 
         reset_settings()  # this worker process may have served another job before
-        host = ray_module().util.get_node_ip_address()
+        ray_module()  # joined, so the address is the node's
+        host = routable_address()
         self.proc, url, log = launch_server(
             get_model(self.model), START_TIMEOUT_S, Reporter(), host=host
         )

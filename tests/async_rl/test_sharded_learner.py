@@ -26,6 +26,7 @@ def test_two_sharded_ranks_step_like_one_process(tiny_checkpoint: Path, tmp_path
     spec = RankSpec(
         checkpoint=str(tiny_checkpoint),
         ranks=2,
+        host="127.0.0.1",
         group_port=free_port(),
         sync_backend="gloo",
         sync_port=free_port(),
@@ -36,7 +37,7 @@ def test_two_sharded_ranks_step_like_one_process(tiny_checkpoint: Path, tmp_path
         seed=0,
     )
     store = make_weight_sync(  # rank 0 hosts the store the follower's sync joins
-        "gloo", learner_ranks=2, rank=0, work_dir=tmp_path, address=("127.0.0.1", spec.sync_port)
+        "gloo", learner_ranks=2, rank=0, work_dir=tmp_path, address=(spec.host, spec.sync_port)
     )
     sharded = ShardedLearner(spec, log=print)
     try:

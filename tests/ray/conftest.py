@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,11 +68,17 @@ def cluster_processes(temp_dir: Path) -> list[psutil.Process]:
 
 @contextlib.contextmanager
 def running_cluster(
-    path: str, env: dict[str, str] | None = None, token: str | None = None
+    path: str,
+    env: dict[str, str] | None = None,
+    token: str | None = None,
+    *,
+    node_ip: str = "127.0.0.1",
+    extra_args: Sequence[str] = (),
 ) -> Iterator[RayCluster]:
     """`.venv/bin/ray start --head --block` with `path` as the head's PATH (and so its
     jobs'), stopped and checked at the end. `env`: more of the head's environment;
-    `token`: the head requires this token (its dashboard answers 401 without it)."""
+    `token`: the head requires this token (its dashboard answers 401 without it);
+    `node_ip`: the node's address; `extra_args`: more `ray start` flags (`--num-gpus=3`)."""
     # A short path: Ray's socket names must fit in 107 bytes.
     temp_dir = Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp"))
     gcs_port, dash_port = free_port(), free_port()
@@ -81,7 +87,7 @@ def running_cluster(
         **os.environ,
         "PATH": path,
         "RAY_USAGE_STATS_ENABLED": "0",
-        "RAY_NODE_IP_ADDRESS": "127.0.0.1",
+        "RAY_NODE_IP_ADDRESS": node_ip,
         MARKER: str(temp_dir),
         # Ray jobs import the test job kinds (tests/jobs/kinds_for_tests.py).
         "PYTHONPATH": os.pathsep.join(
@@ -97,7 +103,7 @@ def running_cluster(
             "--head",
             "--block",
             "--num-cpus=2",
-            "--node-ip-address=127.0.0.1",
+            f"--node-ip-address={node_ip}",
             f"--port={gcs_port}",
             "--include-dashboard=true",
             "--dashboard-host=127.0.0.1",
@@ -108,6 +114,7 @@ def running_cluster(
             *(f"--{flag}={free_port()}" for flag in AGENT_PORT_FLAGS),
             f"--temp-dir={temp_dir}",
             "--disable-usage-stats",
+            *extra_args,
         ],
         env=head_env,
         stdout=log,
@@ -127,7 +134,7 @@ def running_cluster(
         processes.stop(head, grace_s=10)
         pytest.fail(f"Ray head {outcome}: {(temp_dir / 'head.log').read_text()[-3000:]}")
     try:
-        yield RayCluster(address, f"127.0.0.1:{gcs_port}", temp_dir)
+        yield RayCluster(address, f"{node_ip}:{gcs_port}", temp_dir)
     finally:
         stop_cluster(head, temp_dir)
         log.close()

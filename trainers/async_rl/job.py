@@ -13,6 +13,12 @@ from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 from trainers.async_rl.host import check_async_host, rollouts_table
 from trainers.async_rl.memory import ray_oom_line
+from trainers.async_rl.placement import (
+    LearnerSeats,
+    hold_learner_seats,
+    learner_device,
+    plan_placement,
+)
 from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
 from trainers.async_rl.rollouts import RolloutsWriter, rollouts_note
@@ -66,15 +72,29 @@ def _run(
     properties[PROP_LINEAGE_INPUT] = f"{data.table}@{data.snapshot_id}"
     properties[PROP_LINEAGE_CHECKPOINT] = cfg.out
     funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
-    learner, sync = _learner_and_sync(
-        cfg, base, device, int(tokenizer.pad_token_id or 0), run, reporter
-    )
     job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
     began = time.perf_counter()
     with ray_for_job(cfg.replicas, reporter) as ray:
-        pool = Pool(ray, base.name, tag=f"podium-async-{job}")
-        stage = "starting the replicas"
+        placement = plan_placement(cfg, device)
+        seats = LearnerSeats()
+        learner: Any = None
+        sync: Any = None
+        pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
+        stage = "reserving the learner's GPUs"
         try:
+            seats = hold_learner_seats(ray, placement, name=f"podium-async-{job}-learner")
+            learner_on = device
+            if seats.where:
+                learner_on = learner_device(
+                    seats.where[0],
+                    ray.get_runtime_context().get_node_id(),
+                    os.environ.get("CUDA_VISIBLE_DEVICES"),
+                )
+                reporter.log(f"learner: {learner_on} (GPU {seats.where[0]['gpus']} reserved)")
+            learner, sync = _learner_and_sync(
+                cfg, base, learner_on, int(tokenizer.pad_token_id or 0), run, reporter
+            )
+            stage = "starting the replicas"
             reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")
             endpoints = pool.start(list(range(cfg.replicas)))
             stage = "training"
@@ -112,9 +132,12 @@ def _run(
             reporter.log(f"{type(exc).__name__}: {exc}")
             raise PodiumError(line) from None
         finally:
-            sync.close()
-            learner.close()
+            if sync is not None:
+                sync.close()
+            if learner is not None:
+                learner.close()
             pool.stop(reporter)
+            seats.release(ray)
     rewards = [h["reward"] for h in job_run.history]
     return JobOutputs(
         tables=[table],
@@ -155,6 +178,7 @@ def _learner_and_sync(
     reporter: Reporter,
 ) -> tuple[Any, Any]:
     """One learner process, or rank 0 of `learner_ranks` (sharded.py), and its sync."""
+    from podium.cluster import routable_address
     from podium.models.vllm_launch import free_port
     from trainers.async_rl.learner import Learner
     from trainers.weight_sync import make_weight_sync
@@ -173,6 +197,7 @@ def _learner_and_sync(
     spec = RankSpec(
         checkpoint=str(base.path),
         ranks=cfg.learner_ranks,
+        host=routable_address(),  # inside Ray: the node's IP, which replicas reach
         group_port=free_port(),
         sync_backend=cfg.weight_sync,
         sync_port=free_port(),
@@ -187,7 +212,7 @@ def _learner_and_sync(
         learner_ranks=cfg.learner_ranks,
         rank=0,
         work_dir=run.work_dir,
-        address=("127.0.0.1", spec.sync_port),
+        address=(spec.host, spec.sync_port),
     )
     return ShardedLearner(spec, reporter.log), sync
 

@@ -37,7 +37,7 @@ def main(argv: list[str]) -> None:
         learner_ranks=spec.ranks,
         rank=rank,
         work_dir=Path(spec.work_dir),
-        address=("127.0.0.1", spec.sync_port),
+        address=(spec.host, spec.sync_port),
     )
     pending: list[Future[Any]] = []
     try:

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podium.reporting import Reporter
-
-REPLICA_CPUS = 1.0
+from trainers.async_rl.placement import Placement, ray_options
 
 
 @contextmanager
@@ -58,6 +57,7 @@ class Pool:
     ray: Any
     model: str
     tag: str  # actor names are `<tag>-replica-<i>`: a test may find and kill one
+    placement: Placement  # what each replica reserves (a GPU of its own on CUDA)
     actors: dict[int, Any] = field(default_factory=dict)
     infos: dict[int, dict[str, Any]] = field(default_factory=dict)
     every_info: list[dict[str, Any]] = field(default_factory=list)  # replaced ones too
@@ -71,12 +71,12 @@ class Pool:
     def start(self, indices: list[int], generation: int = 0) -> list[Any]:
         from trainers.async_rl.replica import PolicyReplica
 
-        cls = self.ray.remote(num_cpus=REPLICA_CPUS, max_restarts=0)(PolicyReplica)
+        cls = self.ray.remote(max_restarts=0)(PolicyReplica)
         env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
         actors = {
-            i: cls.options(name=self.actor_name(i, generation), runtime_env=env).remote(
-                self.model, i, True
-            )
+            i: cls.options(
+                name=self.actor_name(i, generation), runtime_env=env, **self.replica_options(i)
+            ).remote(self.model, i, True)
             for i in indices
         }
         infos = self.ray.get([a.start.remote() for a in actors.values()])
@@ -84,6 +84,10 @@ class Pool:
             self.actors[i], self.infos[i] = actors[i], info
             self.every_info.append(info)
         return [self.ray.get(self.actors[i].get_endpoint.remote()) for i in indices]
+
+    def replica_options(self, index: int) -> dict[str, Any]:
+        """Ray options of replica `index` (a replacement sits where the original did)."""
+        return ray_options(self.placement.replicas[index])
 
     def alive(self, index: int) -> bool:
         from ray.exceptions import RayError

@@ -112,17 +112,18 @@ class PolicyReplica(VllmReplica):
 
     def start(self) -> dict[str, Any]:
         from podium import processes
+        from podium.cluster import routable_address
         from podium.config import reset_settings
         from podium.models import get_model
         from podium.models.serving import START_TIMEOUT_S, launch_server
 
-        host, node_id = "127.0.0.1", None
+        node_id = None
         if self.on_ray:
             from podium.processes import ray_module
 
             reset_settings()  # this worker process may have served another job before
-            host = ray_module().util.get_node_ip_address()
             node_id = ray_module().get_runtime_context().get_node_id()
+        host = routable_address()  # the node's IP on Ray: the learner reaches it there
         self.proc, self.url, log = launch_server(
             get_model(self.model),
             START_TIMEOUT_S,

@@ -46,7 +46,8 @@ class RankSpec:
 
     checkpoint: str
     ranks: int
-    group_port: int  # the learner group's rendezvous, on this host
+    host: str  # rank 0's routable address (podium.cluster): both rendezvous are there
+    group_port: int  # the learner group's rendezvous
     sync_backend: str
     sync_port: int  # the weight-sync store rank 0 hosts
     work_dir: str
@@ -74,7 +75,7 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
 
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://127.0.0.1:{spec.group_port}",
+        init_method=f"tcp://{spec.host}:{spec.group_port}",
         rank=rank,
         world_size=spec.ranks,
         timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),

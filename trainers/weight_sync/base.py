@@ -250,9 +250,10 @@ class WeightSync(ABC):
                     "with learner_ranks > 1 every rank must be given the same store address "
                     "(host, port); rank 0 hosts it"
                 )
+            from podium.cluster import routable_address
             from podium.models.vllm_launch import free_port
 
-            address = ("127.0.0.1", free_port())
+            address = (routable_address(), free_port())
         self.address = address
         return torch.distributed.TCPStore(
             address[0],

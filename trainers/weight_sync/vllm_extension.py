@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import socket
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -135,7 +136,25 @@ def build_group(spec: dict[str, Any], is_master: bool) -> Any:
     rank, world = int(spec["rank"]), int(spec["world"])
     if spec.get("backend", "gloo") == "nccl":
         return dist.ProcessGroupNCCL(prefixed, rank, world, dist.ProcessGroupNCCL.Options())
-    return dist.ProcessGroupGloo(prefixed, rank, world, timeout)
+    # Gloo's default device advertises whatever this host's name resolves to, which a
+    # peer on another node may not reach (another network, or loopback): advertise the
+    # address on the route to the store's host, which the peers reach too.
+    options = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]
+    options._devices = [
+        dist.ProcessGroupGloo.create_device(hostname=address_towards(spec["host"], spec["port"]))
+    ]
+    options._timeout = timeout
+    return dist.ProcessGroupGloo(prefixed, rank, world, options)
+
+
+def address_towards(host: str, port: int) -> str:
+    """This host's own address on the route to (host, port): what a peer there can reach
+    it at (no packet is sent: a UDP connect only picks the route)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        probe.connect((host, int(port)))
+        own: str = probe.getsockname()[0]
+    return own
 
 
 def _fingerprint(worker: Any) -> str:

@@ -1,0 +1,103 @@
+"""An async run's learner and replicas on a real Ray head that declares three fake GPUs
+(`ray start --num-gpus=3` on a CPU host): Ray hands each asker a CUDA_VISIBLE_DEVICES
+of its own, so placement is tested without a GPU and without vLLM. The head's node
+address is this host's routable IP, as on a real cluster, so the addresses Podium hands
+out inside Ray can be told from loopback."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from conftest import running_cluster
+
+pytestmark = pytest.mark.ray
+
+LOOPBACK = "127.0.0.1"
+
+
+class GpuProbe:
+    """A stand-in replica: says which GPU Ray gave it (vLLM would start on that one)."""
+
+    def where(self) -> dict[str, Any]:
+        import ray
+
+        return {
+            "gpus": [str(g) for g in ray.get_gpu_ids()],
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        }
+
+
+@pytest.fixture(scope="module")
+def fake_gpu_ray() -> Iterator[Any]:
+    import ray
+    from ray._private.services import node_ip_address_from_perspective
+
+    host_ip = node_ip_address_from_perspective()
+    if host_ip.startswith("127."):
+        pytest.skip("this host has no address but loopback to give a Ray node")
+    venv_bin = str(Path(sys.executable).parent)
+    path = f"{venv_bin}:{os.environ.get('PATH', '')}"
+    with running_cluster(path, node_ip=host_ip, extra_args=["--num-gpus=3"]) as cluster:
+        ray.init(
+            address=cluster.gcs_address,
+            _node_ip_address=host_ip,
+            logging_level=logging.WARNING,
+        )
+        # The stand-in actor class travels by value: Ray's workers cannot import tests.
+        ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
+def test_the_learner_and_each_replica_get_a_gpu_of_their_own(fake_gpu_ray: Any) -> None:
+    from trainers.async_rl.placement import hold_learner_seats, plan_placement
+    from trainers.async_rl.pool import Pool
+
+    ray = fake_gpu_ray
+    placement = plan_placement(SimpleNamespace(learner_ranks=1, replicas=2), "cuda")
+    seats = hold_learner_seats(ray, placement, name="test-learner")
+    probes: list[Any] = []
+    try:
+        pool = Pool(ray, "unused", tag="test", placement=placement)  # the real options
+        probe_cls = ray.remote(GpuProbe)
+        probes = [probe_cls.options(**pool.replica_options(i)).remote() for i in range(2)]
+        replicas = ray.get([p.where.remote() for p in probes], timeout=60)
+        assert seats.where is not None
+        learner = seats.where[0]
+
+        devices = [learner["cuda_visible_devices"]] + [r["cuda_visible_devices"] for r in replicas]
+        assert sorted(devices) == ["0", "1", "2"], devices  # three GPUs, none shared
+        assert learner["gpus"] == [learner["cuda_visible_devices"]]
+        # All three are taken: a third replica waits for a GPU instead of sharing one.
+        extra = probe_cls.options(**pool.replica_options(1)).remote()
+        probes.append(extra)
+        ready, _ = ray.wait([extra.where.remote()], timeout=3)
+        assert not ready
+    finally:
+        for probe in probes:
+            ray.kill(probe)
+        seats.release(ray)
+
+
+def test_the_rendezvous_sent_to_a_replica_is_the_nodes_address_in_ray(
+    fake_gpu_ray: Any, tmp_path: Path
+) -> None:
+    from trainers.weight_sync import ReplicaEndpoint, make_weight_sync
+
+    node_ip = fake_gpu_ray.util.get_node_ip_address()
+    sync = make_weight_sync("gloo", work_dir=tmp_path)
+    try:
+        sent = sync._spec(ReplicaEndpoint(0, "http://replica:8000/v1"), 1)  # type: ignore[attr-defined]
+        assert sent["host"] == node_ip
+        assert sent["host"] != LOOPBACK
+    finally:
+        sync.close()

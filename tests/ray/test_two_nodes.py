@@ -1,0 +1,191 @@
+"""The weight transfer across two Ray nodes: a head in this network namespace (where the
+learner runs) and a worker node in a namespace of its own, joined by a veth pair, each
+with its own address and its own loopback, as two hosts are. A stand-in replica on the
+worker node answers the learner's calls with Podium's real receiver
+(`PodiumWeightReceiver.podium_join_group`, what vLLM's worker runs), so the learner's
+real `GlooWeightSync.connect` builds the transfer group across the nodes and a tensor
+goes through it. Root only (namespaces); nothing leaves the machine."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes
+
+from podium import processes
+from podium.models.vllm_launch import free_port
+
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.skipif(
+        os.geteuid() != 0 or shutil.which("ip") is None,
+        reason="two Ray nodes on one machine need network namespaces: root and `ip`",
+    ),
+]
+
+CONNECT_TIMEOUT_S = 60  # a rendezvous on the wrong address fails in this, not in 900 s
+NODES_TIMEOUT_S = 120.0  # both nodes up, on a busy 2-core host
+
+
+class StandInReplica:
+    """A replica's control surface without vLLM: POST /collective_rpc runs Podium's real
+    receiver methods (the ones vLLM's worker runs), on this node's Ray address."""
+
+    def __init__(self) -> None:
+        import ray
+        import torch
+
+        from trainers.weight_sync.vllm_extension import PodiumWeightReceiver
+
+        class Receiver(PodiumWeightReceiver):
+            def recv_tensor(self, numel_json: str) -> dict[str, Any]:
+                tensor = torch.zeros(int(json.loads(numel_json)))
+                self._podium_group.recv([tensor], 0, 99).wait()
+                return {"values": tensor.tolist()}
+
+        receiver = Receiver()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                try:
+                    result = getattr(receiver, body["method"])(*body["args"])
+                except Exception as exc:  # noqa: BLE001 - answered, as vLLM's rpc does
+                    result = {"error": f"{type(exc).__name__}: {exc}"}
+                answer = json.dumps({"results": [result]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        self.server = ThreadingHTTPServer((ray.util.get_node_ip_address(), 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+
+def _ip(*args: str, netns: str | None = None) -> None:
+    prefix = ["ip", "netns", "exec", netns] if netns else []
+    subprocess.run([*prefix, "ip", *args], check=True, capture_output=True)
+
+
+def _ray_start(args: list[str], temp_dir: Path, netns: str | None = None) -> Any:
+    venv_bin = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        MARKER: str(temp_dir),
+    }
+    prefix = ["ip", "netns", "exec", netns] if netns else []
+    log = (temp_dir / "node.log").open("ab")
+    cmd = [*prefix, f"{venv_bin}/ray", "start", "--block", f"--temp-dir={temp_dir}", *args]
+    return processes.spawn(cmd, env=env, stdout=log)
+
+
+@pytest.fixture
+def two_nodes() -> Iterator[tuple[Any, str, str]]:
+    """(ray joined from the head's namespace, head address, worker address)."""
+    import ray
+
+    tag = f"{os.getpid() % 100000}"
+    netns, veth_head, veth_worker = f"podns{tag}", f"pvh{tag}", f"pvw{tag}"
+    subnet = f"10.{200 + os.getpid() % 50}.{os.getpid() % 250}"
+    head_ip, worker_ip = f"{subnet}.1", f"{subnet}.2"
+    temps = [Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp")) for _ in range(2)]
+    nodes: list[Any] = []
+    try:
+        _ip("netns", "add", netns)
+        _ip("link", "add", veth_head, "type", "veth", "peer", "name", veth_worker)
+        _ip("link", "set", veth_worker, "netns", netns)
+        _ip("addr", "add", f"{head_ip}/24", "dev", veth_head)
+        _ip("link", "set", veth_head, "up")
+        _ip("addr", "add", f"{worker_ip}/24", "dev", veth_worker, netns=netns)
+        _ip("link", "set", veth_worker, "up", netns=netns)
+        _ip("link", "set", "lo", "up", netns=netns)
+        gcs = free_port()
+        head_args = [
+            "--head",
+            f"--node-ip-address={head_ip}",
+            f"--port={gcs}",
+            "--num-cpus=0",  # the learner's node: replicas go to the other one
+            "--include-dashboard=false",
+            *(f"--{flag}={free_port()}" for flag in AGENT_PORT_FLAGS),
+        ]
+        nodes.append(_ray_start(head_args, temps[0]))
+        worker_args = [f"--address={head_ip}:{gcs}", f"--node-ip-address={worker_ip}"]
+        nodes.append(_ray_start([*worker_args, "--num-cpus=2"], temps[1], netns=netns))
+        deadline = time.monotonic() + NODES_TIMEOUT_S
+        while True:
+            try:
+                ray.init(
+                    address=f"{head_ip}:{gcs}",
+                    _node_ip_address=head_ip,
+                    logging_level=logging.WARNING,
+                )
+                break
+            except Exception:  # noqa: BLE001 - the head is still starting
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+        while sum(n["Alive"] for n in ray.nodes()) < 2:
+            assert time.monotonic() < deadline, (temps[1] / "node.log").read_text()[-3000:]
+            time.sleep(1)
+        ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        yield ray, head_ip, worker_ip
+    finally:
+        ray.shutdown()
+        for node in reversed(nodes):
+            processes.stop(node, grace_s=20)
+        for temp in temps:
+            for proc in cluster_processes(temp):
+                processes.kill(proc.pid)
+            shutil.rmtree(temp, ignore_errors=True)
+        subprocess.run(["ip", "link", "del", veth_head], capture_output=True)
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+
+
+def test_a_replica_on_another_node_joins_the_learners_transfer_group(
+    two_nodes: tuple[Any, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from trainers.weight_sync import ReplicaEndpoint, gloo, make_weight_sync
+    from trainers.weight_sync.base import rpc
+
+    ray, head_ip, worker_ip = two_nodes
+    monkeypatch.setattr(gloo, "GROUP_TIMEOUT_S", CONNECT_TIMEOUT_S)
+    replica = ray.remote(num_cpus=1)(StandInReplica).remote()
+    url = ray.get(replica.url.remote(), timeout=60)
+    assert url.startswith(f"http://{worker_ip}:")  # the stand-in is on the other node
+
+    sync = make_weight_sync("gloo", work_dir=tmp_path)  # the learner, on the head's node
+    endpoint = ReplicaEndpoint(0, url)
+    try:
+        sync.connect([endpoint])  # the replica joins at the advertised address; a probe
+        assert sync.address is not None and sync.address[0] == head_ip
+        sent = torch.arange(4, dtype=torch.float32)
+        got: list[Any] = []
+        receiving = threading.Thread(target=lambda: got.append(rpc(endpoint, "recv_tensor", 4)))
+        receiving.start()
+        sync._groups[0].send([sent], 1, 99).wait()  # type: ignore[attr-defined]
+        receiving.join(CONNECT_TIMEOUT_S)
+        assert got == [{"values": [0.0, 1.0, 2.0, 3.0]}]
+    finally:
+        sync.close()
+        ray.kill(replica)

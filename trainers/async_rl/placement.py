@@ -1,0 +1,174 @@
+"""Where the learner ranks and the replicas of an async run go, and what each reserves.
+
+    placement = plan_placement(card, "cuda")   # pure: the card's shape and the device kind
+    group = reserve_learner(ray, placement)    # the learner's GPUs, held for the job
+    cls.options(**ray_options(placement.replicas[i], group))
+
+On CUDA every learner rank and every replica asks Ray for one GPU, so Ray hands each a
+GPU of its own (its CUDA_VISIBLE_DEVICES): the learner ranks' GPUs are one placement
+group (reserved together, on one node, before any replica starts), and the replicas
+take the node GPUs left over. Without this every replica on a node started vLLM on
+GPU 0, beside the learner. On CPU nothing is reserved beyond each replica's one CPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+REPLICA_CPUS = 1.0
+LEARNER_GROUP_TIMEOUT_S = 120.0
+
+
+class RunShape(Protocol):
+    """What placement reads from a card (GrpoConfig has these)."""
+
+    learner_ranks: int
+    replicas: int
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What one actor asks Ray for; `bundle`: its bundle of the learner placement group,
+    None for anywhere the cluster has room."""
+
+    role: str  # "learner" or "replica"
+    index: int
+    num_cpus: float
+    num_gpus: float
+    bundle: int | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    device: str  # the device kind the run uses: "cuda" or "cpu"
+    learner_bundles: list[dict[str, float]]  # the learner placement group ([]: none)
+    learner: list[Seat]
+    replicas: list[Seat]
+
+
+def plan_placement(card: RunShape, device: str) -> Placement:
+    """The seats of `card`'s learner ranks and replicas on `device` ("cuda" or "cpu")."""
+    if device == "cuda":
+        return Placement(
+            device="cuda",
+            learner_bundles=[{"GPU": 1.0} for _ in range(card.learner_ranks)],
+            learner=[Seat("learner", r, 0.0, 1.0, bundle=r) for r in range(card.learner_ranks)],
+            replicas=[Seat("replica", i, REPLICA_CPUS, 1.0) for i in range(card.replicas)],
+        )
+    # On CPU the learner is the job's own process (and its followers): nothing to reserve.
+    return Placement(
+        device=device,
+        learner_bundles=[],
+        learner=[Seat("learner", r, 0.0, 0.0) for r in range(card.learner_ranks)],
+        replicas=[Seat("replica", i, REPLICA_CPUS, 0.0) for i in range(card.replicas)],
+    )
+
+
+def ray_options(seat: Seat, group: Any = None) -> dict[str, Any]:
+    """`actor_class.options(...)` for `seat` (`group`: reserve_learner's placement group)."""
+    options: dict[str, Any] = {"num_cpus": seat.num_cpus}
+    if seat.num_gpus:
+        options["num_gpus"] = seat.num_gpus
+    if seat.bundle is not None:
+        if group is None:
+            raise ValueError(f"{seat.role} {seat.index} sits in the learner group: reserve it")
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
+            placement_group=group, placement_group_bundle_index=seat.bundle
+        )
+    return options
+
+
+def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
+    """The learner ranks' placement group, ready (None when there is nothing to reserve),
+    on this node when it can be: the learner runs in this process."""
+    if not placement.learner_bundles:
+        return None
+    from podium.errors import PodiumError
+
+    group = ray.util.placement_group(
+        placement.learner_bundles,
+        strategy="STRICT_PACK",
+        name=name,
+        _soft_target_node_id=ray.get_runtime_context().get_node_id(),
+    )
+    ready, _ = ray.wait([group.ready()], timeout=LEARNER_GROUP_TIMEOUT_S)
+    if not ready:
+        ray.util.remove_placement_group(group)
+        wanted = len(placement.learner_bundles)
+        raise PodiumError(
+            f"the cluster has no node with {wanted} free GPU(s) for the learner ranks "
+            f"({ray.available_resources().get('GPU', 0)} GPU(s) free); free some or lower "
+            "--learner-ranks"
+        )
+    return group
+
+
+class LearnerSeat:
+    """Holds a learner rank's GPU for the job (a Ray actor in its bundle) and says which."""
+
+    def where(self) -> dict[str, Any]:
+        import os
+
+        import ray
+
+        from podium.cluster import routable_address
+
+        return {
+            "node": routable_address(),
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "gpus": [str(g) for g in ray.get_gpu_ids()],
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        }
+
+
+def learner_device(where: dict[str, Any], node_id: str, visible: str | None) -> str:
+    """The torch device of the GPU Ray reserved for the learner (LearnerSeat.where), seen
+    from the job's process on node `node_id` whose CUDA_VISIBLE_DEVICES is `visible`."""
+    from podium.errors import PodiumError
+
+    if where["node_id"] != node_id:
+        raise PodiumError(
+            f"the learner's GPU was reserved on node {where['node']}, not on the node the "
+            "job runs on; run the job on a node with a free GPU for the learner"
+        )
+    gpu = where["gpus"][0]
+    if visible is None:
+        return f"cuda:{int(gpu)}"
+    shown = [v.strip() for v in visible.split(",") if v.strip()]
+    if gpu not in shown:
+        raise PodiumError(
+            f"the learner's reserved GPU {gpu} is hidden from the job's process "
+            f"(CUDA_VISIBLE_DEVICES={visible})"
+        )
+    return f"cuda:{shown.index(gpu)}"
+
+
+@dataclass
+class LearnerSeats:
+    """The learner's reservation while the job runs: the group and its seat holders."""
+
+    group: Any = None
+    holders: list[Any] | None = None
+    where: list[dict[str, Any]] | None = None
+
+    def release(self, ray: Any) -> None:
+        for holder in self.holders or []:
+            ray.kill(holder)
+        if self.group is not None:
+            ray.util.remove_placement_group(self.group)
+
+
+def hold_learner_seats(ray: Any, placement: Placement, name: str) -> LearnerSeats:
+    """Reserve the learner's GPUs and learn which they are (nothing on CPU)."""
+    seats = LearnerSeats(group=reserve_learner(ray, placement, name))
+    if seats.group is None:
+        return seats
+    cls = ray.remote(LearnerSeat)
+    seats.holders = [
+        cls.options(**ray_options(seat, seats.group)).remote() for seat in placement.learner
+    ]
+    seats.where = ray.get([h.where.remote() for h in seats.holders])
+    return seats
