@@ -16,6 +16,9 @@ VLLM_VENV := .venv-vllm
 DUCKDB_VENV := .venv-duckdb-iceberg
 PODIUM := $(VENV)/bin/podium
 PYTEST_ARGS ?=
+# Two workers: the heavy tests (vLLM, Ray, browsers, training) in one group on one of them,
+# the rest beside it (tests/conftest.py); PYTEST_WORKERS= runs the suite in one process.
+PYTEST_WORKERS ?= -n 2 --dist loadgroup
 export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -28,7 +31,7 @@ run: setup home
 
 # `check` comes first: a lint or type error fails in a minute, before any slow set-up.
 test: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Only the GPU tests (tests marked `gpu`; docs/gpus.md): on a CUDA host after `make setup`.
 # No vLLM server set-up: the colocated test needs vLLM in .venv, the generation test skips

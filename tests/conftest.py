@@ -26,6 +26,28 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ["RAY_AUTH_MODE"] = "disabled"
 
 
+# Tests that start vLLM, Ray, a browser, a training run or a whole deployment each keep
+# both cores busy. Under xdist (`make test`: `-n 2 --dist loadgroup`) they form one group,
+# run one after another on one worker, so two never fight for the cores, while the other
+# worker takes the light tests file by file (a file's module fixtures are set up once).
+HEAVY_MARKS = frozenset({"vllm", "ray", "browser", "train", "integration", "faults", "load"})
+HEAVY_FIXTURES = frozenset({"vllm_server", "vllm_model", "ray_cluster", "ray_home", "browser"})
+
+
+def xdist_group_of(item: pytest.Item) -> str:
+    """The xdist group `item` runs in: "heavy", or its file's path."""
+    marks = {mark.name for mark in item.iter_markers()}
+    if marks & HEAVY_MARKS or HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return "heavy"
+    return item.path.relative_to(REPO).as_posix()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups in the node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A default home for the whole session so nothing touches the user's ~/.podium."""
