@@ -9,6 +9,9 @@ Actions:
 - `raise`: raise `FailpointError`, an error whose outcome the caller cannot know (as a
   dropped database connection after COMMIT, or an HTTP time-out, would be);
 - `sleep(SECONDS)`: pause there (to run something else in between);
+- `pause`: write `POINT.reached` into the folder `PODIUM_FAILPOINTS_DIR` names, then wait
+  (up to 10 minutes) until someone creates `POINT.release` there: a test runs something
+  else in between however slowly either side starts, where `sleep` races a busy machine;
 - `kill`: SIGKILL this process at that point;
 - `raise@N` / `kill@N`: act only on the N-th hit of the point (1-based), pass the others.
 
@@ -31,8 +34,11 @@ import signal
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 ENV = "PODIUM_FAILPOINTS"
+DIR_ENV = "PODIUM_FAILPOINTS_DIR"
+PAUSE_LIMIT_S = 600
 
 POINTS = (
     "write.between_files",
@@ -42,7 +48,7 @@ POINTS = (
     "maintain.orphans.before_delete",
 )
 
-_ACTION = re.compile(r"^(raise|kill|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$")
+_ACTION = re.compile(r"^(raise|kill|pause|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$")
 
 
 class FailpointError(RuntimeError):
@@ -69,7 +75,7 @@ def armed() -> dict[str, str]:
         if not sep or name not in POINTS or not _ACTION.match(action):
             raise ValueError(
                 f"{ENV}: cannot read {part.strip()!r}; write POINT=ACTION with POINT one of "
-                f"{', '.join(POINTS)} and ACTION raise, kill or sleep(SECONDS), "
+                f"{', '.join(POINTS)} and ACTION raise, kill, pause or sleep(SECONDS), "
                 "optionally @N for the N-th hit only."
             )
         points[name] = action
@@ -93,10 +99,23 @@ def hit(point: str) -> None:
         return
     if match["seconds"] is not None:
         time.sleep(float(match["seconds"]))
+    elif action.startswith("pause"):
+        _pause(point)
     elif action.startswith("kill"):
         os.kill(os.getpid(), signal.SIGKILL)
     else:
         raise FailpointError(f"failpoint {point} (outcome unknown to the caller)")
+
+
+def _pause(point: str) -> None:
+    folder = os.environ.get(DIR_ENV)
+    if not folder:
+        raise ValueError(f"{ENV}: {point}=pause needs {DIR_ENV}, the folder to signal in")
+    marks = Path(folder)
+    (marks / f"{point}.reached").touch()
+    deadline = time.monotonic() + PAUSE_LIMIT_S
+    while not (marks / f"{point}.release").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def reset() -> None:

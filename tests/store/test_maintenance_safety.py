@@ -55,11 +55,16 @@ def age_files(name: str, seconds: float) -> None:
 
 
 @pytest.mark.usefixtures("podium_home")
-def test_a_tag_made_while_expiry_plans_keeps_its_snapshot_and_rows() -> None:
+def test_a_tag_made_while_expiry_plans_keeps_its_snapshot_and_rows(tmp_path: Path) -> None:
     first, _, _ = three_snapshots("ns.t", pause_s=0.1)
     before = rows("ns.t", first)
     time.sleep(2)  # every snapshot stopped being the head more than the grace (1.8 s) ago
-    env = {**os.environ, "PODIUM_FAILPOINTS": "maintain.expire.before_commit=sleep(12)@1"}
+    point = "maintain.expire.before_commit"
+    env = {
+        **os.environ,
+        "PODIUM_FAILPOINTS": f"{point}=pause@1",
+        "PODIUM_FAILPOINTS_DIR": str(tmp_path),
+    }
     maintain = subprocess.Popen(
         [*PODIUM, "maintain", "ns.t", "--retention-days", "0", "--grace-hours", "0.0005"]
         + ["--force", "--no-compact", "--json"],
@@ -69,9 +74,11 @@ def test_a_tag_made_while_expiry_plans_keeps_its_snapshot_and_rows() -> None:
         text=True,
     )
     try:
-        _wait_for_step("expire")
-        time.sleep(4)  # planned by now (a few ms of work), and asleep at the failpoint
+        # Planned, and held at the failpoint until the tag has landed (a fixed sleep raced
+        # a busy CI machine: the tag command started after the expiry had committed).
+        _wait_for_file(tmp_path / f"{point}.reached")
         tagged = podium("tag", "ns.t", "keep", "--snapshot", str(first))
+        (tmp_path / f"{point}.release").touch()
         assert tagged.returncode == 0, tagged.stderr
         out, err = maintain.communicate(timeout=300)
     finally:
@@ -86,19 +93,11 @@ def test_a_tag_made_while_expiry_plans_keeps_its_snapshot_and_rows() -> None:
     assert rows("ns.t", "keep") == before == rows("ns.t", first)
 
 
-def _wait_for_step(step: str) -> None:
-    from sqlalchemy import select
-
-    from podium.jobs.tables import db, jobs
-
+def _wait_for_file(path: Path) -> None:
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        with db().connect() as con:
-            messages = con.execute(select(jobs.c.progress_message)).scalars().all()
-        if any(m and step in m for m in messages):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"maintain never reached {step}")
+    while not path.exists():
+        assert time.monotonic() < deadline, f"never reached {path.name}"
+        time.sleep(0.05)
 
 
 @pytest.mark.usefixtures("podium_home")
