@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 from generators.sandbox.server.child import run_child
 from generators.sandbox.server.cleanup import clear_sysv_ipc, filled_tmpfs, kill_leftovers, wipe
@@ -31,7 +32,7 @@ from generators.sandbox.server.watch import wait_for_job
 from generators.sandbox.server.wire import read_msg, write_msg
 
 
-def run_job(req, opts, as_base):
+def run_job(req: dict[str, Any], opts: argparse.Namespace, as_base: int) -> dict[str, Any]:
     files = prepare_files(req)
     limits = req["limits"]
     start = time.monotonic()
@@ -71,7 +72,7 @@ def run_job(req, opts, as_base):
     }
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tmp", default="/tmp")
     parser.add_argument("--uid", type=int, default=0)
