@@ -94,7 +94,11 @@ def main() -> None:
     as_base = vm_size()
     write_msg(out, {"ready": True, "python": sys.version.split()[0], "pid": os.getpid()})
     while True:
-        req = read_msg(inp)
+        try:
+            req = read_msg(inp)
+        except ValueError as exc:  # not a JSON object: the frame was read whole, go on
+            write_msg(out, {"status": "sandbox_error", "detail": repr(exc)})
+            continue
         if req is None:
             return
         try:
