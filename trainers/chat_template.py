@@ -47,7 +47,7 @@ def has_generation_markers(template: str | None) -> bool:
 
 def training_template(tokenizer: Any) -> str:
     """A template equivalent to `tokenizer`'s that marks assistant tokens for the loss."""
-    original = tokenizer.chat_template
+    original: str | None = tokenizer.chat_template
     if not original:
         raise InvalidInput(
             "The base checkpoint has no chat template; SFT on chat tables needs one "

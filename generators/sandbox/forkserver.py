@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 from generators.sandbox.server.child import run_child
 from generators.sandbox.server.cleanup import clear_sysv_ipc, filled_tmpfs, kill_leftovers, wipe
@@ -31,7 +32,7 @@ from generators.sandbox.server.watch import wait_for_job
 from generators.sandbox.server.wire import read_msg, write_msg
 
 
-def run_job(req, opts, as_base):
+def run_job(req: dict[str, Any], opts: argparse.Namespace, as_base: int) -> dict[str, Any]:
     files = prepare_files(req)
     limits = req["limits"]
     start = time.monotonic()
@@ -71,7 +72,7 @@ def run_job(req, opts, as_base):
     }
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tmp", default="/tmp")
     parser.add_argument("--uid", type=int, default=0)
@@ -93,7 +94,11 @@ def main():
     as_base = vm_size()
     write_msg(out, {"ready": True, "python": sys.version.split()[0], "pid": os.getpid()})
     while True:
-        req = read_msg(inp)
+        try:
+            req = read_msg(inp)
+        except ValueError as exc:  # not a JSON object: the frame was read whole, go on
+            write_msg(out, {"status": "sandbox_error", "detail": repr(exc)})
+            continue
         if req is None:
             return
         try:

@@ -92,7 +92,10 @@ class Worker(ABC):
                 if len(self._buffer) >= 4 + size:
                     body = bytes(self._buffer[4 : 4 + size])
                     del self._buffer[: 4 + size]
-                    return json.loads(body)
+                    message = json.loads(body)
+                    if not isinstance(message, dict):
+                        raise WorkerBroken(f"the sandbox worker sent a non-object: {body[:200]!r}")
+                    return message
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("the sandbox worker did not answer in time")

@@ -34,5 +34,5 @@ def queue_bootstrap() -> str:
     """Queue the bootstrap job (or return the one already queued); needs run_job."""
     require(acting_user(), "run_job")
     if (job := bootstrap_in_flight()) is not None:
-        return job["id"]
+        return str(job["id"])
     return submit_config(KIND, {}, notes="Set up from the app.")

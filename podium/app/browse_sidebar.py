@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -26,7 +27,9 @@ from podium.validate.report import malformed_ids
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _counts(catalog_uri: str, table: str, column: str, snapshot: int | None) -> list:
+def _counts(
+    catalog_uri: str, table: str, column: str, snapshot: int | None
+) -> list[tuple[Any, int]]:
     return count_by(table, column, snapshot_id=snapshot)
 
 

@@ -25,7 +25,8 @@ def line_chart(frame: pd.DataFrame) -> alt.Chart:
     long = frame.rename_axis("step").reset_index().melt("step", var_name="metric")
     long = long.dropna(subset=["value"])
     long["step"] = long["step"].round().astype(int)
-    return (
+    # Annotated: altair's mark_* methods come back untyped (Any) through its mixins.
+    chart: alt.Chart = (
         alt.Chart(long)
         .mark_line(point=len(long) < 40)
         .encode(
@@ -35,15 +36,19 @@ def line_chart(frame: pd.DataFrame) -> alt.Chart:
             tooltip=[STEP_TOOLTIP, "metric:N", VALUE_TOOLTIP],
         )
     )
+    return chart
 
 
 def bar_chart(frame: pd.DataFrame, x: str, y: str, *, horizontal: bool = False) -> alt.Chart:
     """Bars of `y` per `x` (categories down the side when `horizontal`), no zoom."""
+    chart: alt.Chart
     if horizontal:
         category = alt.Y(f"{x}:N", title=x, sort="-x", axis=alt.Axis(labelLimit=0))
-        return alt.Chart(frame).mark_bar().encode(y=category, x=f"{y}:Q", tooltip=[x, y])
-    column = alt.X(f"{x}:N", title=x, sort=None)
-    return alt.Chart(frame).mark_bar().encode(x=column, y=f"{y}:Q", tooltip=[x, y])
+        chart = alt.Chart(frame).mark_bar().encode(y=category, x=f"{y}:Q", tooltip=[x, y])
+    else:
+        column = alt.X(f"{x}:N", title=x, sort=None)
+        chart = alt.Chart(frame).mark_bar().encode(x=column, y=f"{y}:Q", tooltip=[x, y])
+    return chart
 
 
 def metric_panels(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

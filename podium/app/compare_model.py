@@ -223,7 +223,8 @@ def ratings_chart(report: dict[str, Any]) -> alt.LayerChart:
         x=alt.X("low:Q", title="rating (95% interval)", scale=alt.Scale(zero=False)), x2="high:Q"
     )
     points = base.mark_point(filled=True, size=80).encode(x="rating:Q", tooltip=list(frame.columns))
-    return bars + points
+    layered: alt.LayerChart = bars + points  # mark_* come back untyped (Any) from altair
+    return layered
 
 
 NO_VALUE = "—"  # a pair that never met, a model against itself, a check never run
@@ -263,7 +264,7 @@ def trend_frame(comparison: Comparison) -> pd.DataFrame:
 
 def trend_chart(frame: pd.DataFrame) -> alt.Chart:
     long = frame.melt(id_vars=["model", "step"], var_name="metric", value_name="value").dropna()
-    return (
+    chart: alt.Chart = (
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
@@ -273,6 +274,7 @@ def trend_chart(frame: pd.DataFrame) -> alt.Chart:
             tooltip=["model", STEP_TOOLTIP, "metric", VALUE_TOOLTIP],
         )
     )
+    return chart
 
 
 # New comparison ----------------------------------------------------------------------

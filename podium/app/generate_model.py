@@ -17,6 +17,7 @@ from generators.generate import GenerateConfig
 from generators.vibes import EVAL_SET_KIND, VIBES_TABLE
 from podium.app.table_choices import pick, table_choices
 from podium.errors import InvalidInput
+from podium.jobs.record import Job
 from podium.models import list_models
 from podium.models.speeds import last_speed
 from podium.store.catalog.catalog import table_exists
@@ -104,7 +105,7 @@ def build_config(
         raise InvalidInput(f"Check the settings: {problems}.") from None
 
 
-def run_summary(job: dict[str, Any]) -> dict[str, Any]:
+def run_summary(job: Job) -> dict[str, Any]:
     """Figures of a finished generate job: output table, samples, tokens, tokens/s."""
     outputs = job.get("outputs") or {}
     summary = outputs.get("summary") or {}
@@ -176,7 +177,7 @@ def duration_text(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60} min"
 
 
-def measured_rate(model: str, jobs: list[dict[str, Any]]) -> float | None:
+def measured_rate(model: str, jobs: list[Job]) -> float | None:
     """Tokens/s of `model`'s last generation on this machine (`podium.models.speeds`),
     else of its newest finished generate job among `jobs`, if any."""
     recorded = last_speed(model)
@@ -209,7 +210,7 @@ def estimate(
 RECENT_S = 3600.0  # a generation finished within the hour is still "the one I started"
 
 
-def recent_job(jobs: list[dict[str, Any]], kind: str, now: float) -> str | None:
+def recent_job(jobs: list[Job], kind: str, now: float) -> str | None:
     """The newest `kind` job in `jobs` (one user's, newest first) that is still queued or
     running, or finished within `RECENT_S`: what a page shows when its session forgot the
     job it queued (a reload, a new tab, a return from another page)."""

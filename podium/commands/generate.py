@@ -35,6 +35,8 @@ def load_schema(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"Cannot read JSON Schema {path}: {exc.strerror}.") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}.") from None
+    if not isinstance(schema, dict):
+        raise InvalidInput(f"{path} must hold a JSON Schema object ({{...}}), not {schema!r:.60}.")
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

@@ -195,7 +195,8 @@ def serve(
     """Start (or reuse) the model's vLLM server and print its OpenAI-compatible URL."""
     _may_serve()
     from podium.models import ensure_server, get_model
-    from podium.models.serving import _alive, _row, log_tail, stop_server, touch
+    from podium.models.server_records import _alive, _row, log_tail, touch
+    from podium.models.serving import stop_server
 
     model = get_model(name)
     err.print(f"starting or reusing a server for {model.name} (first start takes ~1 min)")

@@ -17,7 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
-from podium.commands.store import JsonFlag, console, print_conversation, print_json, print_rows
+from podium.commands.printing import print_json, print_rows
+from podium.commands.store import JsonFlag, console, print_conversation
 from podium.commands.typer_commands import add_commands
 
 Table = Annotated[str, typer.Argument(help="NAMESPACE.TABLE")]

@@ -58,8 +58,9 @@ def fit_bradley_terry(wins: np.ndarray, iters: int = 500, tol: float = 1e-10) ->
             p = new
             break
         p = new
-    logp = np.log(p)
-    return logp - logp.mean()
+    logp: np.ndarray = np.log(p)
+    centred: np.ndarray = logp - logp.mean()
+    return centred
 
 
 def bradley_terry(

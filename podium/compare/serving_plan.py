@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from podium.models.registry import ModelInfo
-from podium.models.serving import ServerInfo, server_choice
+from podium.models.server_records import ServerInfo
+from podium.models.serving import server_choice
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import secrets
 import socket
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, RowMapping, insert, select, update
 
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound, PermissionDenied
@@ -24,17 +24,20 @@ from podium.identity import User, require
 from podium.jobs.cards import Card, table_refs
 from podium.jobs.environment import capture, warn_differences
 from podium.jobs.preflight import checked_card
+from podium.jobs.record import Job as Job  # re-exported: the queue hands jobs out
 from podium.jobs.tables import ACTIVE, FINISHED, db, job_events, jobs
 from podium.processes import PidFile, find, kill_orphaned_group
 from podium.store.state.users import acting_user
-
-Job = dict[str, Any]
 
 
 def now() -> datetime:
     return datetime.now(UTC)
 
 
+@overload
+def as_utc(value: datetime) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
 def as_utc(value: datetime | None) -> datetime | None:
     """SQLite hands datetimes back naive; they were written as UTC."""
     if value is None or value.tzinfo is not None:
@@ -130,13 +133,32 @@ def active_jobs() -> list[Job]:
         return [_as_job(row._mapping) for row in conn.execute(query)]
 
 
-def _as_job(mapping: Any) -> Job:
-    job = dict(mapping)
-    for key in ("created_at", "started_at", "finished_at", "heartbeat_at", "progress_at"):
-        job[key] = as_utc(job.get(key))
-    job["inputs"] = json.loads(job["inputs"] or "[]")
-    job["outputs"] = json.loads(job["outputs"]) if job["outputs"] else None
-    return job
+def _as_job(row: RowMapping) -> Job:
+    return Job(
+        id=row["id"],
+        kind=row["kind"],
+        status=row["status"],
+        card=row["card"],
+        config=row["config"],
+        inputs=json.loads(row["inputs"] or "[]"),
+        created_at=as_utc(row["created_at"]),
+        started_at=as_utc(row["started_at"]),
+        finished_at=as_utc(row["finished_at"]),
+        heartbeat_at=as_utc(row["heartbeat_at"]),
+        launcher=row["launcher"],
+        host=row["host"],
+        worker_pid=row["worker_pid"],
+        pgid=row["pgid"],
+        attempt=row["attempt"],
+        progress_done=row["progress_done"],
+        progress_total=row["progress_total"],
+        progress_message=row["progress_message"],
+        progress_at=as_utc(row["progress_at"]),
+        error=row["error"],
+        outputs=json.loads(row["outputs"]) if row["outputs"] else None,
+        log_path=row["log_path"],
+        submitted_by=row["submitted_by"],
+    )
 
 
 def job_json(job: Job) -> dict[str, Any]:

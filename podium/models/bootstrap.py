@@ -142,7 +142,8 @@ def convert_gguf(gguf: Path, out_dir: Path, reporter: Reporter | None = None) ->
     del loaded
     reporter.check_cancelled()
     _step(reporter, 2, "building the float32 model")
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    # transformers leaves from_config unannotated.
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)  # type: ignore[no-untyped-call]
     missing, unexpected = plain.load_state_dict(state, strict=False)
     # Tied output embeddings are the only weights allowed to be absent from the GGUF.
     missing = [m for m in missing if not m.startswith("lm_head")]

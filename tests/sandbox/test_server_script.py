@@ -92,3 +92,37 @@ def test_the_sandbox_interpreter_is_inside_the_prefix_it_mounts(tmp_path: Path) 
     exe, prefix = json.loads(done.stdout)
     assert not exe.startswith(str(copies)) and exe.startswith(prefix + os.sep)
     assert subprocess.run([exe, "-c", "pass"]).returncode == 0
+
+
+def test_a_frame_that_is_no_json_object_is_answered_and_the_server_stays_up(
+    tmp_path: Path,
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    proc = subprocess.Popen(
+        [os.path.realpath(sys.executable), "-I", "-c", server_source(), "--tmp", str(scratch)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=SERVER_ENV,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    limits = {"wall_s": 20, "cpu_s": 10, "memory_mb": 256, "processes": 8, "output_bytes": 10**4}
+    try:
+        assert receive(proc.stdout)["ready"] is True
+        replies = []
+        for body in (b"{not json", b"[1, 2]"):
+            proc.stdin.write(struct.pack(">I", len(body)) + body)
+            proc.stdin.flush()
+            replies.append(receive(proc.stdout))
+        send(proc.stdin, {"code": "print('still here')", "limits": limits})
+        after = receive(proc.stdout)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+        proc.stdout.close()
+    assert [r["status"] for r in replies] == ["sandbox_error", "sandbox_error"], replies
+    assert "JSON object" in replies[1]["detail"]
+    assert after["status"] == "ok" and after["stdout"] == "still here\n", after

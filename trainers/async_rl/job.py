@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from podium.errors import Cancelled, PodiumError
 from podium.reporting import JobOutputs, Reporter
@@ -28,6 +28,12 @@ from trainers.data import TrainingData
 from trainers.lifecycle import as_config, check_card, start_run
 from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
+
+if TYPE_CHECKING:
+    from podium.models.registry import ModelInfo
+    from trainers.async_rl.protocols import PolicyLearner
+    from trainers.lifecycle import Run
+    from trainers.weight_sync import WeightSync
 
 
 def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
@@ -77,8 +83,8 @@ def _run(
     with ray_for_job(cfg.replicas, reporter) as ray:
         placement = plan_placement(cfg, device)
         seats = LearnerSeats()
-        learner: Any = None
-        sync: Any = None
+        learner: PolicyLearner | None = None
+        sync: WeightSync | None = None
         pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
         stage = "reserving the learner's GPUs"
         try:
@@ -109,7 +115,7 @@ def _run(
                 cfg, reporter, prompts, Scorer(funcs, weights), learner, sync, pool, writer
             )
 
-            def save(step: int, *, final: bool) -> Any:
+            def save(step: int, *, final: bool) -> ModelInfo:
                 return run.writer.save(learner.full_model(), step, final=final)
 
             loop_began = time.perf_counter()
@@ -174,9 +180,9 @@ def _learner_and_sync(
     base: BaseModelRef,
     device: str,
     pad_token_id: int,
-    run: Any,
+    run: Run,
     reporter: Reporter,
-) -> tuple[Any, Any]:
+) -> tuple[PolicyLearner, WeightSync]:
     """One learner process, or rank 0 of `learner_ranks` (sharded.py), and its sync."""
     from podium.cluster import routable_address
     from podium.models.vllm_launch import free_port
@@ -185,7 +191,7 @@ def _learner_and_sync(
 
     if cfg.learner_ranks == 1:
         model = load_model(base.path, device)
-        learner: Any = Learner(
+        learner = Learner(
             model.to(device),
             learning_rate=cfg.learning_rate,
             temperature=cfg.temperature,

@@ -120,7 +120,8 @@ class Learner:
     @property
     def device(self) -> torch.device:
         """Where the model's weights live: every input of a step is built there."""
-        return next(self.model.parameters()).device
+        device: torch.device = next(self.model.parameters()).device
+        return device
 
     def token_logprobs(self, samples: Sequence[Sample]) -> torch.Tensor:
         """Log-probs of every completion token (flat, in sample order), with grad."""
@@ -165,7 +166,7 @@ class Learner:
         per_token = weight * torch.min(ratio * advantages, clipped * advantages)
         loss = -per_token.sum() * world / total
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        torch.autograd.backward(loss)  # loss.backward() itself is untyped in torch
         self.optimizer.step()
         self.steps += 1
         sums = torch.stack(

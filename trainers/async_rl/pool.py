@@ -8,10 +8,13 @@ import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podium.reporting import Reporter
 from trainers.async_rl.placement import Placement, ray_options
+
+if TYPE_CHECKING:
+    from trainers.weight_sync.base import ReplicaEndpoint
 
 
 @contextmanager
@@ -68,7 +71,7 @@ class Pool:
     def actor_name(self, index: int, generation: int = 0) -> str:
         return f"{self.tag}-replica-{index}" + (f"-r{generation}" if generation else "")
 
-    def start(self, indices: list[int], generation: int = 0) -> list[Any]:
+    def start(self, indices: list[int], generation: int = 0) -> list[ReplicaEndpoint]:
         from trainers.async_rl.replica import PolicyReplica
 
         cls = self.ray.remote(max_restarts=0)(PolicyReplica)

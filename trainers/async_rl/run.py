@@ -35,14 +35,22 @@ import statistics
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podium.reporting import Reporter
 from trainers.async_rl.controller import Completed, Controller, Ticket
-from trainers.async_rl.pool import Pool
 from trainers.async_rl.prompts import Prompt, Scorer
 from trainers.async_rl.rollouts import RolloutsWriter, rollout_row
 from trainers.config import GrpoConfig
+
+if TYPE_CHECKING:
+    from trainers.async_rl.protocols import (
+        PolicyLearner,
+        ReplicaGroup,
+        SaveCheckpoint,
+        WeightPusher,
+    )
+    from trainers.weight_sync.base import SyncRecord
 
 ADMIT_WAIT_S = 0.5
 
@@ -56,9 +64,9 @@ class AsyncRun:
         reporter: Reporter,
         prompts: list[Prompt],
         scorer: Scorer,
-        learner: Any,
-        sync: Any,
-        pool: Pool,
+        learner: PolicyLearner,
+        sync: WeightPusher,
+        pool: ReplicaGroup,
         writer: RolloutsWriter,
     ) -> None:
         self.cfg, self.reporter, self.prompts = cfg, reporter, prompts
@@ -75,7 +83,7 @@ class AsyncRun:
         random.Random(cfg.seed).shuffle(order)
         self.order = order
         self.lock = threading.RLock()  # learner weights + push issue + replica joins
-        self.pushes: list[Future[Any]] = []
+        self.pushes: list[Future[SyncRecord]] = []
         self._push_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push")
         # Held by a replica's thread while it generates, and by a push while it lands.
         self.gen_locks = {r: threading.Lock() for r in pool.actors}
@@ -213,7 +221,7 @@ class AsyncRun:
         snap = self.sync.snapshot(self.learner.named_tensors())  # the learner moves on now
         self.learner.announce_push(version)  # the other learner ranks push their rows
 
-        def locked_push() -> Any:
+        def locked_push() -> SyncRecord:
             with contextlib.ExitStack() as held:
                 for r in sorted(self.gen_locks):
                     held.enter_context(self.gen_locks[r])
@@ -222,7 +230,7 @@ class AsyncRun:
         future = self._push_thread.submit(locked_push)
         self.pushes.append(future)
 
-        def landed(done: Future[Any]) -> None:
+        def landed(done: Future[SyncRecord]) -> None:
             exc = done.exception()
             if exc is not None:
                 self.push_failed(version, exc)
@@ -340,7 +348,7 @@ class AsyncRun:
             },
         )
 
-    def train(self, save: Any) -> None:
+    def train(self, save: SaveCheckpoint) -> None:
         threads = [
             threading.Thread(target=self.replica_loop, args=(r,), name=f"replica-{r}", daemon=True)
             for r in sorted(self.pool.actors)

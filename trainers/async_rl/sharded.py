@@ -26,7 +26,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,7 @@ def receive_command() -> tuple[Any, ...]:
 class ShardedLearner:
     """Learner rank 0 of R: the Learner interface run.py uses, driving R - 1 followers."""
 
-    def __init__(self, spec: RankSpec, log: Any) -> None:
+    def __init__(self, spec: RankSpec, log: Callable[[str], object]) -> None:
         self.spec, self.log = spec, log
         env = {**os.environ, "PYTHONPATH": _repo_root()}
         self.followers = [

@@ -1,5 +1,6 @@
 """The forked child of one job: confine this process, then run the code as `__main__`."""
 
+import argparse
 import atexit
 import builtins
 import linecache
@@ -7,6 +8,7 @@ import os
 import signal
 import sys
 import types
+from typing import Any, NoReturn
 
 from generators.sandbox.server.confine import PR_SET_NO_NEW_PRIVS, libc, set_limits
 
@@ -19,7 +21,7 @@ ENV = {
 }
 
 
-def exit_code_of(exc):
+def exit_code_of(exc: SystemExit) -> int:
     code = exc.code
     if code is None:
         return 0
@@ -29,7 +31,7 @@ def exit_code_of(exc):
     return 1
 
 
-def run_main(source):
+def run_main(source: str) -> None:
     """Run the source as `python main.py` would: a fresh __main__ module."""
     path = SCRIPT_NAME
     # The code never touches a file the job could reach; tracebacks still show its
@@ -38,12 +40,14 @@ def run_main(source):
     linecache.cache[path] = (len(source), None, lines, path)
     main = types.ModuleType("__main__")
     main.__file__ = path
-    main.__builtins__ = builtins
+    main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     exec(compile(source, path, "exec"), main.__dict__)
 
 
-def run_child(req, opts, files, as_base):
+def run_child(
+    req: dict[str, Any], opts: argparse.Namespace, files: dict[str, int], as_base: int
+) -> NoReturn:
     """In the forked child: confine this process, then run the job's code as __main__."""
     try:
         os.setsid()
@@ -77,14 +81,13 @@ def run_child(req, opts, files, as_base):
         run_main(req["code"])
     except SystemExit as exc:
         rc = exit_code_of(exc)
-    except BaseException:
-        kind, value, tb = sys.exc_info()
+    except BaseException as exc:
+        tb = exc.__traceback__
         # Drop the server's frames so the traceback reads as if Python ran the file.
         while tb is not None and tb.tb_frame.f_code.co_filename == SERVER_FILE:
             tb = tb.tb_next
-        if value is not None:
-            value.__traceback__ = tb
-        sys.excepthook(kind, value, tb)
+        exc.__traceback__ = tb
+        sys.excepthook(type(exc), exc, tb)
         rc = 1
     try:
         if "threading" in sys.modules:

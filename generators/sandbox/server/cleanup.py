@@ -4,6 +4,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 
 from generators.sandbox.server.confine import libc
 
@@ -12,7 +13,7 @@ IPC_RMID = 0
 FULL_BYTES = 1024 * 1024
 
 
-def kill_leftovers(job_pgid):
+def kill_leftovers(job_pgid: int) -> None:
     """Kill every process the job started, including double-forked daemons."""
     while True:
         try:
@@ -38,8 +39,8 @@ def kill_leftovers(job_pgid):
                     return
 
 
-def wipe(path):
-    def fix_and_retry(func, target, _exc):
+def wipe(path: str) -> None:
+    def fix_and_retry(func: Callable[[str], object], target: str, _exc: object) -> None:
         try:
             os.chmod(os.path.dirname(target), 0o700)
             os.chmod(target, 0o700)
@@ -60,13 +61,13 @@ def wipe(path):
                 fix_and_retry(os.unlink, entry.path, None)
 
 
-def clear_sysv_ipc(uid):
+def clear_sysv_ipc(uid: int) -> None:
     """Remove System V shared memory, semaphores and queues a job left in our namespace.
 
     Removal needs the owner's uid (or CAP_SYS_ADMIN, which the server must not hold),
     so a short-lived child becomes the job's uid to do it; usually there is nothing.
     """
-    found = []
+    found: list[tuple[str, int]] = []
     for kind in ("shm", "sem", "msg"):
         try:
             with open(f"/proc/sysvipc/{kind}") as fh:
@@ -94,7 +95,7 @@ def clear_sysv_ipc(uid):
     os.waitpid(pid, 0)
 
 
-def filled_tmpfs(paths):
+def filled_tmpfs(paths: list[str]) -> "tuple[str, int] | None":
     """The first of `paths` that is (nearly) out of space or inodes: (path, size in MiB)."""
     for path in paths:
         try:

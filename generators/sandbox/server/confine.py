@@ -2,6 +2,7 @@
 
 import ctypes
 import resource
+from typing import Any
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
@@ -15,7 +16,7 @@ class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp(program):
+def install_seccomp(program: bytes) -> None:
     """Load a compiled filter on this process (and so on every job it forks).
 
     Where the engine already applies its own profile (Docker) this one stacks on top:
@@ -29,12 +30,12 @@ def install_seccomp(program):
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
-def vm_size():
+def vm_size() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[0]) * resource.getpagesize()
 
 
-def set_limits(limits, as_base):
+def set_limits(limits: dict[str, Any], as_base: int) -> None:
     cpu = max(1, int(limits["cpu_s"] + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     mem = as_base + int(limits["memory_mb"]) * 1024 * 1024

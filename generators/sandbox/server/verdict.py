@@ -1,15 +1,22 @@
 """The verdict on a finished job: which status, exit code, signal and detail it gets."""
 
-import collections
 import os
 import signal
-
-Outcome = collections.namedtuple(
-    "Outcome", "stopped status cpu_s out_size err_size stderr full_tmpfs"
-)
+from typing import Any, NamedTuple
 
 
-def classify(outcome, limits):
+class Outcome(NamedTuple):
+    # Quoted: a NamedTuple's annotations are evaluated, and the script runs on Python 3.9.
+    stopped: "str | None"  # "wall" or "cpu" when a limit stopped the job
+    status: int  # as os.wait4 returns it
+    cpu_s: float
+    out_size: int
+    err_size: int
+    stderr: str
+    full_tmpfs: "tuple[str, int] | None"  # (path, size in MiB) of a filled scratch space
+
+
+def classify(outcome: Outcome, limits: dict[str, Any]) -> "tuple[str, int | None, int | None, str]":
     """(status, exit code, signal, detail) of a finished job."""
     cpu_limit = f"cpu limit: the run used {outcome.cpu_s:.1f} CPU-s of {limits['cpu_s']:g}"
     if outcome.stopped == "wall":

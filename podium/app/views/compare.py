@@ -22,6 +22,7 @@ from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.widgets import render_conversation
 from podium.compare.ratings import better_text
+from podium.compare.table import Comparison
 from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
@@ -59,7 +60,7 @@ def _pager(count: int, key: str) -> int:
     return pos
 
 
-def _side_by_side(comparison: cm.Comparison) -> None:
+def _side_by_side(comparison: Comparison) -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
     shown = c1.multiselect(
         "Columns",
@@ -85,7 +86,7 @@ def _side_by_side(comparison: cm.Comparison) -> None:
         col.caption(cm.badges(answer))
 
 
-def _blind(comparison: cm.Comparison) -> None:
+def _blind(comparison: Comparison) -> None:
     user = acting_user()  # the logged-in user (the OS user in local mode)
     locked = missing_role(user, "vote", "voting", "comparisons")
     if locked:
@@ -128,7 +129,7 @@ def _blind(comparison: cm.Comparison) -> None:
             st.rerun()
 
 
-def _ratings(comparison: cm.Comparison) -> None:
+def _ratings(comparison: Comparison) -> None:
     report = cm.ratings(comparison)
     st.markdown(f"**{report['votes']} votes** · " + escape_markdown(better_text(report)))
     for line in cm.ratings_lines(report):

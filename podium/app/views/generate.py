@@ -14,6 +14,7 @@ import time
 
 import streamlit as st
 
+from generators.generate import GenerateConfig
 from generators.vibes import answer_stream
 from podium.app import generate_model as gm
 from podium.app import widgets
@@ -75,7 +76,7 @@ def _form(models: list[str], model_index: int) -> None:
     snapshots = list_snapshots(load_table(table))
     snapshot = widgets.snapshot_picker(snapshots, key=P + "snapshot")
     # Size settings sit outside the form so the estimate follows them as they change.
-    fields = gm.GenerateConfig.model_fields
+    fields = GenerateConfig.model_fields
     c1, c2, c3 = st.columns(3)
     limit = c1.number_input(
         "Limit (prompts; 0 = all)", 0, None, gm.DEFAULT_LIMIT, key=P + "limit",

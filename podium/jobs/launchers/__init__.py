@@ -17,12 +17,13 @@ job instead of running it in-process (podium/jobs/follow.py).
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from podium.errors import InvalidInput
 from podium.jobs.plugins import load_attr
+from podium.jobs.record import Job
 
 LAUNCHERS = {
     "local": "podium.jobs.launchers.local:LocalLauncher",
@@ -54,9 +55,9 @@ class Launched(Protocol):
 class Launcher(Protocol):
     name: str
 
-    def launch(self, job: dict[str, Any]) -> Launched: ...
+    def launch(self, job: Job) -> Launched: ...
 
-    def reap_orphan(self, job: dict[str, Any]) -> bool:
+    def reap_orphan(self, job: Job) -> bool:
         """Kill what is left of a job whose worker died; True if something was killed."""
 
 
@@ -71,7 +72,7 @@ def get_launcher(name: str) -> Launcher:
     return launcher
 
 
-def requested_launcher(job: dict[str, Any]) -> str | None:
+def requested_launcher(job: Job) -> str | None:
     """The backend a job's card asks for, if any."""
     try:
         name = json.loads(job.get("config") or "{}").get("launcher")

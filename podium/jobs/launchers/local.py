@@ -11,10 +11,10 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from podium import processes
 from podium.config import get_settings
+from podium.jobs.record import Job
 
 JOB_MODULE = "podium.jobs.execute"
 
@@ -40,19 +40,20 @@ class LocalProcess:
 class LocalLauncher:
     name = "local"
 
-    def launch(self, job: dict[str, Any]) -> LocalProcess:
+    def launch(self, job: Job) -> LocalProcess:
         log = Path(job["log_path"])
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        if job.get("submitted_by") and get_settings().shared:
-            env["PODIUM_USER"] = job["submitted_by"]  # its writes are by its submitter
+        submitter = job["submitted_by"]
+        if submitter and get_settings().shared:
+            env["PODIUM_USER"] = submitter  # its writes are by its submitter
         with log.open("ab") as out:
             proc = processes.spawn(
                 [sys.executable, "-m", JOB_MODULE, job["id"]], stdout=out, env=env
             )
         return LocalProcess(job["id"], proc)
 
-    def reap_orphan(self, job: dict[str, Any]) -> bool:
+    def reap_orphan(self, job: Job) -> bool:
         pgid = job.get("pgid")
         if not pgid or job.get("host") != socket.gethostname():
             return False

@@ -44,6 +44,7 @@ from typing import Any
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.kinds import get_kind
+from podium.jobs.record import Job
 from podium.ray_auth import auth_headers, auth_refused, is_auth_failure
 
 JOB_MODULE = "podium.jobs.execute"
@@ -53,7 +54,7 @@ _EXIT = {"SUCCEEDED": 0, "FAILED": 1, "STOPPED": 143}
 STOP_WAIT_S = 30
 
 
-def submission_id(job: dict[str, Any]) -> str:
+def submission_id(job: Job) -> str:
     """Ray's id for one attempt of a Podium job (a requeued job is submitted again)."""
     return f"podium-{job['id']}-{job.get('attempt') or 1}"
 
@@ -186,7 +187,7 @@ class RayJob:
 
     pgid: int | None = None  # nothing to signal on this machine
 
-    def __init__(self, job: dict[str, Any], client: Any, sid: str) -> None:
+    def __init__(self, job: Job, client: Any, sid: str) -> None:
         self.job_id: str = job["id"]
         self.log_path = Path(job["log_path"])
         self.client = client
@@ -236,7 +237,7 @@ class RayLauncher:
         self.address = address or dashboard_address()
         self.client = _client(self.address)
 
-    def launch(self, job: dict[str, Any]) -> RayJob:
+    def launch(self, job: Job) -> RayJob:
         sid = submission_id(job)
         deadline = time.monotonic() + AGENT_WAIT_S
         while True:
@@ -262,7 +263,7 @@ class RayLauncher:
             log.write(f"submitted to Ray at {self.address} as {sid}\n")
         return RayJob(job, self.client, sid)
 
-    def reap_orphan(self, job: dict[str, Any]) -> bool:
+    def reap_orphan(self, job: Job) -> bool:
         if job.get("launcher") != self.name:
             return False
         sid = submission_id(job)

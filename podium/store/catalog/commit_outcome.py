@@ -40,7 +40,8 @@ from podium.failpoints import hit
 
 if TYPE_CHECKING:
     from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.table import CommitTableResponse, Table, TableRequirement, TableUpdate
+    from pyiceberg.table import CommitTableResponse, Table
+    from pyiceberg.table.update import TableRequirement, TableUpdate
 
 log = logging.getLogger("podium")
 

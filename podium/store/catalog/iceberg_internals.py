@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyiceberg.io import FileIO
     from pyiceberg.schema import Schema
-    from pyiceberg.table import StagedTable, Table, TableRequirement, TableUpdate, Transaction
+    from pyiceberg.table import StagedTable, Table, Transaction
     from pyiceberg.table.metadata import TableMetadata
+    from pyiceberg.table.update import TableRequirement, TableUpdate
     from pyiceberg.typedef import Identifier, Properties, TableVersion
 
 

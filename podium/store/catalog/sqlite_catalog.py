@@ -32,7 +32,7 @@ from podium.failpoints import hit
 from podium.store.catalog.iceberg_internals import StagingCatalog
 
 if TYPE_CHECKING:
-    from pyiceberg.table import TableRequirement, TableUpdate
+    from pyiceberg.table.update import TableRequirement, TableUpdate
     from pyiceberg.typedef import Identifier
 
 _TABLE_TYPE = "TABLE"  # pyiceberg.catalog.sql.ICEBERG_TABLE_TYPE

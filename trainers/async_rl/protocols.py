@@ -1,0 +1,113 @@
+"""The seams of an async GRPO run (`run.AsyncRun`), as the run uses them.
+
+Each is a `typing.Protocol`, so the run depends on what it calls and nothing more, and
+mypy checks that every real implementation fits:
+
+- `PolicyLearner`: `learner.Learner` (one process) and `sharded.ShardedLearner` (rank 0
+  of R processes holding FSDP2-sharded parameters);
+- `WeightPusher`: the weight transfer, every backend of `trainers.weight_sync` (gloo,
+  nccl, disk: `WeightSync` subclasses);
+- `ReplicaGroup`: the generation replicas and the weight version each holds
+  (`pool.Pool`).
+
+Nothing here is imported at run time but `Protocol` itself: the types named in the
+signatures (torch, the learner's samples) load only where they are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import torch
+
+    from trainers.async_rl.learner import Sample, StepStats
+    from trainers.weight_sync.base import ReplicaEndpoint, Snapshot, SyncRecord
+
+NamedTensors = Iterable[tuple[str, "torch.Tensor"]]
+
+
+class PolicyLearner(Protocol):
+    """The policy being trained: one GRPO step at a time, its weights to push, and the
+    hooks through which rank 0 drives the other learner ranks (no-ops with one rank)."""
+
+    def step(self, samples: Sequence[Sample]) -> StepStats:
+        """One decoupled-PPO GRPO step on a step's samples."""
+        ...
+
+    def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """The weights to push, named as the HF checkpoint names them."""
+        ...
+
+    def connect(self, endpoints: Sequence[tuple[int, str]]) -> None:
+        """The other learner ranks join the replicas' transfer groups: (index, base URL)."""
+        ...
+
+    def announce_push(self, version: int) -> None:
+        """The other learner ranks start pushing their rows of `version`."""
+        ...
+
+    def announce_replica(self, index: int, base_url: str, version: int) -> None:
+        """The other learner ranks send a new replica their rows of `version`."""
+        ...
+
+    def full_model(self) -> torch.nn.Module:
+        """The model with whole weights, to save as a checkpoint."""
+        ...
+
+    def close(self) -> None:
+        """Stop the other learner ranks."""
+        ...
+
+
+class WeightPusher(Protocol):
+    """Moves the learner's weights into the replicas, verified (`trainers.weight_sync`)."""
+
+    def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
+        """Reach the replicas and warm up every connection, once, before the first push."""
+        ...
+
+    def snapshot(self, named_tensors: NamedTensors, *, copy: bool = True) -> Snapshot:
+        """The plan and this rank's tensors, copied: the learner may go on training."""
+        ...
+
+    def push_snapshot(self, snap: Snapshot, version: int) -> SyncRecord:
+        """Load `snap` into every replica as `version`; the verified record."""
+        ...
+
+    def add_replica(
+        self, replica: ReplicaEndpoint, named_tensors: NamedTensors, version: int
+    ) -> SyncRecord:
+        """A new or restarted replica joins and gets the current weights."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class ReplicaGroup(Protocol):
+    """The replicas (Ray actors, each serving the policy on vLLM), the version each
+    holds, and their replacement.
+
+    `ray` is the ray module and `actors` hold Ray actor handles: both are reached by
+    method name (`actor.generate.remote(...)`), which no static type describes."""
+
+    ray: Any
+    actors: dict[int, Any]
+    infos: dict[int, dict[str, Any]]  # replica -> what its start reported (its servers)
+    held: dict[int, int]  # replica -> the weight version it holds
+    replacing: set[int]  # replicas being replaced: no push counts for them
+    restarts: int
+
+    def start(self, indices: list[int], generation: int = 0) -> list[ReplicaEndpoint]:
+        """Start replicas `indices` (a replacement with a new `generation`); their
+        endpoints, in order."""
+        ...
+
+    def alive(self, index: int) -> bool: ...
+
+
+class SaveCheckpoint(Protocol):
+    """Saves the learner's weights as the run's checkpoint of `step`."""
+
+    def __call__(self, step: int, *, final: bool) -> object: ...
