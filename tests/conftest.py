@@ -42,10 +42,17 @@ def xdist_group_of(item: pytest.Item) -> str:
     return item.path.relative_to(REPO).as_posix()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names the groups in the node ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put each test in its group, the way xdist's `--dist loadgroup` reads groups: a
+    `@GROUP` suffix on the node id. xdist 3.8 writes that suffix to `item._nodeid`, which
+    pytest 9 no longer reads (a node id comes from `item._id`), so its own `xdist_group`
+    marks silently spread every test over both workers; the suffix is written here."""
+    if not getattr(config.option, "loadgroup", False):  # set on xdist's workers only
+        return
+    from _pytest.nodeid import coerce_node_id
+
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+        item._id = coerce_node_id(f"{item.nodeid}@{xdist_group_of(item)}")
 
 
 @pytest.fixture(autouse=True, scope="session")
