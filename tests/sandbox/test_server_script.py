@@ -32,13 +32,12 @@ def test_every_part_is_in_the_script_and_no_import_of_the_checkout() -> None:
     assert "import generators" not in source and "from generators" not in source
 
 
-def test_the_script_runs_isolated_from_the_checkout(tmp_path: Path) -> None:
-    # The base interpreter (not the venv, where the checkout is installed) under -I: no
-    # script directory, cwd or PYTHONPATH on sys.path either; a part that still
-    # imported another part through the package would fail to start here.
+def start_isolated_server(tmp_path: Path) -> subprocess.Popen[bytes]:
+    """The fork server on the base interpreter (not the venv, where the checkout is
+    installed) under -I, with a scratch folder in `tmp_path`."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [os.path.realpath(sys.executable), "-I", "-c", server_source(), "--tmp", str(scratch)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -46,6 +45,14 @@ def test_the_script_runs_isolated_from_the_checkout(tmp_path: Path) -> None:
         cwd=tmp_path,
         env=SERVER_ENV,
     )
+
+
+def test_the_script_runs_isolated_from_the_checkout(tmp_path: Path) -> None:
+    # The base interpreter (not the venv, where the checkout is installed) under -I: no
+    # script directory, cwd or PYTHONPATH on sys.path either; a part that still
+    # imported another part through the package would fail to start here.
+    scratch = tmp_path / "scratch"
+    proc = start_isolated_server(tmp_path)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     try:
         hello = receive(proc.stdout)
@@ -97,16 +104,7 @@ def test_the_sandbox_interpreter_is_inside_the_prefix_it_mounts(tmp_path: Path) 
 def test_a_frame_that_is_no_json_object_is_answered_and_the_server_stays_up(
     tmp_path: Path,
 ) -> None:
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    proc = subprocess.Popen(
-        [os.path.realpath(sys.executable), "-I", "-c", server_source(), "--tmp", str(scratch)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env=SERVER_ENV,
-    )
+    proc = start_isolated_server(tmp_path)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     limits = {"wall_s": 20, "cpu_s": 10, "memory_mb": 256, "processes": 8, "output_bytes": 10**4}
     try:
