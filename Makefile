@@ -23,15 +23,20 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl clean \
+.PHONY: run test test-prerequisites test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl clean \
 	soak-kill load fault-matrix
 
 run: setup home
 	$(PODIUM) up --host 127.0.0.1 --port 8501
 
-# `check` comes first: a lint or type error fails in a minute, before any slow set-up.
-test: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider
+# The set-up steps are independent downloads and installs, so they run side by side
+# (a fresh clone's set-up: about 4 minutes instead of 11); `check` runs once the app's
+# venv is there, beside the rest.
+test:
+	$(MAKE) -j4 --output-sync=target test-prerequisites
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+test-prerequisites: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider
 
 # Only the GPU tests (tests marked `gpu`; docs/gpus.md): on a CUDA host after `make setup`.
 # No vLLM server set-up: the colocated test needs vLLM in .venv, the generation test skips
@@ -71,7 +76,8 @@ $(DUCKDB_VENV)/.installed: scripts/setup_duckdb_iceberg.sh
 	bash scripts/setup_duckdb_iceberg.sh $(DUCKDB_VENV)
 	touch $@
 
-sandbox-image:
+# mmdebstrap and the Docker engine come from the system packages.
+sandbox-image: system-packages
 	bash scripts/setup_sandbox.sh
 
 # The login tests' OpenID Connect provider (panva/node-oidc-provider on the system's

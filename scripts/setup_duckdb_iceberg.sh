@@ -6,6 +6,9 @@
 set -euo pipefail
 venv=${1:-.venv-duckdb-iceberg}
 python=${PYTHON:-python3.11}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/venv_install.sh
+. "$here/venv_install.sh"
 test -x "$venv/bin/python" || "$python" -m venv "$venv"
-"$venv/bin/pip" install -q duckdb==1.5.5 duckdb-extension-iceberg==1.5.5 duckdb-extension-avro==1.5.5
+venv_install "$venv" duckdb==1.5.5 duckdb-extension-iceberg==1.5.5 duckdb-extension-avro==1.5.5
 "$venv/bin/python" -c "import duckdb; print('duckdb', duckdb.__version__)"

