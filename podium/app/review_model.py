@@ -86,13 +86,14 @@ def annotation_text(notes: Sequence[ann.Annotation]) -> str:
     return " · ".join(parts)
 
 
-def review_ids(notes: Table | None, which: str, user: User) -> set[str] | None:
-    """Ids a label or "by me" filter keeps (None: the filter keeps every row)."""
+def review_ids(tables: PageTables, which: str, user: User) -> set[str] | None:
+    """Ids a label or "by me" filter keeps (None: the filter keeps every row, and the
+    annotations table is not loaded)."""
     if which in (ALL, UNLABELLED):
         return None
     if which == BY_ME:
-        return ann.annotated_ids(notes, author=user.name)
-    return ann.annotated_ids(notes, label=which)
+        return ann.annotated_ids(tables.notes, author=user.name)
+    return ann.annotated_ids(tables.notes, label=which)
 
 
 def _kept_positions(
@@ -107,7 +108,7 @@ def _kept_positions(
     keep: Collection[str] | None,
 ) -> np.ndarray:
     """Positions of the rows the view's filters and the review filter `which` keep."""
-    ids = review_ids(tables.notes, which, user) if which not in (ALL, UNLABELLED) else None
+    ids = review_ids(tables, which, user)
     if keep is not None:
         ids = set(keep) if ids is None else ids & set(keep)
     kept = matching_positions(view, search=search, where=where, filters=filters, ids=ids)

@@ -113,7 +113,8 @@ def test_delete_rows_loads_the_table_once(cli_home: Path, loads: Loads) -> None:
 
 def test_a_browse_page_loads_each_table_at_most_once(podium_home: Path, loads: Loads) -> None:
     """The rows, an open sample (its annotations, history and validation failures), the
-    sidebar and the bulk actions: the table, its annotations and its report, once each."""
+    sidebar, the bulk actions and the review filters: the table, its annotations and its
+    report, once each."""
     make_table("t.x", 120)
     podium("label", "t.x", row_id(1), "--label", "bad")()  # an annotations table to read
     validate_table(ValidateConfig(table=TableRef(name="t.x"), rules=["json"]))  # a report
@@ -126,3 +127,8 @@ def test_a_browse_page_loads_each_table_at_most_once(podium_home: Path, loads: L
         assert not at.exception, at.exception
         assert max(drawn.values(), default=0) <= 1, drawn  # none: read from the plan cache
     assert any("Annotations: bad" in c.value for c in at.caption)  # the sample is open
+    for which in ("bad", "unlabelled"):  # review filters read the annotations table too
+        at.selectbox(key="browse.review").set_value(which)
+        drawn = loads.during(at.run)
+        assert not at.exception, at.exception
+        assert max(drawn.values(), default=0) <= 1, (which, drawn)
