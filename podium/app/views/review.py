@@ -31,6 +31,7 @@ from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.errors import PodiumError
 from podium.review import queues
+from podium.store.read.snapshots import resolve_snapshot
 
 CURSOR, EDITING = "review.cursor", "review.editing"
 
@@ -109,7 +110,7 @@ def _queue_tab(tables: PageTables) -> None:
     if nav[2].button("Edit", key="review.edit", disabled=not user.can("edit")):
         st.session_state[EDITING] = not st.session_state.get(EDITING)
     row_id = str(row["id"])
-    snapshot = rm.resolve(table, None)  # the queue hands out rows as they are now
+    snapshot = resolve_snapshot(tables.table, None)  # the queue hands out rows as they are now
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {escape_markdown(label)}", key=f"review.key.{k}"):
             browse_panels.act(
