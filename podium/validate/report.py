@@ -139,13 +139,12 @@ def malformed_ids(
 
 def failing_ids_in(report: Table) -> set[str]:
     """Ids of the rows a loaded validation report names (each has a failing turn)."""
-    loaded = report
-    snapshot = loaded.current_snapshot()
+    snapshot = report.current_snapshot()
     if snapshot is None:
         return set()
     return {
         i
-        for batch in iter_table_batches(loaded, snapshot.snapshot_id, columns=["id"])
+        for batch in iter_table_batches(report, snapshot.snapshot_id, columns=["id"])
         for i in batch.column("id").to_pylist()
         if i is not None
     }
