@@ -246,20 +246,22 @@ import json, sys, time
 from podium.identity import User
 from podium.review.annotations import annotate
 from podium.review.changes import Change, commit_change
+from podium.store.catalog.catalog import load_table
 from podium.store.read.query import page
 user = User(name="bench", role="admin", source="config")
 times = []
 for k, row in enumerate(json.loads(sys.argv[1])):
     t = time.perf_counter()
     if k % 3 == 0:
-        commit_change(TABLE, Change(deletes=frozenset({row}), message="junk"), user)
+        commit_change(load_table(TABLE), Change(deletes=frozenset({row}), message="junk"), user)
     elif k % 3 == 1:
         [found] = page(TABLE, ids=[row], limit=1).rows
         messages = [dict(m) for m in found["messages"]]
         messages[0]["content"] = "fixed " + messages[0]["content"][:50]
-        commit_change(TABLE, Change(updates={row: {"messages": messages}}, message="fix"), user)
+        change = Change(updates={row: {"messages": messages}}, message="fix")
+        commit_change(load_table(TABLE), change, user)
     else:
-        annotate(TABLE, [row], user, label="good")
+        annotate(load_table(TABLE), [row], user, label="good")
     times.append(time.perf_counter() - t)
 print(json.dumps({"actions": len(times), "mean_s": sum(times) / len(times), "max_s": max(times)}))
 """

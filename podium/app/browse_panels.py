@@ -20,6 +20,7 @@ from podium.app import charts, widgets
 from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.chat_markdown import review_turn
+from podium.app.page_tables import PageTables
 from podium.app.roles import allowed
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.widgets import ROLE_AVATARS
@@ -27,11 +28,11 @@ from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.review import annotations as ann
 from podium.review.changes import EditConflict
+from podium.store.catalog.catalog import name_of
 from podium.store.read.query import page
 from podium.store.read.stats import TableStats, table_stats
 from podium.store.schema import ROLES
 from podium.validate.failure_text import error_marks
-from podium.validate.report import report_for
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing statistics…")
@@ -85,12 +86,13 @@ def stats_panel(name: str, sid: int | None, view: bm.ViewState | None = None) ->
             st.altair_chart(charts.bar_chart(sources, "source", "rows", horizontal=True))
 
 
-def failures_panel(name: str, sid: int | None, row: Mapping[str, Any]) -> None:
+def failures_panel(tables: PageTables, sid: int | None, row: Mapping[str, Any]) -> None:
     """The row's failures in the report covering `sid`, at the line and column Validate
     shows (in the whole message, not in the fenced block a rule checked)."""
-    report = report_for(name, sid)
-    if report is None:
+    covering = tables.report(sid)
+    if covering is None:
         return
+    report = name_of(covering)
     failures = page(report, ids=[str(row.get("id"))], limit=1000).rows
     if not failures:
         st.caption(f":white_check_mark: Passed validation ({escape_markdown(report)}).")
@@ -153,25 +155,26 @@ def review_conversation(
 
 
 def error_locations(
-    name: str, sid: int | None, row: Mapping[str, Any]
+    tables: PageTables, sid: int | None, row: Mapping[str, Any]
 ) -> dict[int, list[tuple[int | None, int | None]]]:
     """{turn: [(line, column)]} of the row's failures in the report covering `sid`, in
     the whole message (what `review_conversation` marks)."""
-    report = report_for(name, sid)
+    report = tables.report(sid)
     if report is None:
         return {}
-    failures = page(report, ids=[str(row.get("id"))], limit=1000).rows
+    failures = page(name_of(report), ids=[str(row.get("id"))], limit=1000).rows
     return error_marks(failures, list(row.get("messages") or []))
 
 
-def annotate_panel(name: str, row_id: str, sid: int | None, key: str) -> None:
+def annotate_panel(tables: PageTables, row_id: str, sid: int | None, key: str) -> None:
     """Label buttons (keys 1-3 on the Review page), a rating and a note for one row."""
+    name = tables.name
     user = rm.current_user()
-    notes = rm.annotations_by_row(name, [row_id]).get(row_id, [])
+    notes = rm.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
     st.caption("Annotations: " + (escape_markdown(rm.annotation_text(notes)) or "none yet"))
     if not allowed(user, "annotate", "labels, ratings and notes"):
         return
-    labels = ann.label_set(name)
+    labels = ann.label_set(tables.table)
     cols = st.columns(len(labels) + 1)
     for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
         shown = escape_markdown(f"{n + 1} {label}" if n < rm.LABEL_KEYS else label)
@@ -270,8 +273,8 @@ def _role_index(role: Any) -> int:
     return ROLES.index(role) if role in ROLES else 0
 
 
-def history_panel(name: str, row_id: str) -> None:
-    rows = rm.history_rows(name, row_id)
+def history_panel(tables: PageTables, row_id: str) -> None:
+    rows = rm.history_rows(tables, row_id)
     if not rows:
         st.caption("No changes or annotations yet.")
         return

@@ -15,15 +15,15 @@ from podium.app import browse_model as bm
 from podium.app import browse_state as bs
 from podium.app import review_model as rm
 from podium.app import widgets
+from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
 from podium.app.roles import allowed
 from podium.app.safe_markdown import escape_markdown
 from podium.config import get_settings
 from podium.errors import PodiumError
-from podium.store.catalog.catalog import load_table
 from podium.store.read.query import count_by, page
 from podium.store.read.snapshots import SnapshotInfo, list_snapshots
-from podium.validate.report import malformed_ids
+from podium.validate.report import failing_ids_in
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -35,13 +35,16 @@ def _counts(
 
 def sidebar(
     tables: list[str],
-) -> tuple[str, int | None, set[str] | None, list[SnapshotInfo]]:
-    """Table, snapshot, malformed switch and filters; returns the table, the snapshot,
-    the ids the malformed switch keeps (None: every row) and the table's snapshots."""
+) -> tuple[PageTables, int | None, set[str] | None, list[SnapshotInfo]]:
+    """Table, snapshot, malformed switch and filters; returns the chosen table (with the
+    tables beside it, each loaded once for this draw), the snapshot, the ids the
+    malformed switch keeps (None: every row) and the table's snapshots."""
     with st.sidebar:
-        name = widgets.table_picker(tables, key=bs.TABLE, on_change=bs.table_changed)
-        assert name is not None  # tables is not empty
-        snapshots = list_snapshots(load_table(name))
+        picked = widgets.table_picker(tables, key=bs.TABLE, on_change=bs.table_changed)
+        assert picked is not None  # tables is not empty
+        at_hand = PageTables(picked)
+        name = at_hand.name
+        snapshots = list_snapshots(at_hand.table)
         asked = st.session_state.get(bs.SNAPSHOT)
         if asked is not None and asked not in {s.snapshot_id for s in snapshots}:
             st.warning(
@@ -50,12 +53,12 @@ def sidebar(
             )
         sid = widgets.snapshot_picker(snapshots, key=bs.SNAPSHOT, on_change=bs.first_page)
         columns = page(name, limit=0, snapshot_id=sid).columns
-        keep = _malformed_toggle(name, sid) if "id" in columns else None
+        keep = _malformed_toggle(at_hand, sid) if "id" in columns else None
         if "id" in columns:
-            _review_sidebar(name, sid, snapshots)
+            _review_sidebar(at_hand, sid, snapshots)
         with st.expander("Filters", expanded=bool(bs.current().filters or bs.current().where)):
             _filters(name, sid, columns)
-    return name, sid, keep, snapshots
+    return at_hand, sid, keep, snapshots
 
 
 def _count_label(options: Mapping[str, int], value: str) -> str:
@@ -92,11 +95,11 @@ def _filters(name: str, snapshot: int | None, columns: list[str]) -> None:
     )
 
 
-def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
+def _malformed_toggle(at_hand: PageTables, sid: int | None) -> set[str] | None:
     """The 'malformed only' switch, offered when a validation report covers this snapshot;
     returns the ids to keep when it is on."""
-    bad = malformed_ids(name, sid)
-    if bad is None:
+    report = at_hand.report(sid)
+    if report is None:
         if st.session_state.get(bs.MALFORMED):
             st.warning(
                 "No validation report covers this snapshot, so every row is shown. "
@@ -104,6 +107,7 @@ def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
             )
         st.session_state[bs.MALFORMED] = False
         return None
+    bad = failing_ids_in(report)
     on = st.toggle(
         f"Malformed only ({len(bad):,} rows)",
         key=bs.MALFORMED,
@@ -116,9 +120,10 @@ def _malformed_toggle(name: str, sid: int | None) -> set[str] | None:
 _FILTER_NAMES = {rm.ALL: "All rows", rm.UNLABELLED: "Unlabelled", rm.BY_ME: "By me"}
 
 
-def _review_sidebar(name: str, sid: int | None, snapshots: list[SnapshotInfo]) -> None:
+def _review_sidebar(at_hand: PageTables, sid: int | None, snapshots: list[SnapshotInfo]) -> None:
     """Review filter, the branch edits go to, and "Train on this"."""
-    choices = rm.review_filters(name)
+    name = at_hand.name
+    choices = rm.review_filters(at_hand.table)
     if st.session_state.get(bs.REVIEW) not in choices:
         st.session_state[bs.REVIEW] = rm.ALL
     st.selectbox(
@@ -129,7 +134,7 @@ def _review_sidebar(name: str, sid: int | None, snapshots: list[SnapshotInfo]) -
         on_change=bs.first_page,
     )
     user = rm.current_user()
-    branches = rm.branches(name)
+    branches = rm.branches(at_hand.table)
     if st.session_state.get(bs.BRANCH) not in branches:
         st.session_state[bs.BRANCH] = "main"
     if len(branches) > 1 and user.can("edit"):

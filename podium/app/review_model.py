@@ -21,7 +21,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from pyiceberg.table import Table
 
+from podium.app.page_tables import PageTables
 from podium.app.review_saves import rows_text
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User
@@ -33,13 +35,13 @@ from podium.review.changes import (
 )
 from podium.review.diff import SnapshotDiff, diff_snapshots
 from podium.review.history import row_history
-from podium.review.refs import Ref, create_branch, create_tag, fast_forward, list_refs
-from podium.review.selection import failing_ids
+from podium.review.refs import Ref, create_branch, create_tag, fast_forward, list_refs, refs_of
 from podium.store.catalog.catalog import load_table
 from podium.store.read import scan
 from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
 from podium.store.read.snapshots import SnapshotInfo, list_snapshots, resolve_snapshot
 from podium.store.state.users import acting_user
+from podium.validate.report import failing_ids_in
 
 ALL, UNLABELLED, BY_ME = "all", ann.UNLABELLED, "by me"
 LABEL_KEYS = 3  # keys 1-3 label with the first three labels of the table's label set
@@ -54,15 +56,18 @@ def current_user() -> User:
 # ---- annotations on rows, and the review filters ----
 
 
-def review_filters(name: str) -> list[str]:
+def review_filters(table: Table) -> list[str]:
     """The choices of Browse's review filter: every row, unlabelled, by me, each label."""
-    return [ALL, UNLABELLED, BY_ME, *ann.label_set(name)]
+    return [ALL, UNLABELLED, BY_ME, *ann.label_set(table)]
 
 
-def annotations_by_row(name: str, ids: Collection[str]) -> dict[str, list[ann.Annotation]]:
-    """The latest annotation of each author on each of `ids` (the rows on screen)."""
+def annotations_by_row(
+    notes: Table | None, ids: Collection[str]
+) -> dict[str, list[ann.Annotation]]:
+    """The latest annotation of each author on each of `ids` (the rows on screen), from
+    annotations table `notes` (`PageTables.notes`)."""
     out: dict[str, list[ann.Annotation]] = {}
-    for a in ann.latest(name, ids=[i for i in ids if i]):
+    for a in ann.latest(notes, ids=[i for i in ids if i]):
         out.setdefault(a.row_id, []).append(a)
     return out
 
@@ -81,17 +86,18 @@ def annotation_text(notes: Sequence[ann.Annotation]) -> str:
     return " · ".join(parts)
 
 
-def review_ids(name: str, which: str, user: User) -> set[str] | None:
-    """Ids a label or "by me" filter keeps (None: the filter keeps every row)."""
+def review_ids(tables: PageTables, which: str, user: User) -> set[str] | None:
+    """Ids a label or "by me" filter keeps (None: the filter keeps every row, and the
+    annotations table is not loaded)."""
     if which in (ALL, UNLABELLED):
         return None
     if which == BY_ME:
-        return ann.annotated_ids(name, author=user.name)
-    return ann.annotated_ids(name, label=which)
+        return ann.annotated_ids(tables.notes, author=user.name)
+    return ann.annotated_ids(tables.notes, label=which)
 
 
 def _kept_positions(
-    name: str,
+    tables: PageTables,
     view: SnapshotView,
     which: str,
     user: User,
@@ -102,11 +108,11 @@ def _kept_positions(
     keep: Collection[str] | None,
 ) -> np.ndarray:
     """Positions of the rows the view's filters and the review filter `which` keep."""
-    ids = review_ids(name, which, user)
+    ids = review_ids(tables, which, user)
     if keep is not None:
         ids = set(keep) if ids is None else ids & set(keep)
     kept = matching_positions(view, search=search, where=where, filters=filters, ids=ids)
-    labelled = ann.annotated_ids(name) if which == UNLABELLED else set()
+    labelled = ann.annotated_ids(tables.notes) if which == UNLABELLED else set()
     if labelled:
         seen = matching_positions(view, search=search, where=where, filters=filters, ids=labelled)
         kept = np.setdiff1d(kept, seen, assume_unique=True)
@@ -114,7 +120,7 @@ def _kept_positions(
 
 
 def review_page(
-    name: str,
+    tables: PageTables,
     which: str,
     user: User,
     *,
@@ -129,9 +135,9 @@ def review_page(
     """One page of the rows passing the view's filters and the review filter `which`."""
     if offset < 0 or limit < 0:
         raise InvalidInput("Offset and page size must not be negative.")
-    view = open_view(name, snapshot_id)
+    view = open_view(tables.name, snapshot_id)
     kept = _kept_positions(
-        name, view, which, user, search=search, where=where, filters=filters, keep=keep
+        tables, view, which, user, search=search, where=where, filters=filters, keep=keep
     )
     raw = scan.read_positions(view.table, view.plan, kept[offset : offset + limit])
     return Page(
@@ -148,7 +154,7 @@ def review_page(
 
 
 def filter_ids(
-    name: str,
+    tables: PageTables,
     which: str,
     user: User,
     *,
@@ -156,18 +162,18 @@ def filter_ids(
     where: str | None = None,
     filters: Mapping[str, FilterValue] | None = None,
     keep: Collection[str] | None = None,
-    failing_report: str | None = None,
+    failing_report: Table | None = None,
     snapshot_id: int | str | None = None,
 ) -> list[str]:
     """Every id the current view keeps (optionally only rows failing a validation
     report), read from the `id` column of the matching rows only."""
     narrowed = set(keep) if keep is not None else None
-    if failing_report:
-        bad = failing_ids(failing_report)
+    if failing_report is not None:
+        bad = failing_ids_in(failing_report)
         narrowed = bad if narrowed is None else narrowed & bad
-    view = open_view(name, snapshot_id)
+    view = open_view(tables.name, snapshot_id)
     positions = _kept_positions(
-        name, view, which, user, search=search, where=where, filters=filters, keep=narrowed
+        tables, view, which, user, search=search, where=where, filters=filters, keep=narrowed
     )
     found = scan.read_positions(view.table, view.plan, positions, ["id"]).column("id")
     return sorted(i for i in found.to_pylist() if i is not None)
@@ -212,9 +218,9 @@ def queue_row(name: str, user: User, cursor: int, queue: str = "default") -> dic
     return held[min(cursor, len(held) - 1)]
 
 
-def label_keys(name: str) -> dict[str, str]:
+def label_keys(table: Table) -> dict[str, str]:
     """{"1": "good", "2": "bad", "3": "needs-fix"}: the Review page's label keys."""
-    return {str(i + 1): label for i, label in enumerate(ann.label_set(name)[:LABEL_KEYS])}
+    return {str(i + 1): label for i, label in enumerate(ann.label_set(table)[:LABEL_KEYS])}
 
 
 # ---- snapshots, refs, diffs, history ----
@@ -274,12 +280,12 @@ def merge(name: str, branch_name: str, user: User) -> Ref:
     return fast_forward(name, branch_name, user)
 
 
-def branches(name: str) -> list[str]:
+def branches(table: Table) -> list[str]:
     """Branches an edit can go to: main first."""
-    return ["main", *(r.name for r in list_refs(name) if r.kind == "branch" and r.name != "main")]
+    return ["main", *(r.name for r in refs_of(table) if r.kind == "branch" and r.name != "main")]
 
 
-def history_rows(name: str, row_id: str) -> list[dict[str, Any]]:
+def history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
     """A row's changes and annotations, oldest first, as table rows (when, what, who)."""
     return [
         {
@@ -289,7 +295,7 @@ def history_rows(name: str, row_id: str) -> list[dict[str, Any]]:
             "detail": e["detail"],
             "snapshot": str(e["snapshot_id"] or ""),
         }
-        for e in row_history(name, row_id)
+        for e in row_history(tables.table, tables.notes, row_id)
     ]
 
 
@@ -323,18 +329,20 @@ def linked_snapshot_labels(
 def labelled_snapshot(name: str, label: str, user: User, base: int | str | None = None) -> Ref:
     """A branch holding only the rows labelled `label` (main untouched), so a filter can
     be trained on like any snapshot: `<label>-only-<UTC time>`."""
-    table = load_table(name)
+    tables = PageTables(name)
+    table = tables.table
     sid = resolve_snapshot(table, base)
-    keep = ann.annotated_ids(name, label=label)
+    keep = ann.annotated_ids(tables.notes, label=label)
     if not keep:
         raise InvalidInput(f"No row of {name} is labelled {label!r} yet; label some first.")
-    drop = filter_ids(name, ALL, user, snapshot_id=sid)
+    drop = filter_ids(tables, ALL, user, snapshot_id=sid)
     drop_set = set(drop) - keep
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     ref = create_branch(name, f"{label}-only-{stamp}", user, sid)
     if drop_set:
         change = Change(deletes=frozenset(drop_set), message=f"only rows labelled {label}")
-        done = commit_change(name, change, user, branch=ref.name)
+        table.refresh()  # the branch was made after the table was loaded
+        done = commit_change(table, change, user, branch=ref.name)
         return Ref(ref.name, "branch", done.snapshot_id)
     return ref
 

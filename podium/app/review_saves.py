@@ -25,6 +25,7 @@ from podium.review.changes import (
     remove_turn,
     set_message,
 )
+from podium.store.catalog.catalog import load_table
 
 
 @dataclass(frozen=True)
@@ -38,19 +39,19 @@ class Saved:
 def label_rows(
     name: str, ids: Sequence[str], user: User, label: str, snapshot: int | None = None
 ) -> Saved:
-    ann.annotate(name, ids, user, label=label, snapshot=snapshot)
+    ann.annotate(load_table(name), ids, user, label=label, snapshot=snapshot)
     return Saved(f"Labelled {rows_text(len(ids))} {label}.")
 
 
 def rate_row(name: str, row_id: str, user: User, rating: int, snapshot: int | None = None) -> Saved:
-    ann.annotate(name, [row_id], user, rating=rating, snapshot=snapshot)
+    ann.annotate(load_table(name), [row_id], user, rating=rating, snapshot=snapshot)
     return Saved(f"Rated {row_id} {rating} of 5.")
 
 
 def note_row(name: str, row_id: str, user: User, note: str, snapshot: int | None = None) -> Saved:
     if not note.strip():
         raise InvalidInput("Write a note first; an empty note records nothing.")
-    ann.annotate(name, [row_id], user, note=note.strip(), snapshot=snapshot)
+    ann.annotate(load_table(name), [row_id], user, note=note.strip(), snapshot=snapshot)
     return Saved(f"Noted on {row_id}.")
 
 
@@ -143,4 +144,4 @@ def _commit(
     name: str, change: Change, user: User, base: int | str | None, branch: str
 ) -> Committed:
     # Reading a branch's head and editing it: the base is that branch's snapshot.
-    return commit_change(name, change, user, base=base, branch=branch)
+    return commit_change(load_table(name), change, user, base=base, branch=branch)

@@ -187,9 +187,11 @@ def review_history(
     as_json: JsonFlag = False,
 ) -> None:
     """Every change and annotation of one row, with its author."""
+    from podium.review.annotations import load_annotations
     from podium.review.history import row_history
+    from podium.store.catalog.catalog import load_table
 
-    events = row_history(name, row_id)
+    events = row_history(load_table(name), load_annotations(name), row_id)
     print_json(events) if as_json else print_rows(events, title=f"history of {row_id}")
 
 

@@ -102,10 +102,12 @@ def label(
 ) -> None:
     _lean()
     from podium.review.annotations import annotate, annotations_table
+    from podium.store.catalog.catalog import load_table
 
     chosen = _ids(name, ids, search, where)
+    table = load_table(name)
     sid = annotate(
-        name, chosen, _user(), label=label_, tags=list(tag) or None, rating=rating, note=note
+        table, chosen, _user(), label=label_, tags=list(tag) or None, rating=rating, note=note
     )
     out = {"table": annotations_table(name), "snapshot_id": sid, "rows": chosen}
     if as_json:
@@ -144,9 +146,11 @@ def edit(
     _lean()
     from podium.errors import InvalidInput, NotFound
     from podium.review import changes
+    from podium.store.catalog.catalog import load_table
     from podium.store.write.row_locations import rows_by_id
 
-    base_id, found = rows_by_id(name, [row_id], base, branch)
+    table = load_table(name)
+    base_id, found = rows_by_id(table, [row_id], base, branch)
     if row_id not in found:
         raise NotFound(f"{name} has no row with id {row_id!r}.")
     messages = found[row_id].get("messages") or []
@@ -164,7 +168,7 @@ def edit(
     if turn is None and remove_turn is None and add_turn is None:
         raise InvalidInput("Nothing to edit: give --turn, --add-turn or --remove-turn.")
     result = changes.commit_change(
-        name,
+        table,
         changes.Change(updates={row_id: {"messages": messages}}, message=why),
         _user(),
         base=base_id,
@@ -198,10 +202,15 @@ def delete_rows(
 ) -> None:
     _lean()
     from podium.review.changes import Change, commit_change
+    from podium.store.catalog.catalog import load_table
 
     chosen = _ids(name, ids, search, where, label=label_, failing=failing)
     result = commit_change(
-        name, Change(deletes=frozenset(chosen), message=why), _user(), base=base, branch=branch
+        load_table(name),
+        Change(deletes=frozenset(chosen), message=why),
+        _user(),
+        base=base,
+        branch=branch,
     )
     _report(result.to_dict(), as_json, f"removed {len(chosen)} rows")
 

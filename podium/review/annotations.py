@@ -35,14 +35,14 @@ from pyiceberg.types import (
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.store.catalog import kinds
-from podium.store.catalog.catalog import full_name, load_table, table_exists
+from podium.store.catalog.catalog import full_name, load_or_none, name_of
 from podium.store.read import scan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND
 from podium.store.state.state_peek import may_hold_rows
 from podium.store.write.row_locations import files_holding
-from podium.store.write.write import write_batches
+from podium.store.write.write import create_batches, write_into
 
 LABELS_PROPERTY = "podium.labels"
 DEFAULT_LABELS = ("good", "bad", "needs-fix")
@@ -93,16 +93,16 @@ def _held(table: Table, sid: int | None, ids: Sequence[str]) -> set[str]:
     return set().union(*files_holding(table, sid, ids).values()) if ids else set()
 
 
-def _check_rows(table: Table, name: str, sid: int | None, ids: Sequence[str]) -> None:
+def _check_rows(table: Table, sid: int | None, ids: Sequence[str]) -> None:
     """Every id is a row of the snapshot it was read at, and still a row of the table
     now: a row removed since (a reviewer's screen or queue may still show it) is not
     labelled."""
+    name = name_of(table)
     held = _held(table, sid, ids)
     missing = [i for i in ids if i not in held]
     if missing:
         raise NotFound(
-            f"{full_name(name)} has no row with id {', '.join(map(repr, missing[:5]))}; "
-            "nothing was recorded."
+            f"{name} has no row with id {', '.join(map(repr, missing[:5]))}; nothing was recorded."
         )
     head = resolve_snapshot(table, None)
     if head != sid:
@@ -110,7 +110,7 @@ def _check_rows(table: Table, name: str, sid: int | None, ids: Sequence[str]) ->
         gone = [i for i in ids if i not in now]
         if gone:
             raise NotFound(
-                f"Row {', '.join(map(repr, gone[:5]))} of {full_name(name)} was removed after "
+                f"Row {', '.join(map(repr, gone[:5]))} of {name} was removed after "
                 f"snapshot {sid}; nothing was recorded. Reload to see the table as it is now."
             )
 
@@ -119,13 +119,18 @@ def annotations_table(name: str) -> str:
     return full_name(name) + SUFFIX
 
 
-def label_set(name: str) -> list[str]:
-    raw = load_table(name).properties.get(LABELS_PROPERTY)
+def load_annotations(name: str) -> Table | None:
+    """Table `name`'s annotations table, or None before its first annotation (one load)."""
+    return load_or_none(annotations_table(name))
+
+
+def label_set(table: Table) -> list[str]:
+    raw = table.properties.get(LABELS_PROPERTY)
     return list(json.loads(raw)) if raw else list(DEFAULT_LABELS)
 
 
 def annotate(
-    name: str,
+    table: Table,
     ids: Sequence[str],
     user: User,
     *,
@@ -136,7 +141,8 @@ def annotate(
     snapshot: int | str | None = None,
     check_ids: bool = True,
 ) -> int:
-    """Append one annotation per row (one snapshot of the annotations table).
+    """Append one annotation per row of `table` (one snapshot of its annotations table,
+    loaded here once, or created by the first annotation).
 
     Fields left None keep the author's previous value; `label=""` clears the label.
     Returns the annotations table's new snapshot id.
@@ -147,19 +153,20 @@ def annotate(
         raise InvalidInput("Name at least one row to annotate.")
     if label is None and tags is None and rating is None and note is None:
         raise InvalidInput("Nothing to record: give a label, tags, a rating or a note.")
-    table = load_table(name)
-    labels = label_set(name)
+    name = name_of(table)
+    labels = label_set(table)
     if label and label not in labels:
         raise InvalidInput(
-            f"{label!r} is not in {full_name(name)}'s label set ({', '.join(labels)}); "
+            f"{label!r} is not in {name}'s label set ({', '.join(labels)}); "
             "use it as a free tag (--tag) instead."
         )
     if rating is not None and not 1 <= rating <= 5:
         raise InvalidInput(f"A rating is 1-5, not {rating}.")
     sid = resolve_snapshot(table, snapshot)
     if check_ids:
-        _check_rows(table, name, sid, ids)
-    previous = {a.row_id: a for a in latest(name, ids=ids, author=user.name)}
+        _check_rows(table, sid, ids)
+    notes = load_annotations(name)
+    previous = {a.row_id: a for a in latest(notes, ids=ids, author=user.name)}
     now = datetime.now(UTC)
     rows = []
     for row_id in ids:
@@ -176,16 +183,15 @@ def annotate(
                 "note": note if note is not None else (prev.note if prev else None),
             }
         )
-    target = annotations_table(name)
-    written = write_batches(
-        target,
-        [pa.RecordBatch.from_pylist(rows, ARROW_SCHEMA)],
-        mode="append" if table_exists(target) else "create",
-        schema=SCHEMA,
-        properties={PROP_KIND: kinds.ANNOTATIONS, "podium.annotates": full_name(name)},
+    batches = [pa.RecordBatch.from_pylist(rows, ARROW_SCHEMA)]
+    properties = {PROP_KIND: kinds.ANNOTATIONS, "podium.annotates": name}
+    written = (
+        write_into(notes, batches, properties=properties)
+        if notes is not None
+        else create_batches(annotations_table(name), batches, schema=SCHEMA, properties=properties)
     )
     if may_hold_rows(
-        "SELECT 1 FROM podium_review_queues WHERE table_name = ? LIMIT 1", [full_name(name)]
+        "SELECT 1 FROM podium_review_queues WHERE table_name = ? LIMIT 1", [name]
     ):  # a table no queue names has nothing to mark; a CLI label then skips SQLAlchemy
         from podium.review.queue_tables import mark_reviewed
 
@@ -195,15 +201,14 @@ def annotate(
     return current.snapshot_id
 
 
-def _connection(name: str) -> Any:
-    """A guarded connection where `ann` is every annotation of `name` (or None)."""
-    target = annotations_table(name)
-    if not table_exists(target):
+def _connection(notes: Table | None) -> Any:
+    """A guarded connection where `ann` is every annotation in `notes` (or None when
+    there is no annotations table yet)."""
+    if notes is None:
         return None
-    table = load_table(target)
-    plan = plan_snapshot(table, resolve_snapshot(table, None))
+    plan = plan_snapshot(notes, resolve_snapshot(notes, None))
     con = scan.connect_plans([plan])
-    scan.register_snapshot(con, "ann", table, plan)
+    scan.register_snapshot(con, "ann", notes, plan)
     con.execute(
         "CREATE TEMP VIEW latest AS SELECT * FROM ann QUALIFY row_number() OVER "
         '(PARTITION BY row_id, author ORDER BY "at" DESC, __pos DESC) = 1'
@@ -225,10 +230,11 @@ def _annotation(r: dict[str, Any]) -> Annotation:
 
 
 def latest(
-    name: str, *, ids: Collection[str] | None = None, author: str | None = None
+    notes: Table | None, *, ids: Collection[str] | None = None, author: str | None = None
 ) -> list[Annotation]:
-    """The latest annotation per row and author, for `ids` (default: every row)."""
-    con = _connection(name)
+    """The latest annotation per row and author in annotations table `notes` (None: none
+    yet, see `load_annotations`), for `ids` (default: every row)."""
+    con = _connection(notes)
     if con is None:
         return []
     sql = "SELECT * FROM latest WHERE true"
@@ -243,9 +249,9 @@ def latest(
     return [_annotation(r) for r in rows]
 
 
-def history(name: str, row_id: str) -> list[Annotation]:
+def history(notes: Table | None, row_id: str) -> list[Annotation]:
     """Every annotation ever made on one row, oldest first."""
-    con = _connection(name)
+    con = _connection(notes)
     if con is None:
         return []
     rows = con.sql(
@@ -254,10 +260,12 @@ def history(name: str, row_id: str) -> list[Annotation]:
     return [_annotation(r) for r in rows.to_pylist()]
 
 
-def annotated_ids(name: str, *, label: str | None = None, author: str | None = None) -> set[str]:
-    """Ids whose latest annotation (by anyone, or by `author`) has `label` (any label
-    when None, i.e. every annotated row)."""
-    con = _connection(name)
+def annotated_ids(
+    notes: Table | None, *, label: str | None = None, author: str | None = None
+) -> set[str]:
+    """Ids whose latest annotation (by anyone, or by `author`) in `notes` has `label`
+    (any label when None, i.e. every annotated row)."""
+    con = _connection(notes)
     if con is None:
         return set()
     sql = "SELECT DISTINCT row_id FROM latest WHERE true"

@@ -39,7 +39,7 @@ from pyiceberg.table.snapshots import Operation
 from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
-from podium.store.catalog.catalog import load_table
+from podium.store.catalog.catalog import name_of
 from podium.store.catalog.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.read.plan import warm_after_commit
 from podium.store.read.snapshots import resolve_snapshot
@@ -153,18 +153,19 @@ def remove_turn(messages: Sequence[Mapping[str, Any]], index: int) -> list[dict[
 
 
 def commit_change(
-    name: str,
+    table: Table,
     change: Change,
     user: User,
     *,
     base: int | str | None = None,
     branch: str = MAIN_BRANCH,
 ) -> Committed:
-    """Apply `change` to table `name` as one new snapshot on `branch`.
+    """Apply `change` to `table` as one new snapshot on `branch`; `table` is then at
+    that snapshot (pyiceberg's commit updates it in place: nothing is loaded again).
 
     `base` is the snapshot (id, tag or branch) the change was made on; default: the
-    branch head now. Raises `EditConflict` when a snapshot committed since `base`
-    touched any of the same rows, `NotFound` for ids the table does not hold.
+    branch head of `table` as loaded. Raises `EditConflict` when a snapshot committed
+    since `base` touched any of the same rows, `NotFound` for ids the table does not hold.
     """
     require(user, "edit")
     ids = change.ids
@@ -172,7 +173,7 @@ def commit_change(
         raise InvalidInput("Nothing to change: name at least one row to edit or delete.")
     if not change.message.strip():
         raise InvalidInput("Say why: an edit needs a message (it is kept in the snapshot).")
-    table = load_table(name)
+    name = name_of(table)
     check_row_changes_supported(table)
     if PROP_MAPPING in table.properties and change.updates:
         raise InvalidInput(
@@ -181,7 +182,8 @@ def commit_change(
     base_id = resolve_snapshot(table, base) if base is not None else branch_head(table, branch)
     props = _summary(change, user)
     for attempt in range(1, ATTEMPTS + 1):
-        table = load_table(name)
+        if attempt > 1:
+            table.refresh()  # another writer committed first: re-plan on the new head
         head = branch_head(table, branch)
         check_unchanged(table, base_id, head, set(ids))
         located = locate_rows(table, head, ids)
@@ -195,7 +197,7 @@ def commit_change(
         written = _write_delta(table, located, change)  # removes its files if it fails
         token = new_token()
         try:
-            commit_checked(
+            settled = commit_checked(
                 functools.partial(
                     commit_row_delta,
                     table,
@@ -205,14 +207,14 @@ def commit_change(
                     operation=Operation.OVERWRITE if change.updates else Operation.DELETE,
                 ),
                 token=token,
-                reload=lambda: load_table(name),
+                reload=table.refresh,  # on an unknown outcome: is the snapshot there?
                 discard=functools.partial(_discard, table, written),
                 what=f"{change.action} on {name}",
             )
         except (CommitFailedException, ValidationException) as exc:
             log.info("edit of %s lost a commit race (%s); retrying on the new head", name, exc)
             continue
-        table = warm_after_commit(load_table(name))
+        table = warm_after_commit(settled if settled is not None else table)
         new_head = branch_head(table, branch)
         assert new_head is not None
         return Committed(

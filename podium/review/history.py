@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from pyiceberg.table import Table
+
 from podium.review.annotations import history as annotation_history
 from podium.review.changes import ACTION, AUTHOR, MESSAGE, touched_rows
-from podium.store.catalog.catalog import load_table
 
 
-def row_history(name: str, row_id: str) -> list[dict[str, Any]]:
-    """Changes (from snapshot summaries) and annotations of `row_id`, oldest first."""
-    table = load_table(name)
+def row_history(table: Table, notes: Table | None, row_id: str) -> list[dict[str, Any]]:
+    """Changes (from `table`'s snapshot summaries) and annotations (in `notes`, its
+    annotations table, if any) of `row_id`, oldest first."""
     events: list[dict[str, Any]] = []
     for snap in table.snapshots():
         props = snap.summary.additional_properties if snap.summary else {}
@@ -36,7 +37,7 @@ def row_history(name: str, row_id: str) -> list[dict[str, Any]]:
                 "snapshot_id": snap.snapshot_id,
             }
         )
-    for note in annotation_history(name, row_id):
+    for note in annotation_history(notes, row_id):
         parts = [
             f"label {note.label}" if note.label else "",
             f"tags {', '.join(note.tags)}" if note.tags else "",

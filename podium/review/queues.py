@@ -73,7 +73,7 @@ def create_queue(
     snapshot: int | str | None = None,
 ) -> Queue:
     """A queue of up to `size` rows nobody has annotated: in order, or sampled with `seed`."""
-    from podium.review.annotations import annotated_ids
+    from podium.review.annotations import annotated_ids, load_annotations
 
     require(user, "annotate")
     if size < 1:
@@ -94,7 +94,7 @@ def create_queue(
     else:
         candidates = None  # every position 0..total-1, never materialised
     total = plan.total if candidates is None else len(candidates)
-    seen = annotated_ids(table_name)
+    seen = annotated_ids(load_annotations(table_name))
     rng = np.random.default_rng(seed) if seed is not None else None
     order = rng.permutation(total) if rng is not None else None
     chosen: list[tuple[int, str]] = []

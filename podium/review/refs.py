@@ -48,7 +48,11 @@ def _check_name(table_name: str, name: str) -> None:
 
 
 def list_refs(table_name: str) -> list[Ref]:
-    table = load_table(table_name)
+    return refs_of(load_table(table_name))
+
+
+def refs_of(table: Table) -> list[Ref]:
+    """A loaded table's tags and branches, by name."""
     return [
         Ref(name, ref.snapshot_ref_type.value, ref.snapshot_id)
         for name, ref in sorted(table.refs().items())

@@ -44,9 +44,9 @@ def select_ids(
         found = scan.read_positions(view.table, view.plan, positions, ["id"])
         chosen = set(found.column("id").to_pylist())
     if label:
-        from podium.review.annotations import annotated_ids  # SQLAlchemy: only when needed
+        from podium.review import annotations  # SQLAlchemy: only when needed
 
-        hits = annotated_ids(name, label=label)
+        hits = annotations.annotated_ids(annotations.load_annotations(name), label=label)
         chosen = hits if chosen is None else chosen & hits
     if failing:
         hits = failing_ids(failing)

@@ -17,7 +17,7 @@ from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
 from podium.store.catalog import kinds
-from podium.store.catalog.catalog import full_name, load_table, parse_name, table_exists
+from podium.store.catalog.catalog import load_or_none, load_table, name_of, parse_name
 from podium.store.read.read import iter_table_batches, read_small_table
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
@@ -100,17 +100,22 @@ def report_for(
 ) -> str | None:
     """Name of the report describing `table` at `snapshot_id` (default current), if any."""
     name = report or report_name(table)
-    if not table_exists(name):
-        return None
-    sid = resolve_snapshot(load_table(table), snapshot_id)
-    props = load_table(name).properties
-    if props.get(PROP_KIND) != REPORT_KIND:
-        return None
-    if props.get(PROP_VALIDATED_TABLE) != full_name(table) or props.get(
-        PROP_VALIDATED_SNAPSHOT
-    ) != str(sid):
+    loaded = load_or_none(name)
+    if loaded is None or not report_covers(loaded, load_table(table), snapshot_id):
         return None
     return name
+
+
+def report_covers(report: Table, table: Table, snapshot_id: int | str | None = None) -> bool:
+    """Whether `report` is a validation report of `table` at `snapshot_id` (default:
+    its current snapshot)."""
+    props = report.properties
+    sid = resolve_snapshot(table, snapshot_id)
+    return (
+        props.get(PROP_KIND) == REPORT_KIND
+        and props.get(PROP_VALIDATED_TABLE) == name_of(table)
+        and props.get(PROP_VALIDATED_SNAPSHOT) == str(sid)
+    )
 
 
 def read_report(name: str) -> pa.Table:
@@ -129,15 +134,17 @@ def malformed_ids(
 ) -> set[str] | None:
     """Ids of rows with a failing turn, or None when no report covers this snapshot."""
     name = report_for(table, snapshot_id, report)
-    if name is None:
-        return None
-    loaded = load_table(name)
-    snapshot = loaded.current_snapshot()
+    return None if name is None else failing_ids_in(load_table(name))
+
+
+def failing_ids_in(report: Table) -> set[str]:
+    """Ids of the rows a loaded validation report names (each has a failing turn)."""
+    snapshot = report.current_snapshot()
     if snapshot is None:
         return set()
     return {
         i
-        for batch in iter_table_batches(loaded, snapshot.snapshot_id, columns=["id"])
+        for batch in iter_table_batches(report, snapshot.snapshot_id, columns=["id"])
         for i in batch.column("id").to_pylist()
         if i is not None
     }

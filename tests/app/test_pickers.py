@@ -48,10 +48,16 @@ def test_pick_groups_hides_internal_and_orders_by_recency() -> None:
 
 def test_an_annotations_table_is_never_offered_as_a_dataset(podium_home: Path) -> None:
     from podium.review.annotations import annotate
+    from podium.store.catalog.catalog import load_table
     from podium.store.catalog.kinds import tables_of_kind
 
     _sft("demo.chat")
-    annotate("demo.chat", ["a"], User(name="ann", role="reviewer", source="config"), note="ok")
+    annotate(
+        load_table("demo.chat"),
+        ["a"],
+        User(name="ann", role="reviewer", source="config"),
+        note="ok",
+    )
     # The newest table, and alphabetically after demo.chat: offered before the fix.
     assert tables_of_kind("annotations") == ["demo.chat__annotations"]
     assert ordered_names() == ["demo.chat"]

@@ -16,9 +16,11 @@ from review_data import ALICE, BOB, make_table, row_id  # noqa: E402
 from podium.app import review_model as rm  # noqa: E402
 from podium.app import review_saves as rs  # noqa: E402
 from podium.app.chat_markdown import error_span, fold, marked_html, review_turn  # noqa: E402
+from podium.app.page_tables import PageTables  # noqa: E402
 from podium.errors import InvalidInput, NotFound  # noqa: E402
 from podium.jobs.cards import pin_inputs  # noqa: E402
 from podium.jobs.logbook import table_links  # noqa: E402
+from podium.review.annotations import load_annotations  # noqa: E402
 from podium.review.changes import EditConflict  # noqa: E402
 from podium.store.catalog.catalog import load_table  # noqa: E402
 from podium.store.read.query import page  # noqa: E402
@@ -41,14 +43,14 @@ def _ids(p) -> list[str]:  # type: ignore[no-untyped-def]
 def test_review_filters_unlabelled_bad_and_by_me(table: str) -> None:
     rs.label_rows(table, [row_id(1), row_id(2)], ALICE, "bad")
     rs.label_rows(table, [row_id(3)], BOB, "good")
-    assert _ids(rm.review_page(table, "bad", ALICE)) == [row_id(1), row_id(2)]
-    assert _ids(rm.review_page(table, rm.BY_ME, BOB)) == [row_id(3)]
-    unl = rm.review_page(table, rm.UNLABELLED, ALICE, limit=3)
+    assert _ids(rm.review_page(PageTables(table), "bad", ALICE)) == [row_id(1), row_id(2)]
+    assert _ids(rm.review_page(PageTables(table), rm.BY_ME, BOB)) == [row_id(3)]
+    unl = rm.review_page(PageTables(table), rm.UNLABELLED, ALICE, limit=3)
     assert unl.total == 9 and _ids(unl) == [row_id(0), row_id(4), row_id(5)]
     # with a search: only unlabelled rows among the hits
-    hits = rm.review_page(table, rm.UNLABELLED, ALICE, search="question 1")
+    hits = rm.review_page(PageTables(table), rm.UNLABELLED, ALICE, search="question 1")
     assert _ids(hits) == [row_id(10), row_id(11)]  # row 1 is labelled
-    shown = rm.annotations_by_row(table, [row_id(1), row_id(3), row_id(4)])
+    shown = rm.annotations_by_row(load_annotations(table), [row_id(1), row_id(3), row_id(4)])
     assert rm.annotation_text(shown[row_id(1)]) == "bad (alice)"
     assert row_id(4) not in shown
 
@@ -57,7 +59,7 @@ def test_rating_and_note_keep_the_label(table: str) -> None:
     rs.label_rows(table, [row_id(1)], ALICE, "needs-fix")
     rs.rate_row(table, row_id(1), ALICE, 2)
     rs.note_row(table, row_id(1), ALICE, "typo in <b>step</b> 3")
-    (a,) = rm.annotations_by_row(table, [row_id(1)])[row_id(1)]
+    (a,) = rm.annotations_by_row(load_annotations(table), [row_id(1)])[row_id(1)]
     assert (a.label, a.rating, a.note) == ("needs-fix", 2, "typo in <b>step</b> 3")
     with pytest.raises(InvalidInput, match="empty note"):
         rs.note_row(table, row_id(1), ALICE, "  ")
@@ -89,7 +91,7 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
         rs.edit_message(table, row, 0, ALICE, content="question 2", role=None, why="x", base=None)
     rs.delete_rows(table, [row_id(7), row_id(8)], ALICE, why="junk", base=None)
     assert page(table, limit=0).total == 10
-    history = rm.history_rows(table, row_id(2))
+    history = rm.history_rows(PageTables(table), row_id(2))
     assert [(h["what"], h["author"], h["detail"]) for h in history] == [
         ("append", getpass.getuser(), "whole-table write"),  # the table's creation
         ("edit", "alice", "fix"),
@@ -98,10 +100,10 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
 
 def test_bulk_ids_follow_the_filter_and_confirm_the_count(table: str) -> None:
     rs.label_rows(table, [row_id(1), row_id(10)], ALICE, "bad")
-    ids = rm.filter_ids(table, "bad", ALICE, search="question 1")
+    ids = rm.filter_ids(PageTables(table), "bad", ALICE, search="question 1")
     assert ids == [row_id(1), row_id(10)]
     assert rm.confirm_text("Remove", ids) == "Remove 2 rows?"
-    unl = rm.filter_ids(table, rm.UNLABELLED, ALICE, search="question 1")
+    unl = rm.filter_ids(PageTables(table), rm.UNLABELLED, ALICE, search="question 1")
     assert unl == [row_id(11)]
 
 
@@ -113,9 +115,9 @@ def test_queue_cursor_hands_out_distinct_rows(table: str) -> None:
     b0 = rm.queue_row(table, BOB, 0)
     assert a0 and a1 and b0
     assert len({a0["id"], a1["id"], b0["id"]}) == 3
-    rs.label_rows(table, [a0["id"]], ALICE, rm.label_keys(table)["1"])
+    rs.label_rows(table, [a0["id"]], ALICE, rm.label_keys(load_table(table))["1"])
     assert rm.queue_row(table, ALICE, 0)["id"] == a1["id"]  # type: ignore[index]
-    assert rm.start_queue.__name__ and rm.label_keys(table) == {
+    assert rm.start_queue.__name__ and rm.label_keys(load_table(table)) == {
         "1": "good",
         "2": "bad",
         "3": "needs-fix",
@@ -151,7 +153,7 @@ def test_refs_in_pickers_diffs_and_cards(table: str) -> None:
 def test_branch_edits_leave_main_until_fast_forward(table: str) -> None:
     main = load_table(table).current_snapshot().snapshot_id
     rm.branch(table, "review", ALICE)
-    assert rm.branches(table) == ["main", "review"]
+    assert rm.branches(load_table(table)) == ["main", "review"]
     rs.delete_rows(table, [row_id(3)], ALICE, why="on branch", base="review", branch="review")
     assert load_table(table).current_snapshot().snapshot_id == main
     assert page(table, limit=0, snapshot_id="review").total == 11

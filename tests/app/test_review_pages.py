@@ -14,7 +14,7 @@ from review_data import BOB, make_table, row_id  # noqa: E402
 
 from podium.app import review_model as rm  # noqa: E402
 from podium.app import review_saves as rs  # noqa: E402
-from podium.review.annotations import latest  # noqa: E402
+from podium.review.annotations import latest, load_annotations  # noqa: E402
 from podium.review.queues import get_queue  # noqa: E402
 from podium.store.catalog.catalog import load_table  # noqa: E402
 from podium.store.read.query import page  # noqa: E402
@@ -32,7 +32,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     _button(at, "2 bad").click().run()
     assert not at.exception, at.exception
     assert [shown(s.value) for s in at.success] == ["Labelled 1 row bad."]
-    assert [(a.row_id, a.label) for a in latest(T)] == [(row_id(1), "bad")]
+    assert [(a.row_id, a.label) for a in latest(load_annotations(T))] == [(row_id(1), "bad")]
     # The grid shows the annotation; the review filter keeps only that row.
     assert "bad (" in at.dataframe[0].value.set_index("id").loc[row_id(1), "review"]
     at.selectbox(key="browse.review").set_value("bad").run()

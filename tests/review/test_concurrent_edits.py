@@ -27,7 +27,7 @@ def _edit(home: str, who: str, target: str, text: str, base: int, start: Any, ou
     )
     start.wait()
     try:
-        result = commit_change("t.chat", change, user, base=base)
+        result = commit_change(load_table("t.chat"), change, user, base=base)
         out.put((who, "ok", result.attempts))
     except EditConflict as exc:
         out.put((who, "conflict", str(exc)))
@@ -83,5 +83,7 @@ def test_two_processes_editing_the_same_row_one_conflict_nothing_lost(podium_hom
 def test_a_viewer_cannot_edit(podium_home: Path) -> None:
     make_table("t.chat", 10)
     with pytest.raises(PermissionDenied):
-        commit_change("t.chat", Change(deletes=frozenset({row_id(1)}), message="x"), VIEWER)
+        commit_change(
+            load_table("t.chat"), Change(deletes=frozenset({row_id(1)}), message="x"), VIEWER
+        )
     assert len(load_table("t.chat").snapshots()) == 1

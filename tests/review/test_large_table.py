@@ -62,17 +62,17 @@ def test_queue_hands_out_rows_without_reading_the_table(opened: list[str]) -> No
     assert len(set(opened)) <= 10
     assert not {r["id"] for r in mine} & {r["id"] for r in theirs}
     assert claim_next("t.big", ALICE, 5, name="sampled") == mine  # survives a reload
-    annotate("t.big", [r["id"] for r in mine[:3]], ALICE, label="good")
+    annotate(load_table("t.big"), [r["id"] for r in mine[:3]], ALICE, label="good")
     assert get_queue("t.big", "sampled").progress == "3 of 50 reviewed"
 
 
 def test_label_and_edit_open_only_the_files_holding_the_rows(opened: list[str]) -> None:
     files = _files()
-    annotate("t.big", [row_id(5), row_id(150_000)], ALICE, label="bad")
+    annotate(load_table("t.big"), [row_id(5), row_id(150_000)], ALICE, label="bad")
     assert len(set(opened)) <= 2
     opened.clear()
     result = commit_change(
-        "t.big",
+        load_table("t.big"),
         Change(updates={row_id(123_456): {"source": "edited"}}, message="fix"),
         ALICE,
     )

@@ -14,7 +14,7 @@ from typing import Any
 from review_data import ALICE, make_table, row_id
 
 from podium.review import queues
-from podium.review.annotations import latest
+from podium.review.annotations import latest, load_annotations
 from podium.store.catalog.catalog import load_table
 from podium.store.read.query import page
 
@@ -58,7 +58,10 @@ def test_one_row_changes_skip_sqlalchemy_and_pandas(podium_home: Path) -> None:
     rows = page("t.lean", limit=10).rows
     assert [r["id"] for r in rows][6:9] == [row_id(6), row_id(7), row_id(9)]
     assert rows[7]["messages"][1]["content"] == "fixed"
-    assert {a.row_id: a.label for a in latest("t.lean")} == {row_id(3): "bad", row_id(4): "good"}
+    assert {a.row_id: a.label for a in latest(load_annotations("t.lean"))} == {
+        row_id(3): "bad",
+        row_id(4): "good",
+    }
 
 
 def test_a_label_on_a_table_without_queues_skips_sqlalchemy(podium_home: Path) -> None:
@@ -68,4 +71,4 @@ def test_a_label_on_a_table_without_queues_skips_sqlalchemy(podium_home: Path) -
         "sqlalchemy": False,
         "pandas": False,
     }
-    assert {a.row_id for a in latest("t.plain")} == {row_id(1), row_id(2)}
+    assert {a.row_id for a in latest(load_annotations("t.plain"))} == {row_id(1), row_id(2)}

@@ -53,7 +53,7 @@ def test_maintain_after_mixed_edits_keeps_rows_order_tags_and_lineage() -> None:
             change = Change(deletes=frozenset({row_id(k * 97)}), message="junk")
         else:
             change = Change(updates={row_id(k * 113): {"source": f"fixed {k}"}}, message="fix")
-        commit_change("t.m", change, ALICE)
+        commit_change(load_table("t.m"), change, ALICE)
         if k == 10:  # another table was made from this snapshot: its lineage names it
             pinned = load_table("t.m").current_snapshot().snapshot_id  # type: ignore[union-attr]
             make_table("t.child", 10)
@@ -71,7 +71,7 @@ def test_maintain_after_mixed_edits_keeps_rows_order_tags_and_lineage() -> None:
     assert [r["id"] for r in page("t.m", search="answer 1", limit=2000).rows] == search_before
     # An edit planned on the pre-compaction head is no conflict: compaction changed no row.
     commit_change(
-        "t.m",
+        load_table("t.m"),
         Change(updates={row_id(2): {"source": "late"}}, message="late"),
         ALICE,
         base=head_before,
@@ -137,14 +137,16 @@ def test_an_edit_landing_during_compaction_wins_and_compaction_writes_nothing() 
     from podium.errors import InvalidInput
 
     make_table("t.race", 600, file_bytes=4_000, batch=100)
-    commit_change("t.race", Change(deletes=frozenset({row_id(1)}), message="junk"), ALICE)
+    commit_change(
+        load_table("t.race"), Change(deletes=frozenset({row_id(1)}), message="junk"), ALICE
+    )
     edited = []
 
     def edit_once(_rows: int) -> None:  # runs while compaction writes its files
         if not edited:
             edited.append(True)
             change = Change(updates={row_id(5): {"source": "mid-compaction"}}, message="fix")
-            commit_change("t.race", change, ALICE)
+            commit_change(load_table("t.race"), change, ALICE)
 
     with pytest.raises(InvalidInput, match="changed while it was being compacted"):
         maintenance.compact("t.race", author="ops", target_file_bytes=10**9, on_rows=edit_once)

@@ -16,7 +16,7 @@ from podium.app import review_model, review_saves
 from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.identity import User
-from podium.review.annotations import history
+from podium.review.annotations import history, load_annotations
 from podium.store.catalog.catalog import load_table, table_exists
 from podium.store.state.users import AUTHOR, acting_user, grant, use_session_user
 from podium.store.write.ingest import import_file
@@ -113,7 +113,7 @@ def test_votes_name_the_acting_user_and_take_no_typed_name(shared: Path) -> None
 def test_a_reviewers_label_and_edit_name_them(shared: Path) -> None:
     proc = podium_as(REVIEWER, "label", "ns.chat", "r0", "--label", "bad", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert [a.author for a in history("ns.chat", "r0")] == [REVIEWER]
+    assert [a.author for a in history(load_annotations("ns.chat"), "r0")] == [REVIEWER]
     proc = podium_as(
         REVIEWER, "edit", "ns.chat", "r0", "--turn", "0", "--content", "fixed", "--why", "typo"
     )

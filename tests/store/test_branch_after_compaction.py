@@ -31,7 +31,9 @@ def _branch_with_an_edit() -> None:
     make_table(T, 400, file_bytes=4_000, batch=100)
     create_branch(T, "review", ALICE)
     edit = Change(updates={row_id(7): {"source": "fixed"}}, deletes=frozenset({row_id(9)}))
-    commit_change(T, Change(edit.updates, edit.deletes, "on the branch"), ALICE, branch="review")
+    commit_change(
+        load_table(T), Change(edit.updates, edit.deletes, "on the branch"), ALICE, branch="review"
+    )
 
 
 def _source(found: list[dict[str, Any]], row: str) -> str:
@@ -58,7 +60,7 @@ def test_a_branch_made_before_compaction_fast_forwards() -> None:
 def test_a_main_that_changed_rows_since_the_branch_began_is_refused() -> None:
     _branch_with_an_edit()
     run_maintain(MaintainConfig(table=T, expire=False, remove_orphans=False), Reporter())
-    commit_change(T, Change(deletes=frozenset({row_id(20)}), message="on main"), ALICE)
+    commit_change(load_table(T), Change(deletes=frozenset({row_id(20)}), message="on main"), ALICE)
     head = load_table(T).current_snapshot().snapshot_id  # type: ignore[union-attr]
     with pytest.raises(InvalidInput, match="changed rows since branch 'review' began"):
         fast_forward(T, "review", ALICE)

@@ -36,7 +36,7 @@ def _edit_while(
     """Alice edits row 5; her commit pauses at the catalog until `meanwhile` has landed."""
     make_table(T, 300, file_bytes=4_000, batch=100)
     earlier = Change(updates={row_id(100): {"source": "earlier"}}, message="e")
-    commit_change(T, earlier, ALICE)  # files for compaction to rewrite
+    commit_change(load_table(T), earlier, ALICE)  # files for compaction to rewrite
     failpoints.reset()
     monkeypatch.setenv("PODIUM_FAILPOINTS", "commit.before=sleep(3)@1")
     outcome: list[Committed | BaseException] = []
@@ -44,7 +44,7 @@ def _edit_while(
     def edit() -> None:
         try:
             change = Change(updates={row_id(5): {"source": "alice"}}, message="alice")
-            outcome.append(commit_change(T, change, ALICE))
+            outcome.append(commit_change(load_table(T), change, ALICE))
         except BaseException as exc:  # handed to the test
             outcome.append(exc)
 
@@ -61,7 +61,9 @@ def _edit_while(
 def test_an_edit_of_other_rows_in_between_is_rebased_onto(monkeypatch: pytest.MonkeyPatch) -> None:
     result = _edit_while(
         monkeypatch,
-        lambda: commit_change(T, Change(updates={row_id(6): {"source": "bob"}}, message="b"), BOB),
+        lambda: commit_change(
+            load_table(T), Change(updates={row_id(6): {"source": "bob"}}, message="b"), BOB
+        ),
     )
     assert isinstance(result, Committed) and result.attempts == 1  # no re-plan
     assert (_source(row_id(5)), _source(row_id(6))) == ("alice", "bob")
@@ -81,7 +83,9 @@ def test_a_compaction_in_between_makes_the_edit_re_plan(monkeypatch: pytest.Monk
 def test_an_edit_of_the_same_row_in_between_is_a_conflict(monkeypatch: pytest.MonkeyPatch) -> None:
     result = _edit_while(
         monkeypatch,
-        lambda: commit_change(T, Change(updates={row_id(5): {"source": "bob"}}, message="b"), BOB),
+        lambda: commit_change(
+            load_table(T), Change(updates={row_id(5): {"source": "bob"}}, message="b"), BOB
+        ),
     )
     assert isinstance(result, EditConflict), result
     assert _source(row_id(5)) == "bob"

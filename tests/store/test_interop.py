@@ -28,8 +28,12 @@ ROWS = 600
 
 def _edit() -> None:
     make_table(T, ROWS, file_bytes=4_000, batch=200)
-    commit_change(T, Change(updates={row_id(3): {"source": "edited"}}, message="fix"), ALICE)
-    commit_change(T, Change(deletes=frozenset({row_id(4), row_id(500)}), message="drop"), ALICE)
+    commit_change(
+        load_table(T), Change(updates={row_id(3): {"source": "edited"}}, message="fix"), ALICE
+    )
+    commit_change(
+        load_table(T), Change(deletes=frozenset({row_id(4), row_id(500)}), message="drop"), ALICE
+    )
 
 
 def _expected() -> list[tuple[str, str]]:

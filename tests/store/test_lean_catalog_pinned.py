@@ -144,7 +144,8 @@ assert (opened == "LeanSqliteCatalog") == (who == "lean"), opened
 user = User(who, "reviewer", "config")
 for i in range(first, first + 20):
     row = f"row-{i:07d}"
-    commit_change("t.both", Change(updates={row: {"source": who}}, message=f"{who} {i}"), user)
+    change = Change(updates={row: {"source": who}}, message=f"{who} {i}")
+    commit_change(catalog.load_table("t.both"), change, user)
 """
 
 

@@ -51,7 +51,7 @@ def test_edit_and_delete_rows_refuse_a_partitioned_table_before_writing() -> Non
         assert proc.returncode != 0
         assert "partitioned" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     with pytest.raises(InvalidInput, match="partitioned"):
-        commit_change(T, Change(deletes=frozenset({"r0005"}), message="m"), ADMIN)
+        commit_change(load_table(T), Change(deletes=frozenset({"r0005"}), message="m"), ADMIN)
     assert _files(root) == before
     assert load_table(T).metadata.current_snapshot_id == snapshot
 

@@ -76,11 +76,13 @@ def test_edit_and_delete_write_o_row_and_all_readers_agree(podium_home: Path) ->
     size_before = sum(p.stat().st_size for p in warehouse.rglob("*.parquet"))
 
     first = commit_change(
-        "t.mor", Change(updates={row_id(5): {"source": "edited"}}, message="fix"), ALICE
+        load_table("t.mor"), Change(updates={row_id(5): {"source": "edited"}}, message="fix"), ALICE
     )
-    commit_change("t.mor", Change(deletes=frozenset({row_id(7)}), message="junk"), ALICE)
+    commit_change(
+        load_table("t.mor"), Change(deletes=frozenset({row_id(7)}), message="junk"), ALICE
+    )
     again = commit_change(
-        "t.mor",
+        load_table("t.mor"),
         Change(
             updates={row_id(5): {"source": "edited twice"}, row_id(2999): {"split": "x"}},
             message="more",
@@ -129,9 +131,13 @@ def test_duckdb_iceberg_reader_reads_edits_as_podium_does() -> None:
     if not DUCKDB_PYTHON.exists():
         pytest.fail("run `make duckdb-iceberg` (part of `make test`) to install DuckDB's reader")
     make_table("t.other", 1200, file_bytes=4_000, batch=250)
-    commit_change("t.other", Change(updates={row_id(3): {"source": "new"}}, message="m"), ALICE)
     commit_change(
-        "t.other", Change(deletes=frozenset({row_id(4), row_id(900)}), message="m"), ALICE
+        load_table("t.other"), Change(updates={row_id(3): {"source": "new"}}, message="m"), ALICE
+    )
+    commit_change(
+        load_table("t.other"),
+        Change(deletes=frozenset({row_id(4), row_id(900)}), message="m"),
+        ALICE,
     )
     out = subprocess.run(
         [

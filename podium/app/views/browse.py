@@ -27,13 +27,13 @@ from podium.app import browse_state as bs
 from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.browse_sidebar import sidebar
+from podium.app.page_tables import PageTables
 from podium.app.roles import allowed
 from podium.app.safe_markdown import escape_markdown
 from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.errors import PodiumError
-from podium.store.catalog.catalog import list_tables
+from podium.store.catalog.catalog import list_tables, name_of
 from podium.store.read.query import Page, page
-from podium.validate.report import report_for
 
 SCROLLED = "browse.scrolled_to"  # the sample whose error the page last scrolled to
 
@@ -58,7 +58,10 @@ def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | N
     return page(name, ids=[view.sample or ""], limit=1, snapshot_id=sid)
 
 
-def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> None:
+def _sample_panel(
+    tables: PageTables, view: bm.ViewState, columns: list[str], sid: int | None
+) -> None:
+    name = tables.name
     found = _read_sample(name, view, columns, sid)
     if not found.rows:
         st.warning(
@@ -72,9 +75,9 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
         widgets.render_fields(bm.detail_fields(row, found.columns))
         return
     row_id = str(row.get("id"))
-    browse_panels.failures_panel(name, sid, row)
+    browse_panels.failures_panel(tables, sid, row)
     browse_panels.system_prompt(row)
-    errors = browse_panels.error_locations(name, sid, row)
+    errors = browse_panels.error_locations(tables, sid, row)
     browse_panels.review_conversation(
         row.get("messages") or [],
         key=f"browse.turns.{row_id}",
@@ -93,22 +96,22 @@ def _sample_panel(name: str, view: bm.ViewState, columns: list[str], sid: int | 
         ["Annotate", "Edit", "History", "Fields"]
     )
     with annotate_tab:
-        browse_panels.annotate_panel(name, row_id, sid, key)
+        browse_panels.annotate_panel(tables, row_id, sid, key)
     with edit_tab:
         browse_panels.edit_panel(name, row, sid, key, bs.edit_branch())
     with history_tab:
-        browse_panels.history_panel(name, row_id)
+        browse_panels.history_panel(tables, row_id)
     with fields_tab:
         widgets.render_fields(bm.detail_fields(row, found.columns))
 
 
-def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
+def _rows_view(tables: PageTables, view: bm.ViewState, result: Page) -> None:
     grid_col, sample_col = st.columns([3, 2], gap="medium")
     keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
     st.session_state[bs.ROW_KEYS] = keys
     summary = bm.summarize_rows(result.rows, result.columns)
     if "id" in result.columns:
-        notes = rm.annotations_by_row(name, [str(r.get("id")) for r in result.rows])
+        notes = rm.annotations_by_row(tables.notes, [str(r.get("id")) for r in result.rows])
         # The review column goes right after the id, where a reviewer's eye starts.
         summary = [
             {
@@ -153,19 +156,23 @@ def _rows_view(name: str, view: bm.ViewState, result: Page) -> None:
             help="Or click a row in the table.",
         )
     if view.sample:  # the conversation gets the page's full width
-        _sample_panel(name, view, result.columns, result.snapshot_id)
+        _sample_panel(tables, view, result.columns, result.snapshot_id)
 
 
-def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> None:
+def _bulk_actions(
+    tables: PageTables, view: bm.ViewState, sid: int | None, keep: set[str] | None
+) -> None:
     """Label every row of the current filter, or remove the ones failing a report,
     after a confirmation that names the count."""
+    name = tables.name
     with st.expander("Bulk actions on the current filter"):
         user = rm.current_user()
         if not allowed(user, "annotate", "labelling or removing rows in bulk"):
             return
-        report = report_for(name, sid)
+        covering = tables.report(sid)
+        report = name_of(covering) if covering is not None else None
         c1, c2 = st.columns(2)
-        label = c1.selectbox("Label", rm.review_filters(name)[3:], key="browse.bulk.label")
+        label = c1.selectbox("Label", rm.review_filters(tables.table)[3:], key="browse.bulk.label")
         failing = c2.checkbox(
             f"Only rows failing {report}" if report else "Only rows failing validation",
             key="browse.bulk.failing",
@@ -174,11 +181,11 @@ def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str]
         )
         try:
             ids = rm.filter_ids(
-                name,
+                tables,
                 bs.review_filter(),
                 user,
                 keep=keep,
-                failing_report=report if failing else None,
+                failing_report=covering if failing else None,
                 snapshot_id=sid,
                 **view.row_filter(),
             )
@@ -208,12 +215,14 @@ def _bulk_actions(name: str, view: bm.ViewState, sid: int | None, keep: set[str]
             )
 
 
-def _rows_of(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | None) -> Page:
+def _rows_of(
+    tables: PageTables, view: bm.ViewState, sid: int | None, keep: set[str] | None
+) -> Page:
     which = bs.review_filter()
     offset, limit = view.offset, view.page_size
     if which != rm.ALL:
         return rm.review_page(
-            name,
+            tables,
             which,
             rm.current_user(),
             offset=offset,
@@ -222,7 +231,9 @@ def _rows_of(name: str, view: bm.ViewState, sid: int | None, keep: set[str] | No
             snapshot_id=sid,
             **view.row_filter(),
         )
-    return page(name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter())
+    return page(
+        tables.name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter()
+    )
 
 
 def _filter_chips(view: bm.ViewState) -> None:
@@ -256,10 +267,11 @@ def main() -> None:
         st.session_state[bs.SNAPSHOT] = None
     browse_panels.save_feedback()
     try:
-        name, sid, keep, snapshots = sidebar(tables)
+        at_hand, sid, keep, snapshots = sidebar(tables)
     except PodiumError as exc:
         st.error(escape_markdown(str(exc)))
         return
+    name = at_hand.name
     older = bm.older_snapshot_note(snapshots, sid)
     if older:
         st.warning(escape_markdown(older), icon=":material/history:")
@@ -274,12 +286,12 @@ def main() -> None:
     view = bs.current()
     _filter_chips(view)
     try:
-        result = _rows_of(name, view, sid, keep)
+        result = _rows_of(at_hand, view, sid, keep)
         clamped = bm.with_page_in_range(view, _counted(result))
         if clamped.page != view.page:  # fewer rows than the link remembered
             st.session_state[bs.PAGE] = clamped.page
             view = clamped
-            result = _rows_of(name, view, sid, keep)
+            result = _rows_of(at_hand, view, sid, keep)
     except PodiumError as exc:  # e.g. a SQL condition that does not parse
         st.error(escape_markdown(str(exc)))
         bs.write_url(replace(view, snapshot=sid))
@@ -296,9 +308,9 @@ def main() -> None:
         if mode == "Statistics":
             browse_panels.stats_panel(name, sid, view)
         else:
-            _rows_view(name, view, result)
+            _rows_view(at_hand, view, result)
             if sid is not None and result.total and "id" in result.columns:
-                _bulk_actions(name, view, sid, keep)
+                _bulk_actions(at_hand, view, sid, keep)
     except PodiumError as exc:
         st.error(escape_markdown(str(exc)))
     bs.write_url(replace(bs.current(), snapshot=sid))

@@ -24,13 +24,14 @@ from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.feedback import empty_state
 from podium.app.forms import queue_form
+from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
 from podium.app.roles import allowed
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.errors import PodiumError
-from podium.review import annotations as ann
 from podium.review import queues
+from podium.store.read.snapshots import resolve_snapshot
 
 CURSOR, EDITING = "review.cursor", "review.editing"
 
@@ -65,7 +66,8 @@ def _new_queue(table: str) -> None:
                 st.rerun()
 
 
-def _queue_tab(table: str) -> None:
+def _queue_tab(tables: PageTables) -> None:
+    table = tables.name
     found = queues.list_queues(table)
     user = rm.current_user()
     # Working through a queue claims rows, which is a reviewer's write.
@@ -87,7 +89,7 @@ def _queue_tab(table: str) -> None:
     if row is None:
         st.success("Nothing left for you in this queue.")
         return
-    keys = rm.label_keys(table)
+    keys = rm.label_keys(tables.table)
     keyboard_shortcuts(
         {
             "j": "Next",
@@ -108,7 +110,7 @@ def _queue_tab(table: str) -> None:
     if nav[2].button("Edit", key="review.edit", disabled=not user.can("edit")):
         st.session_state[EDITING] = not st.session_state.get(EDITING)
     row_id = str(row["id"])
-    snapshot = rm.resolve(table, None)  # the queue hands out rows as they are now
+    snapshot = resolve_snapshot(tables.table, None)  # the queue hands out rows as they are now
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {escape_markdown(label)}", key=f"review.key.{k}"):
             browse_panels.act(
@@ -116,19 +118,19 @@ def _queue_tab(table: str) -> None:
             )
     position = f"queue position {row['queue_position'] + 1} of {queue.size}"
     st.subheader(f"Row {escape_markdown(row_id)} · {position}")
-    notes = rm.annotations_by_row(table, [row_id]).get(row_id, [])
+    notes = rm.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
     st.caption("Annotations: " + (escape_markdown(rm.annotation_text(notes)) or "none yet"))
     browse_panels.system_prompt(row)
     browse_panels.review_conversation(
         row.get("messages") or [],
         key=f"review.turns.{row_id}",
-        errors=browse_panels.error_locations(table, snapshot, row),
+        errors=browse_panels.error_locations(tables, snapshot, row),
     )
     if st.session_state.get(EDITING):
         browse_panels.edit_panel(table, row, snapshot, f"review.row.{row_id}", "main")
     with st.expander("Rating, note and history"):
-        browse_panels.annotate_panel(table, row_id, snapshot, f"review.row.{row_id}")
-        browse_panels.history_panel(table, row_id)
+        browse_panels.annotate_panel(tables, row_id, snapshot, f"review.row.{row_id}")
+        browse_panels.history_panel(tables, row_id)
 
 
 def _picker(table: str, label: str, key: str, default: str | None) -> str | None:
@@ -146,7 +148,8 @@ def _picker(table: str, label: str, key: str, default: str | None) -> str | None
     )
 
 
-def _snapshots_tab(table: str) -> None:
+def _snapshots_tab(tables: PageTables) -> None:
+    table = tables.name
     user = rm.current_user()
     choices = rm.snapshot_choices(table)
     ids = [c for c in choices if c.isdigit()]
@@ -196,7 +199,7 @@ def _snapshots_tab(table: str) -> None:
         branch_name = st.text_input("New branch (from B)", key="review.branch.name")
         if st.form_submit_button("Create branch"):
             _ref_action(lambda: rm.branch(table, branch_name, user, b), "Branched")
-    branches = rm.branches(table)[1:]
+    branches = rm.branches(tables.table)[1:]
     with c3.form("review.ff"):
         chosen = st.selectbox("Branch", branches, key="review.ff.branch")
         if st.form_submit_button("Fast-forward main", disabled=not branches):
@@ -238,16 +241,17 @@ def main() -> None:
         empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --out NS.NAME`.")
         return
     st.query_params["table"] = table
+    tables = PageTables(table)  # each table this draw touches is loaded once
     try:
-        ann.label_set(table)
+        tables.table  # noqa: B018 - a table gone meanwhile says so here
         # A segmented control, not tabs: the choice survives the reruns a save makes.
         mode = st.segmented_control(
             "View", ["Queue", "Snapshots"], key="review.mode", default="Queue", required=True
         )
         if mode == "Snapshots":
-            _snapshots_tab(table)
+            _snapshots_tab(tables)
         else:
-            _queue_tab(table)
+            _queue_tab(tables)
     except PodiumError as exc:
         st.error(escape_markdown(str(exc)))
 

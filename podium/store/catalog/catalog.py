@@ -111,6 +111,21 @@ def load_table(name: str, catalog: Catalog | None = None) -> Table:
         ) from None
 
 
+def load_or_none(name: str, catalog: Catalog | None = None) -> Table | None:
+    """Table `name`, or None when there is none: one catalog load, where `table_exists`
+    then `load_table` are two."""
+    catalog = catalog or open_catalog()
+    try:
+        return catalog.load_table(parse_name(name))
+    except NoSuchTableError:
+        return None
+
+
+def name_of(table: Table) -> str:
+    """A loaded table's full name, `ns.table`."""
+    return ".".join(table.name())
+
+
 def table_exists(name: str, catalog: Catalog | None = None) -> bool:
     catalog = catalog or open_catalog()
     return catalog.table_exists(parse_name(name))

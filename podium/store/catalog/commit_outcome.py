@@ -154,15 +154,17 @@ def commit_checked(
     reload: Callable[[], Table],
     discard: Callable[[], None],
     what: str,
-) -> None:
+) -> Table | None:
     """Run `commit` (whose snapshot summary carries `token`). A certain refusal discards
     the written files and is raised as it is (the caller may retry); any other error is
-    settled: returns when the snapshot landed, raises `CommitNotLanded` (files kept for
-    orphan removal) or `CommitOutcomeUnknown` when not."""
+    settled: returns the reloaded table when the snapshot landed, raises `CommitNotLanded`
+    (files kept for orphan removal) or `CommitOutcomeUnknown` when not. Returns None when
+    `commit` itself returned: pyiceberg's commit updated the caller's table in place."""
     try:
         commit()
     except REFUSED:
         discard()
         raise
     except (Exception, KeyboardInterrupt) as exc:
-        settle(exc, token=token, reload=reload, what=what)
+        return settle(exc, token=token, reload=reload, what=what)
+    return None

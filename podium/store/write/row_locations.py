@@ -21,7 +21,6 @@ from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.types import StringType
 
 from podium.errors import NotFound
-from podium.store.catalog.catalog import load_table
 from podium.store.read.plan import open_parquet, plan_snapshot, row_group_sizes
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.write.row_delta import live_files
@@ -87,12 +86,11 @@ def locate_rows(
 
 
 def rows_by_id(
-    name: str, ids: Sequence[str], snapshot: int | str | None = None, branch: str = MAIN_BRANCH
+    table: Table, ids: Sequence[str], snapshot: int | str | None = None, branch: str = MAIN_BRANCH
 ) -> tuple[int | None, dict[str, dict[str, Any]]]:
     """The snapshot read (`snapshot`, else the branch head) and the rows of `ids` in it,
     found as an edit finds them (manifest bounds and row-group statistics on `id`), so
     reading the row an edit starts from costs a few footers, not a scan of the table."""
-    table = load_table(name)
     sid = resolve_snapshot(table, snapshot) if snapshot is not None else branch_head(table, branch)
     located = locate_rows(table, sid, ids)
     found = [(i, places[0]) for i in ids if (places := located.get(i))]

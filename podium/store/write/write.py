@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Literal
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
@@ -40,6 +41,7 @@ from podium.identity import require
 from podium.store.catalog.catalog import (
     check_unique_name,
     ensure_namespace,
+    load_or_none,
     open_catalog,
     parse_name,
 )
@@ -101,20 +103,20 @@ def write_batches(
     with the running row count after each batch (for progress). An exception raised
     by the `batches` iterator (a bad line at 90%) propagates after the written files
     are removed; nothing is committed. The snapshot summary's `podium.author` names
-    `author` (default: whoever is acting).
+    `author` (default: whoever is acting). A caller holding the table already writes
+    to it with `write_into`.
     """
     if mode not in WRITE_MODES:
         raise InvalidInput(f"Unknown write mode {mode!r}; use one of {', '.join(WRITE_MODES)}.")
     catalog = catalog or open_catalog()
     ident = parse_name(name)
     label = ".".join(ident)
-    exists = catalog.table_exists(ident)
-    props = {k: str(v) for k, v in (properties or {}).items()}
-    if mode == "create" and exists:
+    table = load_or_none(name, catalog)
+    if mode == "create" and table is not None:
         raise InvalidInput(f"Table {label} already exists; use --mode append or --mode overwrite.")
-    if mode != "create" and not exists:
+    if mode != "create" and table is None:
         raise InvalidInput(f"Table {label} does not exist; use --mode create.")
-    if not exists:  # only a new table can clash (and the lean one-shot path stays lean)
+    if table is None:  # only a new table can clash (and the lean one-shot path stays lean)
         check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
 
     stream = iter(batches)
@@ -124,53 +126,173 @@ def write_batches(
             raise InvalidInput(f"Nothing to write to {label}: no rows and no schema.")
         schema = first.schema
         stream = itertools.chain([first], stream)
+    if table is None:
+        return _create(
+            catalog,
+            ident,
+            stream,
+            schema=schema,
+            properties=properties,
+            target_file_bytes=target_file_bytes,
+            on_rows=on_rows,
+            author=author,
+        )
+    return write_into(
+        table,
+        stream,
+        mode="overwrite" if mode == "overwrite" else "append",
+        properties=properties,
+        target_file_bytes=target_file_bytes,
+        on_rows=on_rows,
+        author=author,
+    )
 
-    new_namespace = False
-    txn: Transaction  # a CreateTableTransaction when the table is new
-    if mode == "create":
-        new_namespace = not catalog.namespace_exists(ident[0])
-        ensure_namespace(ident[0], catalog)
-        txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
-    else:
-        txn = catalog.load_table(ident).transaction()
-        if props:
-            txn.set_properties(props)
 
+def create_batches(
+    name: str,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    schema: Schema | pa.Schema,
+    properties: Mapping[str, str] | None = None,
+    catalog: Catalog | None = None,
+    target_file_bytes: int | None = None,
+    on_rows: RowsWritten | None = None,
+    author: str | None = None,
+) -> Table:
+    """Create table `name` with `batches` as its first snapshot, for a caller that has
+    just found it missing (one load, not a second to check): a table created meanwhile
+    by someone else is refused at the commit, with nothing written."""
+    catalog = catalog or open_catalog()
+    ident = parse_name(name)
+    check_unique_name(ident, catalog)  # demo.Chat beside demo.chat
+    return _create(
+        catalog,
+        ident,
+        iter(batches),
+        schema=schema,
+        properties=properties,
+        target_file_bytes=target_file_bytes,
+        on_rows=on_rows,
+        author=author,
+    )
+
+
+def write_into(
+    table: Table,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    mode: Literal["append", "overwrite"] = "append",
+    properties: Mapping[str, str] | None = None,
+    target_file_bytes: int | None = None,
+    on_rows: RowsWritten | None = None,
+    author: str | None = None,
+) -> Table:
+    """Append `batches` to (or overwrite with them) a table the caller has loaded, as
+    `write_batches` does, and return it at its new snapshot: pyiceberg's commit updates
+    the loaded table in place, so nothing is loaded again."""
+    txn = table.transaction()
+    if properties:
+        txn.set_properties({k: str(v) for k, v in properties.items()})
+    ident = table.name()
+    return _write_and_commit(
+        txn,
+        iter(batches),
+        overwrite=mode == "overwrite",
+        reload=table.refresh,  # on an unknown outcome: the caller's table, checked
+        discard_more=lambda: None,
+        label=".".join(ident),
+        target_file_bytes=target_file_bytes,
+        on_rows=on_rows,
+        author=author,
+    )
+
+
+def _create(
+    catalog: Catalog,
+    ident: tuple[str, str],
+    stream: Iterator[pa.RecordBatch],
+    *,
+    schema: Schema | pa.Schema,
+    properties: Mapping[str, str] | None,
+    target_file_bytes: int | None,
+    on_rows: RowsWritten | None,
+    author: str | None,
+) -> Table:
+    props = {k: str(v) for k, v in (properties or {}).items()}
+    new_namespace = not catalog.namespace_exists(ident[0])
+    ensure_namespace(ident[0], catalog)
+    txn = catalog.create_table_transaction(ident, schema=schema, properties=props)
+
+    def drop_namespace() -> None:
+        if new_namespace:
+            _drop_empty_namespace(catalog, ident[0])
+
+    try:
+        return _write_and_commit(
+            txn,
+            stream,
+            overwrite=False,
+            reload=lambda: catalog.load_table(ident),
+            discard_more=drop_namespace,
+            label=".".join(ident),
+            target_file_bytes=target_file_bytes,
+            on_rows=on_rows,
+            author=author,
+        )
+    except TableAlreadyExistsError:
+        raise InvalidInput(
+            f"Table {'.'.join(ident)} was created by someone else meanwhile; nothing was "
+            "written. Use --mode append or --mode overwrite."
+        ) from None
+
+
+def _write_and_commit(
+    txn: Transaction,
+    stream: Iterator[pa.RecordBatch],
+    *,
+    overwrite: bool,
+    reload: Callable[[], Table],
+    discard_more: Callable[[], None],
+    label: str,
+    target_file_bytes: int | None,
+    on_rows: RowsWritten | None,
+    author: str | None,
+) -> Table:
+    """Write `stream` as files staged in `txn` (a table's or a new table's) and commit
+    them as one snapshot; the table at that snapshot, warmed for the next read."""
     token = new_token()
     summary = {AUTHOR: author or author_name(), TOKEN: token}
     writer = FileWriter(txn, target_file_bytes or get_settings().target_file_bytes)
 
     def discard() -> None:
         writer.discard()
-        if new_namespace:
-            _drop_empty_namespace(catalog, ident[0])
+        discard_more()
 
     try:
         if txn.table_metadata.spec().is_unpartitioned():
             files = writer.write(prefetched(stream), on_rows)
-            _commit_files(txn, files, overwrite=mode == "overwrite", summary=summary)
+            _commit_files(txn, files, overwrite=overwrite, summary=summary)
         else:  # Podium writes no partitioned tables; keep pyiceberg's in-memory path for them
             whole = pa.Table.from_batches(list(stream))
-            (txn.overwrite if mode == "overwrite" else txn.append)(
-                whole, snapshot_properties=summary
-            )
+            (txn.overwrite if overwrite else txn.append)(whole, snapshot_properties=summary)
     except BaseException:
         discard()  # nothing was sent to the catalog: the files are certainly no one's
         raise
-    try:
-        commit_checked(
-            txn.commit_transaction,
-            token=token,
-            reload=lambda: catalog.load_table(ident),
-            discard=discard,
-            what=f"writing {label}",
-        )
-    except TableAlreadyExistsError:
-        raise InvalidInput(
-            f"Table {label} was created by someone else meanwhile; nothing was written. "
-            "Use --mode append or --mode overwrite."
-        ) from None
-    return warm_after_commit(catalog.load_table(ident))
+    committed: list[Table] = []
+    settled = commit_checked(
+        lambda: committed.append(txn.commit_transaction()),
+        token=token,
+        reload=reload,
+        discard=discard,
+        what=f"writing {label}",
+    )
+    return warm_after_commit(settled if settled is not None else _plain(committed[0]))
+
+
+def _plain(table: Table) -> Table:
+    """A committed table as a plain `Table` (a new table's commit returns pyiceberg's
+    `StagedTable`, which cannot be refreshed or scanned like a loaded one)."""
+    return Table(table.name(), table.metadata, table.metadata_location, table.io, table.catalog)
 
 
 def replace_batches(
