@@ -23,7 +23,7 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-prerequisites test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl clean \
+.PHONY: run test test-prerequisites test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl bench-scale clean \
 	soak-kill load fault-matrix
 
 run: setup home
@@ -111,6 +111,16 @@ bench: setup
 # BENCH_ARGS=--quick for a tiny-model smoke run.
 bench-async-rl: setup vllm
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python benchmarks/async_rl.py $(BENCH_ARGS)
+
+# The scale benchmark (issue 37): ROWS generated conversations of MEAN_KIB KiB on average
+# (200 B to 32 KiB), every step Podium against DuckDB in one run, each goal met or missed by
+# how much; BENCH_ARGS=--s3 adds the reads on PostgreSQL + S3 (moto). Figures in
+# test-artifacts/bench-scale-ROWS.json and docs/speed.md "Scale". ~10 GiB of JSONL at 10M.
+bench-scale: setup
+	mkdir -p test-artifacts
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python benchmarks/real_size.py \
+		--rows $(or $(ROWS),10000000) --mean-kib $(or $(MEAN_KIB),1) --repeat $(or $(REPEAT),1) \
+		--out test-artifacts/bench-scale-$(or $(ROWS),10000000).json $(BENCH_ARGS)
 
 # The kill harness at full size (tests/faults): over 100 seeded SIGKILLs of a worker and
 # its job across every job kind; figures in test-artifacts/soak-kill-*.json.

@@ -14,7 +14,9 @@ import json
 import math
 import random
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 WORD = "quetzalcoatl"  # legacy rows: in one row of ~1,000, and in the very last row
 RARE_EVERY = 100_003  # mixed rows: one row in ~100k holds WORD, and the very last row
@@ -85,7 +87,7 @@ class RowMaker:
         ]
         return json.dumps({"results": items, "count": n_items}, ensure_ascii=False)
 
-    def row(self, i: int, last: bool) -> dict:
+    def row(self, i: int, last: bool) -> dict[str, Any]:
         rng = self.rng
         question = self.prose(rng.randint(40, 120))
         if i % 997 == 0 or last:
@@ -305,7 +307,7 @@ class MixedRowMaker:
         return line
 
     @staticmethod
-    def line(head: dict[str, object], turns: list[tuple[str, str]]) -> str:
+    def line(head: Mapping[str, object], turns: list[tuple[str, str]]) -> str:
         messages = [{"role": r, "content": c} for r, c in turns]
         return json.dumps({**head, "messages": messages}, ensure_ascii=False) + "\n"
 

@@ -12,6 +12,7 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -281,7 +282,7 @@ def review_steps(b: Bench) -> list[Figure]:
     singles = picked[: 3 * b.repeat]
     bulk_ids = picked[3 * b.repeat :]
     warehouse = b.home / "warehouse"
-    actions = {
+    actions: dict[str, Callable[[str], list[str]]] = {
         "single-row edit": lambda i: [
             "edit",
             TABLE,
