@@ -2,8 +2,8 @@
 validation failures, and reviewing one row (conversation with marks, annotations,
 edits, history), which the Review page uses too; a role that cannot write sees a caption
 naming the role needed instead of the controls. Layout only; the numbers and saves
-come from `podium.store.read.stats`, `podium.validate.report`, `podium.app.browse_model`
-and `podium.app.review_model`."""
+come from `podium.store.read.stats`, `podium.validate.report`, `podium.app.views.browse.model`
+and `podium.app.views.review.model`."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from podium.app import browse_model as bm
 from podium.app import charts, widgets
-from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.chat_markdown import review_turn
 from podium.app.page_tables import PageTables
 from podium.app.roles import allowed
 from podium.app.safe_markdown import code_span, escape_markdown
+from podium.app.views.browse import model as bm
+from podium.app.views.review import model as rm
 from podium.app.widgets import ROLE_AVATARS
 from podium.config import get_settings
 from podium.errors import PodiumError

@@ -11,7 +11,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from podium.app.train_model import chart_groups
+from podium.app.views.train.model import chart_groups
 
 # A step is a whole number: an axis of them never ticks 0.5, a tooltip never reads
 # "6.000000" (a frame with gaps holds its steps as floats).

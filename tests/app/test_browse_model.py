@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from podium.app import browse_model as bm
+from podium.app.views.browse import model as bm
 from podium.store.read.snapshots import SnapshotInfo
 
 

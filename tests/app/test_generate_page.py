@@ -9,7 +9,7 @@ import pytest
 from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
-from podium.app import generate_model as gm
+from podium.app.views.generate import model as gm
 from podium.errors import InvalidInput
 from podium.models import register_model
 from podium.store.catalog.catalog import load_table, table_exists
@@ -23,7 +23,7 @@ MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 def _open(**query: str) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/generate.py")
+    at.switch_page("views/generate/view.py")
     at.query_params.update(query)
     at.run()
     assert not at.exception, at.exception

@@ -13,10 +13,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import ALICE, BOB, make_table, row_id  # noqa: E402
 
-from podium.app import review_model as rm  # noqa: E402
 from podium.app import review_saves as rs  # noqa: E402
 from podium.app.chat_markdown import error_span, fold, marked_html, review_turn  # noqa: E402
 from podium.app.page_tables import PageTables  # noqa: E402
+from podium.app.views.review import model as rm  # noqa: E402
 from podium.errors import InvalidInput, NotFound  # noqa: E402
 from podium.jobs.cards import pin_inputs  # noqa: E402
 from podium.jobs.logbook import table_links  # noqa: E402
@@ -201,7 +201,7 @@ def test_review_turn_highlights_numbers_code_and_folds() -> None:
 
 
 def test_the_queue_shows_the_system_prompt_browse_shows() -> None:
-    from podium.app.browse_model import Turn, system_turn
+    from podium.app.views.browse.model import Turn, system_turn
 
     row = {"system": "Answer in JSON.", "messages": [{"role": "user", "content": "hi"}]}
     assert system_turn(row) == Turn("system", "Answer in JSON.")

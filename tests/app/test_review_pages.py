@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import BOB, make_table, row_id  # noqa: E402
 
-from podium.app import review_model as rm  # noqa: E402
 from podium.app import review_saves as rs  # noqa: E402
+from podium.app.views.review import model as rm  # noqa: E402
 from podium.review.annotations import latest, load_annotations  # noqa: E402
 from podium.review.queues import get_queue  # noqa: E402
 from podium.store.catalog.catalog import load_table  # noqa: E402

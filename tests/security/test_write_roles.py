@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from podium.app import review_model, review_saves
+from podium.app import review_saves
+from podium.app.views.review import model as review_model
 from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.identity import User

@@ -24,9 +24,9 @@ from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
-from podium.app.logbook_model import outputs_of, reproducibility
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.scroll import scroll_once
+from podium.app.views.logbook.model import outputs_of, reproducibility
 from podium.jobs import logbook as lb
 from podium.jobs.logs import log_tail
 from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters

@@ -2,7 +2,7 @@
 error kinds as a bar chart, the malformed samples, and each one with its error marked
 by a caret, with a link to open it in Browse.
 
-Everything shown comes from `podium.app.validate_model` and `podium.validate`
+Everything shown comes from `podium.app.views.validate.model` and `podium.validate`
 (rules, reports, a failure's text).
 """
 
@@ -12,12 +12,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from podium.app import validate_model, widgets
+from podium.app import widgets
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.app.validate_model import settings_seed
+from podium.app.views.validate import model as validate_model
+from podium.app.views.validate.model import settings_seed
 from podium.errors import PodiumError
 from podium.jobs import logbook as lb
 from podium.jobs.queue import Job

@@ -2,16 +2,16 @@
 guards (a single SELECT, time and memory limits, a row limit), the result as a grid
 and a refusal or error as a message.
 
-Logic: `podium.app.sql_model` (over `podium.store.read.sql_console`).
+Logic: `podium.app.views.sql.model` (over `podium.store.read.sql_console`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from podium.app import sql_model
 from podium.app.feedback import show_error
 from podium.app.safe_markdown import escape_markdown
+from podium.app.views.sql import model as sql_model
 from podium.errors import PodiumError
 from podium.store.catalog.catalog import list_tables
 

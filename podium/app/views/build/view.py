@@ -4,7 +4,7 @@ Advanced); queue the job for the worker and watch it; then see the rows with fai
 and timeouts highlighted. Verify mode re-runs an earlier build's rows and highlights
 outputs that changed.
 
-Everything shown comes from `podium.app.build_model`.
+Everything shown comes from `podium.app.views.build.model`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import streamlit as st
 
 from generators.code_exec import tables
 from generators.code_exec.config import KIND, CodeExecConfig
-from podium.app import build_model, widgets
+from podium.app import widgets
+from podium.app.views.build import model as build_model
 from podium.app.base_model_panel import offer_base_model
-from podium.app.build_model import sft_table_of
+from podium.app.views.build.model import sft_table_of
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link, watch_job

@@ -4,16 +4,16 @@ The widgets' keys hold the view (`current()` reads it back as a `ViewState`); th
 holds it too, so a link opens the same rows. `sync_from_url` reads the URL when it
 changed outside the page (a pasted link, another page's link, the back button) and
 `write_url` rewrites it at the end of every run. Parsing and writing the query string
-itself is `podium.app.browse_model`'s, without Streamlit.
+itself is `podium.app.views.browse.model`'s, without Streamlit.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from podium.app import browse_model as bm
-from podium.app import review_model as rm
 from podium.app.safe_markdown import escape_markdown
+from podium.app.views.browse import model as bm
+from podium.app.views.review import model as rm
 from podium.errors import PodiumError
 
 # Session-state keys. The widget keys hold the view; the others are the page's memory.

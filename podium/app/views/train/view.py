@@ -10,7 +10,7 @@ The run's loss, rewards, learning rate, grad norm and tokens/s update every few
 seconds (an async run adds each replica's weight version, the staleness histogram and
 every weight sync with its checksum verdict); when it finishes, buttons open the new
 checkpoint in Generate (chat) and in Compare against its base. `?job=ID` opens a run
-directly. Logic: `podium.app.train_model`.
+directly. Logic: `podium.app.views.train.model`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from podium.app.base_model_panel import offer_base_model
 from podium.app.charts import line_chart
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
-from podium.app.review_model import linked_snapshot_labels
 from podium.app.safe_markdown import escape_markdown
-from podium.app.train_model import (
+from podium.app.views.review.model import linked_snapshot_labels
+from podium.app.views.train.model import (
     KINDS,
     REWARD_CHOICES,
     ROLLOUTS,
@@ -45,8 +45,8 @@ from podium.jobs.logbook import kind_model
 from podium.jobs.queue import get_job
 from trainers.presets import PRESET_NAMES, preset_defaults
 
-GENERATE_PAGE = "views/generate.py"
-COMPARE_PAGE = "views/compare.py"
+GENERATE_PAGE = "views/generate/view.py"
+COMPARE_PAGE = "views/compare/view.py"
 BASIC = ("out", "method", "max_steps", "learning_rate")
 ACTIVE = ("queued", "running", "cancelling")
 LAUNCHED = "train.launched"  # the run queued from this tab, watched under the form

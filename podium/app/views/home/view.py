@@ -1,7 +1,7 @@
 """Home page: the loop Podium serves, one link per step, each opening the page that
 does it; where things stand (tables, models, running model servers, recent jobs); and,
 while some demo table is missing, a button that loads them (what `podium demo` does).
-Logic: `podium.app.home_model`."""
+Logic: `podium.app.views.home.model`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from generators.code_exec.demo_functions import DEMO_TABLE as DEMO_FUNCTIONS
 from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.base_model_panel import offer_base_model
 from podium.app.base_model_setup import base_model_missing
-from podium.app.home_model import demo_missing, home_state
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
 from podium.app.safe_markdown import code_span, escape_markdown
+from podium.app.views.home.model import demo_missing, home_state
 from podium.app.widgets import browse_link
 from podium.store.state.users import acting_user
 from podium.store.write.demo import load_demo

@@ -5,7 +5,7 @@ the form holds every setting of the `generate` kind (sampling up front, the rest
 Advanced) and queues the job for the worker. The output name follows the chosen table
 and checkpoint until edited. When the job succeeds, links open the samples in Browse and
 train on them. "Try a prompt" streams one answer. Choices come from
-`podium.app.generate_model`; `?table=`, `?snapshot=` and `?model=` preselect.
+`podium.app.views.generate.model`; `?table=`, `?snapshot=` and `?model=` preselect.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import streamlit as st
 
 from generators.generate import GenerateConfig
 from generators.vibes import answer_stream
-from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
@@ -24,6 +23,7 @@ from podium.app.forms import field_label, queue_form
 from podium.app.job_panel import page_link, watch_job
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.table_choices import CONVERSATIONS
+from podium.app.views.generate import model as gm
 from podium.errors import PodiumError
 from podium.jobs.queue import Job, list_jobs
 from podium.store.catalog.catalog import load_table

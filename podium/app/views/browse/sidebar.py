@@ -1,7 +1,7 @@
 """The Browse page's sidebar: table and snapshot, the 'malformed only' switch, the
 review filter and edit branch, "Train on this", and the column filters and SQL
 condition. Everything chosen here lives in the widgets' session state
-(`podium.app.browse_state`), which the page reads back as its view."""
+(`podium.app.views.browse.state`), which the page reads back as its view."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Any
 
 import streamlit as st
 
-from podium.app import browse_model as bm
-from podium.app import browse_state as bs
-from podium.app import review_model as rm
 from podium.app import widgets
 from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
 from podium.app.roles import allowed
 from podium.app.safe_markdown import escape_markdown
+from podium.app.views.browse import model as bm
+from podium.app.views.browse import state as bs
+from podium.app.views.review import model as rm
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.store.read.query import count_by, page

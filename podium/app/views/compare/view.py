@@ -4,14 +4,13 @@ Pick a comparison (`?name=NS.TABLE` opens one; `?models=A,B` from the Train page
 pre-fills a new one). Side by side shows 2-4 answers per prompt with the words that
 differ highlighted and each answer's checks; Blind vote shows two answers as A and B
 and reveals their checkpoints only after the vote. Keys: j / → next, k / ← previous,
-1 A better, 2 B better, 3 tie, 4 both bad. Logic: `podium.app.compare_model`.
+1 A better, 2 B better, 3 tie, 4 both bad. Logic: `podium.app.views.compare.model`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from podium.app import compare_model as cm
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
@@ -20,6 +19,7 @@ from podium.app.job_panel import page_link, watch_job
 from podium.app.roles import missing_role
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
+from podium.app.views.compare import model as cm
 from podium.app.widgets import render_conversation
 from podium.compare.ratings import better_text
 from podium.compare.table import Comparison

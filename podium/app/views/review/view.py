@@ -7,7 +7,7 @@ so a reload continues where it was and two reviewers never get the same row.
 Snapshots: diff any two snapshots, tags or branches (rows added, removed, changed with
 per-message text diffs), tag or branch a snapshot, fast-forward main to a branch, and
 train on a tag; maintain the table (compaction, snapshot expiry, orphan files) as a job.
-`?table=` picks the table. Logic: `podium.app.review_model`. A role
+`?table=` picks the table. Logic: `podium.app.views.review.model`. A role
 that cannot write (a viewer) reads diffs and history; a caption names the role needed.
 """
 
@@ -20,7 +20,6 @@ from typing import Any
 import streamlit as st
 
 from podium.app import browse_panels, widgets
-from podium.app import review_model as rm
 from podium.app import review_saves as rs
 from podium.app.feedback import empty_state
 from podium.app.forms import queue_form
@@ -29,6 +28,7 @@ from podium.app.pages import page_file
 from podium.app.roles import allowed
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
+from podium.app.views.review import model as rm
 from podium.errors import PodiumError
 from podium.review import queues
 from podium.store.read.snapshots import resolve_snapshot

@@ -7,9 +7,9 @@ edited (a message, a turn, the whole row), and shows its history; bulk actions w
 every row of the current filter after a confirmation with the count. Every edit is one
 snapshot; "Train on this" opens the Train page on this snapshot, tag or label.
 
-The URL holds the view (`podium.app.browse_state`): it is read when it changes (a
+The URL holds the view (`podium.app.views.browse.state`): it is read when it changes (a
 pasted link, another page's link) and rewritten after every change here. The sidebar
-(table, snapshot, filters, review filter) is `podium.app.browse_sidebar`. Controls for
+(table, snapshot, filters, review filter) is `podium.app.views.browse.sidebar`. Controls for
 writes the user's role does not allow are not offered; a caption names the role.
 """
 
@@ -21,16 +21,16 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from podium.app import browse_model as bm
 from podium.app import browse_panels, widgets
-from podium.app import browse_state as bs
-from podium.app import review_model as rm
 from podium.app import review_saves as rs
-from podium.app.browse_sidebar import sidebar
 from podium.app.page_tables import PageTables
 from podium.app.roles import allowed
 from podium.app.safe_markdown import escape_markdown
 from podium.app.scroll import ERROR_MARK, scroll_once
+from podium.app.views.browse import model as bm
+from podium.app.views.browse import state as bs
+from podium.app.views.browse.sidebar import sidebar
+from podium.app.views.review import model as rm
 from podium.errors import PodiumError
 from podium.store.catalog.catalog import list_tables, name_of
 from podium.store.read.query import Page, page

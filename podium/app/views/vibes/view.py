@@ -1,7 +1,7 @@
 """Vibe-check page: submit a prompt a model does badly on, see its answer streamed,
 browse submissions, and turn a selection into an eval set for the Generate page.
 
-Storage and selection live in `generators.vibes`; choices in `podium.app.generate_model`.
+Storage and selection live in `generators.vibes`; choices in `podium.app.views.generate.model`.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from generators.vibes import (
     vibe_id_for,
     vibe_stored,
 )
-from podium.app import generate_model as gm
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import empty_state, show_error
-from podium.app.generate_model import count_text
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
-from podium.app.vibes_model import submissions_caption
+from podium.app.views.generate import model as gm
+from podium.app.views.generate.model import count_text
+from podium.app.views.vibes.model import submissions_caption
 from podium.errors import PodiumError
 from podium.identity import User
 from podium.store.state.users import acting_user
