@@ -22,9 +22,10 @@ import streamlit as st
 
 from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
+from podium.app.rows.turns import Turn
+from podium.app.rows.view_state import ViewState, snapshot_label, to_query
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
-from podium.app.views.browse.model import Turn, ViewState, snapshot_label, to_query
 from podium.store.read.snapshots import SnapshotInfo
 
 BROWSE_PAGE = page_file("browse")

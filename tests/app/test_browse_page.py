@@ -14,6 +14,7 @@ from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID, SCORES, ma
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
+from podium.app.rows import view_state as vs
 from podium.app.views.browse import model as bm
 from podium.config import reset_settings
 from podium.store.catalog.catalog import load_table
@@ -372,8 +373,8 @@ def test_browse_link_carries_the_view_in_its_query_string() -> None:
     at = AppTest.from_function(script).run()
     first, second = (p.proto for p in at.get("page_link"))
     assert first.page == "browse" and unescape(first.label) == "demo.chat · x 1"
-    assert bm.parse_query(parse_qs(first.query_string)) == (
-        bm.ViewState(table="demo.chat", snapshot=5, sample="x 1"),
+    assert vs.parse_query(parse_qs(first.query_string)) == (
+        vs.ViewState(table="demo.chat", snapshot=5, sample="x 1"),
         [],
     )
     assert (second.label, second.query_string) == ("Open it", "table=demo.chat")

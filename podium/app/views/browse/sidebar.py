@@ -15,10 +15,12 @@ from podium.app import widgets
 from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
 from podium.app.roles import allowed
+from podium.app.rows import filters as row_filters
+from podium.app.rows import snapshots as row_snapshots
+from podium.app.rows import view_state as vs
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.browse import model as bm
 from podium.app.views.browse import state as bs
-from podium.app.views.review import model as rm
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.store.read.query import count_by, page
@@ -66,7 +68,7 @@ def _count_label(options: Mapping[str, int], value: str) -> str:
 
 
 def _filters(name: str, snapshot: int | None, columns: list[str]) -> None:
-    for column in (c for c in bm.FILTER_COLUMNS if c in columns):
+    for column in (c for c in vs.FILTER_COLUMNS if c in columns):
         options = bm.filter_options(_counts(get_settings().catalog_uri, name, column, snapshot))
         if not options:
             continue
@@ -117,15 +119,19 @@ def _malformed_toggle(at_hand: PageTables, sid: int | None) -> set[str] | None:
     return bad if on else None
 
 
-_FILTER_NAMES = {rm.ALL: "All rows", rm.UNLABELLED: "Unlabelled", rm.BY_ME: "By me"}
+_FILTER_NAMES = {
+    row_filters.ALL: "All rows",
+    row_filters.UNLABELLED: "Unlabelled",
+    row_filters.BY_ME: "By me",
+}
 
 
 def _review_sidebar(at_hand: PageTables, sid: int | None, snapshots: list[SnapshotInfo]) -> None:
     """Review filter, the branch edits go to, and "Train on this"."""
     name = at_hand.name
-    choices = rm.review_filters(at_hand.table)
+    choices = row_filters.review_filters(at_hand.table)
     if st.session_state.get(bs.REVIEW) not in choices:
-        st.session_state[bs.REVIEW] = rm.ALL
+        st.session_state[bs.REVIEW] = row_filters.ALL
     st.selectbox(
         "Review filter",
         choices,
@@ -133,8 +139,8 @@ def _review_sidebar(at_hand: PageTables, sid: int | None, snapshots: list[Snapsh
         format_func=lambda c: _FILTER_NAMES.get(c, f"Labelled {c}"),
         on_change=bs.first_page,
     )
-    user = rm.current_user()
-    branches = rm.branches(at_hand.table)
+    user = row_filters.current_user()
+    branches = row_snapshots.branches(at_hand.table)
     if st.session_state.get(bs.BRANCH) not in branches:
         st.session_state[bs.BRANCH] = "main"
     if len(branches) > 1 and user.can("edit"):
@@ -146,9 +152,9 @@ def _review_sidebar(at_hand: PageTables, sid: int | None, snapshots: list[Snapsh
         key="browse.train",
         icon=":material/model_training:",
     ):
-        st.switch_page(page_file("train"), query_params=rm.train_params(name, ref))
+        st.switch_page(page_file("train"), query_params=row_snapshots.train_params(name, ref))
     which = bs.review_filter()
-    if which in (rm.ALL, rm.UNLABELLED, rm.BY_ME):
+    if which in (row_filters.ALL, row_filters.UNLABELLED, row_filters.BY_ME):
         return
     # Training on a label first writes a branch holding only those rows.
     label = escape_markdown(which)  # a label of this table: data
@@ -156,8 +162,10 @@ def _review_sidebar(at_hand: PageTables, sid: int | None, snapshots: list[Snapsh
         f"Train on rows labelled {label}", key="browse.train_label"
     ):
         try:
-            made = rm.labelled_snapshot(name, which, user, sid)
+            made = row_snapshots.labelled_snapshot(name, which, user, sid)
         except PodiumError as exc:
             st.error(escape_markdown(str(exc)))
         else:
-            st.switch_page(page_file("train"), query_params=rm.train_params(name, made.name))
+            st.switch_page(
+                page_file("train"), query_params=row_snapshots.train_params(name, made.name)
+            )

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from podium.app.rows import filters as row_filters
+from podium.app.rows import snapshots as row_snapshots
+from podium.app.rows import view_state as vs
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.browse import model as bm
-from podium.app.views.review import model as rm
 from podium.errors import PodiumError
 
 # Session-state keys. The widget keys hold the view; the others are the page's memory.
@@ -32,28 +34,28 @@ def _url() -> dict[str, list[str]]:
     return {k: st.query_params.get_all(k) for k in st.query_params.keys()}
 
 
-def seed(view: bm.ViewState) -> None:
+def seed(view: vs.ViewState) -> None:
     """Set the widgets to `view` (before they are drawn in this run)."""
     ss = st.session_state
     ss[TABLE], ss[SNAPSHOT], ss[SAMPLE] = view.table, view.snapshot, view.sample
     ss[PAGE], ss[SIZE] = view.page, view.page_size
     ss[SEARCH], ss[WHERE], ss[MALFORMED] = view.search, view.where, view.malformed_only
-    for column in bm.FILTER_COLUMNS:
+    for column in vs.FILTER_COLUMNS:
         ss[FILTER + column] = list(view.filters.get(column, ()))
 
 
-def current() -> bm.ViewState:
+def current() -> vs.ViewState:
     """The view the widgets hold now."""
     ss = st.session_state
-    return bm.ViewState(
+    return vs.ViewState(
         table=ss.get(TABLE),
         snapshot=ss.get(SNAPSHOT),
         page=int(ss.get(PAGE) or 1),
-        page_size=int(ss.get(SIZE) or bm.DEFAULT_PAGE_SIZE),
+        page_size=int(ss.get(SIZE) or vs.DEFAULT_PAGE_SIZE),
         search=ss.get(SEARCH) or "",
         where=ss.get(WHERE) or "",
         filters={
-            c: bm.filter_values(ss[FILTER + c]) for c in bm.FILTER_COLUMNS if ss.get(FILTER + c)
+            c: bm.filter_values(ss[FILTER + c]) for c in vs.FILTER_COLUMNS if ss.get(FILTER + c)
         },
         sample=bm.sample_of(ss.get(SAMPLE)),
         malformed_only=bool(ss.get(MALFORMED)),
@@ -66,7 +68,7 @@ def clean() -> None:
     ss = st.session_state
     if ss.get(SAMPLE):
         ss[SAMPLE] = bm.sample_of(ss[SAMPLE])
-    for column in bm.FILTER_COLUMNS:
+    for column in vs.FILTER_COLUMNS:
         if ss.get(FILTER + column):
             ss[FILTER + column] = list(bm.filter_values(ss[FILTER + column]))
 
@@ -96,7 +98,7 @@ def table_changed() -> None:
 
 def review_filter() -> str:
     """The review filter chosen in the sidebar (every row until one is)."""
-    which: str = st.session_state.get(REVIEW) or rm.ALL
+    which: str = st.session_state.get(REVIEW) or row_filters.ALL
     return which
 
 
@@ -122,26 +124,26 @@ def sync_from_url(tables: list[str]) -> None:
     asked = (url.get("snapshot") or [""])[-1]
     if asked and not asked.lstrip("-").isdigit() and url.get("table"):
         try:  # a tag or branch name in a link: the snapshot it names now
-            url = {**url, "snapshot": [str(rm.resolve(url["table"][-1], asked))]}
+            url = {**url, "snapshot": [str(row_snapshots.resolve(url["table"][-1], asked))]}
         except PodiumError as exc:
             st.warning(escape_markdown(str(exc)))
             url = {k: v for k, v in url.items() if k != "snapshot"}
     if url or SAVED not in st.session_state:
-        view, problems = bm.parse_query(url)
+        view, problems = vs.parse_query(url)
     else:
         view, problems = st.session_state[SAVED], []
     if view.table and view.table not in tables:
         problems.append(f"No table named {view.table}; showing {tables[0]} instead.")
-        view = bm.ViewState(table=tables[0])
+        view = vs.ViewState(table=tables[0])
     seed(view)
     for problem in problems:
         st.warning(escape_markdown(problem))
 
 
-def write_url(view: bm.ViewState) -> None:
+def write_url(view: vs.ViewState) -> None:
     """Remember `view` (for coming back from another page) and put it in the URL."""
     st.session_state[SAVED] = view
-    wanted = bm.to_query(view)
+    wanted = vs.to_query(view)
     if wanted != _url():
         st.query_params.from_dict(wanted)
     st.session_state[LAST_URL] = wanted

@@ -21,16 +21,18 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from podium.app import browse_panels, widgets
-from podium.app import review_saves as rs
+from podium.app import widgets
 from podium.app.page_tables import PageTables
 from podium.app.roles import allowed
+from podium.app.rows import filters as row_filters
+from podium.app.rows import panels as row_panels
+from podium.app.rows import saves as rs
+from podium.app.rows import view_state as vs
 from podium.app.safe_markdown import escape_markdown
 from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.app.views.browse import model as bm
 from podium.app.views.browse import state as bs
 from podium.app.views.browse.sidebar import sidebar
-from podium.app.views.review import model as rm
 from podium.errors import PodiumError
 from podium.store.catalog.catalog import list_tables, name_of
 from podium.store.read.query import Page, page
@@ -51,7 +53,7 @@ def _counted(result: Page) -> int:
     return result.total
 
 
-def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | None) -> Page:
+def _read_sample(name: str, view: vs.ViewState, columns: list[str], sid: int | None) -> Page:
     position = bm.row_position(view.sample or "", "id" in columns)
     if position is not None:  # tables without ids: the n-th row of the same filters
         return page(name, offset=position, limit=1, snapshot_id=sid, **view.row_filter())
@@ -59,7 +61,7 @@ def _read_sample(name: str, view: bm.ViewState, columns: list[str], sid: int | N
 
 
 def _sample_panel(
-    tables: PageTables, view: bm.ViewState, columns: list[str], sid: int | None
+    tables: PageTables, view: vs.ViewState, columns: list[str], sid: int | None
 ) -> None:
     name = tables.name
     found = _read_sample(name, view, columns, sid)
@@ -75,10 +77,10 @@ def _sample_panel(
         widgets.render_fields(bm.detail_fields(row, found.columns))
         return
     row_id = str(row.get("id"))
-    browse_panels.failures_panel(tables, sid, row)
-    browse_panels.system_prompt(row)
-    errors = browse_panels.error_locations(tables, sid, row)
-    browse_panels.review_conversation(
+    row_panels.failures_panel(tables, sid, row)
+    row_panels.system_prompt(row)
+    errors = row_panels.error_locations(tables, sid, row)
+    row_panels.review_conversation(
         row.get("messages") or [],
         key=f"browse.turns.{row_id}",
         search=[view.search] if view.search else [],
@@ -96,27 +98,29 @@ def _sample_panel(
         ["Annotate", "Edit", "History", "Fields"]
     )
     with annotate_tab:
-        browse_panels.annotate_panel(tables, row_id, sid, key)
+        row_panels.annotate_panel(tables, row_id, sid, key)
     with edit_tab:
-        browse_panels.edit_panel(name, row, sid, key, bs.edit_branch())
+        row_panels.edit_panel(name, row, sid, key, bs.edit_branch())
     with history_tab:
-        browse_panels.history_panel(tables, row_id)
+        row_panels.history_panel(tables, row_id)
     with fields_tab:
         widgets.render_fields(bm.detail_fields(row, found.columns))
 
 
-def _rows_view(tables: PageTables, view: bm.ViewState, result: Page) -> None:
+def _rows_view(tables: PageTables, view: vs.ViewState, result: Page) -> None:
     grid_col, sample_col = st.columns([3, 2], gap="medium")
     keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
     st.session_state[bs.ROW_KEYS] = keys
     summary = bm.summarize_rows(result.rows, result.columns)
     if "id" in result.columns:
-        notes = rm.annotations_by_row(tables.notes, [str(r.get("id")) for r in result.rows])
+        notes = row_filters.annotations_by_row(
+            tables.notes, [str(r.get("id")) for r in result.rows]
+        )
         # The review column goes right after the id, where a reviewer's eye starts.
         summary = [
             {
                 "id": line.pop("id", None),
-                "review": rm.annotation_text(notes.get(str(r.get("id")), [])),
+                "review": row_filters.annotation_text(notes.get(str(r.get("id")), [])),
                 **line,
             }
             for line, r in zip(summary, result.rows, strict=True)
@@ -160,19 +164,21 @@ def _rows_view(tables: PageTables, view: bm.ViewState, result: Page) -> None:
 
 
 def _bulk_actions(
-    tables: PageTables, view: bm.ViewState, sid: int | None, keep: set[str] | None
+    tables: PageTables, view: vs.ViewState, sid: int | None, keep: set[str] | None
 ) -> None:
     """Label every row of the current filter, or remove the ones failing a report,
     after a confirmation that names the count."""
     name = tables.name
     with st.expander("Bulk actions on the current filter"):
-        user = rm.current_user()
+        user = row_filters.current_user()
         if not allowed(user, "annotate", "labelling or removing rows in bulk"):
             return
         covering = tables.report(sid)
         report = name_of(covering) if covering is not None else None
         c1, c2 = st.columns(2)
-        label = c1.selectbox("Label", rm.review_filters(tables.table)[3:], key="browse.bulk.label")
+        label = c1.selectbox(
+            "Label", row_filters.review_filters(tables.table)[3:], key="browse.bulk.label"
+        )
         failing = c2.checkbox(
             f"Only rows failing {report}" if report else "Only rows failing validation",
             key="browse.bulk.failing",
@@ -180,7 +186,7 @@ def _bulk_actions(
             help=None if report else "No validation report covers this snapshot.",
         )
         try:
-            ids = rm.filter_ids(
+            ids = row_filters.filter_ids(
                 tables,
                 bs.review_filter(),
                 user,
@@ -193,7 +199,7 @@ def _bulk_actions(
             st.error(escape_markdown(str(exc)))
             return
         sure = st.checkbox(
-            rm.confirm_text("Yes, act on", ids), key="browse.bulk.sure", disabled=not ids
+            row_filters.confirm_text("Yes, act on", ids), key="browse.bulk.sure", disabled=not ids
         )
         why = st.text_input("Why (kept in the snapshot)", key="browse.bulk.why")
         a, b = st.columns(2)
@@ -204,27 +210,27 @@ def _bulk_actions(
             key="browse.bulk.do_label",
             disabled=not sure or label is None,
         ):
-            browse_panels.act(lambda: rs.label_rows(name, ids, user, label or "", sid))
+            row_panels.act(lambda: rs.label_rows(name, ids, user, label or "", sid))
         if b.button(
             f"Remove {len(ids):,} rows",
             key="browse.bulk.do_remove",
             disabled=not sure or not user.can("edit"),
         ):
-            browse_panels.act(
+            row_panels.act(
                 lambda: rs.delete_rows(name, ids, user, why=why, base=base, branch=branch)
             )
 
 
 def _rows_of(
-    tables: PageTables, view: bm.ViewState, sid: int | None, keep: set[str] | None
+    tables: PageTables, view: vs.ViewState, sid: int | None, keep: set[str] | None
 ) -> Page:
     which = bs.review_filter()
     offset, limit = view.offset, view.page_size
-    if which != rm.ALL:
-        return rm.review_page(
+    if which != row_filters.ALL:
+        return row_filters.review_page(
             tables,
             which,
-            rm.current_user(),
+            row_filters.current_user(),
             offset=offset,
             limit=limit,
             keep=keep,
@@ -236,7 +242,7 @@ def _rows_of(
     )
 
 
-def _filter_chips(view: bm.ViewState) -> None:
+def _filter_chips(view: vs.ViewState) -> None:
     """The filters narrowing the rows, wherever they were set (a link, the sidebar),
     each with a button that clears it."""
     chips = bm.active_filters(view)
@@ -263,9 +269,9 @@ def main() -> None:
         return
     bs.sync_from_url(tables)
     bs.clean()
-    if browse_panels.take_to_head():  # a save made a new snapshot, or a reload was asked
+    if row_panels.take_to_head():  # a save made a new snapshot, or a reload was asked
         st.session_state[bs.SNAPSHOT] = None
-    browse_panels.save_feedback()
+    row_panels.save_feedback()
     try:
         at_hand, sid, keep, snapshots = sidebar(tables)
     except PodiumError as exc:
@@ -282,7 +288,7 @@ def main() -> None:
         placeholder="Text inside any turn (case-insensitive)",
         on_change=bs.first_page,
     )
-    size_col.selectbox("Rows per page", bm.PAGE_SIZES, key=bs.SIZE, on_change=bs.first_page)
+    size_col.selectbox("Rows per page", vs.PAGE_SIZES, key=bs.SIZE, on_change=bs.first_page)
     view = bs.current()
     _filter_chips(view)
     try:
@@ -306,7 +312,7 @@ def main() -> None:
     )
     try:
         if mode == "Statistics":
-            browse_panels.stats_panel(name, sid, view)
+            row_panels.stats_panel(name, sid, view)
         else:
             _rows_view(at_hand, view, result)
             if sid is not None and result.total and "id" in result.columns:

@@ -7,8 +7,9 @@ so a reload continues where it was and two reviewers never get the same row.
 Snapshots: diff any two snapshots, tags or branches (rows added, removed, changed with
 per-message text diffs), tag or branch a snapshot, fast-forward main to a branch, and
 train on a tag; maintain the table (compaction, snapshot expiry, orphan files) as a job.
-`?table=` picks the table. Logic: `podium.app.views.review.model`. A role
-that cannot write (a viewer) reads diffs and history; a caption names the role needed.
+`?table=` picks the table. Logic: `queue.py` and `snapshots.py` here, and the row tools
+Browse shares in `podium.app.rows`. A role that cannot write (a viewer) reads diffs and
+history; a caption names the role needed.
 """
 
 from __future__ import annotations
@@ -19,16 +20,20 @@ from typing import Any
 
 import streamlit as st
 
-from podium.app import browse_panels, widgets
-from podium.app import review_saves as rs
+from podium.app import widgets
 from podium.app.feedback import empty_state
 from podium.app.forms import queue_form
 from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
 from podium.app.roles import allowed
+from podium.app.rows import filters as row_filters
+from podium.app.rows import panels as row_panels
+from podium.app.rows import saves as rs
+from podium.app.rows import snapshots as row_snapshots
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
-from podium.app.views.review import model as rm
+from podium.app.views.review import queue as review_queue
+from podium.app.views.review import snapshots as review_snapshots
 from podium.errors import PodiumError
 from podium.review import queues
 from podium.store.read.snapshots import resolve_snapshot
@@ -48,10 +53,10 @@ def _new_queue(table: str) -> None:
         seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="review.new.seed")
         if st.form_submit_button("Start queue"):
             try:
-                q = rm.start_queue(
+                q = review_queue.start_queue(
                     table,
                     int(size),
-                    rm.current_user(),
+                    row_filters.current_user(),
                     sampled=sampled,
                     seed=int(seed),
                     search=search,
@@ -69,7 +74,7 @@ def _new_queue(table: str) -> None:
 def _queue_tab(tables: PageTables) -> None:
     table = tables.name
     found = queues.list_queues(table)
-    user = rm.current_user()
+    user = row_filters.current_user()
     # Working through a queue claims rows, which is a reviewer's write.
     if not allowed(user, "annotate", "reviewing from a queue", "this table"):
         return
@@ -82,14 +87,14 @@ def _queue_tab(tables: PageTables) -> None:
         st.session_state["review.queue"] = names[-1]
     name = st.selectbox("Queue", names, key="review.queue")
     cursor = int(st.session_state.get(CURSOR, 0))
-    row = rm.queue_row(table, user, cursor, name)  # first: it drops rows removed since
+    row = review_queue.queue_row(table, user, cursor, name)  # first: it drops rows removed since
     queue = queues.get_queue(table, name)
     progress = escape_markdown(f"{queue.progress} · {queue.description}")  # a search, a condition
     st.progress(queue.done / max(queue.size, 1), text=progress)
     if row is None:
         st.success("Nothing left for you in this queue.")
         return
-    keys = rm.label_keys(tables.table)
+    keys = review_queue.label_keys(tables.table)
     keyboard_shortcuts(
         {
             "j": "Next",
@@ -113,36 +118,36 @@ def _queue_tab(tables: PageTables) -> None:
     snapshot = resolve_snapshot(tables.table, None)  # the queue hands out rows as they are now
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {escape_markdown(label)}", key=f"review.key.{k}"):
-            browse_panels.act(
-                functools.partial(rs.label_rows, table, [row_id], user, label, snapshot)
-            )
+            row_panels.act(functools.partial(rs.label_rows, table, [row_id], user, label, snapshot))
     position = f"queue position {row['queue_position'] + 1} of {queue.size}"
     st.subheader(f"Row {escape_markdown(row_id)} · {position}")
-    notes = rm.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
-    st.caption("Annotations: " + (escape_markdown(rm.annotation_text(notes)) or "none yet"))
-    browse_panels.system_prompt(row)
-    browse_panels.review_conversation(
+    notes = row_filters.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
+    st.caption(
+        "Annotations: " + (escape_markdown(row_filters.annotation_text(notes)) or "none yet")
+    )
+    row_panels.system_prompt(row)
+    row_panels.review_conversation(
         row.get("messages") or [],
         key=f"review.turns.{row_id}",
-        errors=browse_panels.error_locations(tables, snapshot, row),
+        errors=row_panels.error_locations(tables, snapshot, row),
     )
     if st.session_state.get(EDITING):
-        browse_panels.edit_panel(table, row, snapshot, f"review.row.{row_id}", "main")
+        row_panels.edit_panel(table, row, snapshot, f"review.row.{row_id}", "main")
     with st.expander("Rating, note and history"):
-        browse_panels.annotate_panel(tables, row_id, snapshot, f"review.row.{row_id}")
-        browse_panels.history_panel(tables, row_id)
+        row_panels.annotate_panel(tables, row_id, snapshot, f"review.row.{row_id}")
+        row_panels.history_panel(tables, row_id)
 
 
 def _picker(table: str, label: str, key: str, default: str | None) -> str | None:
-    choices = rm.snapshot_choices(table)
-    by_id = rm.snapshots_by_id(table)
+    choices = review_snapshots.snapshot_choices(table)
+    by_id = review_snapshots.snapshots_by_id(table)
     if st.session_state.get(key) is None and default in choices:
         st.session_state[key] = default
     return st.selectbox(
         label,
         choices,
         key=key,
-        format_func=lambda c: rm.choice_label(table, c, by_id),
+        format_func=lambda c: review_snapshots.choice_label(table, c, by_id),
         accept_new_options=True,
         help="A snapshot id, a tag or a branch; type a name to use it.",
     )
@@ -150,8 +155,8 @@ def _picker(table: str, label: str, key: str, default: str | None) -> str | None
 
 def _snapshots_tab(tables: PageTables) -> None:
     table = tables.name
-    user = rm.current_user()
-    choices = rm.snapshot_choices(table)
+    user = row_filters.current_user()
+    choices = review_snapshots.snapshot_choices(table)
     ids = [c for c in choices if c.isdigit()]
     c1, c2 = st.columns(2)
     with c1:
@@ -160,11 +165,11 @@ def _snapshots_tab(tables: PageTables) -> None:
         b = _picker(table, "To (B)", "review.diff.b", "main")
     if a and b:
         try:
-            d = rm.diff(table, a, b)
+            d = review_snapshots.diff(table, a, b)
         except PodiumError as exc:
             st.error(escape_markdown(str(exc)))
         else:
-            st.markdown(f"**{escape_markdown(rm.diff_summary(d))}**")
+            st.markdown(f"**{escape_markdown(review_snapshots.diff_summary(d))}**")
             for step in d.authors:
                 st.caption(
                     escape_markdown(
@@ -186,7 +191,9 @@ def _snapshots_tab(tables: PageTables) -> None:
                         st.caption(escape_markdown(head))
                         st.code(m.get("diff") or m.get("text") or "", language="diff")
             if st.button(f"Train on {escape_markdown(b)}", key="review.train"):
-                st.switch_page(page_file("train"), query_params=rm.train_params(table, b))
+                st.switch_page(
+                    page_file("train"), query_params=row_snapshots.train_params(table, b)
+                )
     st.divider()
     if not allowed(user, "edit", "making tags and branches", "snapshots and diffs"):
         return
@@ -194,22 +201,22 @@ def _snapshots_tab(tables: PageTables) -> None:
     with c1.form("review.tag"):
         tag_name = st.text_input("New tag (on B)", key="review.tag.name")
         if st.form_submit_button("Create tag"):
-            _ref_action(lambda: rm.tag(table, tag_name, user, b), "Tagged")
+            _ref_action(lambda: review_snapshots.tag(table, tag_name, user, b), "Tagged")
     with c2.form("review.branch"):
         branch_name = st.text_input("New branch (from B)", key="review.branch.name")
         if st.form_submit_button("Create branch"):
-            _ref_action(lambda: rm.branch(table, branch_name, user, b), "Branched")
-    branches = rm.branches(tables.table)[1:]
+            _ref_action(lambda: review_snapshots.branch(table, branch_name, user, b), "Branched")
+    branches = row_snapshots.branches(tables.table)[1:]
     with c3.form("review.ff"):
         chosen = st.selectbox("Branch", branches, key="review.ff.branch")
         if st.form_submit_button("Fast-forward main", disabled=not branches):
-            _ref_action(lambda: rm.merge(table, chosen or "", user), "Fast-forwarded")
+            _ref_action(lambda: review_snapshots.merge(table, chosen or "", user), "Fast-forwarded")
     _maintenance(table, user)
 
 
 def _maintenance(table: str, user: Any) -> None:
     st.subheader("Maintenance")
-    st.caption(rm.table_health(table))
+    st.caption(review_snapshots.table_health(table))
     if allowed(user, "run_job", "maintaining tables", "the table's health"):
         queue_form(
             "maintain",
@@ -234,8 +241,8 @@ def main() -> None:
         "Review queues, snapshot diffs, tags and branches. Every label is recorded with "
         "its author; every edit is a snapshot."
     )
-    browse_panels.take_to_head()
-    browse_panels.save_feedback()
+    row_panels.take_to_head()
+    row_panels.save_feedback()
     table = widgets.table_select("review.table", linked=st.query_params.get("table"))
     if table is None:
         empty_state("No tables yet.", "Run `podium demo` or `podium import FILE --out NS.NAME`.")

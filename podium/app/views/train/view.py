@@ -23,8 +23,8 @@ from podium.app.base_model_panel import offer_base_model
 from podium.app.charts import line_chart
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
+from podium.app.rows.snapshots import linked_snapshot_labels
 from podium.app.safe_markdown import escape_markdown
-from podium.app.views.review.model import linked_snapshot_labels
 from podium.app.views.train.model import (
     KINDS,
     REWARD_CHOICES,

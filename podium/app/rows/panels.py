@@ -1,9 +1,8 @@
-"""The Browse page's heavier panels: table statistics with charts, a sample's
+"""The row panels Browse and Review draw: table statistics with charts, a sample's
 validation failures, and reviewing one row (conversation with marks, annotations,
-edits, history), which the Review page uses too; a role that cannot write sees a caption
-naming the role needed instead of the controls. Layout only; the numbers and saves
-come from `podium.store.read.stats`, `podium.validate.report`, `podium.app.views.browse.model`
-and `podium.app.views.review.model`."""
+edits, history); a role that cannot write sees a caption naming the role needed instead
+of the controls. Layout only; the numbers and saves come from `podium.store.read.stats`,
+`podium.validate.report` and the other `podium.app.rows` modules."""
 
 from __future__ import annotations
 
@@ -16,13 +15,15 @@ import pandas as pd
 import streamlit as st
 
 from podium.app import charts, widgets
-from podium.app import review_saves as rs
 from podium.app.chat_markdown import review_turn
 from podium.app.page_tables import PageTables
 from podium.app.roles import allowed
+from podium.app.rows import filters as row_filters
+from podium.app.rows import history as row_history
+from podium.app.rows import saves as rs
+from podium.app.rows import turns as row_turns
+from podium.app.rows import view_state as vs
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.app.views.browse import model as bm
-from podium.app.views.review import model as rm
 from podium.app.widgets import ROLE_AVATARS
 from podium.config import get_settings
 from podium.errors import PodiumError
@@ -42,12 +43,12 @@ def _cached_stats(
     """Stats of the rows passing the view's search and filters. A snapshot never
     changes, so catalog, table, snapshot and filters name the result for good; it is a
     few hundred bytes (the length distribution comes back binned)."""
-    return table_stats(table, snapshot, **bm.stats_filters(filters_json))
+    return table_stats(table, snapshot, **vs.stats_filters(filters_json))
 
 
-def stats_panel(name: str, sid: int | None, view: bm.ViewState | None = None) -> None:
+def stats_panel(name: str, sid: int | None, view: vs.ViewState | None = None) -> None:
     try:
-        key = bm.stats_filters_key(view) if view else bm.stats_filters_key(bm.ViewState())
+        key = vs.stats_filters_key(view) if view else vs.stats_filters_key(vs.ViewState())
         stats = _cached_stats(get_settings().catalog_uri, name, sid, key)
         histogram = stats.length_bins
     except PodiumError as exc:
@@ -97,7 +98,7 @@ def failures_panel(tables: PageTables, sid: int | None, row: Mapping[str, Any]) 
     if not failures:
         st.caption(f":white_check_mark: Passed validation ({escape_markdown(report)}).")
         return
-    lines = bm.failure_lines(failures, list(row.get("messages") or []))
+    lines = row_turns.failure_lines(failures, list(row.get("messages") or []))
     st.markdown(f"**Validation failures** ({escape_markdown(report)})\n" + "\n".join(lines))
 
 
@@ -106,7 +107,7 @@ def failures_panel(tables: PageTables, sid: int | None, row: Mapping[str, Any]) 
 
 def system_prompt(row: Mapping[str, Any]) -> None:
     """The row's `system` column as the first turn, unless its messages hold one."""
-    system = bm.system_turn(row)
+    system = row_turns.system_turn(row)
     if system is not None:
         widgets.render_conversation([system])
 
@@ -121,7 +122,7 @@ def review_conversation(
     """Each turn with search hits and validation errors marked, code numbered, and long
     turns folded until "Show all" (per turn; `key` names the row). A long conversation
     is drawn a page of turns at a time, with a pager above it."""
-    shown = bm.turn_page(len(messages), st.session_state.get(f"{key}.turn_page"))
+    shown = row_turns.turn_page(len(messages), st.session_state.get(f"{key}.turn_page"))
     if shown.pages > 1:
         pager, where = st.columns([1, 3], vertical_alignment="bottom")
         pager.number_input(
@@ -169,15 +170,17 @@ def error_locations(
 def annotate_panel(tables: PageTables, row_id: str, sid: int | None, key: str) -> None:
     """Label buttons (keys 1-3 on the Review page), a rating and a note for one row."""
     name = tables.name
-    user = rm.current_user()
-    notes = rm.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
-    st.caption("Annotations: " + (escape_markdown(rm.annotation_text(notes)) or "none yet"))
+    user = row_filters.current_user()
+    notes = row_filters.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
+    st.caption(
+        "Annotations: " + (escape_markdown(row_filters.annotation_text(notes)) or "none yet")
+    )
     if not allowed(user, "annotate", "labels, ratings and notes"):
         return
     labels = ann.label_set(tables.table)
     cols = st.columns(len(labels) + 1)
     for n, (col, label) in enumerate(zip(cols, labels, strict=False)):
-        shown = escape_markdown(f"{n + 1} {label}" if n < rm.LABEL_KEYS else label)
+        shown = escape_markdown(f"{n + 1} {label}" if n < row_filters.LABEL_KEYS else label)
         if col.button(shown, key=f"{key}.label.{label}"):
             act(functools.partial(rs.label_rows, name, [row_id], user, label, sid))
     with st.form(f"{key}.note", border=False):
@@ -194,14 +197,14 @@ def annotate_panel(tables: PageTables, row_id: str, sid: int | None, key: str) -
 def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, branch: str) -> None:
     """Edit a message's content or role, add or remove a turn, or delete the row; each
     save is one snapshot made on `sid` (a conflict explains itself and offers a reload)."""
-    user = rm.current_user()
+    user = row_filters.current_user()
     if not allowed(user, "edit", "editing or removing rows"):
         return
     messages = list(row.get("messages") or [])
     base = sid if branch == "main" else branch
 
     def save(change: Callable[..., rs.Saved], *args: Any, **fields: Any) -> None:
-        """A `review_saves` change of this table by this user, on this base and branch."""
+        """A `rows.saves` change of this table by this user, on this base and branch."""
         act(lambda: change(name, *args, user, base=base, branch=branch, **fields))
 
     with st.form(f"{key}.edit"):
@@ -254,12 +257,12 @@ def remove_panel(
         whole_row = b.button("Delete row", key=f"{key}.remove.row")
         if one_turn or whole_row:
             try:
-                asked = rm.removal(row, gone if one_turn else None, why)
+                asked = row_history.removal(row, gone if one_turn else None, why)
                 st.session_state[f"{key}.remove.ask"] = asked
             except PodiumError as exc:
                 st.session_state.pop(f"{key}.remove.ask", None)
                 st.error(escape_markdown(str(exc)), icon=":material/edit_note:")
-    pending: rm.Removal | None = st.session_state.get(f"{key}.remove.ask")
+    pending: row_history.Removal | None = st.session_state.get(f"{key}.remove.ask")
     if pending is None or pending.row_id != str(row["id"]):
         return
     if widgets.ask_first(f"{key}.remove.ask", pending.question, pending.yes):
@@ -274,7 +277,7 @@ def _role_index(role: Any) -> int:
 
 
 def history_panel(tables: PageTables, row_id: str) -> None:
-    rows = rm.history_rows(tables, row_id)
+    rows = row_history.history_rows(tables, row_id)
     if not rows:
         st.caption("No changes or annotations yet.")
         return
