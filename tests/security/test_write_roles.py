@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.app.rows import filters as row_filters
+from podium.app.roles import current_user
 from podium.app.rows import saves
 from podium.app.views.review import queue as review_queue
 from podium.app.views.review import snapshots as review_snapshots
@@ -129,7 +129,7 @@ def test_the_review_pages_handlers_refuse_a_viewer(shared: Path) -> None:
     """A forged request from the Browse/Review pages reaches these functions, with the
     user the app's login resolved (the session user), not one the request names."""
     use_session_user(lambda: User(name=VIEWER, role="viewer", source="oidc"))
-    viewer = row_filters.current_user()
+    viewer = current_user()
     assert viewer == acting_user() and viewer.role == "viewer"
     snap = load_table("ns.chat").current_snapshot().snapshot_id
     forged = [

@@ -21,19 +21,12 @@ from podium.identity import User
 from podium.review import annotations as ann
 from podium.store.read import scan
 from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
-from podium.store.state.users import acting_user
 from podium.validate.report import failing_ids_in
 
 ALL, UNLABELLED, BY_ME = "all", ann.UNLABELLED, "by me"
 
 
 LABEL_KEYS = 3  # keys 1-3 label with the first three labels of the table's label set
-
-
-def current_user() -> User:
-    """Who acts in the app: the one resolution every page uses (the OS user in local
-    mode)."""
-    return acting_user()
 
 
 def review_filters(table: Table) -> list[str]:

@@ -17,7 +17,7 @@ import streamlit as st
 from podium.app import charts, widgets
 from podium.app.chat_markdown import review_turn
 from podium.app.page_tables import PageTables
-from podium.app.roles import allowed
+from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import history as row_history
 from podium.app.rows import saves as rs
@@ -170,7 +170,7 @@ def error_locations(
 def annotate_panel(tables: PageTables, row_id: str, sid: int | None, key: str) -> None:
     """Label buttons (keys 1-3 on the Review page), a rating and a note for one row."""
     name = tables.name
-    user = row_filters.current_user()
+    user = current_user()
     notes = row_filters.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
     st.caption(
         "Annotations: " + (escape_markdown(row_filters.annotation_text(notes)) or "none yet")
@@ -197,7 +197,7 @@ def annotate_panel(tables: PageTables, row_id: str, sid: int | None, key: str) -
 def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, branch: str) -> None:
     """Edit a message's content or role, add or remove a turn, or delete the row; each
     save is one snapshot made on `sid` (a conflict explains itself and offers a reload)."""
-    user = row_filters.current_user()
+    user = current_user()
     if not allowed(user, "edit", "editing or removing rows"):
         return
     messages = list(row.get("messages") or [])

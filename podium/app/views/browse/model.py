@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from podium.app.page_tables import PageTables
+from podium.app.rows import filters as row_filters
 from podium.app.rows.view_state import ViewState
+from podium.identity import User
+from podium.store.catalog.catalog import list_tables as list_tables
+from podium.store.catalog.catalog import name_of as name_of
+from podium.store.read.query import Page as Page
+from podium.store.read.query import page
 from podium.store.read.snapshots import SnapshotInfo
 
 PREVIEW_CHARS = 120
@@ -238,4 +245,41 @@ def older_snapshot_note(snapshots: Sequence[SnapshotInfo], sid: int | None) -> s
     return (
         f"Showing an older snapshot ({sid}, {when} UTC, {shown.total_rows:,} rows), not "
         f"the current one ({current.snapshot_id}, {current.total_rows:,} rows)."
+    )
+
+
+# ---- the rows the page reads ----
+
+
+def read_sample(name: str, view: ViewState, columns: list[str], sid: int | None) -> Page:
+    """The open sample: by id, or in a table without ids the n-th row of the same filters."""
+    position = row_position(view.sample or "", "id" in columns)
+    if position is not None:
+        return page(name, offset=position, limit=1, snapshot_id=sid, **view.row_filter())
+    return page(name, ids=[view.sample or ""], limit=1, snapshot_id=sid)
+
+
+def rows_of(
+    tables: PageTables,
+    view: ViewState,
+    sid: int | None,
+    keep: set[str] | None,
+    which: str,
+    user: User,
+) -> Page:
+    """The page of rows the view shows under review filter `which` (counted)."""
+    offset, limit = view.offset, view.page_size
+    if which != row_filters.ALL:
+        return row_filters.review_page(
+            tables,
+            which,
+            user,
+            offset=offset,
+            limit=limit,
+            keep=keep,
+            snapshot_id=sid,
+            **view.row_filter(),
+        )
+    return page(
+        tables.name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter()
     )

@@ -14,7 +14,7 @@ import streamlit as st
 from podium.app import widgets
 from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
-from podium.app.roles import allowed
+from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import snapshots as row_snapshots
 from podium.app.rows import view_state as vs
@@ -139,7 +139,7 @@ def _review_sidebar(at_hand: PageTables, sid: int | None, snapshots: list[Snapsh
         format_func=lambda c: _FILTER_NAMES.get(c, f"Labelled {c}"),
         on_change=bs.first_page,
     )
-    user = row_filters.current_user()
+    user = current_user()
     branches = row_snapshots.branches(at_hand.table)
     if st.session_state.get(bs.BRANCH) not in branches:
         st.session_state[bs.BRANCH] = "main"

@@ -22,8 +22,9 @@ import pandas as pd
 import streamlit as st
 
 from podium.app import widgets
+from podium.app.feedback import PodiumError
 from podium.app.page_tables import PageTables
-from podium.app.roles import allowed
+from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import panels as row_panels
 from podium.app.rows import saves as rs
@@ -33,9 +34,6 @@ from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.app.views.browse import model as bm
 from podium.app.views.browse import state as bs
 from podium.app.views.browse.sidebar import sidebar
-from podium.errors import PodiumError
-from podium.store.catalog.catalog import list_tables, name_of
-from podium.store.read.query import Page, page
 
 SCROLLED = "browse.scrolled_to"  # the sample whose error the page last scrolled to
 
@@ -47,24 +45,17 @@ def _grid_selected(grid: str) -> None:
         st.session_state[bs.SAMPLE] = keys[rows[0]]
 
 
-def _counted(result: Page) -> int:
+def _counted(result: bm.Page) -> int:
     # Browse asks for counted pages (the default): the page box and caption need it.
     assert result.total is not None
     return result.total
-
-
-def _read_sample(name: str, view: vs.ViewState, columns: list[str], sid: int | None) -> Page:
-    position = bm.row_position(view.sample or "", "id" in columns)
-    if position is not None:  # tables without ids: the n-th row of the same filters
-        return page(name, offset=position, limit=1, snapshot_id=sid, **view.row_filter())
-    return page(name, ids=[view.sample or ""], limit=1, snapshot_id=sid)
 
 
 def _sample_panel(
     tables: PageTables, view: vs.ViewState, columns: list[str], sid: int | None
 ) -> None:
     name = tables.name
-    found = _read_sample(name, view, columns, sid)
+    found = bm.read_sample(name, view, columns, sid)
     if not found.rows:
         st.warning(
             f"No sample {escape_markdown(view.sample)} in {escape_markdown(name)} "
@@ -107,7 +98,7 @@ def _sample_panel(
         widgets.render_fields(bm.detail_fields(row, found.columns))
 
 
-def _rows_view(tables: PageTables, view: vs.ViewState, result: Page) -> None:
+def _rows_view(tables: PageTables, view: vs.ViewState, result: bm.Page) -> None:
     grid_col, sample_col = st.columns([3, 2], gap="medium")
     keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
     st.session_state[bs.ROW_KEYS] = keys
@@ -170,11 +161,11 @@ def _bulk_actions(
     after a confirmation that names the count."""
     name = tables.name
     with st.expander("Bulk actions on the current filter"):
-        user = row_filters.current_user()
+        user = current_user()
         if not allowed(user, "annotate", "labelling or removing rows in bulk"):
             return
         covering = tables.report(sid)
-        report = name_of(covering) if covering is not None else None
+        report = bm.name_of(covering) if covering is not None else None
         c1, c2 = st.columns(2)
         label = c1.selectbox(
             "Label", row_filters.review_filters(tables.table)[3:], key="browse.bulk.label"
@@ -221,27 +212,6 @@ def _bulk_actions(
             )
 
 
-def _rows_of(
-    tables: PageTables, view: vs.ViewState, sid: int | None, keep: set[str] | None
-) -> Page:
-    which = bs.review_filter()
-    offset, limit = view.offset, view.page_size
-    if which != row_filters.ALL:
-        return row_filters.review_page(
-            tables,
-            which,
-            row_filters.current_user(),
-            offset=offset,
-            limit=limit,
-            keep=keep,
-            snapshot_id=sid,
-            **view.row_filter(),
-        )
-    return page(
-        tables.name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter()
-    )
-
-
 def _filter_chips(view: vs.ViewState) -> None:
     """The filters narrowing the rows, wherever they were set (a link, the sidebar),
     each with a button that clears it."""
@@ -263,7 +233,7 @@ def _filter_chips(view: vs.ViewState) -> None:
 
 def main() -> None:
     st.title("Browse")
-    tables = list_tables()
+    tables = bm.list_tables()
     if not tables:
         widgets.no_tables_message()
         return
@@ -292,12 +262,12 @@ def main() -> None:
     view = bs.current()
     _filter_chips(view)
     try:
-        result = _rows_of(at_hand, view, sid, keep)
+        result = bm.rows_of(at_hand, view, sid, keep, bs.review_filter(), current_user())
         clamped = bm.with_page_in_range(view, _counted(result))
         if clamped.page != view.page:  # fewer rows than the link remembered
             st.session_state[bs.PAGE] = clamped.page
             view = clamped
-            result = _rows_of(at_hand, view, sid, keep)
+            result = bm.rows_of(at_hand, view, sid, keep, bs.review_filter(), current_user())
     except PodiumError as exc:  # e.g. a SQL condition that does not parse
         st.error(escape_markdown(str(exc)))
         bs.write_url(replace(view, snapshot=sid))

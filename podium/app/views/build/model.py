@@ -8,9 +8,14 @@ from collections import Counter
 from typing import Any
 
 from generators.code_exec import tables
+from generators.code_exec.config import KIND as KIND
+from generators.code_exec.config import CodeExecConfig
 from generators.code_exec.harness import call_text
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.store.catalog.catalog import list_tables, load_table, table_exists
+from podium.models import list_models
+from podium.store.catalog.catalog import list_tables, load_table
+from podium.store.catalog.catalog import table_exists as table_exists
+from podium.store.catalog.kinds import tables_of_kind
 from podium.store.read.read import read_small
 from podium.store.schema import PROP_KIND
 
@@ -37,6 +42,30 @@ STATUS_COLOUR = {
     "mismatch": "red",
 }
 RESULT_KINDS = (tables.ROWS_KIND, tables.VERIFY_KIND)
+VERIFY_KIND = tables.VERIFY_KIND
+
+
+def source_tables(mode: str) -> list[str]:
+    """What a build reads: functions tables; what a verify reads: a build's rows."""
+    return function_tables() if mode == "build" else tables_of_kind(tables.ROWS_KIND)
+
+
+def result_tables() -> list[str]:
+    return tables_of_kind(*RESULT_KINDS)
+
+
+def model_names() -> list[str]:
+    return [m.name for m in list_models()]
+
+
+def config_fields() -> list[str]:
+    """Every field of a build's config, in the form's order."""
+    return list(CodeExecConfig.model_fields)
+
+
+def is_sft_table(name: str) -> bool:
+    """Whether a build's output is the SFT table it made from its successful rows."""
+    return load_table(name).properties.get(PROP_KIND) == "sft"
 
 
 def sft_table_of(results_table: str) -> str | None:

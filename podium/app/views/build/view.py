@@ -12,24 +12,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from generators.code_exec import tables
-from generators.code_exec.config import KIND, CodeExecConfig
 from podium.app import widgets
 from podium.app.views.build import model as build_model
 from podium.app.base_model_panel import offer_base_model
 from podium.app.views.build.model import sft_table_of
-from podium.app.feedback import empty_state, show_error
+from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
-from podium.app.job_panel import page_link, watch_job
+from podium.app.job_panel import Job, page_link, table_links, watch_job
+from podium.app.table_choices import snapshots_of
 from podium.app.safe_markdown import escape_markdown
-from podium.errors import PodiumError
-from podium.jobs import logbook as lb
-from podium.jobs.queue import Job
-from podium.models import list_models
-from podium.store.catalog.catalog import load_table, table_exists
-from podium.store.catalog.kinds import tables_of_kind
-from podium.store.read.snapshots import list_snapshots
-from podium.store.schema import PROP_KIND
 
 MODE, TABLE, SNAPSHOT = "build.mode", "build.table", "build.snapshot"
 MODEL, SHOW, FILTER = "build.model", "build.show", "build.filter"
@@ -46,7 +37,7 @@ def _settings() -> None:
         horizontal=True,
         help="build: a model proposes inputs; verify: re-run an earlier build's rows.",
     )
-    sources = build_model.function_tables() if mode == "build" else tables_of_kind(tables.ROWS_KIND)
+    sources = build_model.source_tables(mode)
     if not sources:
         if mode == "build":
             empty_state("No functions table yet.", "Run `podium demo` (it loads demo.functions).")
@@ -57,22 +48,22 @@ def _settings() -> None:
         sources, key=TABLE, label="Functions" if mode == "build" else "Rows"
     )
     assert table is not None
-    snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
+    snapshot = widgets.snapshot_picker(snapshots_of(table), key=SNAPSHOT)
     fixed: dict[str, object] = {
         "table": {"name": table, "snapshot_id": snapshot},
         "mode": mode,
     }
     if mode == "build":
-        names = [m.name for m in list_models()]
+        names = build_model.model_names()
         if not names:
             offer_base_model("build.bootstrap", "No model registered.")
             return
         fixed["model"] = st.selectbox("Checkpoint", names, key=MODEL)
     suffix = "_verify" if mode == "verify" else ""
     job_id = queue_form(
-        KIND,
+        build_model.KIND,
         JOB,
-        advanced=[f for f in CodeExecConfig.model_fields if f not in BASIC],
+        advanced=[f for f in build_model.config_fields() if f not in BASIC],
         values={
             "out": f"cx.{table.split('.')[-1]}{suffix}",
             "limit": build_model.first_limit(mode),
@@ -86,17 +77,17 @@ def _settings() -> None:
 
 
 def _next_steps(job: Job) -> None:
-    outputs = lb.table_links(job)["outputs"]
+    outputs = table_links(job)["outputs"]
     if outputs and st.session_state.get(JOB_ID + ".shown") != job["id"]:
         st.session_state[SHOW] = outputs[0][0]  # once: then the picker is the user's again
         st.session_state[JOB_ID + ".shown"] = job["id"]
     for name, _ in outputs:
-        if load_table(name).properties.get(PROP_KIND) == "sft":
+        if build_model.is_sft_table(name):
             page_link("train", f"Train on {name}", ":material/model_training:", table=name)
 
 
 def _results() -> None:
-    shown = tables_of_kind(*build_model.RESULT_KINDS)
+    shown = build_model.result_tables()
     if not shown:
         empty_state("No code-exec results yet.", "Queue a build.")
         return
@@ -111,14 +102,14 @@ def _results() -> None:
     cols[2].metric("Failures", f"{sum(v for k, v in counts.items() if k != 'ok'):,}")
     cols[3].metric("Timeouts", f"{counts.get('timeout', 0):,}")
     st.markdown(" · ".join(f"{build_model.badge(s)} {n:,}" for s, n in counts.items()))
-    if table_exists(name):
+    if build_model.table_exists(name):
         widgets.browse_link(name, label=f"Open {escape_markdown(name)} in Browse")
     sft = sft_table_of(name)
     if sft is not None:  # the SFT table the build made from its successful rows
         widgets.browse_link(sft, label=f"Open {escape_markdown(sft)} in Browse")
         page_link("train", f"Train on {sft}", ":material/model_training:", table=sft)
     problems = build_model.problems(rows)
-    st.subheader("Failures and timeouts" if kind != tables.VERIFY_KIND else "Mismatches")
+    st.subheader("Failures and timeouts" if kind != build_model.VERIFY_KIND else "Mismatches")
     if not problems:
         st.success("Every row succeeded.")
     else:

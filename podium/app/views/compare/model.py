@@ -20,10 +20,16 @@ from podium.app.safe_markdown import escape_markdown
 from podium.app.table_choices import TableChoice, pick, table_choices
 from podium.compare.diff import side_by_side_html
 from podium.compare.job import CompareConfig
+from podium.compare.ratings import better_text as better_text
 from podium.compare.ratings import ratings_report
-from podium.compare.table import Answer, Comparison, Item, list_comparisons, load_comparison
+from podium.compare.table import Answer, Item, list_comparisons, load_comparison
+from podium.compare.table import Comparison as Comparison
 from podium.compare.trends import trend_points, trend_rows
-from podium.compare.votes import BlindPair, blind_pair, list_votes, voted_prompts
+from podium.compare.votes import VERDICT_LABELS as VERDICT_LABELS
+from podium.compare.votes import BlindPair, blind_pair, list_votes
+from podium.compare.votes import cast_vote as cast_vote
+from podium.compare.votes import send_to_vibes as send_to_vibes
+from podium.compare.votes import voted_prompts as voted_prompts
 from podium.models.registry import DEFAULT_ALIAS, ModelInfo, list_models
 from podium.store.catalog import kinds
 

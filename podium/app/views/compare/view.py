@@ -13,21 +13,14 @@ import streamlit as st
 
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
-from podium.app.feedback import empty_state, show_error
+from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
-from podium.app.job_panel import page_link, watch_job
-from podium.app.roles import missing_role
+from podium.app.job_panel import Job, page_link, table_links, watch_job
+from podium.app.roles import current_user, missing_role
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.views.compare import model as cm
 from podium.app.widgets import render_conversation
-from podium.compare.ratings import better_text
-from podium.compare.table import Comparison
-from podium.compare.votes import VERDICT_LABELS, cast_vote, send_to_vibes, voted_prompts
-from podium.errors import PodiumError
-from podium.jobs import logbook as lb
-from podium.jobs.queue import Job
-from podium.store.state.users import acting_user
 
 MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
 NEW_BASIC = ("out", "max_tokens", "limit", "checks")
@@ -60,7 +53,7 @@ def _pager(count: int, key: str) -> int:
     return pos
 
 
-def _side_by_side(comparison: Comparison) -> None:
+def _side_by_side(comparison: cm.Comparison) -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
     shown = c1.multiselect(
         "Columns",
@@ -86,14 +79,14 @@ def _side_by_side(comparison: Comparison) -> None:
         col.caption(cm.badges(answer))
 
 
-def _blind(comparison: Comparison) -> None:
-    user = acting_user()  # the logged-in user (the OS user in local mode)
+def _blind(comparison: cm.Comparison) -> None:
+    user = current_user()  # the logged-in user (the OS user in local mode)
     locked = missing_role(user, "vote", "voting", "comparisons")
     if locked:
         st.info(locked)
         return
     voter = user.name
-    votes = voted_prompts(comparison.name, voter)
+    votes = cm.voted_prompts(comparison.name, voter)
     todo_only = st.checkbox("Only prompts I have not voted on", key="compare.todo")
     items = cm.unvoted(comparison.items, votes) if todo_only else comparison.items
     st.caption(f"{len(votes)} of {len(comparison.items)} prompts voted by {escape_markdown(voter)}")
@@ -118,20 +111,20 @@ def _blind(comparison: Comparison) -> None:
             and view.vote["verdict"] == "both_bad"
             and st.button("Send to vibe checks", key="compare.vibes")
         ):
-            vid = send_to_vibes(comparison, item.prompt_id, user, view.vote.get("note") or "")
+            vid = cm.send_to_vibes(comparison, item.prompt_id, user, view.vote.get("note") or "")
             st.toast(f"Stored as vibe check {code_span(vid)}")
         return
     note = st.text_input("Note (optional)", key=f"compare.note.{item.prompt_id}")
     buttons = st.columns(4)
-    for col, (verdict, label) in zip(buttons, VERDICT_LABELS.items(), strict=True):
+    for col, (verdict, label) in zip(buttons, cm.VERDICT_LABELS.items(), strict=True):
         if col.button(label, key=f"compare.vote.{verdict}"):
-            cast_vote(comparison, view.pair, verdict, acting_user(), note)
+            cm.cast_vote(comparison, view.pair, verdict, current_user(), note)
             st.rerun()
 
 
-def _ratings(comparison: Comparison) -> None:
+def _ratings(comparison: cm.Comparison) -> None:
     report = cm.ratings(comparison)
-    st.markdown(f"**{report['votes']} votes** · " + escape_markdown(better_text(report)))
+    st.markdown(f"**{report['votes']} votes** · " + escape_markdown(cm.better_text(report)))
     for line in cm.ratings_lines(report):
         st.markdown(line)
     if not report["votes"]:
@@ -181,7 +174,7 @@ def _new(preset: list[str]) -> None:
 
 
 def _open_comparison(job: Job) -> None:
-    for name, _ in lb.table_links(job)["outputs"]:
+    for name, _ in table_links(job)["outputs"]:
         if name in cm.list_comparisons():
             page_link("compare", f"Open {escape_markdown(name)}", ":material/compare:", name=name)
 

@@ -15,8 +15,11 @@ from typing import Any
 
 from generators.generate import GenerateConfig
 from generators.vibes import EVAL_SET_KIND, VIBES_TABLE
+from generators.vibes import answer_stream as answer_stream
 from podium.app.table_choices import pick, table_choices
 from podium.errors import InvalidInput
+from podium.identity import User
+from podium.jobs.queue import list_jobs
 from podium.jobs.record import Job
 from podium.models import list_models
 from podium.models.speeds import last_speed
@@ -24,6 +27,9 @@ from podium.store.catalog.catalog import table_exists
 from podium.store.catalog.kinds import tables_of_kind
 from podium.store.read.refs import TableRef
 from podium.validate.json_rules import schema_from_text
+
+# The form's fields with their help texts (the config model is their one source).
+CONFIG_FIELDS = GenerateConfig.model_fields
 
 
 def model_choices(wanted: str | None = None) -> tuple[list[str], int]:
@@ -224,3 +230,13 @@ def recent_job(jobs: list[Job], kind: str, now: float) -> str | None:
             return None
         return str(job["id"]) if now - ended.timestamp() <= RECENT_S else None
     return None
+
+
+def recent_rate(model: str) -> float | None:
+    """`model`'s tokens/s over its recent successful generations (None: none yet)."""
+    return measured_rate(model, list_jobs(limit=50, status="succeeded"))
+
+
+def recent_generation(user: User, now: float) -> str | None:
+    """The generation `user` started within the hour, shown again on a return to the page."""
+    return recent_job(list_jobs(limit=20, submitted_by=user.name), "generate", now)

@@ -14,21 +14,15 @@ import time
 
 import streamlit as st
 
-from generators.generate import GenerateConfig
-from generators.vibes import answer_stream
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
-from podium.app.feedback import empty_state, show_error
+from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import field_label, queue_form
-from podium.app.job_panel import page_link, watch_job
+from podium.app.job_panel import Job, page_link, watch_job
+from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.app.table_choices import CONVERSATIONS
+from podium.app.table_choices import CONVERSATIONS, snapshots_of
 from podium.app.views.generate import model as gm
-from podium.errors import PodiumError
-from podium.jobs.queue import Job, list_jobs
-from podium.store.catalog.catalog import load_table
-from podium.store.read.snapshots import list_snapshots
-from podium.store.state.users import acting_user
 
 P = "generate."
 BASIC = ("out", "temperature")
@@ -73,10 +67,10 @@ def _form(models: list[str], model_index: int) -> None:
         else:
             empty_state("No tables yet.", "Run `podium demo` or import one.")
         return
-    snapshots = list_snapshots(load_table(table))
+    snapshots = snapshots_of(table)
     snapshot = widgets.snapshot_picker(snapshots, key=P + "snapshot")
     # Size settings sit outside the form so the estimate follows them as they change.
-    fields = GenerateConfig.model_fields
+    fields = gm.CONFIG_FIELDS
     c1, c2, c3 = st.columns(3)
     limit = c1.number_input(
         "Limit (prompts; 0 = all)", 0, None, gm.DEFAULT_LIMIT, key=P + "limit",
@@ -88,7 +82,7 @@ def _form(models: list[str], model_index: int) -> None:
     )  # fmt: skip
     n = c3.number_input("Samples per prompt", 1, 64, 1, key=P + "n", help="`n`")
     total = next((s.total_rows for s in snapshots if s.snapshot_id == snapshot), 0)
-    rate = gm.measured_rate(model, list_jobs(limit=50, status="succeeded"))
+    rate = gm.recent_rate(model)
     st.info(gm.estimate(total, int(limit) or None, int(max_tokens), int(n), rate).text)
     sizes = {"limit": int(limit) or None, "max_tokens": int(max_tokens), "n": int(n)}
     job_id = queue_form(
@@ -101,8 +95,8 @@ def _form(models: list[str], model_index: int) -> None:
     if job_id is not None:
         st.session_state[P + "job_id"] = job_id
     elif not st.session_state.get(P + "job_id"):  # a return to the page: show the last one
-        mine = list_jobs(limit=20, submitted_by=acting_user().name)
-        st.session_state[P + "job_id"] = gm.recent_job(mine, "generate", time.time())
+        mine = gm.recent_generation(current_user(), time.time())
+        st.session_state[P + "job_id"] = mine
     if st.session_state.get(P + "job_id"):
         watch_job(st.session_state[P + "job_id"], _next_steps)
 
@@ -112,7 +106,7 @@ def _try_prompt(model: str) -> None:
         prompt = st.text_area("Prompt", key=P + "try")
         if st.button("Ask", key=P + "ask") and prompt.strip():
             try:
-                answer = answer_stream(model, prompt)  # the role is checked before the model
+                answer = gm.answer_stream(model, prompt)  # the role is checked before the model
                 with st.chat_message("assistant"):
                     widgets.write_answer(answer)
             except PodiumError as exc:

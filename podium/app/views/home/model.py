@@ -6,15 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generators.code_exec.demo_functions import DEMO_TABLE as DEMO_FUNCTIONS
+from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.table_choices import pick, table_choices
 from podium.jobs.queue import Job, list_jobs
 from podium.models import list_models
 from podium.models.serving import list_servers
 from podium.store.catalog.catalog import table_exists
-from podium.store.write.demo import DEMO_TABLES
+from podium.store.write.demo import DEMO_TABLES, load_demo
 
 DEMO_NAMES = (*DEMO_TABLES, DEMO_FUNCTIONS)
 RECENT_JOBS = 5
+
+
+def load_demo_tables() -> dict[str, bool]:
+    """Write the demo tables and the demo functions: {table: created (else already
+    there)}. `load_demo` checks the acting user's role."""
+    return {**load_demo(), DEMO_FUNCTIONS: load_demo_functions()}
 
 
 def demo_missing() -> list[str]:

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from generators.code_exec.demo_functions import DEMO_TABLE as DEMO_FUNCTIONS
-from generators.code_exec.demo_functions import load_demo_functions
 from podium.app.base_model_panel import offer_base_model
 from podium.app.base_model_setup import base_model_missing
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
+from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.app.views.home.model import demo_missing, home_state
+from podium.app.views.home.model import demo_missing, home_state, load_demo_tables
 from podium.app.widgets import browse_link
-from podium.store.state.users import acting_user
-from podium.store.write.demo import load_demo
 
 # {table: created?}: said from the rerun that counts them on, for the session; popped once,
 # it was gone before it was read when a followed job ended and reran the page.
@@ -80,13 +77,13 @@ if missing:
     st.caption("Small chat, JSON, tool-call and code datasets, made locally (no downloads).")
 if (
     missing
-    and acting_user().can("run_job")
+    and current_user().can("run_job")
     and st.button(  # load_demo checks the role again
         "Load the demo data", icon=":material/download:", key="home.demo"
     )
 ):
     with st.spinner("Writing the demo tables"):
-        st.session_state[DEMO_LOADED] = {**load_demo(), DEMO_FUNCTIONS: load_demo_functions()}
+        st.session_state[DEMO_LOADED] = load_demo_tables()
     st.rerun()  # "Where things stand" above was drawn before the tables existed
 if created := st.session_state.get(DEMO_LOADED):
     st.success(

@@ -1,6 +1,7 @@
 """What the Logbook shows of one job's outputs, without Streamlit: the tables it wrote,
 the checkpoints a training run registered (its final one from the summary too), and
-what each checkpoint can be compared with."""
+what each checkpoint can be compared with. The rest the page reads and does (jobs, logs,
+cancel, re-run) is `podium.jobs`'s, named here: the view imports only this model."""
 
 from __future__ import annotations
 
@@ -10,10 +11,28 @@ from typing import Any
 
 from podium.jobs import logbook as lb
 from podium.jobs.kinds import registered_checkpoints
-from podium.jobs.queue import Job
+from podium.jobs.logbook import duration_text as duration_text
+from podium.jobs.logbook import events as events
+from podium.jobs.logbook import job_rows as job_rows
+from podium.jobs.logbook import kind_model as kind_model
+from podium.jobs.logbook import kind_names as kind_names
+from podium.jobs.logbook import metrics_frame as metrics_frame
+from podium.jobs.logbook import progress_fraction as progress_fraction
+from podium.jobs.logbook import progress_text as progress_text
+from podium.jobs.logbook import rerun as rerun
+from podium.jobs.logbook import samples as samples
+from podium.jobs.logs import log_tail as log_tail
+from podium.jobs.queue import Job as Job
+from podium.jobs.queue import get_job as get_job
+from podium.jobs.queue import list_jobs as list_jobs
+from podium.jobs.queue import may_cancel as may_cancel
+from podium.jobs.queue import request_cancel as request_cancel
+from podium.jobs.queue import submitters as submitters
 from podium.jobs.reproducibility import reproducibility_text, reruns
 from podium.jobs.rerun_queue import rerun_of, settle_reruns
-from podium.jobs.tables import ACTIVE
+from podium.jobs.tables import ACTIVE as ACTIVE
+from podium.jobs.tables import warnings_of as warnings_of
+from podium.store.catalog.catalog import list_tables as list_tables
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,10 @@ from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.job_tray_model import STATUS_ICONS
+from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.scroll import scroll_once
-from podium.app.views.logbook.model import outputs_of, reproducibility
-from podium.jobs import logbook as lb
-from podium.jobs.logs import log_tail
-from podium.jobs.queue import Job, get_job, list_jobs, may_cancel, request_cancel, submitters
-from podium.jobs.tables import ACTIVE, warnings_of
-from podium.store.catalog.catalog import list_tables
-from podium.store.state.users import acting_user
+from podium.app.views.logbook import model
 
 SELECT = "logbook.select"  # the job selectbox
 GOTO = "logbook.goto"  # a job to select on the next run (just queued or re-run)
@@ -43,25 +38,25 @@ CANCEL_YES = "Yes, cancel the job"
 
 
 def new_job_form() -> None:
-    if not acting_user().can("run_job"):
+    if not current_user().can("run_job"):
         return  # viewers and reviewers read the logbook; the queue refuses them anyway
     edit = st.session_state.get(EDIT)
     prefill: dict[str, Any] = {}
     if edit:
-        job = get_job(edit)
+        job = model.get_job(edit)
         st.session_state[KIND] = job["kind"]
         prefill = json.loads(job["config"] or "{}")
     with st.expander("New job", icon=":material/add:", expanded=bool(edit)):
         if edit:
             st.caption(f"The values of job {code_span(edit)}; change what you need and queue it.")
-        kind = st.selectbox("Kind", lb.kind_names(), key=KIND)
+        kind = st.selectbox("Kind", model.kind_names(), key=KIND)
         try:
-            lb.kind_model(kind)  # a kind whose module cannot load here is named, not crashed on
+            model.kind_model(kind)  # a kind whose module cannot load here is named, not crashed on
         except ImportError as exc:
             show_error(f"The {kind!r} kind cannot be loaded here: {exc}")
             return
         key = f"logbook.new.{kind}" + (f".{edit}" if edit else "")
-        job_id = queue_form(kind, key, tables=list_tables(), values=prefill)
+        job_id = queue_form(kind, key, tables=model.list_tables(), values=prefill)
         if job_id is not None:
             st.session_state[GOTO] = job_id
             st.session_state.pop(EDIT, None)
@@ -69,11 +64,11 @@ def new_job_form() -> None:
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def job_table(submitted_by: str | None) -> None:
-    jobs = list_jobs(submitted_by=submitted_by)
+    jobs = model.list_jobs(submitted_by=submitted_by)
     st.dataframe(
         [
             {**row, "submitted by": j["submitted_by"]}
-            for row, j in zip(lb.job_rows(jobs), jobs, strict=True)
+            for row, j in zip(model.job_rows(jobs), jobs, strict=True)
         ],
         hide_index=True,
         column_config={
@@ -85,12 +80,12 @@ def job_table(submitted_by: str | None) -> None:
 @st.fragment(run_every=REFRESH_SECONDS)
 def job_detail(job_id: str) -> None:
     """Everything about one job that changes while it runs, redrawn every few seconds."""
-    job = get_job(job_id)
+    job = model.get_job(job_id)
     st.subheader(f"{escape_markdown(job['kind'])} · {escape_markdown(job['id'])}")
     cols = st.columns(4)
     status = escape_markdown(job["status"])
     cols[0].markdown(f"{STATUS_ICONS.get(job['status'], '')} **{status}**")
-    cols[1].caption(f"duration {escape_markdown(lb.duration_text(job))}")
+    cols[1].caption(f"duration {escape_markdown(model.duration_text(job))}")
     cols[2].caption(
         f"submitted by {escape_markdown(job['submitted_by'] or 'unknown')} · attempt "
         f"{job['attempt']} · {escape_markdown(job['launcher'] or 'not started')}"
@@ -98,19 +93,19 @@ def job_detail(job_id: str) -> None:
     question = st.container()  # a question a button asks, full width under the buttons
     with cols[3]:
         actions(job, question)
-    fraction = lb.progress_fraction(job)
+    fraction = model.progress_fraction(job)
     if fraction is not None:
-        st.progress(fraction, text=escape_markdown(lb.progress_text(job)))
+        st.progress(fraction, text=escape_markdown(model.progress_text(job)))
     if job["error"]:
         show_error(job["error"].split("\n--- log tail ---")[0])
-    for warning in warnings_of(job_id):  # said while it runs: a run that cannot learn
+    for warning in model.warnings_of(job_id):  # said while it runs: a run that cannot learn
         st.warning(escape_markdown(warning), icon=":material/warning:")
     outputs(job)
-    if said := reproducibility(job):
+    if said := model.reproducibility(job):
         st.caption(escape_markdown(said))
     st.markdown("**Log**")
-    st.code(log_tail(job["log_path"], 40) or "(empty)", language="log")
-    metrics = lb.metrics_frame(job_id)
+    st.code(model.log_tail(job["log_path"], 40) or "(empty)", language="log")
+    metrics = model.metrics_frame(job_id)
     if (rl := async_view(job, metrics)) is not None:
         async_panel(rl)  # replicas, staleness, syncs and rollouts: the run card pins them
         metrics = other_metrics(metrics)
@@ -121,14 +116,14 @@ def job_detail(job_id: str) -> None:
             for col, (title, data) in zip(st.columns(3), panels[row : row + 3], strict=False):
                 col.caption(escape_markdown(title))
                 col.altair_chart(charts.line_chart(data), width="stretch")
-    samples = lb.samples(job_id)
+    samples = model.samples(job_id)
     if samples:
         st.markdown("**Samples**")
         st.dataframe(samples, hide_index=True)
 
 
-def outputs(job: Job) -> None:
-    shown = outputs_of(job)
+def outputs(job: model.Job) -> None:
+    shown = model.outputs_of(job)
     inputs_col, outputs_col = st.columns(2)
     with inputs_col:
         st.markdown("**Inputs**")
@@ -160,13 +155,13 @@ def outputs(job: Job) -> None:
             st.caption(shown.empty_text)
 
 
-def actions(job: Job, question_spot: DeltaGenerator) -> None:
-    user = acting_user()
+def actions(job: model.Job, question_spot: DeltaGenerator) -> None:
+    user = current_user()
     if not user.can("run_job"):
         return
     just_asked = (
-        job["status"] in ACTIVE
-        and may_cancel(user, job)
+        job["status"] in model.ACTIVE
+        and model.may_cancel(user, job)
         and st.button("Cancel", key="logbook.cancel", icon=":material/stop:")
     )
     if just_asked:
@@ -178,18 +173,18 @@ def actions(job: Job, question_spot: DeltaGenerator) -> None:
     # end below the fold), and scrolled into view on the run that asked.
     with question_spot:
         if widgets.ask_first("logbook.cancel.ask", question, CANCEL_YES):
-            request_cancel(job["id"])
+            model.request_cancel(job["id"])
             st.rerun()  # the header above was drawn before the click
         if just_asked:
             scroll_once(button=CANCEL_YES)
     # Re-run is for a finished job (this one has not run yet); a changed copy is not.
-    if job["status"] not in ACTIVE and st.button(
+    if job["status"] not in model.ACTIVE and st.button(
         "Re-run",
         key="logbook.rerun",
         icon=":material/replay:",
         help="Its card again; a succeeded job's outputs get new names (<out>__rerun_<n>)",
     ):
-        st.session_state[GOTO] = lb.rerun(job["id"])
+        st.session_state[GOTO] = model.rerun(job["id"])
         st.rerun()
     if st.button("Re-run with changes", key="logbook.edit", icon=":material/edit:"):
         st.session_state[EDIT] = job["id"]
@@ -198,12 +193,12 @@ def actions(job: Job, question_spot: DeltaGenerator) -> None:
 
 st.title("Logbook")
 new_job_form()
-jobs = list_jobs()
+jobs = model.list_jobs()
 if not jobs:
     empty_state("No jobs yet.", "Queue one above, or run `podium submit CARD.md`.")
 else:
     everyone = "everyone"
-    who = st.selectbox("Submitted by", [everyone, *submitters()], key="logbook.submitter")
+    who = st.selectbox("Submitted by", [everyone, *model.submitters()], key="logbook.submitter")
     job_table(None if who == everyone else who)
     ids = [j["id"] for j in jobs]
     goto = st.session_state.pop(GOTO, None)
@@ -219,6 +214,6 @@ else:
     st.session_state[SELECT + ".linked"] = chosen
     job_detail(chosen)
     with st.expander("Run card and status history"):
-        job = get_job(chosen)
+        job = model.get_job(chosen)
         st.code(job["card"], language="markdown")
-        st.dataframe(lb.events(chosen), hide_index=True)
+        st.dataframe(model.events(chosen), hide_index=True)

@@ -12,6 +12,23 @@ from podium.app.rows.filters import LABEL_KEYS
 from podium.identity import User
 from podium.review import annotations as ann
 from podium.review import queues
+from podium.store.read.snapshots import resolve_snapshot
+
+
+def queues_of(name: str) -> list[queues.Queue]:
+    """The review queues started on table `name`, oldest first."""
+    return queues.list_queues(name)
+
+
+def queue_of(name: str, queue: str) -> queues.Queue:
+    """Queue `queue` of table `name`, with its progress."""
+    return queues.get_queue(name, queue)
+
+
+def head_snapshot(table: Table) -> int | None:
+    """The snapshot a label from the queue is made on: the table as it is now (the
+    queue hands out rows as they are now)."""
+    return resolve_snapshot(table, None)
 
 
 def start_queue(

@@ -21,11 +21,11 @@ from typing import Any
 import streamlit as st
 
 from podium.app import widgets
-from podium.app.feedback import empty_state
+from podium.app.feedback import PodiumError, empty_state
 from podium.app.forms import queue_form
 from podium.app.page_tables import PageTables
 from podium.app.pages import page_file
-from podium.app.roles import allowed
+from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import panels as row_panels
 from podium.app.rows import saves as rs
@@ -34,9 +34,6 @@ from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.views.review import queue as review_queue
 from podium.app.views.review import snapshots as review_snapshots
-from podium.errors import PodiumError
-from podium.review import queues
-from podium.store.read.snapshots import resolve_snapshot
 
 CURSOR, EDITING = "review.cursor", "review.editing"
 
@@ -56,7 +53,7 @@ def _new_queue(table: str) -> None:
                 q = review_queue.start_queue(
                     table,
                     int(size),
-                    row_filters.current_user(),
+                    current_user(),
                     sampled=sampled,
                     seed=int(seed),
                     search=search,
@@ -73,8 +70,8 @@ def _new_queue(table: str) -> None:
 
 def _queue_tab(tables: PageTables) -> None:
     table = tables.name
-    found = queues.list_queues(table)
-    user = row_filters.current_user()
+    found = review_queue.queues_of(table)
+    user = current_user()
     # Working through a queue claims rows, which is a reviewer's write.
     if not allowed(user, "annotate", "reviewing from a queue", "this table"):
         return
@@ -88,7 +85,7 @@ def _queue_tab(tables: PageTables) -> None:
     name = st.selectbox("Queue", names, key="review.queue")
     cursor = int(st.session_state.get(CURSOR, 0))
     row = review_queue.queue_row(table, user, cursor, name)  # first: it drops rows removed since
-    queue = queues.get_queue(table, name)
+    queue = review_queue.queue_of(table, name)
     progress = escape_markdown(f"{queue.progress} · {queue.description}")  # a search, a condition
     st.progress(queue.done / max(queue.size, 1), text=progress)
     if row is None:
@@ -115,7 +112,7 @@ def _queue_tab(tables: PageTables) -> None:
     if nav[2].button("Edit", key="review.edit", disabled=not user.can("edit")):
         st.session_state[EDITING] = not st.session_state.get(EDITING)
     row_id = str(row["id"])
-    snapshot = resolve_snapshot(tables.table, None)  # the queue hands out rows as they are now
+    snapshot = review_queue.head_snapshot(tables.table)
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {escape_markdown(label)}", key=f"review.key.{k}"):
             row_panels.act(functools.partial(rs.label_rows, table, [row_id], user, label, snapshot))
@@ -155,7 +152,7 @@ def _picker(table: str, label: str, key: str, default: str | None) -> str | None
 
 def _snapshots_tab(tables: PageTables) -> None:
     table = tables.name
-    user = row_filters.current_user()
+    user = current_user()
     choices = review_snapshots.snapshot_choices(table)
     ids = [c for c in choices if c.isdigit()]
     c1, c2 = st.columns(2)

@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from podium.errors import InvalidInput
+from podium.store.catalog.catalog import list_tables as list_tables
 from podium.store.read.sql_console import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S, run_sql
 
 DEFAULT_ROWS = 100  # `podium sql --max-rows`'s default

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from podium.app.feedback import show_error
+from podium.app.feedback import PodiumError, show_error
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.sql import model as sql_model
-from podium.errors import PodiumError
-from podium.store.catalog.catalog import list_tables
 
 QUERY, ROWS, RESULT = "sql.query", "sql.rows", "sql.result"
 
 st.title("SQL")
-tables = list_tables()
+tables = sql_model.list_tables()
 st.caption(
     "Tables: "
     + (", ".join(f"`{t}`" for t in tables) if tables else "none yet (load the demo data on Home)")

@@ -16,12 +16,15 @@ from typing import Any
 import pandas as pd
 
 from podium.app.async_rl_model import AsyncView, async_view, job_config
-from podium.jobs.logbook import metrics_frame, progress_fraction, samples
-from podium.jobs.queue import Job, get_job, list_jobs
+from podium.app.charts import chart_groups
+from podium.jobs.logbook import kind_model, metrics_frame, progress_fraction, samples
+from podium.jobs.queue import Job, get_job, list_jobs, request_cancel
 from podium.models.registry import get_model, list_models
 from podium.store.catalog.catalog import list_tables, load_table
 from podium.store.read.snapshots import list_snapshots
 from trainers.config import ASYNC_ONLY
+from trainers.presets import PRESET_NAMES as PRESET_NAMES
+from trainers.presets import preset_defaults as preset_defaults
 
 KINDS = ("sft", "grpo")
 REWARD_CHOICES = (
@@ -51,18 +54,6 @@ def default_rewards() -> dict[str, float]:
 # beside the basic fields when the form is for async, left at their defaults (and off
 # the form) for sync.
 ASYNC_FIELDS = ASYNC_ONLY
-
-# Chart groups: a title and the metric names (a prefix ending in "/" takes a family).
-CHART_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Loss", ("loss", "eval_loss")),
-    ("Reward", ("reward", "reward_std", "rewards/")),
-    ("Learning rate", ("learning_rate",)),
-    ("Grad norm", ("grad_norm",)),
-    ("Tokens/s", ("tokens_per_s",)),
-    ("Token accuracy", ("mean_token_accuracy",)),
-    ("Completion length", ("completions/mean_length",)),
-    ("Lag (async)", ("lag", "lag_max")),
-)
 
 
 def base_choices() -> list[str]:
@@ -124,6 +115,24 @@ def run_label(job: Job) -> str:
     return f"{job['kind']} → {out} · {job['status']} · {job['id']}"
 
 
+def run_title(job_id: str) -> str:
+    return run_label(get_job(job_id))
+
+
+def run_status(job_id: str) -> str:
+    return str(get_job(job_id)["status"])
+
+
+def cancel_run(job_id: str) -> None:
+    """Ask the worker to stop the run at its next step."""
+    request_cancel(job_id)
+
+
+def form_fields(kind: str) -> list[str]:
+    """Every field of the kind's config, in the form's order."""
+    return list(kind_model(kind).model_fields)
+
+
 def cancel_question(view: RunView) -> str:
     """What "Cancel run" asks before it stops anything."""
     return (
@@ -150,23 +159,6 @@ class RunView:
     @property
     def finished(self) -> bool:
         return self.status in ("succeeded", "failed", "cancelled")
-
-
-def chart_groups(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """Split a wide metrics frame (index step) into the page's charts; empty ones dropped."""
-    out = []
-    for title, names in CHART_GROUPS:
-        cols = [
-            c
-            for c in frame.columns
-            if c in names or any(n.endswith("/") and c.startswith(n) for n in names)
-        ]
-        if title == "Reward":
-            cols = [c for c in cols if not c.endswith("/std")]
-        data = frame[cols].dropna(how="all") if cols else pd.DataFrame()
-        if not data.empty:
-            out.append((title, data))
-    return out
 
 
 def run_view(job_id: str) -> RunView:

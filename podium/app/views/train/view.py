@@ -21,32 +21,35 @@ from podium.app import widgets
 from podium.app.async_rl_panel import async_panel
 from podium.app.base_model_panel import offer_base_model
 from podium.app.charts import line_chart
-from podium.app.feedback import empty_state, show_error
+from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
+from podium.app.pages import page_file
 from podium.app.rows.snapshots import linked_snapshot_labels
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.train.model import (
     KINDS,
+    PRESET_NAMES,
     REWARD_CHOICES,
     ROLLOUTS,
     RunView,
     base_choices,
     cancel_question,
+    cancel_run,
     default_out,
     default_rewards,
+    form_fields,
+    preset_defaults,
     rollout_fields,
     run_label,
+    run_status,
+    run_title,
     run_view,
     snapshot_choices,
     training_runs,
 )
-from podium.errors import PodiumError
-from podium.jobs.logbook import kind_model
-from podium.jobs.queue import get_job
-from trainers.presets import PRESET_NAMES, preset_defaults
 
-GENERATE_PAGE = "views/generate/view.py"
-COMPARE_PAGE = "views/compare/view.py"
+GENERATE_PAGE = page_file("generate")
+COMPARE_PAGE = page_file("compare")
 BASIC = ("out", "method", "max_steps", "learning_rate")
 ACTIVE = ("queued", "running", "cancelling")
 LAUNCHED = "train.launched"  # the run queued from this tab, watched under the form
@@ -144,7 +147,7 @@ def _launch_form() -> None:
         )
     shown, hidden = rollout_fields(kind, rollout)
     fixed.update(hidden)
-    model_fields = kind_model(kind).model_fields
+    model_fields = form_fields(kind)
     basic = (*BASIC, *shown)
     job_id = queue_form(
         kind,
@@ -159,7 +162,7 @@ def _launch_form() -> None:
     launched = st.session_state.get(LAUNCHED)
     if launched:
         # The run just queued, live where it was queued (the Runs tab shows it too).
-        st.markdown(f"**{escape_markdown(run_label(get_job(launched)))}**")
+        st.markdown(f"**{escape_markdown(run_title(launched))}**")
         _live(launched, "train.launch")
 
 
@@ -172,9 +175,7 @@ def _watch(job_id: str, key: str) -> RunView:
         if st.button("Cancel run", key=f"{key}.cancel"):
             st.session_state[f"{key}.cancel.ask"] = True
         if widgets.ask_first(f"{key}.cancel.ask", cancel_question(view), "Yes, cancel the run"):
-            from podium.jobs.queue import request_cancel
-
-            request_cancel(job_id)
+            cancel_run(job_id)
             st.rerun()
     if view.error:
         show_error(view.error)
@@ -215,7 +216,7 @@ def _watch(job_id: str, key: str) -> RunView:
 def _live(job_id: str, key: str) -> None:
     """The run, redrawn every two seconds while it is queued or running; when its status
     changes the whole page reruns, so every label names the status it has now."""
-    shown = get_job(job_id)["status"]
+    shown = run_status(job_id)
 
     @st.fragment(run_every=2.0 if shown in ACTIVE else None)
     def live() -> None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from podium.app.feedback import show_error
+from podium.app.feedback import PodiumError, show_error
+from podium.app.roles import current_user
 from podium.app.safe_markdown import escape_markdown
-from podium.errors import PodiumError
-from podium.identity import ROLES
-from podium.store.state.users import acting_user, grant, list_users, revoke
+from podium.app.views.users.model import ROLES, grant, list_users, revoke
 
 st.title("Users")
-me = acting_user()
+me = current_user()
 if not me.can("manage_users"):
     show_error(f"Managing users needs the admin role; you are {me.role}.")
     st.stop()
@@ -24,7 +23,7 @@ with st.form("users.grant"):
     display = right.text_input("Display name (optional)", key="users.display")
     if st.form_submit_button("Grant", type="primary"):
         try:
-            record = grant(acting_user(), name, role, display)
+            record = grant(current_user(), name, role, display)
             st.success(escape_markdown(f"{record['name']} is now {record['role']}."))
         except PodiumError as exc:
             show_error(exc)
@@ -33,7 +32,7 @@ if names:
     gone = st.selectbox("Remove a user", names, key="users.revoke_name")
     if st.button("Revoke", key="users.revoke"):
         try:
-            revoke(acting_user(), gone)
+            revoke(current_user(), gone)
             st.rerun()
         except PodiumError as exc:
             show_error(exc)

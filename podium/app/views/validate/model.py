@@ -11,10 +11,14 @@ from typing import Any
 
 from podium.errors import InvalidInput
 from podium.identity import require
+from podium.store.catalog.catalog import load_table
 from podium.store.state.users import acting_user
 from podium.validate.extract import DEFAULT_EXTRACT
+from podium.validate.failure_text import marked_failure, message_texts
 from podium.validate.report import read_report, report_for, report_name, report_summary
-from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES, save_schema_text
+from podium.validate.rules import PROP_JSON_SCHEMA as PROP_JSON_SCHEMA
+from podium.validate.rules import RULE_NAMES as RULE_NAMES
+from podium.validate.rules import save_schema_text
 
 
 @dataclass(frozen=True)
@@ -89,3 +93,15 @@ def build_specs(
     if not specs:
         raise InvalidInput("Choose at least one rule.")
     return specs
+
+
+def table_properties(name: str) -> dict[str, str]:
+    """Table `name`'s properties (its stored JSON Schema, its kind)."""
+    return dict(load_table(name).properties)
+
+
+def failure_in_text(name: str, snapshot: int | None, failure: dict[str, Any]) -> tuple[str, str]:
+    """Where a failure sits (its position, in words) and its message's text with the
+    spot marked, read from the row at `snapshot`."""
+    texts = message_texts(name, snapshot, [failure["id"]])
+    return marked_failure(failure, texts.get(failure["id"], []))

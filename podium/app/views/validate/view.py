@@ -2,8 +2,8 @@
 error kinds as a bar chart, the malformed samples, and each one with its error marked
 by a caret, with a link to open it in Browse.
 
-Everything shown comes from `podium.app.views.validate.model` and `podium.validate`
-(rules, reports, a failure's text).
+Everything shown comes from `model.py` (over `podium.validate`: rules, reports, a
+failure's text).
 """
 
 from __future__ import annotations
@@ -13,19 +13,13 @@ import pandas as pd
 import streamlit as st
 
 from podium.app import widgets
-from podium.app.feedback import empty_state, show_error
+from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
-from podium.app.job_panel import page_link, watch_job
+from podium.app.job_panel import Job, page_link, table_links, watch_job
 from podium.app.safe_markdown import code_span, escape_markdown
+from podium.app.table_choices import snapshots_of
 from podium.app.views.validate import model as validate_model
 from podium.app.views.validate.model import settings_seed
-from podium.errors import PodiumError
-from podium.jobs import logbook as lb
-from podium.jobs.queue import Job
-from podium.store.catalog.catalog import load_table
-from podium.store.read.snapshots import list_snapshots
-from podium.validate.failure_text import marked_failure, message_texts
-from podium.validate.rules import PROP_JSON_SCHEMA, RULE_NAMES
 
 TABLE, SNAPSHOT, RULES = "validate.table", "validate.snapshot", "validate.rules"
 SCHEMA, XSD, PATTERN, TOOLS = (
@@ -58,20 +52,24 @@ def _reset_for(table: str) -> None:
 
 
 def _settings(table: str) -> None:
-    props = load_table(table).properties
+    props = validate_model.table_properties(table)
     linked = st.query_params.get("snapshot")
     if linked and linked.isdigit() and st.session_state.get(SNAPSHOT + ".linked") != linked:
         st.session_state[SNAPSHOT] = st.session_state[SNAPSHOT + ".linked"] = int(linked)
-    snapshot = widgets.snapshot_picker(list_snapshots(load_table(table)), key=SNAPSHOT)
+    snapshot = widgets.snapshot_picker(snapshots_of(table), key=SNAPSHOT)
     # What the report on screen used (after a reload too), else the defaults.
     custom = (st.session_state.get(REPORT) or "").strip() or None
     seed = settings_seed(table, snapshot, props, custom)
     if RULES not in st.session_state:
         st.session_state[RULES] = seed.rules
-    rules = st.multiselect("Rules", list(RULE_NAMES), key=RULES)
+    rules = st.multiselect("Rules", list(validate_model.RULE_NAMES), key=RULES)
     schema_text = xsd_text = pattern = tools_text = ""
     if "json-schema" in rules:
-        stored = "the table's stored schema" if PROP_JSON_SCHEMA in props else "nothing (required)"
+        stored = (
+            "the table's stored schema"
+            if validate_model.PROP_JSON_SCHEMA in props
+            else "nothing (required)"
+        )
         schema_text = _file_or_text(
             "JSON Schema", SCHEMA, ["json"], f"Leave empty to use {stored}."
         )
@@ -104,7 +102,7 @@ def _settings(table: str) -> None:
 
 
 def _next_steps(job: Job) -> None:
-    links = lb.table_links(job)
+    links = table_links(job)
     for name, snapshot in links["inputs"][:1]:
         page_link(
             "browse", "Open the malformed rows in Browse", ":material/table_view:",
@@ -165,8 +163,7 @@ def _results(table: str) -> None:
     if index is None or index >= len(shown):
         return
     failure = shown[index]
-    texts = message_texts(table, snapshot, [failure["id"]])
-    where, marked = marked_failure(failure, texts.get(failure["id"], []))
+    where, marked = validate_model.failure_in_text(table, snapshot, failure)
     st.markdown(
         f"**{escape_markdown(failure['id'])}** · turn {failure['turn']} · "
         f"{code_span(failure['rule'])} · {escape_markdown(where)}"

@@ -1,7 +1,22 @@
-"""What the Vibe-check page says, without Streamlit (storage and selection live in
-`generators.vibes`)."""
+"""What the Vibe-check page says and does, without Streamlit: storage and selection are
+`generators.vibes`'s and the model choices Generate's, named here so the view imports
+only this model."""
 
 from __future__ import annotations
+
+from generators.vibes import VIBES_TABLE as VIBES_TABLE
+from generators.vibes import all_tags as all_tags
+from generators.vibes import answer_stream as answer_stream
+from generators.vibes import build_eval_set as build_eval_set
+from generators.vibes import clean_tags as clean_tags
+from generators.vibes import list_vibes as list_vibes
+from generators.vibes import may_submit as may_submit
+from generators.vibes import submit_vibe as submit_vibe
+from generators.vibes import vibe_id_for as vibe_id_for
+from generators.vibes import vibe_stored as vibe_stored
+from podium.app.views.generate.model import count_text as count_text
+from podium.app.views.generate.model import model_choices as model_choices
+from podium.identity import User as User
 
 
 def submissions_caption(count: int, waiting_on: str | None = None) -> str:

@@ -1,7 +1,8 @@
 """Vibe-check page: submit a prompt a model does badly on, see its answer streamed,
 browse submissions, and turn a selection into an eval set for the Generate page.
 
-Storage and selection live in `generators.vibes`; choices in `podium.app.views.generate.model`.
+Logic: `model.py` (storage and selection are `generators.vibes`'s, model choices
+Generate's).
 """
 
 from __future__ import annotations
@@ -9,37 +10,21 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from generators.vibes import (
-    VIBES_TABLE,
-    all_tags,
-    answer_stream,
-    build_eval_set,
-    clean_tags,
-    list_vibes,
-    may_submit,
-    submit_vibe,
-    vibe_id_for,
-    vibe_stored,
-)
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
-from podium.app.feedback import empty_state, show_error
+from podium.app.feedback import PodiumError, empty_state, show_error
+from podium.app.pages import page_file
+from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
-from podium.app.views.generate import model as gm
-from podium.app.views.generate.model import count_text
-from podium.app.views.vibes.model import submissions_caption
-from podium.errors import PodiumError
-from podium.identity import User
-from podium.store.state.users import acting_user
+from podium.app.views.vibes import model as vm
 
 P = "vibes."
-GENERATE_PAGE = Path(__file__).parent / "generate.py"
+GENERATE_PAGE = page_file("generate")
 
 
 def submission_key(session: str, *fields: str) -> str:
@@ -59,7 +44,7 @@ class Pending:
     model: str
     ask: bool
     key: str  # the idempotency key: a double click stores it once
-    submitter: User
+    submitter: vm.User
     slot: DeltaGenerator  # under the form, where its answer streams
 
 
@@ -68,7 +53,7 @@ def _submit(models: list[str], model_index: int) -> Pending | None:
     if stored and st.session_state.pop(P + "clear", False):
         for key in (P + "prompt", P + "ideal", P + "tags"):
             st.session_state[key] = ""
-        st.success(f"Stored submission `{stored}` in `{VIBES_TABLE}`. Write the next one.")
+        st.success(f"Stored submission `{stored}` in `{vm.VIBES_TABLE}`. Write the next one.")
         shown = st.session_state.pop(P + "answer", None)
         if shown:
             with st.chat_message("assistant"):
@@ -80,7 +65,7 @@ def _submit(models: list[str], model_index: int) -> Pending | None:
         c1, c2, c3 = st.columns(3)
         tags = c1.text_input("Tags (comma-separated)", key=P + "tags", placeholder="json, math")
         model = c2.selectbox("Checkpoint", models, index=model_index, key=P + "model")
-        submitter = acting_user()  # the logged-in user (the OS user in local mode)
+        submitter = current_user()  # the logged-in user (the OS user in local mode)
         c3.text_input("Submitted by", value=submitter.label, disabled=True)
         ask = st.checkbox(
             "Ask the checkpoint now (answer streamed and stored)", True, key=P + "ask"
@@ -98,11 +83,11 @@ def _submit(models: list[str], model_index: int) -> Pending | None:
     # key, and stores nothing more (nor asks the model again).
     key = submission_key(st.session_state.setdefault(P + "session", uuid.uuid4().hex),
                          prompt, ideal, tags, model, submitter.name)  # fmt: skip
-    if vibe_stored(vibe_id_for(key)):
-        st.info(f"Already stored as `{vibe_id_for(key)}`.")
+    if vm.vibe_stored(vm.vibe_id_for(key)):
+        st.info(f"Already stored as `{vm.vibe_id_for(key)}`.")
         return None
     try:
-        may_submit(submitter)  # before the model is asked (or its server started)
+        vm.may_submit(submitter)  # before the model is asked (or its server started)
     except PodiumError as exc:
         show_error(exc)
         return None
@@ -117,10 +102,11 @@ def _answer_and_store(pending: Pending) -> None:
         if pending.ask:
             with pending.slot, st.chat_message("assistant"):
                 st.caption(escape_markdown(pending.model))
-                stream = answer_stream(pending.model, pending.prompt, user=pending.submitter)
+                stream = vm.answer_stream(pending.model, pending.prompt, user=pending.submitter)
                 answer = widgets.write_answer(stream)
-        vid = submit_vibe(pending.prompt, pending.ideal, clean_tags(pending.tags), pending.model,
-                          answer, pending.submitter, idempotency_key=pending.key)  # fmt: skip
+        tags = vm.clean_tags(pending.tags)
+        vid = vm.submit_vibe(pending.prompt, pending.ideal, tags, pending.model, answer,
+                             pending.submitter, idempotency_key=pending.key)  # fmt: skip
     except PodiumError as exc:
         with pending.slot:
             show_error(exc)
@@ -134,11 +120,11 @@ def _answer_and_store(pending: Pending) -> None:
 def _submissions(pending: Pending | None) -> None:
     st.subheader("Submissions")
     c1, c2 = st.columns(2)
-    tags = c1.multiselect("Tags", all_tags(), key=P + "filter_tags")
+    tags = c1.multiselect("Tags", vm.all_tags(), key=P + "filter_tags")
     search = c2.text_input("Search", key=P + "search")
-    rows = list_vibes(tags=tags, search=search or None)
+    rows = vm.list_vibes(tags=tags, search=search or None)
     waiting_on = None if pending is None else (pending.model if pending.ask else "")
-    st.caption(escape_markdown(submissions_caption(len(rows), waiting_on)))
+    st.caption(escape_markdown(vm.submissions_caption(len(rows), waiting_on)))
     if not rows:
         if pending is None:
             empty_state("No submissions match.", "Submit one above, or clear the filters.")
@@ -170,14 +156,14 @@ def _eval_set(tags: list[str], selected: list[str]) -> None:
     out = st.text_input("Eval-set table", value=default, key=P + "evalset_out")
     if st.button("Build eval set", key=P + "build", disabled=not (tags or selected)):
         try:
-            count = build_eval_set(out, tags=None if selected else tags, ids=selected or None)
+            count = vm.build_eval_set(out, tags=None if selected else tags, ids=selected or None)
         except PodiumError as exc:
             show_error(exc)
             return
-        st.success(f"Wrote {count_text(count, 'prompt')} to {code_span(out)}.")
+        st.success(f"Wrote {vm.count_text(count, 'prompt')} to {code_span(out)}.")
         widgets.browse_link(out, label=f"Open {escape_markdown(out)} in Browse")
         st.page_link(
-            str(GENERATE_PAGE),
+            GENERATE_PAGE,
             label=f"Generate on {escape_markdown(out)}",
             icon=":material/auto_awesome:",
             query_params={"table": out},
@@ -189,7 +175,7 @@ st.caption(
     "Found a prompt where a model does badly? Save it with what good looks like; "
     "submissions become eval sets any checkpoint can be run on."
 )
-models, model_index = gm.model_choices(st.query_params.get("model"))
+models, model_index = vm.model_choices(st.query_params.get("model"))
 if not models:
     offer_base_model("vibes.bootstrap", "No models registered yet.")
     st.stop()
