@@ -10,7 +10,7 @@
 - `no_tables_message()`: what to say when the catalog is empty.
 
 What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
-`podium.app.views.browse.model`), which carry the tests of the logic.
+`podium.app.rows`), which carry the tests of the logic.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def browse_link(
     """A link that opens the Browse page on `table` (and a snapshot, a sample, a search).
 
     Uses st.page_link, so it works wherever the Browse page is mounted; for plain text
-    links use `podium.app.views.browse.model.browse_url`.
+    links use `podium.app.rows.view_state.browse_url`.
     A `label` is Markdown: data in it goes through `podium.app.safe_markdown`.
     """
     query = to_query(ViewState(table=table, snapshot=snapshot, sample=sample, search=search))

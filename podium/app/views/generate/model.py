@@ -21,7 +21,6 @@ from podium.errors import InvalidInput
 from podium.identity import User
 from podium.jobs.queue import list_jobs
 from podium.jobs.record import Job
-from podium.models import list_models
 from podium.models.speeds import last_speed
 from podium.store.catalog.catalog import table_exists
 from podium.store.catalog.kinds import tables_of_kind
@@ -30,17 +29,6 @@ from podium.validate.json_rules import schema_from_text
 
 # The form's fields with their help texts (the config model is their one source).
 CONFIG_FIELDS = GenerateConfig.model_fields
-
-
-def model_choices(wanted: str | None = None) -> tuple[list[str], int]:
-    """Registered model names and the index to preselect: `wanted` (a URL's ?model=),
-    else the default base, else the first."""
-    models = list_models()
-    names = [m.name for m in models]
-    if wanted in names:
-        return names, names.index(wanted)
-    default = next((i for i, m in enumerate(models) if m.is_default), 0)
-    return names, default
 
 
 def prompt_tables(eval_sets_only: bool = False) -> list[str]:
@@ -166,11 +154,6 @@ class Estimate:
             f"{self.max_tokens:,} max tokens = up to {self.tokens:,} tokens; about "
             f"{duration_text(self.seconds)} at {self.tokens_per_s:.0f} tok/s ({basis})."
         )
-
-
-def count_text(n: int, noun: str) -> str:
-    """'1 prompt', '3 prompts', '1,200 prompts'."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def duration_text(seconds: float) -> str:

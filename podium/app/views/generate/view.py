@@ -19,6 +19,7 @@ from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import field_label, queue_form
 from podium.app.job_panel import Job, page_link, watch_job
+from podium.app.model_choices import model_choices
 from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.table_choices import CONVERSATIONS, snapshots_of
@@ -115,7 +116,7 @@ def _try_prompt(model: str) -> None:
 
 st.title("Generate")
 st.caption("Sample a checkpoint on every prompt of a table; the samples become a new table.")
-models, model_index = gm.model_choices(st.query_params.get("model"))
+models, model_index = model_choices(st.query_params.get("model"))
 if not models:
     offer_base_model("generate.bootstrap", "No models registered yet.")
     st.stop()

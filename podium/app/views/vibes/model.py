@@ -1,6 +1,5 @@
 """What the Vibe-check page says and does, without Streamlit: storage and selection are
-`generators.vibes`'s and the model choices Generate's, named here so the view imports
-only this model."""
+`generators.vibes`'s, named here so the view imports only this model."""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ from generators.vibes import may_submit as may_submit
 from generators.vibes import submit_vibe as submit_vibe
 from generators.vibes import vibe_id_for as vibe_id_for
 from generators.vibes import vibe_stored as vibe_stored
-from podium.app.views.generate.model import count_text as count_text
-from podium.app.views.generate.model import model_choices as model_choices
 from podium.identity import User as User
 
 
@@ -28,3 +25,8 @@ def submissions_caption(count: int, waiting_on: str | None = None) -> str:
     if waiting_on is None:
         return text
     return text + (f" · 1 more once {waiting_on} has answered" if waiting_on else " · 1 more")
+
+
+def count_text(n: int, noun: str) -> str:
+    """'1 prompt', '3 prompts', '1,200 prompts'."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

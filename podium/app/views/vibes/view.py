@@ -1,8 +1,7 @@
 """Vibe-check page: submit a prompt a model does badly on, see its answer streamed,
 browse submissions, and turn a selection into an eval set for the Generate page.
 
-Logic: `model.py` (storage and selection are `generators.vibes`'s, model choices
-Generate's).
+Logic: `model.py` (storage and selection are `generators.vibes`'s).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import PodiumError, empty_state, show_error
+from podium.app.model_choices import model_choices
 from podium.app.pages import page_file
 from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
@@ -175,7 +175,7 @@ st.caption(
     "Found a prompt where a model does badly? Save it with what good looks like; "
     "submissions become eval sets any checkpoint can be run on."
 )
-models, model_index = vm.model_choices(st.query_params.get("model"))
+models, model_index = model_choices(st.query_params.get("model"))
 if not models:
     offer_base_model("vibes.bootstrap", "No models registered yet.")
     st.stop()
