@@ -11,13 +11,40 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from podium.app.train_model import chart_groups
-
 # A step is a whole number: an axis of them never ticks 0.5, a tooltip never reads
 # "6.000000" (a frame with gaps holds its steps as floats).
 STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
 STEP_TOOLTIP = alt.Tooltip("step:Q", title="step", format="d")
 VALUE_TOOLTIP = alt.Tooltip("value:Q", title="value", format=",.4~g")
+
+# Chart groups: a title and the metric names (a prefix ending in "/" takes a family).
+CHART_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Loss", ("loss", "eval_loss")),
+    ("Reward", ("reward", "reward_std", "rewards/")),
+    ("Learning rate", ("learning_rate",)),
+    ("Grad norm", ("grad_norm",)),
+    ("Tokens/s", ("tokens_per_s",)),
+    ("Token accuracy", ("mean_token_accuracy",)),
+    ("Completion length", ("completions/mean_length",)),
+    ("Lag (async)", ("lag", "lag_max")),
+)
+
+
+def chart_groups(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Split a wide metrics frame (index step) into the page's charts; empty ones dropped."""
+    out = []
+    for title, names in CHART_GROUPS:
+        cols = [
+            c
+            for c in frame.columns
+            if c in names or any(n.endswith("/") and c.startswith(n) for n in names)
+        ]
+        if title == "Reward":
+            cols = [c for c in cols if not c.endswith("/std")]
+        data = frame[cols].dropna(how="all") if cols else pd.DataFrame()
+        if not data.empty:
+            out.append((title, data))
+    return out
 
 
 def line_chart(frame: pd.DataFrame) -> alt.Chart:

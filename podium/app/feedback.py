@@ -2,7 +2,9 @@
 
 An error reads as its first paragraph (what went wrong and what to do, including a
 list of the fields at fault), with anything after a blank line (a traceback, a log
-tail) folded under "Details": the page then says what the CLI and the Logbook say.
+tail) folded under "Details": the page then says what the CLI and the Logbook say. A
+page catches `PodiumError` (the errors a person can cause) from here, beside the
+function that shows it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import streamlit as st
 
 from podium.app.pages import page_file
 from podium.app.safe_markdown import code_span, escape_markdown
+from podium.errors import PodiumError as PodiumError
 
 
 def error_parts(text: str) -> tuple[str, str]:

@@ -13,7 +13,9 @@ from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import page_file
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.jobs.logbook import progress_fraction, progress_text
-from podium.jobs.queue import Job, get_job
+from podium.jobs.logbook import table_links as table_links  # a next step's tables
+from podium.jobs.queue import Job as Job  # what `watch_job` hands a next step
+from podium.jobs.queue import get_job
 from podium.jobs.tables import ACTIVE
 
 REFRESH_SECONDS = 2.0

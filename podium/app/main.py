@@ -1,7 +1,7 @@
 """Podium's web UI: `podium app` runs `streamlit run` on this file.
 
-Pages live in `podium/app/views/`, one module per page; they only lay out widgets and
-call functions that are tested without Streamlit.
+Pages live in `podium/app/views/<page>/`, one package per page: `view.py` only lays out widgets and
+calls its model (the package's other modules), which is tested without Streamlit.
 """
 
 from __future__ import annotations

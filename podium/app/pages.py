@@ -17,20 +17,20 @@ VIEWS = Path(__file__).parent / "views"
 # a request to a third party). Page icons in the menu come from the bundled font.
 PAGE_ICON = "🏟️"
 
-# url path -> (file in views/, title, icon)
+# url path -> (package in views/, whose view.py is the page; title, icon)
 PAGES: dict[str, tuple[str, str, str]] = {
-    "home": ("home.py", "Home", ":material/home:"),
-    "browse": ("browse.py", "Browse", ":material/table_view:"),
-    "validate": ("validate.py", "Validate", ":material/rule:"),
-    "sql": ("sql.py", "SQL", ":material/database:"),
-    "review": ("review.py", "Review", ":material/fact_check:"),
-    "generate": ("generate.py", "Generate", ":material/auto_awesome:"),
-    "vibes": ("vibes.py", "Vibe check", ":material/sentiment_dissatisfied:"),
-    "build": ("build.py", "Code-exec build", ":material/terminal:"),
-    "train": ("train.py", "Train", ":material/model_training:"),
-    "compare": ("compare.py", "Compare", ":material/compare:"),
-    "logbook": ("logbook.py", "Logbook", ":material/history:"),
-    "users": ("users.py", "Users", ":material/group:"),
+    "home": ("home", "Home", ":material/home:"),
+    "browse": ("browse", "Browse", ":material/table_view:"),
+    "validate": ("validate", "Validate", ":material/rule:"),
+    "sql": ("sql", "SQL", ":material/database:"),
+    "review": ("review", "Review", ":material/fact_check:"),
+    "generate": ("generate", "Generate", ":material/auto_awesome:"),
+    "vibes": ("vibes", "Vibe check", ":material/sentiment_dissatisfied:"),
+    "build": ("build", "Code-exec build", ":material/terminal:"),
+    "train": ("train", "Train", ":material/model_training:"),
+    "compare": ("compare", "Compare", ":material/compare:"),
+    "logbook": ("logbook", "Logbook", ":material/history:"),
+    "users": ("users", "Users", ":material/group:"),
 }
 SECTIONS = {
     "": ["home"],
@@ -43,7 +43,7 @@ SECTIONS = {
 
 def page_file(name: str) -> str:
     """The path `st.page_link` / `st.switch_page` accept for page `name`."""
-    return str(VIEWS / PAGES[name][0])
+    return str(VIEWS / PAGES[name][0] / "view.py")
 
 
 def url(name: str, **params: object) -> str:

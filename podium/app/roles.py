@@ -1,4 +1,4 @@
-"""What a page offers the person using it: controls for writes their role allows, and
+"""Who uses a page and what it offers them: controls for writes their role allows, and
 for the rest a caption naming the role that would (the write path refuses them anyway,
 through `podium.identity.require`; this only keeps the page from offering them)."""
 
@@ -7,6 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.identity import REQUIRED_ROLE, Action, User
+from podium.store.state.users import acting_user
+
+
+def current_user() -> User:
+    """Who acts in the app: the one resolution every page uses (the OS user in local
+    mode)."""
+    return acting_user()
 
 
 def missing_role(user: User, action: Action, doing: str, reading: str = "this") -> str | None:

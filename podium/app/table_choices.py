@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from podium.store.catalog.catalog import list_tables, open_catalog, parse_name
+from podium.store.catalog.catalog import list_tables, load_table, open_catalog, parse_name
 from podium.store.catalog.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, INTERNAL_SUFFIXES, group_of
-from podium.store.read.snapshots import live_rows
+from podium.store.read.snapshots import SnapshotInfo, list_snapshots, live_rows
 from podium.store.schema import PROP_KIND
 
 __all__ = ["GROUP_OF_KIND", "INTERNAL_GROUPS", "TableChoice", "pick", "table_choices"]
@@ -111,3 +111,8 @@ def default_of(names: Sequence[str]) -> str | None:
     known = [c for c in table_choices() if c.name in wanted]
     offered = pick(known, groups=CONVERSATIONS) or pick(known, groups=None)
     return offered[0].name if offered else names[0]
+
+
+def snapshots_of(name: str) -> list[SnapshotInfo]:
+    """Table `name`'s snapshots, oldest first, as a snapshot picker offers them."""
+    return list_snapshots(load_table(name))

@@ -10,25 +10,25 @@
 - `no_tables_message()`: what to say when the catalog is empty.
 
 What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
-`podium.app.browse_model`), which carry the tests of the logic.
+`podium.app.rows`), which carry the tests of the logic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from podium.app.browse_model import Turn, ViewState, snapshot_label, to_query
 from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
+from podium.app.rows.turns import Turn
+from podium.app.rows.view_state import ViewState, snapshot_label, to_query
 from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
 from podium.store.read.snapshots import SnapshotInfo
 
-BROWSE_PAGE = Path(__file__).parent / "views" / "browse.py"
+BROWSE_PAGE = page_file("browse")
 
 ROLE_AVATARS = {
     "user": "user",
@@ -186,12 +186,12 @@ def browse_link(
     """A link that opens the Browse page on `table` (and a snapshot, a sample, a search).
 
     Uses st.page_link, so it works wherever the Browse page is mounted; for plain text
-    links use `podium.app.browse_model.browse_url`.
+    links use `podium.app.rows.view_state.browse_url`.
     A `label` is Markdown: data in it goes through `podium.app.safe_markdown`.
     """
     query = to_query(ViewState(table=table, snapshot=snapshot, sample=sample, search=search))
     st.page_link(
-        str(BROWSE_PAGE),
+        BROWSE_PAGE,
         label=label or escape_markdown(f"{table} · {sample}" if sample else table),
         icon=":material/table_view:",
         query_params=query,

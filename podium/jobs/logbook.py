@@ -1,6 +1,6 @@
 """What the Logbook shows, as plain functions: job rows, links, metrics, events.
 
-The Streamlit page (podium/app/views/logbook.py) and `podium jobs` only lay these out.
+The Streamlit page (podium/app/views/logbook/view.py) and `podium jobs` only lay these out.
 """
 
 from __future__ import annotations

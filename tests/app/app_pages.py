@@ -20,13 +20,13 @@ def shown(text: str) -> str:
 
 
 def open_page(view: str, *, user: dict[str, object] | None = None, **query: str) -> AppTest:
-    """`views/<view>.py` after Home's first run (its own path), with `query` in the URL;
+    """`views/<view>/view.py` after Home's first run (its own path), with `query` in the URL;
     `user` seeds `st.user` when login is configured."""
     at = AppTest.from_file(MAIN, default_timeout=90)
     if user is not None:
         at.user = user
     at.run()
-    at.switch_page(f"views/{view}.py")
+    at.switch_page(f"views/{view}/view.py")
     at.query_params.update(query)
     at.run()
     assert not at.exception, at.exception

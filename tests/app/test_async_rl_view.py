@@ -23,7 +23,7 @@ from train_fixtures import (  # noqa: F401
 )
 
 from podium.app.async_rl_model import async_view, other_metrics, sync_row
-from podium.app.train_model import rollout_fields, run_view
+from podium.app.views.train.model import rollout_fields, run_view
 from podium.jobs.cards import Card
 from podium.jobs.execute import outputs_json
 from podium.jobs.launch import submit
@@ -181,7 +181,7 @@ def _texts(at: AppTest) -> str:
 def _page(view: str, job_id: str) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=90)
     at.run()
-    at.switch_page(f"views/{view}.py")
+    at.switch_page(f"views/{view}/view.py")
     at.query_params["job"] = job_id
     at.run()
     assert not at.exception, at.exception
@@ -208,7 +208,7 @@ def test_launch_form_queues_an_async_run(tiny_base, make_table, memo_pairs):
     make_table("t.memo", memo_pairs)
     at = AppTest.from_file(MAIN, default_timeout=90)
     at.run()
-    at.switch_page("views/train.py")
+    at.switch_page("views/train/view.py")
     at.run()
     at.radio(key="train.kind").set_value("grpo").run()
     assert "train.grpo.replicas" not in [w.key for w in at.number_input]  # sync: hidden

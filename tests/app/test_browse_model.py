@@ -8,12 +8,14 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from podium.app import browse_model as bm
+from podium.app.rows import turns as row_turns
+from podium.app.rows import view_state as vs
+from podium.app.views.browse import model as bm
 from podium.store.read.snapshots import SnapshotInfo
 
 
 def test_full_view_round_trips_through_the_query_string() -> None:
-    view = bm.ViewState(
+    view = vs.ViewState(
         table="demo.chat",
         snapshot=812345678901234567,
         page=4,
@@ -24,18 +26,18 @@ def test_full_view_round_trips_through_the_query_string() -> None:
         sample="abc-1",
         malformed_only=True,
     )
-    parsed, problems = bm.parse_query(bm.to_query(view))
+    parsed, problems = vs.parse_query(vs.to_query(view))
     assert problems == []
     assert parsed == view
 
 
 def test_defaults_are_left_out_of_the_url() -> None:
-    assert bm.to_query(bm.ViewState(table="demo.chat")) == {"table": ["demo.chat"]}
-    assert bm.to_query(bm.ViewState()) == {}
+    assert vs.to_query(vs.ViewState(table="demo.chat")) == {"table": ["demo.chat"]}
+    assert vs.to_query(vs.ViewState()) == {}
 
 
 def test_single_strings_as_streamlit_gives_them_are_accepted() -> None:
-    view, problems = bm.parse_query({"table": "a.b", "page": "2", "tags": "x"})
+    view, problems = vs.parse_query({"table": "a.b", "page": "2", "tags": "x"})
     assert (view.table, view.page, view.filters) == ("a.b", 2, {"tags": ("x",)})
     assert problems == []
 
@@ -45,20 +47,20 @@ def test_single_strings_as_streamlit_gives_them_are_accepted() -> None:
     [
         ({"page": ["two"]}, "page", 1, "page='two'"),
         ({"page": ["0"]}, "page", 1, "page='0'"),
-        ({"size": ["7"]}, "page_size", bm.DEFAULT_PAGE_SIZE, "Page size 7"),
+        ({"size": ["7"]}, "page_size", vs.DEFAULT_PAGE_SIZE, "Page size 7"),
         ({"snapshot": ["latest"]}, "snapshot", None, "snapshot='latest'"),
     ],
 )
 def test_bad_link_parts_fall_back_and_are_reported(
     params: dict[str, list[str]], field: str, expected: object, complaint: str
 ) -> None:
-    view, problems = bm.parse_query(params)
+    view, problems = vs.parse_query(params)
     assert getattr(view, field) == expected
     assert len(problems) == 1 and complaint in problems[0]
 
 
 def test_browse_url_is_a_parseable_link() -> None:
-    url = bm.browse_url("demo.chat", snapshot=5, sample="id with space&more")
+    url = vs.browse_url("demo.chat", snapshot=5, sample="id with space&more")
     parts = urlparse(url)
     assert parts.path == "/browse"  # Browse's own URL path (Home is the default page)
     assert parse_qs(parts.query) == {
@@ -69,7 +71,7 @@ def test_browse_url_is_a_parseable_link() -> None:
 
 
 def test_switching_table_keeps_search_and_page_size_only() -> None:
-    view = bm.ViewState(
+    view = vs.ViewState(
         table="a.b",
         snapshot=3,
         page=5,
@@ -80,7 +82,7 @@ def test_switching_table_keeps_search_and_page_size_only() -> None:
         where="true",
         malformed_only=True,
     )
-    assert view.for_table("c.d") == bm.ViewState(table="c.d", page_size=10, search="x")
+    assert view.for_table("c.d") == vs.ViewState(table="c.d", page_size=10, search="x")
 
 
 @pytest.mark.parametrize(
@@ -91,11 +93,11 @@ def test_page_count(total: int, size: int, pages: int) -> None:
 
 
 def test_page_is_kept_in_range_when_results_shrink() -> None:
-    view = bm.ViewState(table="a.b", page=9, page_size=25)
+    view = vs.ViewState(table="a.b", page=9, page_size=25)
     assert bm.with_page_in_range(view, 60).page == 3
     assert bm.with_page_in_range(view, 0).page == 1
     assert bm.with_page_in_range(view, 10_000) is view
-    assert bm.ViewState(page=3, page_size=25).offset == 50
+    assert vs.ViewState(page=3, page_size=25).offset == 50
 
 
 def test_row_range_caption() -> None:
@@ -163,14 +165,14 @@ def test_other_rows_keep_their_columns_with_nested_values_as_json() -> None:
 
 
 def test_conversation_puts_the_system_column_first_once() -> None:
-    turns = bm.conversation(chat_row())
+    turns = row_turns.conversation(chat_row())
     assert [t.role for t in turns] == ["system", "user", "assistant", "user", "assistant"]
     assert turns[0].content == "Be brief."
     with_system_turn = chat_row(
         messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "q"}]
     )
-    assert [t.role for t in bm.conversation(with_system_turn)] == ["system", "user"]
-    assert bm.conversation({"messages": None}) == []
+    assert [t.role for t in row_turns.conversation(with_system_turn)] == ["system", "user"]
+    assert row_turns.conversation({"messages": None}) == []
 
 
 def test_detail_fields_parse_metadata_and_skip_the_conversation() -> None:
@@ -193,7 +195,7 @@ def test_sample_choice_label() -> None:
 
 def test_snapshot_label() -> None:
     info = SnapshotInfo(7, None, "2026-11-22T03:10:05.123+00:00", "append", 200, 1200, True)
-    assert bm.snapshot_label(info) == "2026-11-22 03:10:05 · 1,200 rows (current)"
+    assert vs.snapshot_label(info) == "2026-11-22 03:10:05 · 1,200 rows (current)"
 
 
 def test_length_histogram_counts_every_sample_in_whole_number_bins() -> None:

@@ -14,7 +14,8 @@ from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID, SCORES, ma
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
-from podium.app import browse_model as bm
+from podium.app.rows import view_state as vs
+from podium.app.views.browse import model as bm
 from podium.config import reset_settings
 from podium.store.catalog.catalog import load_table
 from podium.store.read.snapshots import list_snapshots
@@ -37,7 +38,7 @@ def browse_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def open_browse(**query: str) -> AppTest:
     at = AppTest.from_file(str(MAIN), default_timeout=60)
     at.run()  # Home is the default page; Browse has its own path
-    at.switch_page("views/browse.py")
+    at.switch_page("views/browse/view.py")
     at.query_params.update(query)
     at.run()
     assert not at.exception, at.exception
@@ -264,9 +265,9 @@ def test_statistics_panel(browse_home: Path) -> None:
 
 def test_view_survives_a_visit_to_another_page(browse_home: Path) -> None:
     at = open_browse(table=CHAT, sample=NEEDLE_ID, search=NEEDLE)
-    at.switch_page("views/logbook.py").run()
+    at.switch_page("views/logbook/view.py").run()
     at.query_params.clear()
-    at.switch_page("views/browse.py").run()
+    at.switch_page("views/browse/view.py").run()
     assert at.text_input(key="browse.search").value == NEEDLE
     assert "Question 42" in chat_markdown(at)["user"]
 
@@ -365,14 +366,15 @@ def test_browse_link_carries_the_view_in_its_query_string() -> None:
             widgets.browse_link("demo.chat", snapshot=5, sample="x 1")
             widgets.browse_link("demo.chat", label="Open it")
 
-        pages = [st.Page(links, title="links", default=True), st.Page(str(widgets.BROWSE_PAGE))]
+        browse = st.Page(widgets.BROWSE_PAGE, url_path="browse")
+        pages = [st.Page(links, title="links", default=True), browse]
         st.navigation(pages).run()
 
     at = AppTest.from_function(script).run()
     first, second = (p.proto for p in at.get("page_link"))
     assert first.page == "browse" and unescape(first.label) == "demo.chat · x 1"
-    assert bm.parse_query(parse_qs(first.query_string)) == (
-        bm.ViewState(table="demo.chat", snapshot=5, sample="x 1"),
+    assert vs.parse_query(parse_qs(first.query_string)) == (
+        vs.ViewState(table="demo.chat", snapshot=5, sample="x 1"),
         [],
     )
     assert (second.label, second.query_string) == ("Open it", "table=demo.chat")

@@ -61,7 +61,7 @@ def home(podium_home: Path) -> Path:
 def _open() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/build.py")
+    at.switch_page("views/build/view.py")
     at.run()
     assert not at.exception, at.exception
     return at

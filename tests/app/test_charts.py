@@ -24,7 +24,7 @@ def test_the_step_axis_and_tooltip_show_whole_steps() -> None:
 
 
 def test_the_compare_trend_chart_counts_whole_steps_too() -> None:
-    from podium.app.compare_model import trend_chart
+    from podium.app.views.compare.model import trend_chart
 
     frame = pd.DataFrame({"model": ["base", "ckpt"], "step": [0, 6], "win_rate": [0.5, 0.75]})
     spec = trend_chart(frame).to_dict()

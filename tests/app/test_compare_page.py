@@ -25,7 +25,7 @@ def reviewer(name: str) -> User:
 def _open(mode: str | None = None, **params: str) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
-    at.switch_page("views/compare.py")
+    at.switch_page("views/compare/view.py")
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
@@ -135,7 +135,7 @@ def test_new_comparison_from_train_page_link_queues_a_job(compare_config):
 
 
 def test_sampling_reads_as_words_and_the_chart_keeps_whole_names() -> None:
-    from podium.app import compare_model as cm
+    from podium.app.views.compare import model as cm
 
     text = cm.sampling_text({"temperature": 0.7, "max_tokens": 256, "stop": ["\n"], "seed": None})
     assert text == "temperature 0.7 · max tokens 256 · stop \n"

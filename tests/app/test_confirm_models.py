@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from podium.app.review_model import removal
+from podium.app.rows.history import removal
 from podium.errors import InvalidInput
 from podium.validate.failure_text import (
     error_marks,

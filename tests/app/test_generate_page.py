@@ -9,7 +9,8 @@ import pytest
 from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
-from podium.app import generate_model as gm
+from podium.app.model_choices import model_choices
+from podium.app.views.generate import model as gm
 from podium.errors import InvalidInput
 from podium.models import register_model
 from podium.store.catalog.catalog import load_table, table_exists
@@ -23,7 +24,7 @@ MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 def _open(**query: str) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/generate.py")
+    at.switch_page("views/generate/view.py")
     at.query_params.update(query)
     at.run()
     assert not at.exception, at.exception
@@ -31,12 +32,12 @@ def _open(**query: str) -> AppTest:
 
 
 def test_helpers(podium_home, tmp_path):
-    assert gm.model_choices() == ([], 0)
+    assert model_choices() == ([], 0)
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         register_model(name, kind="base", path=str(tmp_path / name), is_default=name == "b")
-    assert gm.model_choices() == (["a", "b"], 1)
-    assert gm.model_choices("a") == (["a", "b"], 0)
+    assert model_choices() == (["a", "b"], 1)
+    assert model_choices("a") == (["a", "b"], 0)
     assert gm.default_out_name("demo.json_sft", "smollm2-135m-instruct") == (
         "gen.json_sft_smollm2_135m_instruct"
     )

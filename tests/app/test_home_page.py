@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from podium.app.home_model import demo_missing, home_state
+from podium.app.views.home.model import demo_missing, home_state
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 
@@ -48,7 +48,7 @@ def test_home_offers_the_demo_only_until_it_is_loaded_and_shows_state(podium_hom
 def test_the_build_page_links_the_sft_table_it_made(podium_home: Path) -> None:
     import pyarrow as pa
 
-    from podium.app.build_model import sft_table_of
+    from podium.app.views.build.model import sft_table_of
     from podium.store.schema import SFT_ARROW_SCHEMA
     from podium.store.write.write import write_table
 

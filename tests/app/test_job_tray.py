@@ -53,7 +53,7 @@ def test_every_page_shows_the_tray_with_a_link_to_the_logbook(podium_home: Path)
     job_id = submit(parse_card("---\nkind: export\ninput: {name: demo.chat}\npath: x.jsonl\n---\n"))
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
-    for page in ("views/home.py", "views/validate.py", "views/compare.py"):
+    for page in ("views/home/view.py", "views/validate/view.py", "views/compare/view.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
         links = [p.proto for p in at.sidebar.get("page_link")]

@@ -37,7 +37,7 @@ def home(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def _logbook() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
-    at.switch_page("views/logbook.py")
+    at.switch_page("views/logbook/view.py")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -175,7 +175,7 @@ def test_collect_turns_widget_values_into_a_valid_config() -> None:
 
 
 def test_a_finished_training_run_lists_its_checkpoint_under_outputs() -> None:
-    from podium.app.logbook_model import outputs_of
+    from podium.app.views.logbook.model import outputs_of
 
     job = {
         "kind": "sft", "status": "succeeded", "inputs": ["demo.chat@7"],

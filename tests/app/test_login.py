@@ -66,7 +66,7 @@ def test_local_mode_is_the_os_user_as_admin_without_a_banner(podium_home: Path) 
     at = _app()
     assert f"Signed in as **{getpass.getuser()} (local user)** · admin" in _texts(at)
     assert not at.warning
-    at = _app(page="views/users.py")
+    at = _app(page="views/users/view.py")
     assert not at.error and "Users" in [t.value for t in at.title]
 
 
@@ -75,7 +75,7 @@ def test_insecure_no_auth_warns_on_every_page(
 ) -> None:
     monkeypatch.setenv("PODIUM_INSECURE_NO_AUTH", "1")
     reset_settings()
-    for page in (None, "views/logbook.py", "views/browse.py"):
+    for page in (None, "views/logbook/view.py", "views/browse/view.py"):
         at = _app(page=page)
         assert "served without login" in _texts(at), page
 
@@ -106,14 +106,14 @@ def test_a_viewer_sees_no_job_controls_and_no_users_page(login: pytest.MonkeyPat
         "email": "vic@example.org",
         "name": "Vic",
     }
-    at = _app(viewer, "views/logbook.py")
+    at = _app(viewer, "views/logbook/view.py")
     texts = _texts(at)
     assert "Signed in as **Vic** · viewer" in texts
     assert f"submitted by {ADMIN.name}" in texts
     assert not [b for b in at.button if b.label in ("Cancel", "Re-run", "Re-run with changes")]
     assert job_id
     with pytest.raises(ValueError, match="Could not find a navigation page"):
-        _app(viewer, "views/users.py")  # not in the viewer's navigation at all
+        _app(viewer, "views/users/view.py")  # not in the viewer's navigation at all
 
 
 def test_the_reviewer_votes_as_themselves(login: pytest.MonkeyPatch, comparison) -> None:  # type: ignore[no-untyped-def]
@@ -124,7 +124,7 @@ def test_the_reviewer_votes_as_themselves(login: pytest.MonkeyPatch, comparison)
         "email": "Rita@example.org",
         "name": "Rita",
     }
-    at = _app(rita, "views/compare.py")
+    at = _app(rita, "views/compare/view.py")
     at.query_params["name"] = "cmp.colours"
     at.run()
     at.radio(key="compare.mode").set_value("Blind vote").run()
@@ -134,7 +134,7 @@ def test_the_reviewer_votes_as_themselves(login: pytest.MonkeyPatch, comparison)
     assert vote["voter"] == "rita@example.org"
     viewer = _app(
         {"is_logged_in": True, "email_verified": True, "email": "vic@example.org"},
-        "views/compare.py",
+        "views/compare/view.py",
     )
     viewer.query_params["name"] = "cmp.colours"
     viewer.run()

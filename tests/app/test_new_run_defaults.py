@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
-from podium.app import compare_model as cm
 from podium.app.table_choices import TableChoice
+from podium.app.views.compare import model as cm
 from podium.models.registry import ModelInfo, register_model
 from podium.store.catalog import kinds
 from podium.store.schema import SFT_ARROW_SCHEMA
@@ -62,7 +62,7 @@ def test_the_compare_form_opens_on_those_defaults(podium_home: Path, tmp_path: P
     )  # fmt: skip
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
-    at.switch_page("views/compare.py")
+    at.switch_page("views/compare/view.py")
     at.run()
     assert not at.exception, at.exception
     assert at.radio(key="compare.mode").value == "New comparison"
@@ -80,7 +80,7 @@ def test_a_build_from_the_page_starts_with_20_functions(podium_home: Path, tmp_p
     register_model("smollm2", kind="base", path=str(tmp_path / "ckpt"), is_default=True)
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/build.py")
+    at.switch_page("views/build/view.py")
     at.run()
     assert not at.exception, at.exception
     assert at.text_input(key="build.job.limit").value == "20"  # was empty: all 297

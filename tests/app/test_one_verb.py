@@ -25,12 +25,12 @@ def test_every_job_page_submits_with_queue_job(podium_home: Path, tmp_path: Path
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
     for page in JOB_PAGES:
-        at.switch_page(f"views/{page}.py").run()
+        at.switch_page(f"views/{page}/view.py").run()
         assert not at.exception, (page, at.exception)
         labels = [b.proto.label for b in at.button]
         assert QUEUE_VERB in labels, (page, labels)
         assert not [x for x in labels if x.lower().startswith(OTHER_VERBS)], (page, labels)
-    at.switch_page("views/compare.py").run()
+    at.switch_page("views/compare/view.py").run()
     at.radio(key="compare.mode").set_value("New comparison").run()
     assert QUEUE_VERB in [b.proto.label for b in at.button]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
-from podium.app.generate_model import prompt_tables
 from podium.app.table_choices import TableChoice, default_of, ordered_names, pick, table_choices
+from podium.app.views.generate.model import prompt_tables
 from podium.identity import User
 from podium.models import register_model
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA
@@ -96,7 +96,7 @@ def test_generate_defaults_to_a_usable_table_and_its_output_follows(
     _sft("cmp.aaa", kind="comparison")
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
-    at.switch_page("views/generate.py")
+    at.switch_page("views/generate/view.py")
     at.run()
     assert not at.exception, at.exception
     table = at.selectbox(key="generate.table")

@@ -13,10 +13,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import ALICE, BOB, make_table, row_id  # noqa: E402
 
-from podium.app import review_model as rm  # noqa: E402
-from podium.app import review_saves as rs  # noqa: E402
 from podium.app.chat_markdown import error_span, fold, marked_html, review_turn  # noqa: E402
 from podium.app.page_tables import PageTables  # noqa: E402
+from podium.app.rows import filters as row_filters  # noqa: E402
+from podium.app.rows import history as row_history  # noqa: E402
+from podium.app.rows import saves as rs  # noqa: E402
+from podium.app.rows import snapshots as row_snapshots  # noqa: E402
+from podium.app.views.review import queue as review_queue  # noqa: E402
+from podium.app.views.review import snapshots as review_snapshots  # noqa: E402
 from podium.errors import InvalidInput, NotFound  # noqa: E402
 from podium.jobs.cards import pin_inputs  # noqa: E402
 from podium.jobs.logbook import table_links  # noqa: E402
@@ -43,15 +47,19 @@ def _ids(p) -> list[str]:  # type: ignore[no-untyped-def]
 def test_review_filters_unlabelled_bad_and_by_me(table: str) -> None:
     rs.label_rows(table, [row_id(1), row_id(2)], ALICE, "bad")
     rs.label_rows(table, [row_id(3)], BOB, "good")
-    assert _ids(rm.review_page(PageTables(table), "bad", ALICE)) == [row_id(1), row_id(2)]
-    assert _ids(rm.review_page(PageTables(table), rm.BY_ME, BOB)) == [row_id(3)]
-    unl = rm.review_page(PageTables(table), rm.UNLABELLED, ALICE, limit=3)
+    assert _ids(row_filters.review_page(PageTables(table), "bad", ALICE)) == [row_id(1), row_id(2)]
+    assert _ids(row_filters.review_page(PageTables(table), row_filters.BY_ME, BOB)) == [row_id(3)]
+    unl = row_filters.review_page(PageTables(table), row_filters.UNLABELLED, ALICE, limit=3)
     assert unl.total == 9 and _ids(unl) == [row_id(0), row_id(4), row_id(5)]
     # with a search: only unlabelled rows among the hits
-    hits = rm.review_page(PageTables(table), rm.UNLABELLED, ALICE, search="question 1")
+    hits = row_filters.review_page(
+        PageTables(table), row_filters.UNLABELLED, ALICE, search="question 1"
+    )
     assert _ids(hits) == [row_id(10), row_id(11)]  # row 1 is labelled
-    shown = rm.annotations_by_row(load_annotations(table), [row_id(1), row_id(3), row_id(4)])
-    assert rm.annotation_text(shown[row_id(1)]) == "bad (alice)"
+    shown = row_filters.annotations_by_row(
+        load_annotations(table), [row_id(1), row_id(3), row_id(4)]
+    )
+    assert row_filters.annotation_text(shown[row_id(1)]) == "bad (alice)"
     assert row_id(4) not in shown
 
 
@@ -59,7 +67,7 @@ def test_rating_and_note_keep_the_label(table: str) -> None:
     rs.label_rows(table, [row_id(1)], ALICE, "needs-fix")
     rs.rate_row(table, row_id(1), ALICE, 2)
     rs.note_row(table, row_id(1), ALICE, "typo in <b>step</b> 3")
-    (a,) = rm.annotations_by_row(load_annotations(table), [row_id(1)])[row_id(1)]
+    (a,) = row_filters.annotations_by_row(load_annotations(table), [row_id(1)])[row_id(1)]
     assert (a.label, a.rating, a.note) == ("needs-fix", 2, "typo in <b>step</b> 3")
     with pytest.raises(InvalidInput, match="empty note"):
         rs.note_row(table, row_id(1), ALICE, "  ")
@@ -91,7 +99,7 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
         rs.edit_message(table, row, 0, ALICE, content="question 2", role=None, why="x", base=None)
     rs.delete_rows(table, [row_id(7), row_id(8)], ALICE, why="junk", base=None)
     assert page(table, limit=0).total == 10
-    history = rm.history_rows(PageTables(table), row_id(2))
+    history = row_history.history_rows(PageTables(table), row_id(2))
     assert [(h["what"], h["author"], h["detail"]) for h in history] == [
         ("append", getpass.getuser(), "whole-table write"),  # the table's creation
         ("edit", "alice", "fix"),
@@ -100,24 +108,26 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
 
 def test_bulk_ids_follow_the_filter_and_confirm_the_count(table: str) -> None:
     rs.label_rows(table, [row_id(1), row_id(10)], ALICE, "bad")
-    ids = rm.filter_ids(PageTables(table), "bad", ALICE, search="question 1")
+    ids = row_filters.filter_ids(PageTables(table), "bad", ALICE, search="question 1")
     assert ids == [row_id(1), row_id(10)]
-    assert rm.confirm_text("Remove", ids) == "Remove 2 rows?"
-    unl = rm.filter_ids(PageTables(table), rm.UNLABELLED, ALICE, search="question 1")
+    assert row_filters.confirm_text("Remove", ids) == "Remove 2 rows?"
+    unl = row_filters.filter_ids(
+        PageTables(table), row_filters.UNLABELLED, ALICE, search="question 1"
+    )
     assert unl == [row_id(11)]
 
 
 def test_queue_cursor_hands_out_distinct_rows(table: str) -> None:
-    q = rm.start_queue(table, 4, ALICE, sampled=False)
+    q = review_queue.start_queue(table, 4, ALICE, sampled=False)
     assert q.progress == "0 of 4 reviewed"
-    a0 = rm.queue_row(table, ALICE, 0)
-    a1 = rm.queue_row(table, ALICE, 1)
-    b0 = rm.queue_row(table, BOB, 0)
+    a0 = review_queue.queue_row(table, ALICE, 0)
+    a1 = review_queue.queue_row(table, ALICE, 1)
+    b0 = review_queue.queue_row(table, BOB, 0)
     assert a0 and a1 and b0
     assert len({a0["id"], a1["id"], b0["id"]}) == 3
-    rs.label_rows(table, [a0["id"]], ALICE, rm.label_keys(load_table(table))["1"])
-    assert rm.queue_row(table, ALICE, 0)["id"] == a1["id"]  # type: ignore[index]
-    assert rm.start_queue.__name__ and rm.label_keys(load_table(table)) == {
+    rs.label_rows(table, [a0["id"]], ALICE, review_queue.label_keys(load_table(table))["1"])
+    assert review_queue.queue_row(table, ALICE, 0)["id"] == a1["id"]  # type: ignore[index]
+    assert review_queue.start_queue.__name__ and review_queue.label_keys(load_table(table)) == {
         "1": "good",
         "2": "bad",
         "3": "needs-fix",
@@ -126,15 +136,15 @@ def test_queue_cursor_hands_out_distinct_rows(table: str) -> None:
 
 def test_refs_in_pickers_diffs_and_cards(table: str) -> None:
     first = load_table(table).current_snapshot().snapshot_id
-    rm.tag(table, "raw", ALICE)
+    review_snapshots.tag(table, "raw", ALICE)
     rs.delete_rows(table, [row_id(0)], ALICE, why="bad row", base=None)
-    assert rm.snapshot_choices(table)[:2] == ["main", "raw"]
-    assert rm.resolve(table, "raw") == first
-    d = rm.diff(table, "raw", None)
+    assert review_snapshots.snapshot_choices(table)[:2] == ["main", "raw"]
+    assert row_snapshots.resolve(table, "raw") == first
+    d = review_snapshots.diff(table, "raw", None)
     assert d.removed == [row_id(0)] and not d.added and not d.changed
-    assert rm.diff_summary(d).startswith("0 added, 1 removed, 0 changed")
+    assert review_snapshots.diff_summary(d).startswith("0 added, 1 removed, 0 changed")
     with pytest.raises(NotFound, match="no snapshot, tag or branch 'nope'"):
-        rm.resolve(table, "nope")
+        row_snapshots.resolve(table, "nope")
     # A card may name the tag: pinned to its snapshot, the name kept for lineage.
     cfg = SftConfig(model="m", out="o", table={"name": table, "snapshot_id": "raw"})
     assert cfg.table.ref == "raw" and cfg.table.snapshot_id is None
@@ -147,23 +157,27 @@ def test_refs_in_pickers_diffs_and_cards(table: str) -> None:
         "outputs": [],
     }
     assert TableRef(name=table, snapshot_id=5).ref is None
-    assert rm.train_params(table, "raw") == {"table": table, "kind": "sft", "snapshot": "raw"}
+    assert row_snapshots.train_params(table, "raw") == {
+        "table": table,
+        "kind": "sft",
+        "snapshot": "raw",
+    }
 
 
 def test_branch_edits_leave_main_until_fast_forward(table: str) -> None:
     main = load_table(table).current_snapshot().snapshot_id
-    rm.branch(table, "review", ALICE)
-    assert rm.branches(load_table(table)) == ["main", "review"]
+    review_snapshots.branch(table, "review", ALICE)
+    assert row_snapshots.branches(load_table(table)) == ["main", "review"]
     rs.delete_rows(table, [row_id(3)], ALICE, why="on branch", base="review", branch="review")
     assert load_table(table).current_snapshot().snapshot_id == main
     assert page(table, limit=0, snapshot_id="review").total == 11
-    rm.merge(table, "review", ALICE)
+    review_snapshots.merge(table, "review", ALICE)
     assert page(table, limit=0).total == 11
 
 
 def test_labelled_snapshot_keeps_only_that_label(table: str) -> None:
     rs.label_rows(table, [row_id(4), row_id(6)], ALICE, "good")
-    ref = rm.labelled_snapshot(table, "good", ALICE)
+    ref = row_snapshots.labelled_snapshot(table, "good", ALICE)
     assert ref.kind == "branch" and ref.name.startswith("good-only-")
     assert sorted(_ids(page(table, snapshot_id=ref.name))) == [row_id(4), row_id(6)]
     assert page(table, limit=0).total == 12  # main untouched
@@ -201,7 +215,7 @@ def test_review_turn_highlights_numbers_code_and_folds() -> None:
 
 
 def test_the_queue_shows_the_system_prompt_browse_shows() -> None:
-    from podium.app.browse_model import Turn, system_turn
+    from podium.app.rows.turns import Turn, system_turn
 
     row = {"system": "Answer in JSON.", "messages": [{"role": "user", "content": "hi"}]}
     assert system_turn(row) == Turn("system", "Answer in JSON.")

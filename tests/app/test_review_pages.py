@@ -12,8 +12,10 @@ from streamlit.testing.v1 import AppTest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import BOB, make_table, row_id  # noqa: E402
 
-from podium.app import review_model as rm  # noqa: E402
-from podium.app import review_saves as rs  # noqa: E402
+from podium.app.rows import filters as row_filters  # noqa: E402
+from podium.app.rows import saves as rs  # noqa: E402
+from podium.app.rows import snapshots as row_snapshots  # noqa: E402
+from podium.app.views.review import snapshots as review_snapshots  # noqa: E402
 from podium.review.annotations import latest, load_annotations  # noqa: E402
 from podium.review.queues import get_queue  # noqa: E402
 from podium.store.catalog.catalog import load_table  # noqa: E402
@@ -37,9 +39,9 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     assert "bad (" in at.dataframe[0].value.set_index("id").loc[row_id(1), "review"]
     at.selectbox(key="browse.review").set_value("bad").run()
     assert list(at.dataframe[0].value["id"]) == [row_id(1)]
-    at.selectbox(key="browse.review").set_value(rm.UNLABELLED).run()
+    at.selectbox(key="browse.review").set_value(row_filters.UNLABELLED).run()
     assert row_id(1) not in list(at.dataframe[0].value["id"])
-    at.selectbox(key="browse.review").set_value(rm.ALL).run()
+    at.selectbox(key="browse.review").set_value(row_filters.ALL).run()
 
     # Someone else edits the row after this page read it: the save is refused, explained,
     # and a reload moves the page to the newest snapshot.
@@ -122,7 +124,7 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     at.text_input(key="review.tag.name").set_value("cleaned")
     at.button(key="FormSubmitter:review.tag-Create tag").click().run()
     assert any("Tagged: cleaned" in shown(s.value) for s in at.success)
-    assert "cleaned" in rm.snapshot_choices(T)
+    assert "cleaned" in review_snapshots.snapshot_choices(T)
     at.run()  # the pickers above the form list the new tag on the next run
     at.selectbox(key="review.diff.b").set_value("cleaned").run()
     at.button(key="review.train").click().run()
@@ -133,7 +135,7 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     assert at.selectbox(key="train.table").value == T
     chosen = at.selectbox(key=f"train.snapshot.{T}")
     assert chosen.value == "cleaned"
-    assert chosen.format_func(chosen.value) == f"cleaned → {rm.resolve(T, 'cleaned')}"
+    assert chosen.format_func(chosen.value) == f"cleaned → {row_snapshots.resolve(T, 'cleaned')}"
 
 
 def test_maintenance_shows_the_tables_health_and_queues_a_maintain_job(podium_home: Path) -> None:

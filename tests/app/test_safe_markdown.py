@@ -10,12 +10,12 @@ from html import unescape
 import pytest
 from markdown_it import MarkdownIt
 
-from podium.app.browse_model import TURNS_PER_PAGE, failure_lines, turn_page, turn_page_of
-from podium.app.build_model import describe
 from podium.app.chat_markdown import render_turn, render_value, review_turn
-from podium.app.compare_model import badges
+from podium.app.rows.turns import TURNS_PER_PAGE, failure_lines, turn_page, turn_page_of
 from podium.app.safe_markdown import WORD_JOINER, code_span, escape_markdown, neutralize_images
 from podium.app.script_errors import log_script_error, user_message
+from podium.app.views.build.model import describe
+from podium.app.views.compare.model import badges
 from podium.compare.checks import AnswerChecks
 from podium.compare.table import Answer
 from podium.errors import NotFound

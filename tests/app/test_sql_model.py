@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.app.sql_model import MOST_ROWS, run_query
+from podium.app.views.sql.model import MOST_ROWS, run_query
 from podium.errors import InvalidInput
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.train
 def _open() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/train.py")
+    at.switch_page("views/train/view.py")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -97,7 +97,7 @@ def test_finished_run_shows_charts_samples_and_opens_generate(tiny_base, make_ta
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.query_params["job"] = job["id"]
     at.run()
-    at.switch_page("views/train.py")
+    at.switch_page("views/train/view.py")
     at.query_params["job"] = job["id"]
     at.run()
     assert not at.exception, at.exception

@@ -28,7 +28,7 @@ def demo(podium_home: Path) -> dict[str, dict]:
 def _open() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/validate.py")
+    at.switch_page("views/validate/view.py")
     at.run()
     assert not at.exception, at.exception
     return at

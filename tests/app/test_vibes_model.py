@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from podium.app.vibes_model import submissions_caption
+from podium.app.views.vibes.model import submissions_caption
 
 
 def test_the_count_says_a_submission_is_waiting_for_its_answer() -> None:

@@ -17,7 +17,7 @@ MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
 def _open() -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
     at.run()
-    at.switch_page("views/vibes.py")
+    at.switch_page("views/vibes/view.py")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -46,7 +46,7 @@ def test_filter_and_build_eval_set_without_a_server(podium_home, tmp_path):
     at.button(key="vibes.build").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(f"Wrote 3 prompts to `{out}`" in s.value for s in at.success)
-    from podium.app.generate_model import count_text
+    from podium.app.views.vibes.model import count_text
 
     assert count_text(1, "prompt") == "1 prompt" and count_text(1200, "prompt") == "1,200 prompts"
     assert len(read_arrow(out)[0]) == 3

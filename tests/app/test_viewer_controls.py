@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import BOB, make_table, row_id  # noqa: E402
 
-from podium.app import review_saves as rs  # noqa: E402
+from podium.app.rows import saves as rs  # noqa: E402
 from podium.config import reset_settings  # noqa: E402
 from podium.identity import User  # noqa: E402
 from podium.store.state.users import grant, use_session_user  # noqa: E402

@@ -75,7 +75,7 @@ def test_a_sync_card_refuses_async_only_fields_instead_of_ignoring_them() -> Non
 def test_one_list_of_async_only_fields() -> None:
     """The model marks its async-only fields; the sync refusal, the card schema and the
     Train page's async form all read that one list (it was written out three times)."""
-    from podium.app.train_model import rollout_fields
+    from podium.app.views.train.model import rollout_fields
 
     schema = GrpoConfig.model_json_schema()["properties"]
     marked = tuple(name for name, prop in schema.items() if prop.get("async_only"))

@@ -20,8 +20,8 @@ import pytest
 from app_driver import free_port, using_home, wait_for_app
 from playwright.sync_api import Page, expect
 
-from podium.app.browse_model import TURNS_PER_PAGE
-from podium.app.review_saves import delete_rows
+from podium.app.rows.saves import delete_rows
+from podium.app.rows.turns import TURNS_PER_PAGE
 from podium.jobs.cards import Card
 from podium.jobs.launch import JobFailed, run_foreground
 from podium.jobs.queue import get_job

@@ -9,7 +9,7 @@ import pyarrow as pa
 from test_retry import ScriptedServer, _completion
 
 from generators.generate import GenerateConfig, run_generate
-from podium.app import generate_model as gm
+from podium.app.views.generate import model as gm
 from podium.models.registry import add_endpoint
 from podium.models.speeds import last_speed, record_speed
 from podium.reporting import Reporter

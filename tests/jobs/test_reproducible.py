@@ -81,7 +81,7 @@ def test_a_rerun_under_a_changed_environment_names_each_differing_pin(jobs_home:
 
 
 def test_logbook_says_whether_a_job_reproduces(jobs_home: Path) -> None:
-    from podium.app.logbook_model import reproducibility
+    from podium.app.views.logbook.model import reproducibility
     from podium.jobs.queue import now
 
     today = now().strftime("%Y-%m-%d")

@@ -119,7 +119,7 @@ def test_a_logbook_rerun_is_compared_with_its_original_on_both_pages(
     """Issue 35: the row-by-row comparison of a re-run existed only on the command line
     (`podium jobs rerun --compare`); a re-run queued from the Logbook is now compared once
     it has succeeded, and both jobs' pages say how it compared."""
-    from podium.app.logbook_model import reproducibility
+    from podium.app.views.logbook.model import reproducibility
     from podium.jobs import logbook
     from podium.jobs.execute import execute_job
     from podium.jobs.queue import transition

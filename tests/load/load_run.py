@@ -37,7 +37,7 @@ from typing import Any
 import psutil
 import pyarrow as pa
 
-from podium.app.browse_model import DEFAULT_PAGE_SIZE
+from podium.app.rows.view_state import DEFAULT_PAGE_SIZE
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = "load.sft"

@@ -120,7 +120,7 @@ def test_a_browse_page_loads_each_table_at_most_once(podium_home: Path, loads: L
     validate_table(ValidateConfig(table=TableRef(name="t.x"), rules=["json"]))  # a report
     at = AppTest.from_file(str(MAIN), default_timeout=90)
     at.run()
-    at.switch_page("views/browse.py")
+    at.switch_page("views/browse/view.py")
     at.query_params.update({"table": "t.x", "sample": row_id(1)})
     for _ in range(2):  # the first draw of the page, then a rerun of it
         drawn = loads.during(at.run)

@@ -14,7 +14,7 @@ import pytest
 from recording_server import Recorder
 
 from generators.vibes import answer_stream, build_eval_set, submit_vibe
-from podium.app.validate_model import build_specs
+from podium.app.views.validate.model import build_specs
 from podium.config import reset_settings
 from podium.errors import InvalidInput, PermissionDenied
 from podium.identity import User

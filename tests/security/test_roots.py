@@ -167,7 +167,7 @@ def test_the_worker_refuses_a_path_that_leads_out_when_the_job_runs(
 def test_the_app_refuses_an_export_outside_the_roots(home: Path) -> None:
     at = AppTest.from_file(MAIN, default_timeout=60)
     at.run()
-    at.switch_page("views/logbook.py")
+    at.switch_page("views/logbook/view.py")
     at.run()
     at.selectbox(key="logbook.new.kind").set_value("export").run()
     at.text_input(key="logbook.new.export.path").set_value("/etc/x.jsonl")

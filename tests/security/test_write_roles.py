@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from podium.app import review_model, review_saves
+from podium.app.roles import current_user
+from podium.app.rows import saves
+from podium.app.views.review import queue as review_queue
+from podium.app.views.review import snapshots as review_snapshots
 from podium.config import reset_settings
 from podium.errors import PermissionDenied
 from podium.identity import User
@@ -126,17 +129,17 @@ def test_the_review_pages_handlers_refuse_a_viewer(shared: Path) -> None:
     """A forged request from the Browse/Review pages reaches these functions, with the
     user the app's login resolved (the session user), not one the request names."""
     use_session_user(lambda: User(name=VIEWER, role="viewer", source="oidc"))
-    viewer = review_model.current_user()
+    viewer = current_user()
     assert viewer == acting_user() and viewer.role == "viewer"
     snap = load_table("ns.chat").current_snapshot().snapshot_id
     forged = [
-        lambda: review_saves.label_rows("ns.chat", ["r0"], viewer, "bad"),
-        lambda: review_saves.rate_row("ns.chat", "r0", viewer, 1),
-        lambda: review_saves.note_row("ns.chat", "r0", viewer, "x"),
-        lambda: review_saves.delete_rows("ns.chat", ["r1"], viewer, why="w", base=snap),
-        lambda: review_model.tag("ns.chat", "v1", viewer),
-        lambda: review_model.branch("ns.chat", "fix", viewer),
-        lambda: review_model.start_queue("ns.chat", 2, viewer, sampled=False),
+        lambda: saves.label_rows("ns.chat", ["r0"], viewer, "bad"),
+        lambda: saves.rate_row("ns.chat", "r0", viewer, 1),
+        lambda: saves.note_row("ns.chat", "r0", viewer, "x"),
+        lambda: saves.delete_rows("ns.chat", ["r1"], viewer, why="w", base=snap),
+        lambda: review_snapshots.tag("ns.chat", "v1", viewer),
+        lambda: review_snapshots.branch("ns.chat", "fix", viewer),
+        lambda: review_queue.start_queue("ns.chat", 2, viewer, sampled=False),
     ]
     for call in forged:
         with pytest.raises(PermissionDenied, match="has role 'viewer'"):

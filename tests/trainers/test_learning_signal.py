@@ -72,7 +72,7 @@ def test_the_default_rewards_vary_within_a_group_on_demo_chat(podium_home: Path)
     """Issue 35: the default GRPO rewards on demo.chat were exact match alone, 0 for every
     completion; the defaults now include a length penalty, which differs between
     completions of different lengths (what a small model's samples always are)."""
-    from podium.app.train_model import default_rewards
+    from podium.app.views.train.model import default_rewards
     from podium.store.read.query import page
     from podium.store.write.demo import load_demo
     from trainers.config import RewardSpec

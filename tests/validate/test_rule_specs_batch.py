@@ -107,7 +107,7 @@ def test_rules_survive_pickling_for_worker_processes(schema_file: Path, tmp_path
 
 
 def test_page_inputs_become_specs_with_stored_files(podium_home: Path) -> None:
-    from podium.app.validate_model import build_specs
+    from podium.app.views.validate.model import build_specs
 
     specs = build_specs(
         ["json", "json-schema", "regex", "xsd"],

@@ -1,0 +1,154 @@
+"""Labels on the rows a page shows and the review filters, without Streamlit.
+
+The review filters ("unlabelled", a label such as "bad", "by me") as a page of rows:
+label and author filters read the annotations table's matching ids; "unlabelled"
+subtracts the positions of annotated rows from the positions the view's search and
+filters keep. The data table is read only for the page's rows. Bulk actions on the
+current filter show their count before anything is written (saves: `rows.saves`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+from pyiceberg.table import Table
+
+from podium.app.page_tables import PageTables
+from podium.app.rows.saves import rows_text
+from podium.errors import InvalidInput
+from podium.identity import User
+from podium.review import annotations as ann
+from podium.store.read import scan
+from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
+from podium.validate.report import failing_ids_in
+
+ALL, UNLABELLED, BY_ME = "all", ann.UNLABELLED, "by me"
+
+
+LABEL_KEYS = 3  # keys 1-3 label with the first three labels of the table's label set
+
+
+def review_filters(table: Table) -> list[str]:
+    """The choices of Browse's review filter: every row, unlabelled, by me, each label."""
+    return [ALL, UNLABELLED, BY_ME, *ann.label_set(table)]
+
+
+def annotations_by_row(
+    notes: Table | None, ids: Collection[str]
+) -> dict[str, list[ann.Annotation]]:
+    """The latest annotation of each author on each of `ids` (the rows on screen), from
+    annotations table `notes` (`PageTables.notes`)."""
+    out: dict[str, list[ann.Annotation]] = {}
+    for a in ann.latest(notes, ids=[i for i in ids if i]):
+        out.setdefault(a.row_id, []).append(a)
+    return out
+
+
+def annotation_text(notes: Sequence[ann.Annotation]) -> str:
+    """'good (alice) · bad, rating 2, "typo in step 3" (bob)' for a row's caption."""
+    parts = []
+    for a in notes:
+        bits = [b for b in (a.label, ", ".join(a.tags)) if b]
+        if a.rating is not None:
+            bits.append(f"rating {a.rating}")
+        if a.note:
+            bits.append(f"“{a.note}”")
+        if bits:
+            parts.append(f"{', '.join(bits)} ({a.author})")
+    return " · ".join(parts)
+
+
+def review_ids(tables: PageTables, which: str, user: User) -> set[str] | None:
+    """Ids a label or "by me" filter keeps (None: the filter keeps every row, and the
+    annotations table is not loaded)."""
+    if which in (ALL, UNLABELLED):
+        return None
+    if which == BY_ME:
+        return ann.annotated_ids(tables.notes, author=user.name)
+    return ann.annotated_ids(tables.notes, label=which)
+
+
+def _kept_positions(
+    tables: PageTables,
+    view: SnapshotView,
+    which: str,
+    user: User,
+    *,
+    search: str | None,
+    where: str | None,
+    filters: Mapping[str, FilterValue] | None,
+    keep: Collection[str] | None,
+) -> np.ndarray:
+    """Positions of the rows the view's filters and the review filter `which` keep."""
+    ids = review_ids(tables, which, user)
+    if keep is not None:
+        ids = set(keep) if ids is None else ids & set(keep)
+    kept = matching_positions(view, search=search, where=where, filters=filters, ids=ids)
+    labelled = ann.annotated_ids(tables.notes) if which == UNLABELLED else set()
+    if labelled:
+        seen = matching_positions(view, search=search, where=where, filters=filters, ids=labelled)
+        kept = np.setdiff1d(kept, seen, assume_unique=True)
+    return kept
+
+
+def review_page(
+    tables: PageTables,
+    which: str,
+    user: User,
+    *,
+    offset: int = 0,
+    limit: int = 25,
+    search: str | None = None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None = None,
+    keep: Collection[str] | None = None,
+    snapshot_id: int | str | None = None,
+) -> Page:
+    """One page of the rows passing the view's filters and the review filter `which`."""
+    if offset < 0 or limit < 0:
+        raise InvalidInput("Offset and page size must not be negative.")
+    view = open_view(tables.name, snapshot_id)
+    kept = _kept_positions(
+        tables, view, which, user, search=search, where=where, filters=filters, keep=keep
+    )
+    raw = scan.read_positions(view.table, view.plan, kept[offset : offset + limit])
+    return Page(
+        scan.to_rows(view.canonical(raw)),
+        len(kept),
+        offset,
+        limit,
+        view.snapshot_id,
+        list(view.schema.names),
+    )
+
+
+def filter_ids(
+    tables: PageTables,
+    which: str,
+    user: User,
+    *,
+    search: str | None = None,
+    where: str | None = None,
+    filters: Mapping[str, FilterValue] | None = None,
+    keep: Collection[str] | None = None,
+    failing_report: Table | None = None,
+    snapshot_id: int | str | None = None,
+) -> list[str]:
+    """Every id the current view keeps (optionally only rows failing a validation
+    report), read from the `id` column of the matching rows only."""
+    narrowed = set(keep) if keep is not None else None
+    if failing_report is not None:
+        bad = failing_ids_in(failing_report)
+        narrowed = bad if narrowed is None else narrowed & bad
+    view = open_view(tables.name, snapshot_id)
+    positions = _kept_positions(
+        tables, view, which, user, search=search, where=where, filters=filters, keep=narrowed
+    )
+    found = scan.read_positions(view.table, view.plan, positions, ["id"]).column("id")
+    return sorted(i for i in found.to_pylist() if i is not None)
+
+
+def confirm_text(action: str, ids: Sequence[str]) -> str:
+    """'Label 312 rows needs-fix?' before a bulk action writes anything."""
+    return f"{action} {rows_text(len(ids))}?" if ids else "No rows match the current filter."

@@ -1,0 +1,1 @@
+"""The Home page: `view.py` lays it out, the other modules are its model."""

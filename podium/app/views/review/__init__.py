@@ -1,0 +1,1 @@
+"""The Review page: `view.py` lays it out, the other modules are its model."""

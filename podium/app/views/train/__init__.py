@@ -1,0 +1,1 @@
+"""The Train page: `view.py` lays it out, the other modules are its model."""

@@ -1,0 +1,1 @@
+"""The Vibe check page: `view.py` lays it out, the other modules are its model."""
