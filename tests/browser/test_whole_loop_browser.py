@@ -31,6 +31,14 @@ from podium.models.registry import get_model_or_none
 pytestmark = [pytest.mark.browser, pytest.mark.vllm, pytest.mark.train, pytest.mark.sandbox]
 VIEWPORT = {"width": 1440, "height": 900}
 JOB_TIMEOUT_S = 900
+# The text of the first element on the page that starts "Queued job ", or null.
+QUEUED_MESSAGE = """() => {
+  for (const el of document.querySelectorAll('[data-testid="stMarkdownContainer"]')) {
+    const text = (el.innerText || "").trim();
+    if (text.startsWith("Queued job ")) return text;
+  }
+  return null;
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +103,11 @@ class Loop:
         """Click the one submit verb (or `verb`); returns the queued job's id from the
         message."""
         self.click("button", verb)
-        message = self.page.get_by_text(re.compile(r"^Queued job ")).first
-        expect(message).to_be_visible()
-        found = re.search(r"Queued job (\S+);", message.inner_text())
-        assert found, message.inner_text()
+        # Found and read in one step in the page: a rerun (the job tray refreshing) may
+        # redraw the message between a check that it is there and a second call reading it.
+        shown = self.page.wait_for_function(QUEUED_MESSAGE, timeout=120_000).json_value()
+        found = re.search(r"Queued job (\S+);", shown)
+        assert found, shown
         return found.group(1)
 
     def job(self, job_id: str) -> Job:
