@@ -25,7 +25,7 @@ def _sample(k: int, seed: int) -> list:
 @pytest.mark.faults
 @pytest.mark.parametrize(
     ("store", "count"),
-    [("sqlite+local", 6), pytest.param("postgres+s3", 4, marks=pytest.mark.integration)],
+    [("sqlite+local", 3), pytest.param("postgres+s3", 2, marks=pytest.mark.integration)],
 )
 def test_no_fault_loses_a_row_or_a_file(store: str, count: int) -> None:
     cases = _sample(count, SEED if store == "sqlite+local" else SEED + 1)
