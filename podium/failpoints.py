@@ -24,6 +24,7 @@ Points (every write path passes the ones that apply to it):
 | `commit.after` | the catalog committed; the caller has not seen the answer |
 | `maintain.expire.before_commit` | expiry planned its snapshots; not yet committed |
 | `maintain.orphans.before_delete` | orphan removal listed its files; none deleted yet |
+| `weight_sync.corrupt` | a push is about to reach one replica (`raise`: corrupt its load) |
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ POINTS = (
     "commit.after",
     "maintain.expire.before_commit",
     "maintain.orphans.before_delete",
+    "weight_sync.corrupt",
 )
 
 _ACTION = re.compile(r"^(raise|kill|pause|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$")
@@ -105,6 +107,16 @@ def hit(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     else:
         raise FailpointError(f"failpoint {point} (outcome unknown to the caller)")
+
+
+def fires(point: str) -> bool:
+    """`hit(point)`, with a `raise` answered as True: for points where the fault is not
+    an exception here but something done wrong on purpose (a corrupted transfer)."""
+    try:
+        hit(point)
+    except FailpointError:
+        return True
+    return False
 
 
 def _pause(point: str) -> None:

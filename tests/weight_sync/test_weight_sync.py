@@ -12,12 +12,17 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 import torch
 from weight_sync_learner import perturbed
 
 from trainers.async_rl.replica import PolicyReplica
-from trainers.weight_sync import ReplicaEndpoint, WeightSyncError, make_weight_sync
+from trainers.weight_sync import (
+    ReplicaEndpoint,
+    ReplicaLoadError,
+    make_weight_sync,
+)
 from trainers.weight_sync.checksum import weights_checksum
 
 pytestmark = pytest.mark.vllm
@@ -139,15 +144,35 @@ def test_two_learner_ranks_push_their_slices_to_two_replicas(  # type: ignore[no
         assert_serves(replica, model, version)
 
 
-def test_a_corrupted_transfer_is_caught_by_the_checksum(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]
+def is_paused(replica: PolicyReplica) -> bool:
+    root = replica.endpoint.root
+    return bool(httpx.get(root + "/is_paused", timeout=30).json()["is_paused"])
+
+
+def test_a_corrupted_transfer_is_caught_by_the_checksum_and_never_served(
+    replicas, tiny_checkpoint, tmp_path
+):  # type: ignore[no-untyped-def]
+    """The replica that loaded what the learner did not send stays paused (until
+    2026-11-28 the swap resumed it before the verdict, so it served those weights); a
+    clean push resumes it."""
     model = perturbed(str(tiny_checkpoint), seed=13)
     sync = make_weight_sync("gloo", work_dir=tmp_path, corrupt_for_tests=True)
     sync.connect([replicas[0].endpoint])
-    with pytest.raises(WeightSyncError) as caught:
-        sync.push(model.named_parameters(), version=13)
-    sync.close()
-    message = str(caught.value)
-    assert "replica 0" in message and weights_checksum(model.named_parameters()) in message
+    try:
+        with pytest.raises(ReplicaLoadError) as caught:
+            sync.push(model.named_parameters(), version=13)
+        message = str(caught.value)
+        assert "replica 0" in message and weights_checksum(model.named_parameters()) in message
+        assert caught.value.failed == [0] and caught.value.verdicts[0]["resumed"] is False
+        assert is_paused(replicas[0])
+
+        sync.corrupt_for_tests = False  # the re-push: verified, then resumed
+        record = sync.push(model.named_parameters(), version=13)
+        assert record.replicas[0]["match"] and record.replicas[0]["resumed"] is True
+        assert not is_paused(replicas[0])
+    finally:
+        sync.close()
+    assert_serves(replicas[0], model, 13)
 
 
 def test_disk_backend_loads_the_learners_weights(replicas, tiny_checkpoint, tmp_path):  # type: ignore[no-untyped-def]

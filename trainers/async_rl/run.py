@@ -222,10 +222,19 @@ class AsyncRun:
         self.learner.announce_push(version)  # the other learner ranks push their rows
 
         def locked_push() -> SyncRecord:
+            from trainers.weight_sync import ReplicaLoadError
+
             with contextlib.ExitStack() as held:
                 for r in sorted(self.gen_locks):
                     held.enter_context(self.gen_locks[r])
-                return self.sync.push_snapshot(snap, version)
+                try:
+                    return self.sync.push_snapshot(snap, version)
+                except ReplicaLoadError as exc:
+                    # Before any replica generates again: a replica left paused on a
+                    # failed load is condemned (never resumed); it is replaced and gets
+                    # the current weights when it joins.
+                    self.condemn(exc.failed, version, exc)
+                    raise
 
         future = self._push_thread.submit(locked_push)
         self.pushes.append(future)
@@ -245,15 +254,35 @@ class AsyncRun:
 
         future.add_done_callback(landed)
 
+    def condemn(self, replicas: list[int], version: int, exc: BaseException) -> None:
+        """Kill replicas whose load of `version` failed: each stays paused on weights
+        that are not the learner's until its actor is gone; its thread then meets the
+        dead actor and replaces it (`replace`), as after any death."""
+        for r in replicas:
+            self.reporter.log(
+                f"replica {r} failed to load version {version}; it stays paused and is "
+                f"replaced ({exc})"
+            )
+            self.pool.replacing.add(r)  # not alive from now on, whatever Ray says yet
+            with contextlib.suppress(Exception):
+                self.pool.ray.kill(self.pool.actors[r])
+
     def push_failed(self, version: int, exc: BaseException) -> None:
-        """A push that failed because a replica died is not the job's failure: the dead
-        replica is replaced (and gets the current weights then); the live ones loaded
-        this version, which their own report says. Any other failure ends the job."""
+        """A push that failed because a replica died, or a replica failed its load (and
+        was condemned), is not the job's failure: that replica is replaced (and gets the
+        current weights then); the live ones loaded this version, which their own
+        report says. Any other failure ends the job."""
+        from trainers.weight_sync import ReplicaLoadError
+
         dead = [r for r in sorted(self.pool.actors) if not self.pool.alive(r)]
         if not dead:
             self.fail(exc)
             return
-        self.sync_failures.append({"version": version, "dead_replicas": dead, "error": str(exc)})
+        failure: dict[str, Any] = {"version": version, "dead_replicas": dead, "error": str(exc)}
+        if isinstance(exc, ReplicaLoadError):
+            failure["failed_load"] = exc.failed
+            failure["replicas"] = exc.verdicts
+        self.sync_failures.append(failure)
         self.reporter.log(f"push of version {version} missed dead replica(s) {dead}: {exc}")
         for r in sorted(self.pool.actors):
             if r not in dead and r not in self.pool.replacing:

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainers.weight_sync.base import ReplicaEndpoint, SyncRecord, WeightSync, WeightSyncError
+from trainers.weight_sync.base import (
+    ReplicaEndpoint,
+    ReplicaLoadError,
+    SyncRecord,
+    WeightSync,
+    WeightSyncError,
+)
 
 BACKENDS = ("gloo", "nccl", "disk")
 
@@ -21,6 +27,7 @@ __all__ = [
     "ReplicaEndpoint",
     "SyncRecord",
     "WeightSync",
+    "ReplicaLoadError",
     "WeightSyncError",
     "make_weight_sync",
 ]

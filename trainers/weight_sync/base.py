@@ -4,9 +4,12 @@ a replica's server, verification, and pushing in the background.
 A push, for each replica: pause the server at a safe point (`/pause?mode=wait`: requests
 in flight finish on the old weights, new ones queue), move and load the weights through
 the worker extension (`/collective_rpc`), clear the prefix cache (its entries were
-computed with the old weights), resume. The replica reports the version and the checksum
-of what it loaded; a checksum that differs from the learner's, or a load that did not
-move the engine's parameters, fails the push with `WeightSyncError`.
+computed with the old weights), and resume only a replica whose load is verified: it
+reports the version and the checksum of what it loaded. A load that raised, a checksum
+that differs from the learner's, or a load that did not move the engine's parameters
+leaves the replica paused (it must never serve weights that are not the learner's) and
+fails the push with `ReplicaLoadError`, which names those replicas for the caller to
+re-push or replace (async RL replaces them).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import httpx
 import torch
 
+from podium import failpoints
 from podium.errors import PodiumError
 from trainers.weight_sync.plan import PlannedTensor, TransferPlan, make_plan
 from trainers.weight_sync.vllm_extension import ChecksumStream, slice_digest
@@ -33,6 +37,17 @@ CALL_TIMEOUT_S = 900.0  # a pause waits for the requests in flight to finish
 
 class WeightSyncError(PodiumError):
     """A push failed or was not verified (names the replica, expected and got)."""
+
+
+class ReplicaLoadError(WeightSyncError):
+    """Replicas that did not load a push as the learner sent it; each was left paused.
+    `failed` holds their indices, `verdicts` every replica's verdict (the others loaded
+    and were resumed)."""
+
+    def __init__(self, message: str, failed: list[int], verdicts: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.failed = failed
+        self.verdicts = verdicts
 
 
 @dataclass(frozen=True)
@@ -106,21 +121,29 @@ def _post(replica: ReplicaEndpoint, path: str) -> None:
 
 
 def swap_at_safe_point(
-    replica: ReplicaEndpoint, load: Callable[[], dict[str, Any]]
+    replica: ReplicaEndpoint,
+    load: Callable[[], dict[str, Any]],
+    problem: Callable[[dict[str, Any]], str | None],
 ) -> dict[str, Any]:
-    """Pause (in-flight requests finish first), load, clear the prefix cache, resume.
-    The result's `phases` gains the seconds of each call, as the learner saw them."""
+    """Pause (in-flight requests finish first), load, clear the prefix cache and resume,
+    unless `problem` finds one in what the load reported: then the replica stays paused
+    (requests queue; none is served by weights that are not the learner's). A load that
+    raises is reported as `error`, and stays paused too. The result's `phases` gains the
+    seconds of each call, as the learner saw them; `resumed` says whether it was resumed."""
     ticks = [time.perf_counter()]
     _post(replica, "/pause?mode=wait")
     ticks.append(time.perf_counter())
     try:
         result = load()
-        ticks.append(time.perf_counter())
+    except Exception as exc:  # noqa: BLE001 - reported in the verdict; the push fails
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    ticks.append(time.perf_counter())
+    result["resumed"] = problem(result) is None
+    if result["resumed"]:
         _post(replica, "/reset_prefix_cache")
         ticks.append(time.perf_counter())
-    finally:
         _post(replica, "/resume")
-    ticks.append(time.perf_counter())
+        ticks.append(time.perf_counter())
     names = ("pause_s", "load_call_s", "reset_prefix_cache_s", "resume_s")
     phases = result.setdefault("phases", {})
     phases.update({n: b - a for n, a, b in zip(names, ticks, ticks[1:], strict=False)})
@@ -172,38 +195,52 @@ def rows_of(planned: PlannedTensor, tensor: torch.Tensor, rank: int) -> torch.Te
     )
 
 
+def load_problem(version: int, expected: str, got: dict[str, Any]) -> str | None:
+    """What is wrong with a replica's report of a load of `version`, or None."""
+    if got.get("error"):
+        return f"the load failed: {got['error']}"
+    if got.get("checksum") != expected or int(got.get("version", -1)) != version:
+        return (
+            f"expected checksum {expected} at version {version}, "
+            f"got {got.get('checksum')} at version {got.get('version')}"
+        )
+    if got.get("moved") is False:
+        return (
+            "the load reported success but the engine's parameters did not change "
+            "(vLLM issue 57022: a sync that moves nothing)"
+        )
+    return None
+
+
 def verify(
     version: int, expected: str, results: Sequence[tuple[ReplicaEndpoint, dict[str, Any]]]
 ) -> list[dict[str, Any]]:
-    """Per-replica verdicts; raises WeightSyncError naming every failed replica."""
-    verdicts, failures = [], []
+    """Per-replica verdicts; raises ReplicaLoadError naming every failed replica."""
+    verdicts, failures, failed = [], [], []
     for replica, got in results:
-        match = got.get("checksum") == expected and int(got.get("version", -1)) == version
+        problem = load_problem(version, expected, got)
         verdicts.append(
             {
                 "replica": replica.index,
                 "checksum": got.get("checksum"),
                 "expected": expected,
-                "match": match,
+                "match": got.get("checksum") == expected and int(got.get("version", -1)) == version,
                 "version": got.get("version"),
                 "moved": got.get("moved"),
+                "error": got.get("error"),
+                "resumed": got.get("resumed"),
                 "load_seconds": got.get("seconds"),
                 "received_s": got.get("received_s"),
                 "phases": got.get("phases", {}),
             }
         )
-        if not match:
-            failures.append(
-                f"replica {replica.index}: expected checksum {expected} at version {version}, "
-                f"got {got.get('checksum')} at version {got.get('version')}"
-            )
-        elif got.get("moved") is False:
-            failures.append(
-                f"replica {replica.index}: the load reported success but the engine's "
-                "parameters did not change (vLLM issue 57022: a sync that moves nothing)"
-            )
+        if problem is not None:
+            failures.append(f"replica {replica.index}: {problem} (left paused)")
+            failed.append(replica.index)
     if failures:
-        raise WeightSyncError("weight sync verification failed: " + "; ".join(failures))
+        raise ReplicaLoadError(
+            "weight sync verification failed: " + "; ".join(failures), failed, verdicts
+        )
     return verdicts
 
 
@@ -317,6 +354,11 @@ class WeightSync(ABC):
         with self._lock:
             self.connect([replica])
         return self._push_locked([replica], snap, version)
+
+    def corrupts_load(self) -> bool:
+        """Whether the next replica load is corrupted on purpose: `corrupt_for_tests`
+        (every load), or the failpoint `weight_sync.corrupt` (`raise@N`: the N-th)."""
+        return self.corrupt_for_tests or failpoints.fires("weight_sync.corrupt")
 
     def _push_locked(
         self, targets: Sequence[ReplicaEndpoint], snap: Snapshot, version: int

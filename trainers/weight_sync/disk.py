@@ -21,6 +21,7 @@ from trainers.weight_sync.base import (
     ReplicaEndpoint,
     SyncRecord,
     WeightSync,
+    load_problem,
     rows_of,
     rpc,
     swap_at_safe_point,
@@ -99,7 +100,6 @@ class DiskWeightSync(WeightSync):
         spec = {
             "paths": [str(p) for p in paths],
             "version": version,
-            "corrupt": self.corrupt_for_tests,
             "learner_ranks": self.learner_ranks,
             "tensors": plan.replica_meta(version)["tensors"],
         }
@@ -111,7 +111,12 @@ class DiskWeightSync(WeightSync):
                 expected.result()  # the followers publish their digests once written
 
             def one(replica: ReplicaEndpoint) -> dict[str, Any]:
-                return swap_at_safe_point(replica, lambda: rpc(replica, "podium_load_file", spec))
+                load = {**spec, "corrupt": self.corrupts_load()}
+                return swap_at_safe_point(
+                    replica,
+                    lambda: rpc(replica, "podium_load_file", load),
+                    lambda got: load_problem(version, expected.result(), got),
+                )
 
             answers = [(r, pool.submit(one, r)) for r in targets]
             results = [(r, a.result()) for r, a in answers]

@@ -23,6 +23,7 @@ from trainers.weight_sync.base import (
     ReplicaEndpoint,
     SyncRecord,
     WeightSync,
+    load_problem,
     rows_of,
     rpc,
     swap_at_safe_point,
@@ -142,13 +143,14 @@ class GlooWeightSync(WeightSync):
             self.publish(plan, tensors)
             self._send_to_all(targets, plan, tensors)
             return record
-        meta = plan.replica_meta(version, corrupt=self.corrupt_for_tests)
         with ThreadPoolExecutor(max_workers=len(targets) + 1) as pool:
             expected = pool.submit(
                 timed, record.phases, "digests_s", self.expected_checksum, plan, tensors
             )
 
             def one(replica: ReplicaEndpoint) -> dict[str, Any]:
+                meta = plan.replica_meta(version, corrupt=self.corrupts_load())
+
                 def load() -> dict[str, Any]:
                     with ThreadPoolExecutor(max_workers=1) as receiver:
                         answer = receiver.submit(rpc, replica, "podium_receive_weights", meta)
@@ -158,7 +160,9 @@ class GlooWeightSync(WeightSync):
                             work.wait()
                         return result
 
-                return swap_at_safe_point(replica, load)
+                return swap_at_safe_point(
+                    replica, load, lambda got: load_problem(version, expected.result(), got)
+                )
 
             answers = [(r, pool.submit(one, r)) for r in targets]
             results = [(r, a.result()) for r, a in answers]
