@@ -23,6 +23,12 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
+from train_fixtures import (  # noqa: F401  (fixtures are found by name)
+    make_table,
+    memo_pairs,
+    tiny_base,
+    tiny_checkpoint,
+)
 
 from podium import processes
 from podium.config import reset_settings

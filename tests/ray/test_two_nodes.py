@@ -4,7 +4,8 @@ with its own address and its own loopback, as two hosts are. A stand-in replica 
 worker node answers the learner's calls with Podium's real receiver
 (`PodiumWeightReceiver.podium_join_group`, what vLLM's worker runs), so the learner's
 real `GlooWeightSync.connect` builds the transfer group across the nodes and a tensor
-goes through it. Root only (namespaces); nothing leaves the machine."""
+goes through it. Then a whole async GRPO job runs with its real vLLM replica on the
+worker node. Root only (namespaces); nothing leaves the machine."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes
+from typer.testing import CliRunner
 
 from podium import processes
 from podium.models.vllm_launch import free_port
@@ -189,3 +191,46 @@ def test_a_replica_on_another_node_joins_the_learners_transfer_group(
     finally:
         sync.close()
         ray.kill(replica)
+
+
+@pytest.mark.vllm
+@pytest.mark.train
+def test_an_async_job_trains_with_its_replica_on_the_other_node(
+    two_nodes: tuple[Any, str, str], tiny_base: str, make_table: Any, memo_pairs: Any
+) -> None:
+    """The learner runs here (the head's node has no CPUs for actors), the replica, a real
+    vLLM server, on the worker node: every push crosses the veth pair and is verified,
+    and the job names where its replica ran."""
+    from podium.cli import app
+    from podium.jobs.launch import run_or_write_card
+    from trainers.config import GrpoConfig, RewardSpec
+
+    ray, head_ip, worker_ip = two_nodes
+    steps = 3
+    cfg = GrpoConfig.model_validate(
+        {
+            "model": tiny_base,
+            "table": {"name": make_table("demo.memo", memo_pairs)},
+            "out": "tiny-two-nodes",
+            "rollout": "async",
+            "replicas": 1,
+            "max_staleness": 1,
+            "weight_sync": "gloo",
+            "max_steps": steps,
+            "batch_size": 4,
+            "num_generations": 4,
+            "max_completion_length": 8,
+            "rewards": [RewardSpec(rule="length:12")],
+        }
+    )
+    job = run_or_write_card("grpo", cfg, foreground=True)
+    assert isinstance(job, dict)
+    shown = CliRunner().invoke(app, ["jobs", "show", job["id"], "--json"])
+    assert shown.exit_code == 0, shown.output
+    summary = json.loads(shown.stdout)["outputs"]["summary"]
+    assert [n["node"] for n in summary["replica_nodes"]] == [worker_ip]
+    assert summary["replica_nodes"][0]["url"].startswith(f"http://{worker_ip}:")
+    pushes = [s for s in summary["syncs"] if "joined" not in s]
+    assert [s["version"] for s in pushes] == list(range(1, steps))
+    assert all(v["match"] and v["resumed"] for s in pushes for v in s["replicas"])
+    assert summary["sync_failures"] == [] and summary["samples"] == steps * 4

@@ -162,6 +162,11 @@ def _run(
                 for lag, groups in job_run.controller.staleness().items()
             },
             "replica_restarts": pool.restarts,
+            # Where each replica ran (replaced ones too): the node's routable address.
+            "replica_nodes": [
+                {"replica": info["index"], "node": info["node"], "url": info["url"]}
+                for info in pool.every_info
+            ],
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
             "first_reward": rewards[0] if rewards else None,
