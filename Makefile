@@ -16,7 +16,7 @@ VLLM_VENV := .venv-vllm
 DUCKDB_VENV := .venv-duckdb-iceberg
 PODIUM := $(VENV)/bin/podium
 PYTEST_ARGS ?=
-# Two workers: the heavy tests (vLLM, Ray, browsers, training) in one group on one of them,
+# Two workers: the heavy tests (vLLM, Ray, browsers, deployments) in one group on one of them,
 # the rest beside it (tests/conftest.py); PYTEST_WORKERS= runs the suite in one process.
 PYTEST_WORKERS ?= -n 2 --dist loadgroup
 export PODIUM_HOME ?= $(HOME)/.podium

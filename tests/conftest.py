@@ -26,29 +26,27 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ["RAY_AUTH_MODE"] = "disabled"
 
 
-# Tests that start vLLM, Ray, a browser, a training run or a whole deployment each keep
-# both cores busy. Under xdist (`make test`: `-n 2 --dist loadgroup`) they form two lanes,
-# one per worker, each run one test after another, while both workers take the light
-# tests file by file (a file's module fixtures are set up once) around them:
-# - "heavy-served": the tests on the session's one vLLM server (`vllm_server`) and the
-#   browser tests, so one worker holds that server (~5 GB) for the whole run;
-# - "heavy-own": the tests that start their own servers, Ray clusters, trainings and
-#   deployments.
-# One lane held all of them until 2026-11: its ~65 minutes were the whole CI run's wall
-# time while the other worker sat idle after its light tests.
-HEAVY_MARKS = frozenset({"vllm", "ray", "browser", "train", "integration", "faults", "load"})
+# Tests that start vLLM, Ray, a browser or a whole deployment each keep both cores busy
+# and wait on the clock (a server's start, a page's redraw, a kill at a chosen moment).
+# Under xdist (`make test`: `-n 2 --dist loadgroup`) they form one group, "heavy", run one
+# after another on one worker, so two never fight for the cores, while the other worker
+# takes the rest file by file (a file's module fixtures are set up once). The rest
+# includes the training tests and the fault matrix (`clockless`): they also load the
+# cores, but no outcome of theirs depends on how fast the machine is, so they balance
+# the two workers (the heavy group alone was the whole run's wall time, with the other
+# worker idle for its last half). Two heavy groups side by side (2026-11-28) ran no
+# faster than one: together they more than fill both cores.
+HEAVY_MARKS = frozenset({"vllm", "ray", "browser", "integration", "faults", "load"})
 HEAVY_FIXTURES = frozenset({"vllm_server", "vllm_model", "ray_cluster", "ray_home", "browser"})
-SERVED_FIXTURES = frozenset({"vllm_server", "vllm_model", "browser"})
 
 
 def xdist_group_of(item: pytest.Item) -> str:
-    """The xdist group `item` runs in: "heavy-served", "heavy-own", or its file's path."""
+    """The xdist group `item` runs in: "heavy", or its file's path."""
     marks = {mark.name for mark in item.iter_markers()}
     fixtures = set(getattr(item, "fixturenames", ()))
-    if fixtures & SERVED_FIXTURES:
-        return "heavy-served"
-    if marks & HEAVY_MARKS or fixtures & HEAVY_FIXTURES:
-        return "heavy-own"
+    heavy = (marks - {"faults", "integration"} if "clockless" in marks else marks) & HEAVY_MARKS
+    if heavy or fixtures & HEAVY_FIXTURES:
+        return "heavy"
     return item.path.relative_to(REPO).as_posix()
 
 

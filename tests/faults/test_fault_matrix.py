@@ -23,6 +23,7 @@ def _sample(k: int, seed: int) -> list:
 
 
 @pytest.mark.faults
+@pytest.mark.clockless  # faults at named points, not at moments: may share the cores
 @pytest.mark.parametrize(
     ("store", "count"),
     [("sqlite+local", 3), pytest.param("postgres+s3", 2, marks=pytest.mark.integration)],

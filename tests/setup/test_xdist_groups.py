@@ -1,9 +1,12 @@
 """`make test` runs two xdist workers with `--dist loadgroup`; tests/conftest.py names
 each test's group. A file's tests stay on one worker (its module fixtures are set up
-once), as the heavy group's do (so two heavy tests never run at once)."""
+once), as the heavy group's do (so two heavy tests never run at once); a training test
+or a `clockless` one runs in its file's group, beside the heavy ones."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -27,3 +30,40 @@ def test_a_files_tests_run_on_one_worker_under_its_group() -> None:
     assert len(ran) >= 4, done.stdout[-3000:]
     assert all(nodeid.endswith(f"@{SMALL}") for _, nodeid in ran), ran
     assert len({worker for worker, _ in ran}) == 1, ran
+
+
+PLUGIN = """
+import json, os
+from conftest import xdist_group_of
+def pytest_collection_finish(session):
+    groups = {item.nodeid: xdist_group_of(item) for item in session.items}
+    with open(os.environ["GROUPS_OUT"], "w") as fh:
+        json.dump(groups, fh)
+"""
+
+
+def test_training_and_clockless_tests_run_beside_the_heavy_group(tmp_path: Path) -> None:
+    """The groups tests/conftest.py gives: the fault matrix (`clockless`) and a training
+    test in their files' groups, a vLLM test in "heavy"."""
+    (tmp_path / "groups_plugin.py").write_text(PLUGIN)
+    out = tmp_path / "groups.json"
+    files = [
+        "tests/faults/test_fault_matrix.py",
+        "tests/trainers/test_sft_train.py",
+        "tests/weight_sync/test_weight_sync.py",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
+        + ["-p", "groups_plugin", *files],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO / 'tests'}", "GROUPS_OUT": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    groups = json.loads(out.read_text())
+    assert {nodeid.split("::")[0] for nodeid in groups} == set(files)
+    for nodeid, group in groups.items():
+        path = nodeid.split("::")[0]
+        assert group == ("heavy" if "weight_sync" in path else path), (nodeid, group)
