@@ -67,8 +67,7 @@ class CheckpointWriter:
         tmp = root / f".tmp-{label}-{uuid.uuid4().hex[:8]}"
         dest = root / label
         try:
-            export = _mergeable(model)
-            export.save_pretrained(str(tmp), safe_serialization=True)
+            _save_model(_mergeable(model), tmp)
             self.tokenizer.save_pretrained(str(tmp))
             for path in tmp.iterdir():  # safetensors come out 0600; servers may run as others
                 path.chmod(0o644)
@@ -86,6 +85,27 @@ class CheckpointWriter:
         self.last_step = step
         self.reporter.log(f"checkpoint {name} (step {step}) registered at {dest}")
         return info
+
+
+def _save_model(model: Any, folder: Path) -> None:
+    """`save_pretrained`, keeping the base checkpoint's generation config as it was.
+
+    transformers refuses to save a generation config it would only warn about when
+    loading (top_k or top_p without do_sample, as some instruct checkpoints ship): the
+    run's checkpoint failed at its very end. The config is written unvalidated instead:
+    the trained checkpoint samples as its base did."""
+    from transformers import GenerationConfig
+
+    generation = getattr(model, "generation_config", None)
+    if not isinstance(generation, GenerationConfig):
+        model.save_pretrained(str(folder), safe_serialization=True)
+        return
+    model.generation_config = GenerationConfig()
+    try:
+        model.save_pretrained(str(folder), safe_serialization=True)
+    finally:
+        model.generation_config = generation
+    generation.to_json_file(folder / "generation_config.json", use_diff=True)
 
 
 def _mergeable(model: Any) -> Any:
