@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from podium import failpoints
 from podium.cli import app

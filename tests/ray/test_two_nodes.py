@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes
-from typer.testing import CliRunner
 
 from podium import processes
 from podium.models.vllm_launch import free_port
