@@ -95,7 +95,8 @@ def test_a_running_async_job_scales_out_with_live_weights(
             "jobs", "scale", job_id, "--replicas", "2"
         )
         job_log = Path(get_job(job_id)["log_path"])
-        _within(400, lambda: "scale-out: replica 1" in job_log.read_text())
+        # Joined (or refused: the assertions below then say why).
+        _within(400, lambda: "scale-out: replica 1" in (t := job_log.read_text()) or "refused" in t)
         (marks / f"{POINT}.release").touch()
         job = _within(
             400, lambda: (j := get_job(job_id))["status"] in ("succeeded", "failed") and j

@@ -26,7 +26,7 @@ pieces, each in its own module:
   that trained them; a replica that dies is replaced, its slots are generated again,
   and the replacement gets the current weights from the learner (`add_replica`);
 - `podium jobs scale ID --replicas N` adds replicas while the run trains; each joins
-  with the learner's current weights the same way (`scale.py`).
+  with the learner's current weights the same way (`scale.py`, beside `train`).
 """
 
 from __future__ import annotations
@@ -382,7 +382,6 @@ class AsyncRun:
 
     def train(self, save: SaveCheckpoint) -> None:
         from podium import failpoints
-        from trainers.async_rl.scale import ScaleOut, job_id_of
 
         threads = [
             threading.Thread(target=self.replica_loop, args=(r,), name=f"replica-{r}", daemon=True)
@@ -390,8 +389,6 @@ class AsyncRun:
         ]
         for t in threads:
             t.start()
-        scale_out = ScaleOut(self, job_id_of(self.reporter.lineage))  # `podium jobs scale`
-        scale_out.start()
         try:
             while not self.controller.state.finished:
                 self.raise_errors()
@@ -416,5 +413,4 @@ class AsyncRun:
             self.controller.close()
             for t in threads:  # a replacement still starting ends first (then stopped)
                 t.join()
-            scale_out.join()  # so does a replica added by a scale-out
             self._push_thread.shutdown(wait=True)

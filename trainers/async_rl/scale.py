@@ -1,8 +1,9 @@
 """Scale-out from live weights: a running async GRPO job grows its replicas on request.
 
 `podium jobs scale ID --replicas N` stores the request (`podium.jobs.scale`); while the
-run trains, `ScaleOut` polls it on a thread of its own (starting a vLLM server takes
-minutes; the learner goes on meanwhile) and, when N exceeds the pool:
+run trains (`job.py` starts a `ScaleOut` beside `AsyncRun.train` and joins it after),
+`ScaleOut` polls it on a thread of its own (starting a vLLM server takes minutes; the
+learner goes on meanwhile) and, when N exceeds the pool:
 
 - checks the cluster has the seats (a CPU each, and a GPU on CUDA) and refuses the
   request otherwise: a replica Ray cannot place would wait forever;
