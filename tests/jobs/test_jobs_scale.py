@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import getpass
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +124,49 @@ def test_only_the_submitter_or_an_admin_may_scale(
     assert scale(job_id, 2).exit_code == 0
     request = latest_request(job_id)
     assert request is not None and request.requested_by == admin.name
+
+
+class ClusterWithoutRoom:
+    """The Ray module as the scale-out sees it when every CPU is taken."""
+
+    @staticmethod
+    def available_resources() -> dict[str, float]:
+        return {"CPU": 0.0, "memory": 1e9}
+
+
+def test_a_job_whose_cluster_has_no_room_refuses_and_says_why(jobs_home: Path) -> None:
+    """The job's side (trainers.async_rl.scale) reads the request, finds no seat for the
+    new replica, starts nothing and answers refused: a replica Ray cannot place would
+    wait forever. The job goes on; the count it has stays, so asking again is allowed."""
+    from train_fixtures import RecordingReporter
+
+    from trainers.async_rl.placement import plan_placement
+    from trainers.async_rl.pool import Pool
+    from trainers.async_rl.scale import ScaleOut
+
+    job_id = a_job()
+    assert scale(job_id, 2).exit_code == 0
+    shape = type("Card", (), {"learner_ranks": 1, "replicas": 1})
+    pool = Pool(ClusterWithoutRoom, "tiny", tag="t", placement=plan_placement(shape, "cpu"))
+    pool.actors[0] = object()
+    warned: list[str] = []
+    reporter = RecordingReporter()
+    reporter.warn = warned.append  # type: ignore[method-assign]
+    run = type("Run", (), {"pool": pool, "reporter": reporter, "stop": threading.Event()})()
+
+    scale_out = ScaleOut(run, job_id, poll_s=0.05)  # type: ignore[arg-type]
+    scale_out.start()
+    try:
+        deadline = time.monotonic() + 30
+        while (answered := latest_request(job_id)) is not None and answered.outcome is None:
+            assert time.monotonic() < deadline, "the request was never answered"
+            time.sleep(0.05)
+    finally:
+        run.stop.set()
+        scale_out.join()
+
+    assert answered is not None and answered.outcome == "refused"
+    assert "need 1 CPU(s) and the Ray cluster has 0 free" in str(answered.note)
+    assert warned and "scale to 2 replicas refused" in warned[0]
+    assert sorted(pool.actors) == [0]  # nothing started
+    assert scale(job_id, 2).exit_code == 0  # the job still has 1: ask again later
