@@ -151,7 +151,10 @@ class ScaleOut:
         """Why the cluster cannot place replicas `new` now ('' when it can)."""
         placement = self.run.pool.placement
         seats = [placement.replica_seat(i) for i in new]
-        free: dict[str, Any] = self.run.pool.ray.available_resources()
+        try:
+            free: dict[str, Any] = self.run.pool.ray.available_resources()
+        except Exception as exc:  # noqa: BLE001 - refused, not the run's failure
+            return f"could not read the Ray cluster's free resources: {exc}"
         for resource, need in (
             ("CPU", sum(s.num_cpus for s in seats)),
             ("GPU", sum(s.num_gpus for s in seats)),
