@@ -168,10 +168,10 @@ def _run(
                 lag: groups * cfg.num_generations
                 for lag, groups in job_run.controller.staleness().items()
             },
-            "replicas": len(pool.actors),  # the card's, and any added by `jobs scale`
             "replica_restarts": pool.restarts,
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
+            "replicas": len(pool.actors),  # the card's, and any added by `jobs scale`
             "first_reward": rewards[0] if rewards else None,
             "last_reward": rewards[-1] if rewards else None,
             "prompts": len(prompts),
