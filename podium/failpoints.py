@@ -25,6 +25,7 @@ Points (every write path passes the ones that apply to it):
 | `maintain.expire.before_commit` | expiry planned its snapshots; not yet committed |
 | `maintain.orphans.before_delete` | orphan removal listed its files; none deleted yet |
 | `weight_sync.corrupt` | a push is about to reach one replica (`raise`: corrupt its load) |
+| `async_rl.learner_step` | an async GRPO learner has a step's samples, before it trains |
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ POINTS = (
     "maintain.expire.before_commit",
     "maintain.orphans.before_delete",
     "weight_sync.corrupt",
+    "async_rl.learner_step",
 )
 
 _ACTION = re.compile(r"^(raise|kill|pause|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$")

@@ -9,6 +9,7 @@ podium jobs logs ID [--follow]
 podium jobs metrics ID [--json] [--name N]  # every metric row the Logbook charts
 podium jobs watch ID                # a progress bar until it ends (exit 1 unless it succeeded)
 podium jobs cancel ID
+podium jobs scale ID --replicas N   # a running async GRPO job gets more replicas
 podium jobs rerun ID [--compare]    # its card again into <out>__rerun_<n>; --compare: run
                                     # here, then rows / weights / curves compared (--json)
 podium jobs kinds [KIND] [--json]   # the job kinds and their card fields / options
@@ -53,6 +54,7 @@ from podium.jobs.queue import (
 from podium.jobs.reproducibility import reproducibility_text
 from podium.jobs.rerun import describe_report, rerun_and_compare
 from podium.jobs.rerun_queue import queue_rerun
+from podium.jobs.scale import request_replicas, requests_of
 from podium.jobs.tables import FINISHED, last_metrics, metric_rows, warnings_of
 
 # Job errors, logs and cards carry other people's text: consoles that neutralise it.
@@ -229,6 +231,7 @@ def show(
             "reproducibility": reproducible,
             "metrics": last_metrics(job["id"]),
             "warnings": warnings_of(job["id"]),
+            "requests": requests_of(job["id"]),
         }
         out.print_json(json.dumps({**job_json(job), **extra}))
         return
@@ -244,6 +247,11 @@ def show(
         out.print(f"reproducibility {reproducible}")
     for warning in warnings_of(job["id"]):
         out.print(f"warning  {warning}")
+    for asked in requests_of(job["id"]):
+        answer = f"{asked['outcome']}: {asked['note']}" if asked["outcome"] else "not answered yet"
+        out.print(
+            f"request  {asked['what']} {asked['value']} by {asked['requested_by']} ({answer})"
+        )
     if job["error"]:
         out.print(f"error    {job['error']}")
     out.print("card:\n" + job["card"])
@@ -296,6 +304,20 @@ def cancel(job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefi
     """Stop a job: queued ones never start, running ones are stopped by their worker."""
     job = get_job(job_id)
     out.print(f"job {job['id']}: {request_cancel(job['id'])}")
+
+
+@jobs_app.command("scale")
+def scale(
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    replicas: Annotated[
+        int, typer.Option("--replicas", help="Generation replicas the job should have.")
+    ],
+) -> None:
+    """Add generation replicas to a running async GRPO job (kind grpo, rollout: async).
+
+    The job starts them and joins each with the learner's current weights, verified
+    (listed in its syncs); scaling down is not supported yet."""
+    out.print(request_replicas(job_id, replicas))
 
 
 @jobs_app.command("rerun")

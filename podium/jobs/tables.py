@@ -2,7 +2,9 @@
 
 `jobs` is one row per run (its card, status, progress, heartbeat and outcome);
 `job_events` keeps every status change; `job_metrics` and `job_samples` hold what a
-running job reports. Logs are plain files under `$PODIUM_HOME/jobs/<id>/log.txt`.
+running job reports; `job_requests` what people ask of a running job besides a cancel
+(`podium jobs scale`: a replica count), which the job reads and answers. Logs are plain
+files under `$PODIUM_HOME/jobs/<id>/log.txt`.
 """
 
 from __future__ import annotations
@@ -84,6 +86,17 @@ job_samples = _per_job(
     Column("step", Integer, nullable=False),
     Column("values", Text, nullable=False),  # JSON object
     _at(),
+)
+job_requests = _per_job(
+    "podium_job_requests",
+    Column("what", String(32), nullable=False),  # "replicas"
+    Column("value", Integer, nullable=False),
+    Column("requested_by", String(255), nullable=False),
+    _at(),
+    # The job's answer ("done" or "refused"), what it did in words, and when.
+    Column("outcome", String(16)),
+    Column("note", Text),
+    Column("answered_at", DateTime(timezone=True)),
 )
 
 

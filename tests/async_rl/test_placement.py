@@ -49,3 +49,16 @@ def test_the_learner_uses_the_gpu_ray_reserved_as_its_process_sees_it() -> None:
         learner_device(where, "n2", None)
     with pytest.raises(PodiumError, match="hidden"):
         learner_device(where, "n1", "0,1")
+
+
+def test_a_replica_added_while_the_job_runs_sits_like_the_planned_ones() -> None:
+    """`podium jobs scale` adds replica indices the plan never had (it once raised
+    IndexError for them)."""
+    for device, options in (
+        ("cuda", {"num_cpus": 1.0, "num_gpus": 1.0}),
+        ("cpu", {"num_cpus": 1.0}),
+    ):
+        placement = plan_placement(card(replicas=1), device)
+        added = placement.replica_seat(3)
+        assert (added.role, added.index, added.bundle) == ("replica", 3, None)
+        assert ray_options(added) == ray_options(placement.replica_seat(0)) == options

@@ -23,6 +23,7 @@ from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
 from trainers.async_rl.rollouts import RolloutsWriter, rollouts_note
 from trainers.async_rl.run import AsyncRun
+from trainers.async_rl.scale import ScaleOut, job_id_of
 from trainers.config import GrpoConfig
 from trainers.data import TrainingData
 from trainers.lifecycle import as_config, check_card, start_run
@@ -118,8 +119,14 @@ def _run(
             def save(step: int, *, final: bool) -> ModelInfo:
                 return run.writer.save(learner.full_model(), step, final=final)
 
+            scale_out = ScaleOut(job_run, job_id_of(reporter.lineage))  # `podium jobs scale`
+            scale_out.start()
             loop_began = time.perf_counter()
-            job_run.train(save)
+            try:
+                job_run.train(save)
+            finally:
+                job_run.stop.set()
+                scale_out.join()  # a replica it is still starting ends first (then stopped)
             loop_seconds = time.perf_counter() - loop_began
             seconds = time.perf_counter() - began
             if writer.rows != job_run.generated:
@@ -169,6 +176,7 @@ def _run(
             ],
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
+            "replicas": len(pool.actors),  # the card's, and any added by `jobs scale`
             "first_reward": rewards[0] if rewards else None,
             "last_reward": rewards[-1] if rewards else None,
             "prompts": len(prompts),

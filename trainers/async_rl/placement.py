@@ -46,6 +46,14 @@ class Placement:
     learner: list[Seat]
     replicas: list[Seat]
 
+    def replica_seat(self, index: int) -> Seat:
+        """Replica `index`'s seat: the planned one, or for a replica added while the job
+        runs (`podium jobs scale`) one like theirs."""
+        if index < len(self.replicas):
+            return self.replicas[index]
+        gpus = 1.0 if self.device == "cuda" else 0.0
+        return Seat("replica", index, REPLICA_CPUS, gpus)
+
 
 def plan_placement(card: RunShape, device: str) -> Placement:
     """The seats of `card`'s learner ranks and replicas on `device` ("cuda" or "cpu")."""

@@ -90,7 +90,7 @@ class Pool:
 
     def replica_options(self, index: int) -> dict[str, Any]:
         """Ray options of replica `index` (a replacement sits where the original did)."""
-        return ray_options(self.placement.replicas[index])
+        return ray_options(self.placement.replica_seat(index))
 
     def alive(self, index: int) -> bool:
         from ray.exceptions import RayError

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import torch
 
     from trainers.async_rl.learner import Sample, StepStats
+    from trainers.async_rl.placement import Placement
     from trainers.weight_sync.base import ReplicaEndpoint, Snapshot, SyncRecord
 
 NamedTensors = Iterable[tuple[str, "torch.Tensor"]]
@@ -98,6 +99,11 @@ class ReplicaGroup(Protocol):
     held: dict[int, int]  # replica -> the weight version it holds
     replacing: set[int]  # replicas being replaced: no push counts for them
     restarts: int
+    placement: Placement  # what each replica reserves (`replica_seat`: also a new one)
+
+    def actor_name(self, index: int, generation: int = 0) -> str:
+        """The Ray actor name of replica `index` (of its `generation`-th replacement)."""
+        ...
 
     def start(self, indices: list[int], generation: int = 0) -> list[ReplicaEndpoint]:
         """Start replicas `indices` (a replacement with a new `generation`); their

@@ -24,7 +24,9 @@ pieces, each in its own module:
   push is in flight, as far as `max_staleness` allows;
 - each step's samples are appended to the rollouts table (`rollouts.py`) with the step
   that trained them; a replica that dies is replaced, its slots are generated again,
-  and the replacement gets the current weights from the learner (`add_replica`).
+  and the replacement gets the current weights from the learner (`add_replica`);
+- `podium jobs scale ID --replicas N` adds replicas while the run trains; each joins
+  with the learner's current weights the same way (`scale.py`, beside `train`).
 """
 
 from __future__ import annotations
@@ -360,7 +362,8 @@ class AsyncRun:
             "policy_version": float(version),
             "learner_seconds": step_seconds,
             **{k: statistics.fmean(v) for k, v in means.items()},
-            **{f"policy_version/{r}": float(v) for r, v in self.pool.held.items()},
+            # A copy: a scale-out may add a replica meanwhile.
+            **{f"policy_version/{r}": float(v) for r, v in dict(self.pool.held).items()},
         }
         if last_sync is not None:
             metrics["sync_seconds"] = float(last_sync["seconds"])
@@ -378,6 +381,8 @@ class AsyncRun:
         )
 
     def train(self, save: SaveCheckpoint) -> None:
+        from podium import failpoints
+
         threads = [
             threading.Thread(target=self.replica_loop, args=(r,), name=f"replica-{r}", daemon=True)
             for r in sorted(self.pool.actors)
@@ -391,6 +396,7 @@ class AsyncRun:
                 batch = self.controller.take_batch(timeout=1.0)
                 if batch is None:
                     continue
+                failpoints.hit("async_rl.learner_step")
                 step = self.controller.version
                 rows: list[dict[str, Any]] = []
                 self.learn(rows, batch, step)
