@@ -100,7 +100,7 @@ def _save_model(model: Any, folder: Path) -> None:
     if not isinstance(generation, GenerationConfig):
         model.save_pretrained(str(folder), safe_serialization=True)
         return
-    model.generation_config = GenerationConfig()
+    model.generation_config = GenerationConfig()  # type: ignore[no-untyped-call]
     try:
         model.save_pretrained(str(folder), safe_serialization=True)
     finally:
