@@ -64,6 +64,8 @@ class PolicyLearner(Protocol):
 class WeightPusher(Protocol):
     """Moves the learner's weights into the replicas, verified (`trainers.weight_sync`)."""
 
+    replicas: dict[int, ReplicaEndpoint]  # the connected replicas, by index
+
     def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
         """Reach the replicas and warm up every connection, once, before the first push."""
         ...
@@ -72,8 +74,11 @@ class WeightPusher(Protocol):
         """The plan and this rank's tensors, copied: the learner may go on training."""
         ...
 
-    def push_snapshot(self, snap: Snapshot, version: int) -> SyncRecord:
-        """Load `snap` into every replica as `version`; the verified record."""
+    def push_snapshot(
+        self, snap: Snapshot, version: int, only: Sequence[int] | None = None
+    ) -> SyncRecord:
+        """Load `snap` into every replica (or replicas `only`) as `version`; the
+        verified record."""
         ...
 
     def add_replica(
