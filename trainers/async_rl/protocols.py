@@ -33,7 +33,7 @@ class PolicyLearner(Protocol):
     hooks through which rank 0 drives the other learner ranks (no-ops with one rank)."""
 
     def step(self, samples: Sequence[Sample]) -> StepStats:
-        """One decoupled-PPO GRPO step on a step's samples."""
+        """One GRPO step on a step's samples (truncated-IS REINFORCE: learner.py)."""
         ...
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:

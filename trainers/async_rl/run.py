@@ -19,9 +19,10 @@ pieces, each in its own module:
 - the learner (`learner.Learner` in this process, or with `learner_ranks` R > 1 rank 0
   of R processes holding FSDP2-sharded parameters, `sharded.ShardedLearner`, each rank
   pushing its own rows) takes each step's slots in order,
-  trains (decoupled-PPO GRPO), commits the new version and starts a push of its weights
-  (`trainers.weight_sync`) in the background, so it can train the next step while the
-  push is in flight, as far as `max_staleness` allows;
+  trains (GRPO advantages, truncated-IS REINFORCE: learner.py), commits the new version
+  and starts a push of its weights (`trainers.weight_sync`) in the background, so it can
+  train the next step while the push is in flight, as far as `max_staleness` allows; a
+  push lands on every replica at once or one at a time (`weight_swap`: swaps.py);
 - each step's samples are appended to the rollouts table (`rollouts.py`) with the step
   that trained them; a replica that dies is replaced, its slots are generated again,
   and the replacement gets the current weights from the learner (`add_replica`).
