@@ -94,6 +94,7 @@ class Swapper:
                 continue
             with self.gen_locks[r]:
                 taken = time.perf_counter()
+                one: SyncRecord | None
                 try:
                     one = self.sync.push_snapshot(snap, version, only=[r])
                 except ReplicaLoadError as exc:
