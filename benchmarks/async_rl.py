@@ -11,11 +11,17 @@
    so rewards vary within a group and a few steps move them; same seed, batch and
    completion length): `--rollout sync` (TRL's GRPOTrainer in one process: the
    baseline) and `--rollout async` with `--max-staleness` 0, 1 and 2 (vLLM replicas on
-   a private Ray, weights pushed over gloo). Figures per run:
+   a private Ray, weights pushed over gloo), then the variants (`--variants`), among them
+   the same card at staleness 1 with two replicas twice: `--weight-swap barrier` (every
+   push stops both replicas until both have loaded) and `--weight-swap rolling` (one
+   replica at a time, the other generating). Figures per run:
    - steps/min (loop): learner steps between the first and the last step's metrics,
      per minute of wall time between them (start-up left out: vLLM takes ~50 s here);
    - steps/min (end to end): steps over the job's whole wall time, start-up included;
    - reward after N steps: the mean reward of the last step's batch;
+   - replica idle s per push: the seconds a replica could not generate because of a
+     push (its generate lock held by the push: waiting for the other replicas' calls
+     (barrier), pause, transfer, load), averaged over the replicas and the pushes;
    - ratios of both rates against the sync baseline measured in this run.
 2. Weight sync: seconds per verified push (snapshot, transfer or file write and read,
    the engine's in-place reload, pause/clear-cache/resume, both checksums) of a random
@@ -62,9 +68,10 @@ def _options() -> argparse.Namespace:
     ap.add_argument("--weight-sync", default="gloo", help="Async runs' weight_sync.")
     ap.add_argument(
         "--variants",
-        default="disk2,ranks2",
+        default="disk2,ranks2,swaps2",
         help="Extra async runs at max_staleness 1: disk (--weight-sync disk), disk2 (the same "
-        "with 2 replicas), ranks2 (--learner-ranks 2: two FSDP2-sharded learner processes).",
+        "with 2 replicas), ranks2 (--learner-ranks 2: two FSDP2-sharded learner processes), "
+        "swaps2 (2 replicas, --weight-swap barrier, then the same card with rolling).",
     )
     ap.add_argument("--backends", default="gloo,disk", help="Weight-sync transports to time.")
     ap.add_argument("--repeats", type=int, default=5, help="Pushes timed per transport.")
@@ -165,8 +172,23 @@ def _grpo_run(
         row["syncs"] = len(syncs)
         row["sync_s_median"] = round(statistics.median(s["seconds"] for s in syncs), 3)
         row["checksums_match"] = all(r["match"] for s in syncs for r in s["replicas"])
+        row.update(_idle(syncs))
     print(f"    {json.dumps(row)}", flush=True)
     return row
+
+
+def _idle(syncs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Replica idle seconds of the step pushes (a replacement's join left out): the mean
+    over replicas and pushes, the largest one replica had, and the swap mode."""
+    pushes = [s for s in syncs if "joined" not in s]
+    each = [v["idle_s"] for s in pushes for v in s["replicas"] if v.get("idle_s") is not None]
+    if not each:
+        return {}
+    return {
+        "swap": pushes[0].get("swap"),
+        "replica_idle_s_per_push": round(statistics.fmean(each), 3),
+        "replica_idle_s_max": round(max(each), 3),
+    }
 
 
 def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]:
@@ -188,15 +210,22 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
         ),
         "ranks2": ("async staleness=1 learner_ranks=2", ["--learner-ranks", "2"]),
     }
+    # The same card both ways: only how a push lands on the two replicas differs.
+    variants_of = {name: [variant] for name, variant in variants.items()} | {
+        "swaps2": [
+            (f"async staleness=1 2 replicas {swap}", ["--replicas", "2", "--weight-swap", swap])
+            for swap in ("barrier", "rolling")
+        ]
+    }
     for name in [v.strip() for v in opts.variants.split(",") if v.strip()]:
-        label, flags = variants[name]
-        runs.append(
-            (
-                label,
-                ["--rollout", "async", "--max-staleness", "1", "--replicas", str(opts.replicas),
-                 "--weight-sync", opts.weight_sync, *flags],
-            )
-        )  # fmt: skip
+        for label, flags in variants_of[name]:
+            runs.append(
+                (
+                    label,
+                    ["--rollout", "async", "--max-staleness", "1",
+                     "--replicas", str(opts.replicas), "--weight-sync", opts.weight_sync, *flags],
+                )
+            )  # fmt: skip
     rows = []
     for label, extra in runs:
         row = _grpo_run(env, opts, label, extra, attempt=0)
@@ -212,6 +241,13 @@ def _grpo(env: dict[str, str], opts: argparse.Namespace) -> list[dict[str, Any]]
         for key in ("steps_per_min_loop", "steps_per_min_e2e"):
             if row.get(key) and base.get(key):
                 row[key.replace("steps_per_min", "ratio")] = round(row[key] / base[key], 2)
+    by_label = {r["run"]: r for r in rows}
+    barrier = by_label.get("async staleness=1 2 replicas barrier", {})
+    rolling = by_label.get("async staleness=1 2 replicas rolling")
+    if rolling is not None and barrier.get("steps_per_min_loop") and rolling.get("ok"):
+        rolling["loop_vs_barrier"] = round(
+            rolling.get("steps_per_min_loop", 0) / barrier["steps_per_min_loop"], 2
+        )
     return rows
 
 
@@ -263,13 +299,14 @@ def _table(
             f"weights over {opts.weight_sync}",
             "",
             "| run | steps/min (loop) | ratio | steps/min (end to end) | ratio "
-            "| reward step 1 → N | staleness (lag: samples) | syncs, median s, checksums |",
-            "|---|---|---|---|---|---|---|---|",
+            "| reward step 1 → N | staleness (lag: samples) | syncs, median s, checksums "
+            "| replica idle s / push (max) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
     )
     for r in grpo:
         if not r.get("ok"):
-            lines.append(f"| {r['run']} | failed: {r.get('error', '')[:120]} |||||||")
+            lines.append(f"| {r['run']} | failed: {r.get('error', '')[:120]} ||||||||")
             continue
         syncs_text = (
             f"{r['syncs']}, {r['sync_s_median']} s, "
@@ -277,11 +314,16 @@ def _table(
             if r.get("syncs")
             else "-"
         )
+        idle_text = (
+            f"{r['replica_idle_s_per_push']} ({r['replica_idle_s_max']})"
+            if "replica_idle_s_per_push" in r
+            else "-"
+        )
         lines.append(
             f"| {r['run']} | {r.get('steps_per_min_loop', '-')} | {r.get('ratio_loop', '1.00')} "
             f"| {r.get('steps_per_min_e2e', '-')} | {r.get('ratio_e2e', '1.00')} "
             f"| {r.get('reward_first', '-')} → {r.get('reward_after_n', '-')} "
-            f"| {r.get('staleness', '-')} | {syncs_text} |"
+            f"| {r.get('staleness', '-')} | {syncs_text} | {idle_text} |"
         )
     if syncs:
         lines += [

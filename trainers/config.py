@@ -200,6 +200,13 @@ class GrpoConfig(TrainConfig):
         "disk = safetensors file and reload).",
         json_schema_extra=_ASYNC,
     )
+    weight_swap: Literal["barrier", "rolling"] = Field(
+        "barrier",
+        description="Async: how a push lands. barrier: every replica stops generating until "
+        "the new weights are loaded into all of them; rolling: one replica at a time, the "
+        "others keep generating, each replica's version moving as its own load lands.",
+        json_schema_extra=_ASYNC,
+    )
     learner_ranks: int = Field(
         1,
         ge=1,
@@ -269,6 +276,17 @@ class GrpoConfig(TrainConfig):
                     self.learner_ranks,
                     "learner_ranks > 1 shards the learner over gloo on CPU; with device: cuda "
                     "run one learner rank (--learner-ranks 1) or set --device cpu",
+                )
+            )
+        if self.weight_swap == "rolling" and self.learner_ranks > 1:
+            problems.append(
+                (
+                    "weight_swap",
+                    self.weight_swap,
+                    "weight_swap: rolling pushes to one replica at a time from one learner; "
+                    "with learner_ranks > 1 the other ranks send their rows of a version to "
+                    "every replica in one push, which a replica-by-replica order would "
+                    "stall. Use --weight-swap barrier or --learner-ranks 1",
                 )
             )
         batch = self.batch_size * self.grad_accum

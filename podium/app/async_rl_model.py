@@ -27,6 +27,8 @@ from podium.jobs.queue import Job
 REWARD = "reward"
 LEARNER_VERSION = "policy_version"  # the learner's version after the step
 SYNC_SECONDS = "sync_seconds"  # the latest push's seconds
+# The latest push's seconds a replica could not generate (mean over the replicas).
+REPLICA_IDLE = "replica_idle_seconds"
 # The version each replica holds: "policy_version/0", "policy_version/1", ...
 _VERSION = re.compile(r"^policy_version/(\d+)$")
 # Samples trained at the step with lag K: "staleness/0", "staleness/1", ...
@@ -45,6 +47,7 @@ class SyncRow:
     verdict: str  # "2/2 match" or "MISMATCH on replica 1 (expected ab12…, got cd34…)"
     ok: bool
     why: str = "step"  # "step": after a learner step; "replica N joined": a replacement
+    idle_seconds: float | None = None  # mean over the replicas; None: not recorded
 
     def as_row(self) -> dict[str, Any]:
         return {
@@ -53,6 +56,7 @@ class SyncRow:
             "backend": self.backend,
             "MB": round(self.megabytes, 1),
             "seconds": round(self.seconds, 3),
+            "replica idle s": None if self.idle_seconds is None else round(self.idle_seconds, 3),
             "checksums": self.verdict,
         }
 
@@ -72,6 +76,8 @@ class AsyncView:
     finished: bool = False
     syncs: list[SyncRow] = field(default_factory=list)
     sync_seconds: pd.DataFrame = field(default_factory=pd.DataFrame)  # index step
+    idle_seconds: pd.DataFrame = field(default_factory=pd.DataFrame)  # index step
+    weight_swap: str = "barrier"
     rollouts_note: str = ""  # where they go, and that a default lands in the input's namespace
 
     @property
@@ -83,7 +89,8 @@ class AsyncView:
         now = ", ".join(f"replica {r}: v{v}" for r, v in sorted(self.current_versions.items()))
         return (
             f"async rollout · {self.replicas} replica(s) · max staleness {self.max_staleness}"
-            f" · weight sync {self.weight_sync}" + (f" · {now}" if now else "")
+            f" · weight sync {self.weight_sync} · {self.weight_swap} swaps"
+            + (f" · {now}" if now else "")
         )
 
     def sync_rows(self) -> list[dict[str, Any]]:
@@ -171,6 +178,7 @@ def sync_row(record: dict[str, Any]) -> SyncRow:
     else:
         verdict, ok = f"{len(replicas)}/{len(replicas)} match", True
     joined = record.get("joined")
+    idle = record.get("replica_idle_s")
     return SyncRow(
         version=int(record.get("version", 0)),
         backend=str(record.get("backend", "")),
@@ -179,6 +187,7 @@ def sync_row(record: dict[str, Any]) -> SyncRow:
         verdict=verdict,
         ok=ok,
         why="step" if joined is None else f"replica {joined} joined",
+        idle_seconds=None if idle is None else float(idle),
     )
 
 
@@ -240,13 +249,15 @@ def async_view(job: Job, metrics: pd.DataFrame | None = None) -> AsyncView | Non
         finished=job["status"] in FINISHED,
         syncs=[sync_row(r) for r in summary.get("syncs") or [] if isinstance(r, dict)],
         sync_seconds=_column(metrics, SYNC_SECONDS),
+        idle_seconds=_column(metrics, REPLICA_IDLE),
+        weight_swap=str(config.get("weight_swap") or "barrier"),
     )
 
 
 def async_metric(name: str) -> bool:
     """Metrics the async panel draws itself (generic metric panels leave them out)."""
     matched = _VERSION.match(name) or _STALENESS.match(name)
-    return bool(matched) or name in (LEARNER_VERSION, SYNC_SECONDS)
+    return bool(matched) or name in (LEARNER_VERSION, SYNC_SECONDS, REPLICA_IDLE)
 
 
 def other_metrics(frame: pd.DataFrame) -> pd.DataFrame:

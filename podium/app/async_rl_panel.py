@@ -1,7 +1,8 @@
 """The async GRPO panel, drawn on the Train page (live) and in the Logbook (the run card):
 the reward curve, each replica's weight version, the staleness histogram, the time of
-every weight sync and its checksum verdict, and a link to the rollouts table. Layout
-only; everything it shows is `podium.app.async_rl_model.AsyncView`."""
+every weight sync and the seconds it kept a replica from generating, its checksum
+verdict, and a link to the rollouts table. Layout only; everything it shows is
+`podium.app.async_rl_model.AsyncView`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def async_panel(view: AsyncView, *, reward: bool = True) -> None:
     charts = [("Reward", view.reward)] if reward else []
     charts += [("Weight versions", view.versions)]
     charts += [("Sync seconds", view.sync_seconds)]
+    charts += [("Replica idle seconds per push", view.idle_seconds)]
     shown = [(title, frame) for title, frame in charts if not frame.empty]
     for row in range(0, len(shown), 2):
         for col, (title, frame) in zip(st.columns(2), shown[row : row + 2], strict=False):

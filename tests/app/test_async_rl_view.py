@@ -52,7 +52,7 @@ SYNCS = [
     {"version": 1, "backend": "gloo", "bytes": 2_000_000, "seconds": 0.25,
      "replicas": _record("aa" * 32)},
     {"version": 2, "backend": "gloo", "bytes": 2_000_000, "seconds": 0.5,
-     "replicas": _record("bb" * 32, got="cc" * 32)},
+     "replicas": _record("bb" * 32, got="cc" * 32), "swap": "rolling", "replica_idle_s": 0.125},
     {"version": 2, "backend": "gloo", "bytes": 2_000_000, "seconds": 0.5,
      "replicas": _record("bb" * 32), "joined": 1},
 ]  # fmt: skip
@@ -94,6 +94,7 @@ def _report_steps(job_id: str, steps: int = 3) -> None:
                     "policy_version/0": step,
                     "policy_version/1": step - 1 if step == 1 else step,
                     "sync_seconds": 0.25 * step,
+                    "replica_idle_seconds": 0.125 * step,
                 },
             )
 
@@ -108,7 +109,7 @@ def test_running_async_job_shows_versions_staleness_and_sync_times(podium_home: 
     job_id = _async_job(podium_home)
     view = async_view(get_job(job_id))
     assert view is not None and view.versions.empty and view.staleness.empty
-    assert "2 replica(s) · max staleness 1 · weight sync gloo" in view.headline()
+    assert "2 replica(s) · max staleness 1 · weight sync gloo · barrier swaps" in view.headline()
     assert view.rollouts == ROLLOUTS  # the default the run derives: <ns>.<out>_rollouts
     # ... and the run says so: the card named no table, the input's namespace got it.
     assert view.rollouts_note == (
@@ -125,6 +126,7 @@ def test_running_async_job_shows_versions_staleness_and_sync_times(podium_home: 
     assert "replica 0: v2, replica 1: v2" in view.headline()
     assert view.reward["reward"].round(2).tolist() == [0.1, 0.2]
     assert view.sync_seconds["sync_seconds"].tolist() == [0.25, 0.5]
+    assert view.idle_seconds["replica_idle_seconds"].tolist() == [0.125, 0.25]
     # Live: summed over the steps reported so far, and said to be so.
     assert view.staleness.to_dict("list") == {"lag": [0, 1], "samples": [4, 2]}
     assert view.staleness_text() == "6 samples so far: lag 0 4 (67%), lag 1 2 (33%)"
@@ -148,11 +150,12 @@ def test_finished_async_job_pins_syncs_histogram_and_rollouts(podium_home: Path)
     assert view.staleness_text() == "7 samples: lag 0 6 (86%), lag 1 0 (0%), lag 2 1 (14%)"
     assert view.sync_rows() == [
         {"version": 1, "why": "step", "backend": "gloo", "MB": 2.0, "seconds": 0.25,
-         "checksums": "2/2 match"},
+         "replica idle s": None, "checksums": "2/2 match"},
         {"version": 2, "why": "step", "backend": "gloo", "MB": 2.0, "seconds": 0.5,
+         "replica idle s": 0.125,
          "checksums": "MISMATCH on replica 1 (expected bbbbbbbb…, got cccccccc…)"},
         {"version": 2, "why": "replica 1 joined", "backend": "gloo", "MB": 2.0,
-         "seconds": 0.5, "checksums": "2/2 match"},
+         "seconds": 0.5, "replica idle s": None, "checksums": "2/2 match"},
     ]  # fmt: skip
     assert view.sync_failed
 
@@ -196,6 +199,7 @@ def test_train_page_and_logbook_draw_the_async_panel(podium_home: Path) -> None:
         at = _page(view, job_id)
         text = _texts(at)
         assert "**Async RL**" in text and "**Weight versions**" in text, view
+        assert "**Replica idle seconds per push**" in text, view
         assert "7 samples: lag 0 6 (86%), lag 1 0 (0%), lag 2 1 (14%)" in text, view
         assert "**Weight syncs**" in text and "weights differ" in text, view
         assert at.get("vega_lite_chart"), view

@@ -64,6 +64,28 @@ def test_what_this_host_and_catalog_refuse(podium_home: Path) -> None:
     check_async_host(card(rollouts="demo.other"))
 
 
+def test_rolling_swaps_need_one_learner_rank_and_an_async_card() -> None:
+    assert card().weight_swap == "barrier"  # every replica at once, as before
+    assert card(weight_swap="rolling", replicas=2).weight_swap == "rolling"
+    with pytest.raises(ValidationError, match="replica-by-replica order would stall"):
+        card(weight_swap="rolling", learner_ranks=2)
+    card(weight_swap="barrier", learner_ranks=2)
+    with pytest.raises(ValidationError, match="weight_swap only apply to rollout: async"):
+        card(rollout="sync", weight_swap="rolling")
+    with pytest.raises(ValidationError):
+        card(weight_swap="sideways")
+
+
+def test_the_command_refuses_rolling_swaps_with_learner_ranks(stub_base: str) -> None:
+    args = ["train", "grpo", "--model", stub_base, "--table", "demo.chat", "--out", "run-1"]
+    error = refusal(
+        *args, "--rollout", "async", "--weight-swap", "rolling", "--learner-ranks", "2", "--queue"
+    )
+    assert "weight_swap (--weight-swap): weight_swap: rolling pushes to one replica" in error
+    assert "Use --weight-swap barrier or --learner-ranks 1" in error
+    assert list_jobs() == []
+
+
 def test_a_sync_card_refuses_async_only_fields_instead_of_ignoring_them() -> None:
     with pytest.raises(ValidationError, match="learner_ranks only apply to rollout: async"):
         card(rollout="sync", learner_ranks=2)
@@ -80,9 +102,22 @@ def test_one_list_of_async_only_fields() -> None:
     schema = GrpoConfig.model_json_schema()["properties"]
     marked = tuple(name for name, prop in schema.items() if prop.get("async_only"))
     assert marked == ASYNC_ONLY
-    assert ASYNC_ONLY == ("replicas", "max_staleness", "weight_sync", "learner_ranks", "rollouts")
+    assert ASYNC_ONLY == (
+        "replicas",
+        "max_staleness",
+        "weight_sync",
+        "weight_swap",
+        "learner_ranks",
+        "rollouts",
+    )
     assert rollout_fields("grpo", "async")[0] == ASYNC_ONLY
-    given = {"replicas": 2, "max_staleness": 0, "weight_sync": "disk", "learner_ranks": 2}
+    given = {
+        "replicas": 2,
+        "max_staleness": 0,
+        "weight_sync": "disk",
+        "weight_swap": "rolling",
+        "learner_ranks": 2,
+    }
     with pytest.raises(ValidationError, match=", ".join(ASYNC_ONLY) + " only apply"):
         card(rollout="sync", rollouts="ns.x", **given)
 

@@ -1,4 +1,5 @@
-"""The learner's decoupled-PPO GRPO step on the tiny model (real transformers, CPU)."""
+"""The learner's GRPO step (truncated-IS REINFORCE) on the tiny model (real transformers,
+CPU)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,43 @@ def test_the_learner_builds_its_batches_where_the_model_is(learner: Learner) -> 
     learner.model.to(torch.float64)  # any dtype: the step's log-probs stay float32
     stats = learner.step(on_policy(learner, [1.0, -1.0, 0.5, -0.5]))
     assert stats.is_weight_mean == pytest.approx(1.0, abs=1e-4)
+
+
+def test_one_step_a_batch_is_truncated_is_reinforce_and_the_clip_never_acts(
+    tiny_checkpoint: Path,
+) -> None:
+    """With one optimizer step per batch the proximal policy is the learner itself, so
+    the PPO ratio is exactly 1: the step equals a plain truncated-IS policy gradient,
+    -mean(min(exp(prox - behaviour), is_cap) * A * logp), whatever clip_eps says."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
+    reinforce = copy.deepcopy(model)
+    learner = Learner(model, learning_rate=1e-2, temperature=0.7, clip_eps=0.01)
+    # Stale samples with large advantages: where a PPO clip would bite, if it could.
+    samples = [
+        Sample(s.prompt_ids, s.completion_ids, [lp - 0.5 for lp in s.behaviour_logprobs], a)
+        for s, a in zip(on_policy(learner, [0.0] * 4), [3.0, -3.0, 2.0, -2.0], strict=True)
+    ]
+    learner.step(samples)
+
+    plain = Learner(reinforce, learning_rate=1e-2, temperature=0.7)
+    batch = build_batch(samples, 0, plain.device)
+    logps = plain.token_logprobs(samples)
+    weight = torch.exp(logps.detach() - batch.behaviour).clamp(max=plain.is_cap)
+    loss = -(weight * batch.advantages * logps).sum() / logps.numel()
+    torch.autograd.backward(loss)
+
+    # The same gradient (Adam's first step is about sign(g), so weights are compared
+    # through the gradients that moved them).
+    pairs = zip(model.named_parameters(), reinforce.named_parameters(), strict=True)
+    for (name, a), (_, b) in pairs:
+        assert a.grad is not None and b.grad is not None, name
+        assert torch.allclose(a.grad, b.grad, rtol=1e-4, atol=1e-5), (
+            name,
+            float((a.grad - b.grad).abs().max()),
+            float(b.grad.abs().max()),
+        )

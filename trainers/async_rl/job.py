@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podium.errors import Cancelled, PodiumError
 from podium.reporting import JobOutputs, Reporter
@@ -49,7 +49,8 @@ def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     reporter.log(
         f"async grpo on {data.table}@{data.snapshot_id}: {len(data.train)} prompts; base "
         f"{base.name}; {cfg.replicas} replica(s), max_staleness {cfg.max_staleness}, "
-        f"weight sync {cfg.weight_sync}; {rollouts_note(table, named=bool(cfg.rollouts))}"
+        f"weight sync {cfg.weight_sync} ({cfg.weight_swap} swaps); "
+        f"{rollouts_note(table, named=bool(cfg.rollouts))}"
     )
     reporter.check_cancelled()
     return _run(cfg, base, data, table, reporter)
@@ -65,6 +66,7 @@ def _run(
         "replicas": cfg.replicas,
         "max_staleness": cfg.max_staleness,
         "weight_sync": cfg.weight_sync,
+        "weight_swap": cfg.weight_swap,
         "learner_ranks": cfg.learner_ranks,
         "rewards": [r.model_dump() for r in cfg.rewards],
     }
@@ -168,6 +170,10 @@ def _run(
                 lag: groups * cfg.num_generations
                 for lag, groups in job_run.controller.staleness().items()
             },
+            "weight_swap": cfg.weight_swap,
+            # Seconds a replica could not generate because of a push (mean over the
+            # replicas of each push, then over the pushes): swaps.py.
+            "replica_idle_s_per_push": _mean_idle(job_run.syncs),
             "replica_restarts": pool.restarts,
             # Where each replica ran (replaced ones too): the node's routable address.
             "replica_nodes": [
@@ -234,6 +240,11 @@ def _learner_and_sync(
         address=(spec.host, spec.sync_port),
     )
     return ShardedLearner(spec, reporter.log), sync
+
+
+def _mean_idle(syncs: list[dict[str, Any]]) -> float | None:
+    idle = [float(s["replica_idle_s"]) for s in syncs if s.get("replica_idle_s") is not None]
+    return sum(idle) / len(idle) if idle else None
 
 
 def _table_context(cfg: GrpoConfig) -> tuple[dict[str, str], str]:

@@ -2,7 +2,7 @@
 
 Each sample carries the log-probs of the weights that generated it (the *behaviour*
 policy, `--logprobs-mode processed_logprobs`: after temperature, as the learner
-computes them). The loss is AReaL's decoupled PPO objective with GRPO's
+computes them). The loss is written as AReaL's decoupled PPO objective with GRPO's
 group-normalised advantages:
 
     prox  = log-probs under the learner's weights before this step (no grad)
@@ -10,10 +10,19 @@ group-normalised advantages:
     r     = exp(logp - prox)                            PPO ratio against the proximal
     loss  = -mean_tokens( w * min(r * A, clip(r, 1-eps, 1+eps) * A) )
 
-so staleness (behaviour != proximal) re-weights the update instead of biasing it, and
-the clip keeps the step near the proximal policy. On-policy samples have w = 1 and the
-loss is plain GRPO. Token log-probs come from TRL's `selective_log_softmax` (the same
-piece TRL's GRPOTrainer uses) over logits divided by the sampling temperature.
+but the learner takes ONE optimizer step per batch, so the proximal policy is the
+learner itself at the forward pass: r is exactly 1, the clip never acts, and the update
+is truncated-importance-sampling REINFORCE with GRPO's advantages,
+
+    gradient = -mean_tokens( w * A * grad logp )
+
+(tests/async_rl/test_learner.py checks the gradients are equal). Staleness
+(behaviour != proximal) re-weights the update through w; nothing bounds how far one
+step moves the policy but the learning rate. The clip (and `clip_eps`) would only act
+with several optimizer steps (minibatches or epochs) per batch, which this learner does
+not take. On-policy samples have w = 1: the loss is plain GRPO without KL. Token
+log-probs come from TRL's `selective_log_softmax` (the same piece TRL's GRPOTrainer
+uses) over logits divided by the sampling temperature.
 """
 
 from __future__ import annotations
@@ -93,7 +102,8 @@ def build_batch(samples: Sequence[Sample], pad_token_id: int, device: torch.devi
 
 
 class Learner:
-    """A causal LM, its optimizer, and the decoupled-PPO GRPO step."""
+    """A causal LM, its optimizer, and the GRPO step (truncated-IS REINFORCE: one
+    optimizer step a batch, so the PPO clip written in the loss never acts)."""
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ class PolicyLearner(Protocol):
     hooks through which rank 0 drives the other learner ranks (no-ops with one rank)."""
 
     def step(self, samples: Sequence[Sample]) -> StepStats:
-        """One decoupled-PPO GRPO step on a step's samples."""
+        """One GRPO step on a step's samples (truncated-IS REINFORCE: learner.py)."""
         ...
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
@@ -65,6 +65,8 @@ class PolicyLearner(Protocol):
 class WeightPusher(Protocol):
     """Moves the learner's weights into the replicas, verified (`trainers.weight_sync`)."""
 
+    replicas: dict[int, ReplicaEndpoint]  # the connected replicas, by index
+
     def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
         """Reach the replicas and warm up every connection, once, before the first push."""
         ...
@@ -73,8 +75,11 @@ class WeightPusher(Protocol):
         """The plan and this rank's tensors, copied: the learner may go on training."""
         ...
 
-    def push_snapshot(self, snap: Snapshot, version: int) -> SyncRecord:
-        """Load `snap` into every replica as `version`; the verified record."""
+    def push_snapshot(
+        self, snap: Snapshot, version: int, only: Sequence[int] | None = None
+    ) -> SyncRecord:
+        """Load `snap` into every replica (or replicas `only`) as `version`; the
+        verified record."""
         ...
 
     def add_replica(

@@ -19,9 +19,10 @@ pieces, each in its own module:
 - the learner (`learner.Learner` in this process, or with `learner_ranks` R > 1 rank 0
   of R processes holding FSDP2-sharded parameters, `sharded.ShardedLearner`, each rank
   pushing its own rows) takes each step's slots in order,
-  trains (decoupled-PPO GRPO), commits the new version and starts a push of its weights
-  (`trainers.weight_sync`) in the background, so it can train the next step while the
-  push is in flight, as far as `max_staleness` allows;
+  trains (GRPO advantages, truncated-IS REINFORCE: learner.py), commits the new version
+  and starts a push of its weights (`trainers.weight_sync`) in the background, so it can
+  train the next step while the push is in flight, as far as `max_staleness` allows; a
+  push lands on every replica at once or one at a time (`weight_swap`: swaps.py);
 - each step's samples are appended to the rollouts table (`rollouts.py`) with the step
   that trained them; a replica that dies is replaced, its slots are generated again,
   and the replacement gets the current weights from the learner (`add_replica`);
@@ -211,34 +212,34 @@ class AsyncRun:
     # -- pushes -----------------------------------------------------------------
 
     def push(self, version: int) -> None:
-        """Push the weights as they are now, in the background (pushes run in order).
+        """Push the weights as they are now, in the background (pushes run in order),
+        to every replica at once or one at a time (the card's `weight_swap`: swaps.py).
 
-        The push first waits for each replica's generate call to return and keeps the
-        replicas from starting another until it has landed. vLLM's pause would let a
-        request in flight finish on the old weights anyway, but a swap landing between
-        a request's end and the replica reading its version back makes that request's
-        version ambiguous, and the replica then generates it again with the new weights,
-        which made every lag 0 whatever max_staleness allowed.
+        A push first waits for a replica's generate call to return and keeps it from
+        starting another until its load has landed. vLLM's pause would let a request in
+        flight finish on the old weights anyway, but a swap landing between a request's
+        end and the replica reading its version back makes that request's version
+        ambiguous, and the replica then generates it again with the new weights, which
+        made every lag 0 whatever max_staleness allowed.
         """
+        from trainers.async_rl.swaps import Swapper
+
         snap = self.sync.snapshot(self.learner.named_tensors())  # the learner moves on now
         self.learner.announce_push(version)  # the other learner ranks push their rows
 
-        def locked_push() -> SyncRecord:
-            from trainers.weight_sync import ReplicaLoadError
+        def landed_on(r: int, v: int) -> None:
+            if r not in self.pool.replacing:
+                self.pool.held[r] = max(self.pool.held.get(r, 0), v)
+            self.controller.weights_changed()
 
-            with contextlib.ExitStack() as held:
-                for r in sorted(self.gen_locks):
-                    held.enter_context(self.gen_locks[r])
-                try:
-                    return self.sync.push_snapshot(snap, version)
-                except ReplicaLoadError as exc:
-                    # Before any replica generates again: a replica left paused on a
-                    # failed load is condemned (never resumed); it is replaced and gets
-                    # the current weights when it joins.
-                    self.condemn(exc.failed, version, exc)
-                    raise
-
-        future = self._push_thread.submit(locked_push)
+        swapper = Swapper(
+            self.sync,
+            self.gen_locks,
+            landed_on=landed_on,
+            condemn=self.condemn,
+            skip=lambda r: r in self.pool.replacing,
+        )
+        future = self._push_thread.submit(swapper.push, self.cfg.weight_swap, snap, version)
         self.pushes.append(future)
 
         def landed(done: Future[SyncRecord]) -> None:
@@ -249,10 +250,7 @@ class AsyncRun:
             record = done.result()
             self.syncs.append(record.as_dict())
             for verdict in record.replicas:
-                r = int(verdict["replica"])
-                if r not in self.pool.replacing:
-                    self.pool.held[r] = max(self.pool.held.get(r, 0), record.version)
-            self.controller.weights_changed()
+                landed_on(int(verdict["replica"]), record.version)
 
         future.add_done_callback(landed)
 
@@ -367,6 +365,8 @@ class AsyncRun:
         }
         if last_sync is not None:
             metrics["sync_seconds"] = float(last_sync["seconds"])
+            if last_sync.get("replica_idle_s") is not None:  # swaps.py: per replica, mean
+                metrics["replica_idle_seconds"] = float(last_sync["replica_idle_s"])
         self.history.append(metrics)
         self.reporter.metric(step + 1, metrics)
         first = batch[0].payload

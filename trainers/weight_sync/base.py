@@ -69,6 +69,9 @@ class Snapshot:
 
     plan: TransferPlan
     tensors: list[tuple[str, torch.Tensor]]
+    # What pushing it computed once for every push that sends it (the checksum, disk's
+    # file): a rolling push sends one snapshot to one replica at a time.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -81,6 +84,10 @@ class SyncRecord:
     seconds: float
     replicas: list[dict[str, Any]] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)  # learner-side seconds, diagnostic
+    # Set by an async run (trainers/async_rl/swaps.py): how the push landed (barrier or
+    # rolling) and the mean seconds a replica could not generate because of it.
+    swap: str | None = None
+    replica_idle_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -274,6 +281,7 @@ class WeightSync(ABC):
         self._lock = threading.Lock()  # one push at a time, in version order
         self._pushes = 0  # every rank counts alike: the key of a push in the store
         self.address = address
+        self._memo: dict[str, Any] = {}  # the snapshot being pushed: its Snapshot.memo
         self._store: Any = None
         if learner_ranks > 1 or self.needs_store:
             self._store = self._open_store(address)
@@ -330,8 +338,17 @@ class WeightSync(ABC):
         rank calls it with its tensors; each sends only its planned rows."""
         return self.push_snapshot(self.snapshot(named_tensors, copy=False), version)
 
-    def push_snapshot(self, snap: Snapshot, version: int) -> SyncRecord:
-        return self._push_locked(list(self.replicas.values()), snap, version)
+    def push_snapshot(
+        self, snap: Snapshot, version: int, only: Sequence[int] | None = None
+    ) -> SyncRecord:
+        """Load `snap` into every replica as `version`, or into replicas `only` (a
+        rolling push: one replica at a time, the same snapshot each time)."""
+        if only is None:
+            return self._push_locked(list(self.replicas.values()), snap, version)
+        unknown = [i for i in only if i not in self.replicas]
+        if unknown:
+            raise WeightSyncError(f"replica(s) {unknown} are not connected: connect them first")
+        return self._push_locked([self.replicas[i] for i in only], snap, version)
 
     def push_async(
         self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int
@@ -367,8 +384,12 @@ class WeightSync(ABC):
             raise WeightSyncError("no replicas to push to: call connect(replicas) first")
         with self._lock:
             self._pushes += 1
+            self._memo = snap.memo
             started = time.perf_counter()
-            record = self._push_to(targets, snap.plan, snap.tensors, version)
+            try:
+                record = self._push_to(targets, snap.plan, snap.tensors, version)
+            finally:
+                self._memo = {}
             record.seconds = time.perf_counter() - started
             return record
 
@@ -390,7 +411,19 @@ class WeightSync(ABC):
             self._store.set(self._store_key("digests", self.rank), json.dumps(digests))
 
     def expected_checksum(self, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]]) -> str:
-        """Rank 0: the checksum every replica must report, from every rank's digests."""
+        """Rank 0: the checksum every replica must report, from every rank's digests.
+        One learner hashes a snapshot once, however many pushes send it (a rolling push
+        sends it to one replica at a time)."""
+        if self.learner_ranks == 1 and "checksum" in self._memo:
+            return str(self._memo["checksum"])
+        checksum = self._combined_checksum(plan, tensors)
+        if self.learner_ranks == 1:
+            self._memo["checksum"] = checksum
+        return checksum
+
+    def _combined_checksum(
+        self, plan: TransferPlan, tensors: list[tuple[str, torch.Tensor]]
+    ) -> str:
         per_rank = [self._my_digests(plan, tensors)]
         for r in range(1, self.learner_ranks):
             per_rank.append(json.loads(self._store.get(self._store_key("digests", r))))
