@@ -26,17 +26,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ["RAY_AUTH_MODE"] = "disabled"
 
 
-# Tests that start vLLM, Ray, a browser or a whole deployment each keep both cores busy
-# and wait on the clock (a server's start, a page's redraw, a kill at a chosen moment).
-# Under xdist (`make test`: `-n 2 --dist loadgroup`) they form one group, "heavy", run one
-# after another on one worker, so two never fight for the cores, while the other worker
-# takes the rest file by file (a file's module fixtures are set up once). The rest
-# includes the training tests and the fault matrix (`clockless`): they also load the
-# cores, but no outcome of theirs depends on how fast the machine is, so they balance
-# the two workers (the heavy group alone was the whole run's wall time, with the other
-# worker idle for its last half). Two heavy groups side by side (2026-11-28) ran no
-# faster than one: together they more than fill both cores.
-HEAVY_MARKS = frozenset({"vllm", "ray", "browser", "integration", "faults", "load"})
+# Tests that start vLLM, Ray, a browser, a training run or a whole deployment each keep
+# both cores busy, and many wait on the clock (a server's start, a page's redraw, a kill
+# at a chosen moment). Under xdist (`make test`: `-n 2 --dist loadgroup`) they form one
+# group, "heavy", run one after another on one worker, so two never fight for the cores,
+# while the other worker takes the rest file by file (a file's module fixtures are set
+# up once). The fault matrix (`clockless`: faults at named points, not at moments) runs
+# beside them. Measured 2026-11-28: two heavy groups side by side ran no faster than one
+# (together they more than fill both cores), and training tests beside the heavy group
+# made the load test and the shared deployment miss their marks.
+HEAVY_MARKS = frozenset({"vllm", "ray", "browser", "train", "integration", "faults", "load"})
 HEAVY_FIXTURES = frozenset({"vllm_server", "vllm_model", "ray_cluster", "ray_home", "browser"})
 
 

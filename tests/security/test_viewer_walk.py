@@ -59,6 +59,7 @@ WRITES: dict[str, list[str]] = {
     "submit": ["submit", CARD],
     "jobs cancel": ["jobs", "cancel", JOB],
     "jobs rerun": ["jobs", "rerun", JOB],
+    "jobs scale": ["jobs", "scale", JOB, "--replicas", "2"],
     "start bootstrap": ["start", "bootstrap"],
     "start code-exec-build": [
         *("start", "code-exec-build", "--table", "ns.chat", "--model", "m1", "--out", "ns.ce")

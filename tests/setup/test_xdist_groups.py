@@ -1,7 +1,7 @@
 """`make test` runs two xdist workers with `--dist loadgroup`; tests/conftest.py names
 each test's group. A file's tests stay on one worker (its module fixtures are set up
-once), as the heavy group's do (so two heavy tests never run at once); a training test
-or a `clockless` one runs in its file's group, beside the heavy ones."""
+once), as the heavy group's do (so two heavy tests never run at once); a `clockless`
+one runs in its file's group, beside the heavy ones."""
 
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ def pytest_collection_finish(session):
 """
 
 
-def test_training_and_clockless_tests_run_beside_the_heavy_group(tmp_path: Path) -> None:
-    """The groups tests/conftest.py gives: the fault matrix (`clockless`) and a training
-    test in their files' groups, a vLLM test in "heavy"."""
+def test_clockless_tests_run_beside_the_heavy_group(tmp_path: Path) -> None:
+    """The groups tests/conftest.py gives: the fault matrix (`clockless`) in its file's
+    group, a training test and a vLLM test in "heavy"."""
     (tmp_path / "groups_plugin.py").write_text(PLUGIN)
     out = tmp_path / "groups.json"
     files = [
@@ -66,4 +66,4 @@ def test_training_and_clockless_tests_run_beside_the_heavy_group(tmp_path: Path)
     assert {nodeid.split("::")[0] for nodeid in groups} == set(files)
     for nodeid, group in groups.items():
         path = nodeid.split("::")[0]
-        assert group == ("heavy" if "weight_sync" in path else path), (nodeid, group)
+        assert group == ("heavy" if "fault_matrix" not in path else path), (nodeid, group)
