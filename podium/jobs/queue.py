@@ -260,15 +260,19 @@ def may_cancel(user: User, job: Job) -> bool:
     return user.can("run_job") and (job.get("submitted_by") == user.name or user.role == "admin")
 
 
+def require_may_steer(user: User, job: Job, verb: str) -> None:
+    """Refuse `user` acting on a job (cancel, scale) they did not submit, unless admin."""
+    if not may_cancel(user, job):
+        raise PermissionDenied(
+            f"{user.name} cannot {verb} job {job['id']}: it was submitted by "
+            f"{job.get('submitted_by') or 'an unknown user'}, and only they or an admin may."
+        )
+
+
 def request_cancel(job_id: str, user: User | None = None) -> str:
     """Ask a job to stop; returns the status it moved to."""
     job = get_job(job_id)
-    user = user or acting_user()
-    if not may_cancel(user, job):
-        raise PermissionDenied(
-            f"{user.name} cannot cancel job {job['id']}: it was submitted by "
-            f"{job.get('submitted_by') or 'an unknown user'}, and only they or an admin may."
-        )
+    require_may_steer(user or acting_user(), job, "cancel")
     if transition(job["id"], "cancelled", when=("queued",), message="cancelled before start"):
         return "cancelled"
     if transition(job["id"], "cancelling", when=("running",), message="cancel requested"):

@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from podium.errors import InvalidInput, PermissionDenied
+from podium.errors import InvalidInput
 from podium.identity import User
-from podium.jobs.queue import Job, get_job, may_cancel, now
+from podium.jobs.queue import Job, get_job, now, require_may_steer
 from podium.jobs.tables import db, job_requests
 from podium.store.state.users import acting_user
 
@@ -69,11 +69,7 @@ def request_replicas(job_id: str, replicas: int, user: User | None = None) -> st
     what was asked, in words. Only its submitter or an admin may."""
     job = get_job(job_id)
     user = user or acting_user()
-    if not may_cancel(user, job):
-        raise PermissionDenied(
-            f"{user.name} cannot scale job {job['id']}: it was submitted by "
-            f"{job.get('submitted_by') or 'an unknown user'}, and only they or an admin may."
-        )
+    require_may_steer(user, job, "scale")
     config = _config(job)
     if job["kind"] != "grpo" or config.get("rollout") != "async":
         what = job["kind"] if job["kind"] != "grpo" else f"grpo (rollout {config.get('rollout')})"
