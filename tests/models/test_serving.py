@@ -24,12 +24,15 @@ def test_cpu_and_gpu_flags():
     cpu = server_command("py", "/ckpt", "m", 8000, gpu=False)
     assert cpu[:3] == ["py", "-m", "vllm.entrypoints.openai.api_server"]
     assert {"--enforce-eager", "float32"} <= set(cpu)
+    assert cpu[cpu.index("--distributed-executor-backend") + 1] == "uni"
     assert cpu[cpu.index("--served-model-name") + 1] == "m"
     assert cpu[cpu.index("--host") + 1] == "127.0.0.1"
     gpu = server_command("py", "/ckpt", "m", 8000, gpu=True)
     assert "--enforce-eager" not in gpu and "--gpu-memory-utilization" in gpu
     env = server_env(gpu=False)
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["HF_HUB_OFFLINE"] == "1"
+    assert env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"  # else the CPU platform drops "uni"
+    assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in server_env(gpu=True)
     assert env["VLLM_CACHE_ROOT"].startswith(str(server_env.__globals__["get_settings"]().home))
 
 
