@@ -6,10 +6,12 @@ and the run always finishes (over-stale work waits, nothing is dropped)."""
 from __future__ import annotations
 
 import random
+import threading
+import time
 
 import pytest
 
-from trainers.async_rl.controller import Admission, StalenessError, Ticket
+from trainers.async_rl.controller import Admission, Controller, StalenessError, Ticket
 
 
 def simulate(seed: int, eta: int, groups: int, steps: int, replicas: int) -> Admission:
@@ -24,7 +26,10 @@ def simulate(seed: int, eta: int, groups: int, steps: int, replicas: int) -> Adm
         action = rng.choice(["admit", "admit", "complete", "complete", "learn", "push", "kill"])
         r = rng.randrange(replicas)
         if action == "admit":
-            ticket = adm.try_admit(r, held[r])
+            # Sometimes with other replicas waiting too: yielding to them never stalls
+            # the run nor breaks the bound.
+            rivals = {o: held[o] for o in range(replicas) if o != r and rng.random() < 0.5}
+            ticket = adm.try_admit(r, held[r], rivals)
             if ticket is not None:
                 flying[r].append(ticket)
         elif action == "complete" and flying[r]:
@@ -116,3 +121,55 @@ def test_nothing_beyond_the_run_is_generated() -> None:
     adm = Admission(max_staleness=5, groups_per_step=2, steps=2)
     tickets = [adm.try_admit(0, 0) for _ in range(6)]
     assert sum(t is not None for t in tickets) == 4
+
+
+def test_a_waiting_replica_admitted_fewer_times_gets_the_slot() -> None:
+    adm = Admission(max_staleness=1, groups_per_step=1, steps=8)
+    assert [adm.try_admit(0, 0) is not None for _ in range(3)] == [True, True, False]
+    for _ in range(2):  # two steps trained and pushed to replica 0
+        adm.complete(adm._in_flight[min(adm._in_flight)], None)
+        assert adm.try_take_batch() is not None
+        adm.commit_step()
+    # Replica 1 joins at version 2 beside replica 0: it was admitted fewer times.
+    assert adm.try_admit(0, 2, rivals={1: 2}) is None
+    assert adm.try_admit(1, 2, rivals={0: 2}) is not None
+    # A rival whose weights the bound does not yet allow is passed over.
+    assert adm.try_admit(0, 2, rivals={1: 0}) is not None
+    # Equal counts: the lower index first.
+    adm = Admission(max_staleness=0, groups_per_step=1, steps=2)
+    assert adm.try_admit(1, 0, rivals={0: 0}) is None
+    assert adm.try_admit(0, 0, rivals={1: 0}) is not None
+
+
+def race_for_an_opened_slot() -> dict[int, Ticket | None]:
+    """Replica 0 has had every slot; replica 1 has just joined. Both wait; the learner
+    steps and pushes; what each replica got."""
+    ctl = Controller(max_staleness=0, groups_per_step=1, steps=3)
+    held = {0: 0, 1: 0}
+    first = ctl.admit(0, lambda: held[0], timeout=0)
+    assert first is not None
+    got: dict[int, Ticket | None] = {}
+
+    def wait_for_a_slot(r: int) -> None:
+        got[r] = ctl.admit(r, lambda: held[r], timeout=5)
+
+    waiters = [threading.Thread(target=wait_for_a_slot, args=(r,)) for r in (0, 1)]
+    for t in waiters:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(ctl._waiting) < 2:
+        assert time.monotonic() < deadline, "the replicas never waited"
+        time.sleep(0.001)
+    ctl.complete(first, None)
+    assert ctl.take_batch(timeout=0) is not None
+    held.update({0: 1, 1: 1})
+    ctl.commit_step()
+    for t in waiters:
+        t.join(10)
+    return got
+
+
+def test_the_controller_hands_an_opened_slot_to_the_replica_that_joined() -> None:
+    for _ in range(20):  # however the threads are scheduled
+        got = race_for_an_opened_slot()
+        assert got[1] is not None and got[0] is None, got

@@ -23,6 +23,10 @@ rules (AReaL's admission rule, with batches in slot order):
   that trains newer samples while older ones are still generating leaves too many old
   ones for later steps; the property test found that.)
 
+When several replicas wait for the same slot, the one admitted fewest times so far gets
+it (ties: the lower index), so a replica that joins mid-run (a replacement, a scale-out)
+takes its share from the first slot that opens instead of racing for it.
+
 A replica that dies gives its slots back (`release`): they are generated again, first,
 under the same slot number, and a late answer for a given-back ticket is refused, so
 every slot is trained and written exactly once. This module is pure logic (no Ray, no
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -75,6 +80,7 @@ class Admission:
     _buffer: dict[int, Completed] = field(default_factory=dict)  # slot -> generated
     _done_slots: set[int] = field(default_factory=set)  # completed (buffered or trained)
     lags: Counter[int] = field(default_factory=Counter)  # lag -> samples trained at it
+    admitted: Counter[int] = field(default_factory=Counter)  # replica -> tickets it got
 
     def __post_init__(self) -> None:
         if self.max_staleness < 0 or self.groups_per_step < 1 or self.steps < 1:
@@ -93,15 +99,27 @@ class Admission:
         bound = (replica_version + self.max_staleness + 1) * self.groups_per_step
         return min(bound, self.total_slots)
 
-    def try_admit(self, replica: int, replica_version: int) -> Ticket | None:
-        """A ticket for the next slot, or None: over the staleness bound, or all started."""
+    def may_start(self, replica_version: int) -> bool:
+        """Whether the bound lets a replica holding `replica_version` start a slot."""
+        return self.started < self.limit(replica_version)
+
+    def try_admit(
+        self, replica: int, replica_version: int, rivals: Mapping[int, int] | None = None
+    ) -> Ticket | None:
+        """A ticket for the next slot, or None: over the staleness bound, all started,
+        or one of `rivals` (other waiting replicas -> the version each holds) may take
+        it and was admitted fewer times."""
         if replica_version > self.version:
             raise StalenessError(
                 f"replica {replica} reports version {replica_version}, ahead of the "
                 f"learner's {self.version}"
             )
-        if self.started >= self.limit(replica_version):
+        if not self.may_start(replica_version):
             return None
+        mine = (self.admitted[replica], replica)
+        for rival, version in (rivals or {}).items():
+            if self.may_start(version) and (self.admitted[rival], rival) < mine:
+                return None
         if self._retry:  # the lowest free slot: below it every slot is live
             slot = self._retry.pop(0)
         else:
@@ -110,6 +128,7 @@ class Admission:
         ticket = Ticket(self._next_ticket, slot, replica_version, replica)
         self._next_ticket += 1
         self.started += 1
+        self.admitted[replica] += 1
         self._in_flight[ticket.ticket] = ticket
         return ticket
 
@@ -192,16 +211,31 @@ class Controller:
         self.state = Admission(max_staleness, groups_per_step, steps)
         self._cond = threading.Condition()
         self._closed = False
+        self._waiting: dict[int, Callable[[], int]] = {}  # replica -> its version_of
 
-    def admit(self, replica: int, version_of: Any, timeout: float = 1.0) -> Ticket | None:
+    def admit(
+        self, replica: int, version_of: Callable[[], int], timeout: float = 1.0
+    ) -> Ticket | None:
         """Wait up to `timeout` s for a ticket; `version_of()` gives the replica's
         current version (it changes when a push lands). None: not yet, or finished."""
         with self._cond:
-            ticket = self.state.try_admit(replica, version_of())
-            if ticket is None and not self._closed:
-                self._cond.wait(timeout)
-                ticket = self.state.try_admit(replica, version_of())
+            self._waiting[replica] = version_of
+            try:
+                ticket = self._try(replica)
+                if ticket is None and not self._closed:
+                    self._cond.wait(timeout)
+                    ticket = self._try(replica)
+            finally:
+                del self._waiting[replica]
             return ticket
+
+    def _try(self, replica: int) -> Ticket | None:
+        rivals = {r: of() for r, of in self._waiting.items() if r != replica}
+        version = self._waiting[replica]()
+        ticket = self.state.try_admit(replica, version, rivals)
+        if ticket is None and self.state.may_start(version):
+            self._cond.notify_all()  # it yielded: wake the rival that takes the slot
+        return ticket
 
     def complete(self, ticket: Ticket, payload: Any, version: int | None = None) -> bool:
         with self._cond:
