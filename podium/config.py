@@ -111,6 +111,14 @@ class Settings(BaseSettings):
     vllm_python: str = Field(
         "", description="Python of the environment that has vLLM (default: .venv-vllm or PATH)."
     )
+    vllm_cpu_threads: int = Field(
+        0,
+        ge=0,
+        description="Threads a vLLM server on CPU computes with (0 = one fewer than the "
+        "cores this process may use, at least 1: vLLM's own default, which leaves a core "
+        "to its HTTP server; more threads than free cores make every step wait on the "
+        "slowest one).",
+    )
     job_plugins: str = Field(
         "", description="Comma-separated modules imported to register extra job kinds."
     )

@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from podium import processes
+from podium.config import reset_settings
 from podium.errors import PodiumError
 from podium.models import ensure_server, list_servers, register_checkpoint
 from podium.models.bootstrap import bootstrap
@@ -34,6 +35,18 @@ def test_cpu_and_gpu_flags():
     assert env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"  # else the CPU platform drops "uni"
     assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in server_env(gpu=True)
     assert env["VLLM_CACHE_ROOT"].startswith(str(server_env.__globals__["get_settings"]().home))
+
+
+def test_a_cpu_server_leaves_a_core_to_its_http_server(monkeypatch):
+    cores = len(os.sched_getaffinity(0))
+    assert server_env(gpu=False)["OMP_NUM_THREADS"] == str(max(1, cores - 1))
+    monkeypatch.setenv("PODIUM_VLLM_CPU_THREADS", "3")
+    reset_settings()
+    try:
+        assert server_env(gpu=False)["OMP_NUM_THREADS"] == "3"
+    finally:
+        monkeypatch.delenv("PODIUM_VLLM_CPU_THREADS")
+        reset_settings()
 
 
 def test_context_length_is_capped_by_the_checkpoints_own(tmp_path):
