@@ -286,7 +286,9 @@ def test_the_whole_loop_by_clicks(
     page = loop.open(f"logbook?job={validation}")
     expect(loop.status_shown("succeeded")).to_be_visible()
     loop.click("button", "Re-run")
-    expect(page).not_to_have_url(re.compile(rf"job={validation}(&|$)"))
+    # Re-run checks the card and queues it before the page moves on: as long as `queue`
+    # allows (on a CI machine at load 5 it took past the 30 s default).
+    expect(page).not_to_have_url(re.compile(rf"job={validation}(&|$)"), timeout=120_000)
     found = re.search(r"job=([^&]+)", page.url)
     assert found, page.url
     rerun = found.group(1)
