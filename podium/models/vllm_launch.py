@@ -126,8 +126,8 @@ def server_command(
     else:
         # bfloat16 is several times slower on AVX2 CPUs; eager mode skips slow compiles.
         # The model runs inside the engine-core process (no separate worker: one Python
-        # start and ~0.6 GB fewer, and torch uses every core instead of one bound thread):
-        # ready in ~26 s instead of ~37, ~1.5x the tokens/s over 16 streams (FACTS.md).
+        # start and ~0.6 GB fewer): ready in ~26 s instead of ~37 (FACTS.md). Its threads:
+        # `cpu_threads`.
         cmd += ["--dtype", "float32", "--enforce-eager", "--distributed-executor-backend", "uni"]
     return cmd
 

@@ -24,8 +24,9 @@ rules (AReaL's admission rule, with batches in slot order):
   ones for later steps; the property test found that.)
 
 When several replicas wait for the same slot, the one admitted fewest times so far gets
-it (ties: the lower index), so a replica that joins mid-run (a replacement, a scale-out)
-takes its share from the first slot that opens instead of racing for it.
+it (ties: the lower index), so a replica added mid-run (a scale-out) takes its share from
+the first slot that opens instead of racing the others for it. The count belongs to the
+replica's index: a replacement carries on its predecessor's.
 
 A replica that dies gives its slots back (`release`): they are generated again, first,
 under the same slot number, and a late answer for a given-back ticket is refused, so
