@@ -139,7 +139,9 @@ def cpu_threads() -> int:
     configured = get_settings().vllm_cpu_threads
     if configured:
         return configured
-    return max(1, len(os.sched_getaffinity(0)) - 1)
+    # The cores this process may use (a container's or taskset's), where the OS says.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) - 1)
 
 
 def server_env(*, gpu: bool) -> dict[str, str]:
