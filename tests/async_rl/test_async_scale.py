@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 
 from podium.jobs.launch import run_or_write_card
@@ -56,7 +57,7 @@ def _within(seconds: float, holds: Callable[[], Any]) -> Any:
 
 
 def podium(*args: str) -> str:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, f"podium {' '.join(args)}: {proc.stderr}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 from app_driver import using_home, wait_for_app
 from playwright.sync_api import Page, expect
@@ -86,7 +86,7 @@ def test_blind_vote_with_keyboard_changes_ratings(
     assert report["votes"] == 2
     winners = [v["winner"] for v in votes]
     assert report["ratings"][0]["wins"] == max(winners.count(m) for m in set(winners))
-    cli = subprocess.run(  # what a person sees after voting in the UI
+    cli = cli_fork.run(  # what a person sees after voting in the UI
         [sys.executable, "-m", "podium.cli", "compare", "ratings", browser_comparison, "--json"],
         capture_output=True,
         text=True,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 import yaml
 
@@ -16,7 +17,7 @@ PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [*PODIUM, *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=_env()
     )
     assert proc.returncode == 0, proc.stderr

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
+import cli_fork
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -69,7 +70,7 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
 
 
 def podium(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         capture_output=True,
         text=True,

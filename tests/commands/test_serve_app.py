@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from podium.commands.serve_app import check_binding, is_loopback, write_auth_secrets
@@ -18,7 +18,7 @@ from podium.errors import InvalidInput
 def test_serving_on_all_addresses_without_login_refuses_and_says_why(
     podium_home: Path, command: str
 ) -> None:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", command, "--host", "0.0.0.0", "--port", "1"],
         capture_output=True,
         text=True,

@@ -5,14 +5,15 @@ traceback)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+import cli_fork
 
 
 def test_a_relative_home_works_and_is_kept_absolute(tmp_path: Path) -> None:
     env = {**os.environ, "PODIUM_HOME": "rel/home"}
-    done = subprocess.run(
+    done = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "tables"],
         cwd=tmp_path,
         env=env,
@@ -31,7 +32,7 @@ def test_a_relative_home_works_and_is_kept_absolute(tmp_path: Path) -> None:
 
 def test_a_bad_setting_is_named_with_its_variable_not_a_traceback(tmp_path: Path) -> None:
     env = {**os.environ, "PODIUM_HOME": str(tmp_path), "PODIUM_TARGET_FILE_BYTES": "lots"}
-    done = subprocess.run(
+    done = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "tables"],
         env=env,
         capture_output=True,

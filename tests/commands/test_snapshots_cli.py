@@ -4,10 +4,10 @@ under the table (before: a JSON column one word wide)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pyarrow as pa
 
 from podium.store.catalog.catalog import load_table
@@ -25,7 +25,7 @@ def test_snapshot_summaries_print_as_wrapped_key_values(podium_home: Path) -> No
             "podium.rows": '["chat-00001"]',
         },
     )
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "snapshots", "ns.notes"],
         capture_output=True,
         text=True,

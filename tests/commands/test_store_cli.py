@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

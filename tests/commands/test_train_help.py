@@ -8,9 +8,9 @@ preset's values, each checked here against a validated card with nothing set.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
+import cli_fork
 import click
 import pytest
 
@@ -56,7 +56,7 @@ def test_every_default_in_help_is_the_one_a_bare_run_gets(kind: str) -> None:
 
 
 def test_grpo_help_names_the_preset_learning_rate_and_device() -> None:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "train", "grpo", "--help"],
         capture_output=True,
         text=True,
@@ -70,7 +70,7 @@ def test_grpo_help_names_the_preset_learning_rate_and_device() -> None:
 
 
 def test_job_kinds_listing_shows_the_preset_defaults_too() -> None:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "jobs", "kinds", "grpo", "--json"],
         capture_output=True,
         text=True,

@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 PODIUM = [sys.executable, "-m", "podium.cli", "users"]
 
 
 def users(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=120)
+    return cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=120)
 
 
 def test_grant_list_revoke_as_bootstrap_admin(

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import cli_fork
 import yaml
 
 from podium.compare.votes import blind_pair, cast_vote
@@ -20,7 +21,7 @@ def reviewer(name: str) -> User:
 
 
 def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

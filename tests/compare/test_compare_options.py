@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import cli_fork
 import pytest
 import yaml
 from compare_data import write_prompts
@@ -75,7 +76,7 @@ def recording(podium_home: Any) -> Iterator[RecordingServer]:  # noqa: ARG001 - 
 
 
 def podium(*args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return proc
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import uuid
 
+import cli_fork
 import httpx
 import pyarrow as pa
 import pytest
@@ -87,7 +87,7 @@ def test_base_vs_trained_end_to_end_with_reuse(vllm_server, vllm_model, trained,
     out = unique_table + "_cmp"
     load_demo()
     # The done-when path: the CLI over the demo prompts.
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [
             *PODIUM,
             "compare",

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import cli_fork
 import compare_data
 
 from podium.compare.table import Comparison
@@ -18,7 +19,7 @@ comparison = compare_data.comparison
 def _vote(*args: str, keys: str, user: str) -> subprocess.CompletedProcess[str]:
     """`podium vote` as `user` of a shared deployment where anyone allowed in reviews."""
     env = {**os.environ, "PODIUM_USER": user, "PODIUM_DEFAULT_ROLE": "reviewer"}
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", "vote", *args],
         env=env,
         input=keys,

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / "review"), str(HERE.parent / "integration")]
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "review"), str(HERE.parent / "integration")]
 
+import cli_fork  # noqa: E402
 from review_data import make_table, row_id  # noqa: E402
 
 from podium.config import reset_settings  # noqa: E402
@@ -100,7 +101,7 @@ def _podium(env: dict[str, str], *args: str, faults: str = "") -> subprocess.Com
     full = {**os.environ, **env, "PODIUM_FAILPOINTS": faults}
     if faults:
         full["PODIUM_TARGET_FILE_BYTES"] = SMALL_FILES
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         capture_output=True,
         text=True,

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import cli_fork
 import pyarrow as pa
 import pytest
 
@@ -52,7 +53,7 @@ def test_greedy_generation_reruns_identical(vllm_model: str, unique_table: str) 
     lineage = json.loads(load_table(out).properties["podium.lineage.environment"])
     assert lineage == recorded
 
-    done = subprocess.run(
+    done = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "jobs", "rerun", job["id"], "--compare", "--json"],
         capture_output=True,
         text=True,
@@ -80,7 +81,7 @@ def test_sampled_generation_without_seed_pins_one_and_reruns_identical(
     out = unique_table + "_sampled"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
+        done = cli_fork.run(
             [sys.executable, "-m", "podium.cli", *args], capture_output=True, text=True, timeout=600
         )
         assert done.returncode == 0, done.stderr
@@ -120,7 +121,7 @@ def test_greedy_code_exec_build_reruns_identical(vllm_model: str, unique_table: 
     job = run_in_process(Card("code-exec-build", cfg))
     assert job["status"] == "succeeded", job["error"]
     assert isinstance(parse_card(job["card"]).config.seed, int)  # pinned, though greedy
-    done = subprocess.run(
+    done = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "jobs", "rerun", job["id"], "--compare", "--json"],
         capture_output=True,
         text=True,

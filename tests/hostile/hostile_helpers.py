@@ -6,11 +6,13 @@ import json
 import subprocess
 import sys
 
+import cli_fork
+
 PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=timeout)
+    return cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def refused(proc: subprocess.CompletedProcess[str], *phrases: str, code: int = 2) -> str:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import cli_fork
 from postgres import postgres_server  # type: ignore[import-not-found]
 from s3_store import S3Server, s3_server  # type: ignore[import-not-found]
 
@@ -58,7 +59,7 @@ class SharedStack:
     ) -> subprocess.CompletedProcess[str]:
         """Run the real CLI as `user` (in that user's own home unless `home` is given)."""
         env = {**os.environ, **self.env(home or user.split("@")[0], user)}
-        return subprocess.run(
+        return cli_fork.run(
             [sys.executable, "-m", "podium.cli", *args],
             capture_output=True,
             text=True,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 from outage_proxy import OutageProxy  # type: ignore[import-not-found]
 from postgres import Postgres, postgres_handle  # type: ignore[import-not-found]
@@ -43,7 +44,7 @@ class Stack:
         return {**os.environ, **self.stack.env("admin", ADMIN)}
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return cli_fork.run(
             self.command(*args), capture_output=True, text=True, env=self.env(), timeout=600
         )
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import boto3
+import cli_fork
 from s3_store import ACCESS_KEY, REGION, SECRET_KEY, s3_server  # type: ignore[import-not-found]
 
 from podium.config import reset_settings
@@ -38,7 +38,7 @@ def test_an_s3_warehouse_prefix_with_a_space_and_non_ascii_letters(tmp_path: Pat
         }
 
         def podium(*args: str) -> str:
-            proc = subprocess.run(
+            proc = cli_fork.run(
                 [*PODIUM, *args], capture_output=True, text=True, env=env, timeout=300
             )
             assert proc.returncode == 0, proc.stdout + proc.stderr

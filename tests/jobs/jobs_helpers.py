@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import cli_fork
+
 from podium.processes import group_alive  # noqa: F401 - used by the job tests
 
 
@@ -15,7 +17,7 @@ def podium(
     *args: str, check: bool = True, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run the real `podium` CLI in a subprocess."""
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         capture_output=True,
         text=True,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 from jobs_helpers import group_alive, wait_for
 
 from podium.jobs.queue import fail_dead_jobs, get_job, list_jobs
@@ -34,11 +35,11 @@ def test_sigkilled_foreground_job_is_marked_failed_by_podium_jobs(
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     # `podium jobs show ID` says it at once too (it said "running" until a listing).
-    show = subprocess.run([*PODIUM, "jobs", "show", job["id"]], capture_output=True, text=True)
+    show = cli_fork.run([*PODIUM, "jobs", "show", job["id"]], capture_output=True, text=True)
     assert (
         "status   failed" in show.stdout and f"its process (pid {proc.pid}) is gone" in show.stdout
     )
-    listing = subprocess.run([*PODIUM, "jobs", "--json"], capture_output=True, text=True)
+    listing = cli_fork.run([*PODIUM, "jobs", "--json"], capture_output=True, text=True)
     assert listing.returncode == 0, listing.stderr
     (shown,) = json.loads(listing.stdout)
     assert shown["id"] == job["id"] and shown["status"] == "failed"

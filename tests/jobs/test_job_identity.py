@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import getpass
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from podium.config import reset_settings
@@ -79,7 +79,7 @@ def test_the_worker_refuses_a_job_whose_submitter_lost_the_role(
     kept = submit(parse_card(CARD))
     grant(ADMIN, "op1@example.org", "reviewer")
     act_as(shared, "worker@example.org")  # the worker's own identity does not matter
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
         capture_output=True,
         text=True,
@@ -98,7 +98,7 @@ def test_a_jobs_snapshots_name_its_submitter_as_author(shared: pytest.MonkeyPatc
     act_as(shared, "op1@example.org")
     job_id = submit(parse_card("---\nkind: test-steps\nsteps: 1\ntable: ns.authored\n---\n"))
     act_as(shared, "worker@example.org")
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
         capture_output=True,
         text=True,

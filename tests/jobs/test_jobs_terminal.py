@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import cli_fork
 from jobs_helpers import podium
 
 from podium.jobs.cards import Card, parse_card
@@ -26,7 +26,7 @@ def test_jobs_fit_one_line_each_at_80_columns(jobs_home: Path) -> None:
         for _ in range(2)
     ]  # fmt: skip
     queued = submit(parse_card("---\nkind: test-steps\nsteps: 2\n---\n"))
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "jobs"],
         capture_output=True,
         text=True,
@@ -73,7 +73,7 @@ def test_the_status_column_is_never_cut_at_80_columns(jobs_home: Path) -> None:
             transition(job_id, "succeeded")
         else:
             transition(job_id, "cancelling")
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "jobs"],
         capture_output=True,
         text=True,

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import cli_fork
 import pyarrow as pa
 import pytest
 import yaml
@@ -18,7 +19,7 @@ PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=600)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=600)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

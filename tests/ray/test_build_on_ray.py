@@ -9,10 +9,10 @@ per build on two cores, too long for CI.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pyarrow as pa
 import pytest
 from conftest import RayCluster
@@ -45,7 +45,7 @@ def _build(*args: str) -> None:
     cmd = [sys.executable, "-m", "podium.cli", "build", "code-exec", "--model", "base"]
     cmd += ["--temperature", "0", "--inputs-per-function", "2", "--max-tokens", "64"]
     cmd += ["--backend", "local", "--batch-size", "6", "--workers", "2", *args]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    result = cli_fork.run(cmd, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

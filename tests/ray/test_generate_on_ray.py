@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import cli_fork
 import psutil
 import pyarrow.compute as pc
 import pytest
@@ -42,7 +43,7 @@ def prompts_table(ray_home: Path, base_checkpoint: Path) -> str:
 
 
 def _podium(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
+    result = cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args], capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -6,10 +6,10 @@ once with what to do instead of "No module named 'podium'"."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 from conftest import JOBS_TESTS, running_cluster
 
@@ -33,7 +33,7 @@ def test_a_head_without_podium_on_its_path_runs_the_job(
 ) -> None:
     """Before: every job failed with "No module named 'podium'" (the head's `python`)."""
     path = _path_without_the_venv()
-    bare = subprocess.run(
+    bare = cli_fork.run(
         ["sh", "-c", 'python3 -c "import podium" || python -c "import podium"'],
         env={**os.environ, "PATH": path},
         cwd="/",
@@ -51,7 +51,7 @@ def test_a_head_without_podium_on_its_path_runs_the_job(
         monkeypatch.setenv("PODIUM_RAY_ADDRESS", cluster.address)
         reset_settings()
         job_id = submit(parse_card("---\nkind: test-steps\nsteps: 2\n---\n"))
-        result = subprocess.run(
+        result = cli_fork.run(
             [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
             capture_output=True,
             text=True,
@@ -65,7 +65,7 @@ def test_a_head_without_podium_on_its_path_runs_the_job(
 def test_no_python_with_podium_on_the_node_fails_naming_the_fix(tmp_path: Path) -> None:
     """The entrypoint itself, as Ray's shell runs it, on a node where nothing has Podium."""
     command = entrypoint("job-1", python=str(tmp_path / "missing" / "python"))
-    ran = subprocess.run(
+    ran = cli_fork.run(
         ["sh", "-c", command],
         env={"PATH": _path_without_the_venv(), "HOME": str(tmp_path)},
         cwd=tmp_path,

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import cli_fork
 import psutil
 import pytest
 from conftest import RayCluster, cluster_processes
@@ -39,7 +40,7 @@ def _ray_status(cluster: RayCluster, job_id: str) -> str:
 
 
 def _run_worker() -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
         capture_output=True,
         text=True,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 from conftest import RayCluster, running_cluster
 
@@ -110,7 +110,7 @@ def test_a_token_head_takes_jobs_and_clients_with_the_configured_token(
     monkeypatch.setenv("PODIUM_RAY_AUTH_TOKEN_PATH", str(token_file))
     reset_settings()
     job_id = submit(parse_card("---\nkind: test-steps\nsteps: 2\n---\n"))
-    result = subprocess.run(
+    result = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "worker", "--once", "--poll", "0.2"],
         capture_output=True,
         text=True,

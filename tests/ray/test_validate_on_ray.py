@@ -4,10 +4,10 @@ tasks on a real local cluster give the same report as the local run, committed o
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pyarrow as pa
 import pytest
 from conftest import RayCluster
@@ -38,7 +38,7 @@ def _table_of_many_files() -> None:
 def _validate(*args: str) -> dict[str, object]:
     cmd = [sys.executable, "-m", "podium.cli", "validate", TABLE, "--rule", "json"]
     cmd += ["--extract", "fenced", "--batch-rows", "64", "--json", *args]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    result = cli_fork.run(cmd, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     summary: dict[str, object] = json.loads(result.stdout)["summary"]
     return summary

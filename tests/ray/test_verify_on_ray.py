@@ -4,10 +4,10 @@ No model is needed: the rows table is written here, with some outputs tampered."
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 from conftest import RayCluster
 
@@ -55,7 +55,7 @@ def _rows_table(name: str) -> None:
 def _verify(*args: str) -> None:
     cmd = [sys.executable, "-m", "podium.cli", "build", "code-exec", "--functions", "t.rows"]
     cmd += ["--mode", "verify", "--backend", "local", "--batch-size", "8", "--workers", "2"]
-    result = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=600)
+    result = cli_fork.run([*cmd, *args], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import cli_fork
 import pytest
 from review_data import make_table, row_id
 
@@ -30,7 +31,7 @@ PODIUM = [sys.executable, "-m", "podium.cli"]
 
 def podium(*args: str, faults: str = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PODIUM_FAILPOINTS": faults}
-    return subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300, env=env)
+    return cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300, env=env)
 
 
 def missing_files(name: str) -> list[str]:

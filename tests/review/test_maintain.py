@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 from review_data import ALICE, make_table, row_id
 
@@ -27,7 +28,7 @@ PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str, env: dict[str, str] | None = None) -> Any:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [*PODIUM, *args, "--json"], capture_output=True, text=True, timeout=600, env=env
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -45,7 +46,7 @@ def unreferenced(name: str) -> list[str]:
 @pytest.mark.usefixtures("podium_home")
 def test_maintain_after_mixed_edits_keeps_rows_order_tags_and_lineage() -> None:
     make_table("t.m", 3000, file_bytes=4_000, batch=250)
-    subprocess.run([*PODIUM, "tag", "t.m", "pre-review"], check=True, capture_output=True)
+    cli_fork.run([*PODIUM, "tag", "t.m", "pre-review"], check=True, capture_output=True)
     tagged = rows("t.m", "pre-review")
     pinned = None
     for k in range(24):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 from review_data import make_table, row_id
 
 from podium.review.annotations import annotations_table
@@ -20,7 +21,7 @@ PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
     assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
     return proc
 

@@ -5,16 +5,17 @@ job are the rows Browse and `podium show` list, in that order (issue 35, points 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import cli_fork
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
 
 
 def podium(*args: str) -> Any:
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout) if "--json" in args else proc.stdout
 

@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 pytestmark = pytest.mark.sandbox
 
 
 def podium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args], capture_output=True, text=True, timeout=120
     )
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 from click.testing import CliRunner
 from recording_server import Recorder
@@ -45,7 +45,7 @@ def _ask(name: str) -> None:
 
 
 def test_podium_settings_cannot_be_an_endpoint_key(secrets_set: Path, recorder: Recorder) -> None:
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "models", "add-endpoint", recorder.url,
          "--name", "x", "--api-key-env", "PODIUM_COOKIE_SECRET"],
         env=os.environ, capture_output=True, text=True, timeout=120,

@@ -5,10 +5,10 @@ it destroyed T. Exports into the warehouse or any table's folders are refused.""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pyarrow as pa
 import pytest
 
@@ -54,7 +54,7 @@ def _data_file() -> str:
 def test_export_onto_a_data_file_is_refused_by_the_cli(
     two_tables: tuple[list[dict[str, object]], int],
 ) -> None:
-    result = subprocess.run(
+    result = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "export", "t.other", _data_file()],
         capture_output=True,
         text=True,

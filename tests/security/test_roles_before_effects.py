@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 from recording_server import Recorder
 
@@ -48,7 +49,7 @@ def as_viewer() -> None:
 
 
 def podium_as(user: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         env={**os.environ, "PODIUM_USER": user},
         capture_output=True,

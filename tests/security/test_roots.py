@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -52,7 +53,7 @@ def outside(tmp_path: Path) -> Path:
 
 
 def podium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args], capture_output=True, text=True, timeout=300
     )
 

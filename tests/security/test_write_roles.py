@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from podium.app.roles import current_user
@@ -55,7 +56,7 @@ def shared(podium_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def podium_as(user: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PODIUM_USER": user}
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         env=env,
         input="a\nq\n",
@@ -91,7 +92,7 @@ def test_a_viewer_is_refused_by_every_write_command(
     shared: Path, tmp_path: Path, args: tuple[str, ...], action: str
 ) -> None:
     before = load_table("ns.chat").current_snapshot().snapshot_id
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         env={**os.environ, "PODIUM_USER": VIEWER},
         cwd=tmp_path,

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 from store_helpers import sft_rows
 
@@ -27,7 +28,7 @@ DAYS_AGO = 3 * 86400
 
 
 def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PODIUM, *args], capture_output=True, text=True, timeout=300, env=env)
+    return cli_fork.run([*PODIUM, *args], capture_output=True, text=True, timeout=300, env=env)
 
 
 def rows(name: str, snapshot: int | str | None = None) -> list[dict[str, Any]]:

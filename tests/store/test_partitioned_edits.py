@@ -4,10 +4,10 @@ with a raw IndexError and left a half-written manifest behind."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.transforms import IdentityTransform
@@ -47,7 +47,7 @@ def test_edit_and_delete_rows_refuse_a_partitioned_table_before_writing() -> Non
         ["delete-rows", T, "r0003", "--why", "bad"],
         ["edit", T, "r0004", "--turn", "1", "--content", "better", "--why", "fix"],
     ):
-        proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True)
+        proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True)
         assert proc.returncode != 0
         assert "partitioned" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     with pytest.raises(InvalidInput, match="partitioned"):
@@ -61,7 +61,7 @@ def test_maintain_skips_compacting_a_partitioned_table_and_does_the_rest() -> No
     """It crashed with the same raw IndexError as edit did."""
     _partitioned_table()
     rows = load_table(T).scan().to_arrow().num_rows
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [*PODIUM, "maintain", T, "--json"], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr

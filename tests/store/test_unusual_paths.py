@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 from store_helpers import sft_rows
 from test_interop import duckdb_rows
@@ -25,7 +25,7 @@ T = "odd.chat"
 
 def podium(home: Path, *args: str) -> str:
     env = {**os.environ, "PODIUM_HOME": str(home)}
-    proc = subprocess.run([*PODIUM, *args], capture_output=True, text=True, env=env, timeout=300)
+    proc = cli_fork.run([*PODIUM, *args], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pyarrow as pa
 import pytest
 
@@ -72,7 +72,7 @@ def test_schema_patterns_run_in_linear_time(
 def test_podium_validate_with_a_catastrophic_regex_finishes(podium_home: Path) -> None:
     rows = [{"id": "r0", "messages": [{"role": "assistant", "content": FORTY}]}]
     write_table("t.forty", pa.Table.from_pylist(rows, schema=SFT_ARROW_SCHEMA), schema=SFT_SCHEMA)
-    result = subprocess.run(
+    result = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "validate", "t.forty"]
         + ["--rule", "regex:(.+)+x", "--json"],
         capture_output=True,

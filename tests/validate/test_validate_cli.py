@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 from validate_planted import check_against_planted, demo_rows
 
 from podium.jobs.queue import list_jobs
@@ -15,7 +16,7 @@ from podium.store.catalog.catalog import load_table, table_exists
 
 
 def podium(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
+    result = cli_fork.run(
         [sys.executable, "-m", "podium.cli", *args],
         capture_output=True,
         text=True,
