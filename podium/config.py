@@ -119,6 +119,12 @@ class Settings(BaseSettings):
         "to its HTTP server; more threads than free cores make every step wait on the "
         "slowest one).",
     )
+    vllm_cache_dir: str = Field(
+        "",
+        description="vLLM's cache (VLLM_CACHE_ROOT): what it learned of model classes and "
+        "compiled kernels, keyed by vLLM's own sources (default: cache/vllm under the home). "
+        "Homes that share one skip a ~10 s model inspection on each server's first start.",
+    )
     job_plugins: str = Field(
         "", description="Comma-separated modules imported to register extra job kinds."
     )

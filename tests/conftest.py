@@ -24,6 +24,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # clusters, their clients and the jobs on them all run without it, whatever ran before
 # (CI: every test Ray head answered 401 after the async RL test's private Ray).
 os.environ["RAY_AUTH_MODE"] = "disabled"
+# Every test home starts empty; vLLM's cache (its inspection of a model class, keyed by
+# vLLM's sources) is shared instead, as one user's servers share it: ~10 s per server
+# start. The first start of a run still fills it cold.
+os.environ.setdefault("PODIUM_VLLM_CACHE_DIR", str(REPO / ".cache" / "test-vllm-cache"))
 
 
 # Tests that start vLLM, Ray, a browser, a training run or a whole deployment each keep

@@ -145,7 +145,8 @@ def cpu_threads() -> int:
 
 
 def server_env(*, gpu: bool) -> dict[str, str]:
-    home = get_settings().ensure_home()
+    settings = get_settings()
+    home = settings.ensure_home()
     env = dict(os.environ)
     env.update(
         HF_HUB_OFFLINE="1",
@@ -153,7 +154,7 @@ def server_env(*, gpu: bool) -> dict[str, str]:
         VLLM_NO_USAGE_STATS="1",
         DO_NOT_TRACK="1",
         VLLM_HOST_IP="127.0.0.1",
-        VLLM_CACHE_ROOT=str(home / "cache" / "vllm"),
+        VLLM_CACHE_ROOT=settings.vllm_cache_dir or str(home / "cache" / "vllm"),
     )
     # The app's venv must not leak into vLLM's interpreter.
     env.pop("PYTHONPATH", None)

@@ -34,7 +34,19 @@ def test_cpu_and_gpu_flags():
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["HF_HUB_OFFLINE"] == "1"
     assert env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"  # else the CPU platform drops "uni"
     assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in server_env(gpu=True)
-    assert env["VLLM_CACHE_ROOT"].startswith(str(server_env.__globals__["get_settings"]().home))
+
+
+def test_the_vllm_cache_is_the_homes_unless_one_is_configured(monkeypatch, tmp_path):
+    monkeypatch.delenv("PODIUM_VLLM_CACHE_DIR", raising=False)
+    reset_settings()
+    try:
+        home = server_env.__globals__["get_settings"]().home
+        assert server_env(gpu=False)["VLLM_CACHE_ROOT"] == str(home / "cache" / "vllm")
+        monkeypatch.setenv("PODIUM_VLLM_CACHE_DIR", str(tmp_path / "shared"))
+        reset_settings()
+        assert server_env(gpu=True)["VLLM_CACHE_ROOT"] == str(tmp_path / "shared")
+    finally:
+        reset_settings()
 
 
 def test_a_cpu_server_leaves_a_core_to_its_http_server(monkeypatch):
