@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 @contextmanager
 def shared_store() -> Iterator[dict[str, str]]:
     """Start both servers; yields the settings that point `podium` at them."""
-    sys.path.insert(0, str(REPO / "tests" / "integration"))
+    # its helpers import from tests/ (the forked CLI) as well
+    sys.path[:0] = [str(REPO / "tests" / "integration"), str(REPO / "tests")]
     helpers: Any = __import__("shared_stack")  # the tests' own helpers, not a copy of them
     with helpers.postgres_server() as url, helpers.s3_server() as s3:
         yield {

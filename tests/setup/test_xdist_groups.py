@@ -11,6 +11,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = "tests/store/test_failpoints.py"
@@ -42,15 +45,26 @@ def pytest_collection_finish(session):
 """
 
 
-def test_clockless_tests_run_beside_the_heavy_group(tmp_path: Path) -> None:
+def _root_conftest(config: pytest.Config) -> Any:
+    # by its path: `import conftest` finds whichever conftest was imported last
+    return config.pluginmanager.get_plugin(str(REPO / "tests" / "conftest.py"))
+
+
+def test_clockless_tests_run_beside_the_heavy_group(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
     """The groups tests/conftest.py gives: the fault matrix (`clockless`) in its file's
-    group, a training test and a vLLM test in "heavy"."""
+    group, an async RL test in "heavy", a training test and a weight push in
+    "heavy-last"."""
+    root = _root_conftest(pytestconfig)
+    LAST_DIRS, LAST_GROUP = root.LAST_DIRS, root.LAST_GROUP  # noqa: N806
     (tmp_path / "groups_plugin.py").write_text(PLUGIN)
     out = tmp_path / "groups.json"
     files = [
         "tests/faults/test_fault_matrix.py",
         "tests/trainers/test_sft_train.py",
         "tests/weight_sync/test_weight_sync.py",
+        "tests/async_rl/test_async_killed.py",
     ]
     done = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
@@ -66,4 +80,19 @@ def test_clockless_tests_run_beside_the_heavy_group(tmp_path: Path) -> None:
     assert {nodeid.split("::")[0] for nodeid in groups} == set(files)
     for nodeid, group in groups.items():
         path = nodeid.split("::")[0]
-        assert group == ("heavy" if "fault_matrix" not in path else path), (nodeid, group)
+        expected = LAST_GROUP if path.startswith(LAST_DIRS) else "heavy"
+        assert group == (expected if "fault_matrix" not in path else path), (nodeid, group)
+
+
+def test_the_last_group_is_handed_out_after_every_other_unit(pytestconfig: pytest.Config) -> None:
+    from collections import OrderedDict
+
+    root = _root_conftest(pytestconfig)
+    LAST_GROUP, put_last_group_last = root.LAST_GROUP, root.put_last_group_last  # noqa: N806
+
+    queue = OrderedDict.fromkeys(["heavy", LAST_GROUP, "tests/a.py", "tests/b.py"], {})
+    order = []
+    while queue:
+        put_last_group_last(queue)
+        order.append(queue.popitem(last=False)[0])
+    assert order == ["heavy", "tests/a.py", "tests/b.py", LAST_GROUP]
