@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,7 @@ def _start() -> tuple[subprocess.Popen[bytes], str]:
     for _ in range(600):
         if os.path.exists(path) or proc.poll() is not None:
             break
-        threading.Event().wait(0.05)
+        time.sleep(0.05)
     if not os.path.exists(path):
         log_text = Path(folder, "server.log").read_text(errors="replace")
         raise RuntimeError(f"the CLI fork server did not start (exit {proc.poll()}):\n{log_text}")
