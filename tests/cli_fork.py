@@ -111,6 +111,9 @@ def _forked(
                 _recv_exact(conn, _STATUS.size)
                 stdout, stderr = _read(out, text), _read(err, text)
                 raise subprocess.TimeoutExpired(argv, timeout or 0, stdout, stderr) from None
+            except BaseException:  # the test's own time-out, Ctrl-C: as subprocess.run does
+                _kill(pid)
+                raise
         proc = subprocess.CompletedProcess(argv, status, _read(out, text), _read(err, text))
     if check:
         proc.check_returncode()
