@@ -74,6 +74,8 @@ def put_last_group_last(workqueue: Any) -> None:
         workqueue.move_to_end(LAST_GROUP)
 
 
+# optional: the colocated GRPO test runs the suite's files with a pytest that has no xdist
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist's own loadgroup scheduler, except that "heavy-last" is handed out last."""
     if config.getoption("dist", None) != "loadgroup":

@@ -96,3 +96,18 @@ def test_the_last_group_is_handed_out_after_every_other_unit(pytestconfig: pytes
         put_last_group_last(queue)
         order.append(queue.popitem(last=False)[0])
     assert order == ["heavy", "tests/a.py", "tests/b.py", LAST_GROUP]
+
+
+def test_the_conftest_loads_where_xdist_is_not_installed() -> None:
+    """tests/conftest.py's scheduler hook is xdist's: a pytest without xdist (the colocated
+    GRPO test runs the suite's files in a bare venv) must still load it."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+        + ["--collect-only", "-q", SMALL],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "test_failpoints.py::" in done.stdout, done.stdout[-3000:]

@@ -226,7 +226,9 @@ class RayJob:
             log.write("--- ray job output ---\n" + output[-20_000:] + "\n")
 
 
-AGENT_WAIT_S = 60.0
+# A head's job agent registers some seconds after its dashboard answers; on a loaded
+# 2-core head (seen in a fresh-clone test run) that took more than a minute.
+AGENT_WAIT_S = 180.0
 _AGENT_STARTING = "No available agent to submit job"
 
 
