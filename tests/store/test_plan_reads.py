@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,13 +16,15 @@ from store_helpers import write_in_files
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import load_table
-from podium.store.read import scan
+from podium.store.read import query, scan
+from podium.store.read.file_plan import FilePlan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import count_by, page
 from podium.store.read.read import iter_batches, read_rows, row_count
 from podium.store.read.snapshots import list_snapshots
 from podium.store.read.sql_console import run_sql
 from podium.store.read.stats import table_stats
+from podium.store.read.where import where_columns
 from podium.store.schema import PROP_MAPPING, SFT_SCHEMA
 from podium.store.write.write import set_properties, write_batches, write_table
 
@@ -108,6 +111,68 @@ def test_filters_and_search_combine_and_counts_follow_them(multi: str) -> None:
     stats = table_stats(multi, filters={"split": ["test"]})
     assert stats.rows == 30 and stats.turns == 60
     assert sum(b["samples"] for b in stats.length_bins) == 30
+
+
+def _read_through_arrow(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
+    """Every plan read as an object store's is (streamed to DuckDB through Arrow, not
+    read by DuckDB from disk); the columns each stream read."""
+    streamed: list[list[str] | None] = []
+    real_batches = scan.iter_batches
+    monkeypatch.setattr(FilePlan, "direct", property(lambda plan: False))
+
+    def recording(table: Any, plan: Any, columns: Any = None, *args: Any) -> Any:
+        streamed.append(None if columns is None else list(columns))
+        return real_batches(table, plan, columns, *args)
+
+    monkeypatch.setattr(scan, "iter_batches", recording)
+    return streamed
+
+
+def test_a_filter_on_an_object_stores_plan_reads_only_its_columns(
+    multi: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a `--where` on S3 streamed every column (every conversation) into DuckDB;
+    at 1M rows of 1 KiB the filter on `split` passed its 640 MiB cap and was stopped.
+    (`_find_positions` is what the guarded child runs for a `--where`.)"""
+    table = load_table(multi)
+    plan = plan_snapshot(table, table.current_snapshot().snapshot_id)
+    view = query.SnapshotView(table, plan, {}, plan.schema)
+
+    def positions(**conditions: Any) -> list[int]:
+        found = query._find_positions(view, **{**NO_CONDITIONS, **conditions})
+        return [int(p) for p in found]
+
+    where = "SPLIT = 'test' AND t.source = 'even'"
+    expected = positions(where=where)
+    assert expected == list(range(0, 150, 10))
+    streamed = _read_through_arrow(monkeypatch)
+    assert positions(where=where) == expected
+    assert streamed == [["source", "split"]]
+    assert positions(filters={"split": "test"}, where="len(messages) = 2") == list(range(0, 150, 5))
+    assert positions(where="1 = 1", ids=["r0003"]) == [3]
+    assert positions(where="1 = 1") == list(range(150))
+    assert positions(search="answer 149") == [149]
+    assert streamed[1:] == [["messages", "split"], ["id"], ["id"], None]
+
+
+NO_CONDITIONS: dict[str, Any] = {
+    "search": None,
+    "where": None,
+    "filters": None,
+    "ids": None,
+    "first": None,
+}
+
+
+def test_where_columns_are_the_columns_a_condition_names() -> None:
+    names = ["id", "messages", "source", "split"]
+    lambdas = "len(list_filter(messages, lambda m: m.role = 'user')) > 1"
+    assert where_columns(f"SPLIT = 'x' AND {lambdas} AND t.source = 'a'", names) == [
+        "messages",
+        "source",
+        "split",
+    ]
+    assert where_columns("1 = 1", names) == []
 
 
 def test_time_travel_reads_an_older_snapshot_from_its_own_files(multi: str) -> None:

@@ -35,7 +35,7 @@ from podium.store.read.guarded import Limits, call_guarded
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.plan_cache import cached_snapshot
 from podium.store.read.scan import POS, connect, mapped_view_sql, quote
-from podium.store.read.where import where_select
+from podium.store.read.where import columns_read, where_select
 
 if TYPE_CHECKING:
     import duckdb
@@ -107,10 +107,13 @@ class SnapshotView:
         con.register("raw", raw)
         return arrow_of(con, mapped_view_sql(raw.column_names, self.mapping))
 
-    def connection(self, **settings: Any) -> duckdb.DuckDBPyConnection:
-        """A guarded connection where `t` is the snapshot (canonical names + `__pos`)."""
+    def connection(
+        self, columns: Sequence[str] | None = None, **settings: Any
+    ) -> duckdb.DuckDBPyConnection:
+        """A guarded connection where `t` is the snapshot (canonical names + `__pos`);
+        `columns`: all the caller's query reads (None: it may read any)."""
         con = scan.connect_plans([self.plan], **settings)
-        scan.register_snapshot(con, "t", self.table, self.plan, self.mapping)
+        scan.register_snapshot(con, "t", self.table, self.plan, self.mapping, columns=columns)
         return con
 
 
@@ -306,7 +309,9 @@ def _find_positions(
     **settings: Any,
 ) -> np.ndarray:
     """The matching positions, ascending, found in this process."""
-    con = view.connection(**settings)
+    names = [n for n in view.schema.names if n != POS]
+    read = columns_read(names, search=search, where=where, filters=filters, ids=ids is not None)
+    con = view.connection(None if view.mapping else read, **settings)
     params: dict[str, Any] = {}
     source = filtered_source(
         con, view, search=search, where=where, filters=filters, ids=ids, params=params

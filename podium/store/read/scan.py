@@ -112,10 +112,16 @@ def register_snapshot(
     *,
     schema: str | None = None,
     with_pos: bool = True,
+    columns: Sequence[str] | None = None,
 ) -> None:
     """Create view `alias` (in `schema` if given): the snapshot under canonical names,
     plus `__pos` when `with_pos`. The connection must be opened on the plan's files.
-    `table` may be None for a direct plan (one read from the plan cache)."""
+    `table` may be None for a direct plan (one read from the plan cache).
+
+    `columns`: the only columns the caller's query uses. DuckDB projects the files it
+    reads itself; a plan it cannot read (an object store, conformed files) is streamed
+    to it through Arrow, which reads every column unless told: on S3 a filter on `split`
+    then fetched and held every conversation. Ignored with a `mapping`."""
     raw = "__raw_" + (f"{schema}__" if schema else "") + alias
     names = ", ".join(quote(c) for c in plan.column_names)
     if plan.direct and plan.files and plan.whole_files:
@@ -129,9 +135,10 @@ def register_snapshot(
     elif plan.direct and plan.files:
         _register_runs(con, raw, plan, names)
     else:
+        read = None if mapping else columns
         # An empty snapshot has no file to read, so needs no table either.
-        batches = _positioned(iter_batches(_needed(table), plan)) if plan.files else iter(())
-        reader = pa.RecordBatchReader.from_batches(_with_pos(plan.schema), batches)
+        batches = _positioned(iter_batches(_needed(table), plan, read)) if plan.files else iter(())
+        reader = pa.RecordBatchReader.from_batches(_with_pos(projected_schema(plan, read)), batches)
         con.register(raw, reader)
     target = f"{quote(schema)}.{quote(alias)}" if schema else quote(alias)
     if schema:

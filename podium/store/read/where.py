@@ -5,7 +5,7 @@ tree is checked to be one condition over the row, and the SQL is rebuilt from th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from podium.errors import InvalidInput
@@ -53,6 +53,51 @@ def where_select(where: str) -> str:
             "test the row's own columns."
         )
     return str(_one_value(con, "SELECT json_deserialize_sql($j)", {"j": json.dumps(tree)}))
+
+
+def columns_read(
+    names: Sequence[str],
+    *,
+    search: str | None,
+    where: str | None,
+    filters: Iterable[str] | None,
+    ids: bool,
+) -> list[str] | None:
+    """The columns of `names` that a query for rows passing these conditions reads: a
+    `where`'s columns, the filtered ones, `id` for an id set; None (every column) for a
+    search, which reads every text."""
+    if search:
+        return None
+    wanted = set(filters or ()) | ({"id"} if ids else set())
+    if where:
+        wanted |= set(where_columns(where, names))
+    # A condition on no column (`1 = 1`) still needs one to count the rows by.
+    return [n for n in names if n in wanted] or list(names[:1])
+
+
+def where_columns(where: str, names: Sequence[str]) -> list[str]:
+    """The columns of `names` that condition `where` (already accepted by `where_select`)
+    refers to, matched as DuckDB matches identifiers (ignoring case). A name that is no
+    column (a lambda's parameter, the alias `t`) is left out; a struct field that shares a
+    column's name only adds that column."""
+    import duckdb
+
+    con = duckdb.connect()
+    sql = f"SELECT * FROM t WHERE {where}"
+    tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    refs = {name.lower() for name in _column_refs(tree)}
+    return [name for name in names if name.lower() in refs]
+
+
+def _column_refs(tree: Any) -> Iterator[str]:
+    if isinstance(tree, dict):
+        if tree.get("class") == "COLUMN_REF":
+            yield from (n for n in tree.get("column_names", ()) if isinstance(n, str))
+        for value in tree.values():
+            yield from _column_refs(value)
+    elif isinstance(tree, list):
+        for value in tree:
+            yield from _column_refs(value)
 
 
 # Functions that tell about the server, not the row: settings (temp_directory and the
