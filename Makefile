@@ -23,10 +23,10 @@ export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test test-prerequisites test-gpu check setup home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl bench-scale clean \
+.PHONY: run test test-prerequisites test-gpu check setup bytecode home system-packages vllm duckdb-iceberg sandbox-image oidc-provider lint bench bench-async-rl bench-scale clean \
 	soak-kill load fault-matrix
 
-run: setup home
+run: setup home bytecode
 	$(PODIUM) up --host 127.0.0.1 --port 8501
 
 # The set-up steps are independent downloads and installs, so they run side by side
@@ -36,7 +36,14 @@ test:
 	$(MAKE) -j4 --output-sync=target test-prerequisites
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
-test-prerequisites: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider
+test-prerequisites: setup check system-packages vllm duckdb-iceberg sandbox-image oidc-provider bytecode
+
+# The project's own modules compiled once (the venvs' are at set-up: scripts/venv_install.sh
+# says why): where PYTHONDONTWRITEBYTECODE is set, as on CI, every process of a test run (each
+# CLI call, job, app and Ray worker) otherwise compiled them from source again. Up-to-date
+# files are skipped.
+bytecode: setup
+	$(VENV)/bin/python -m compileall -qq -j0 $(CODE)
 
 # Only the GPU tests (tests marked `gpu`; docs/gpus.md): on a CUDA host after `make setup`.
 # No vLLM server set-up: the colocated test needs vLLM in .venv, the generation test skips
@@ -120,7 +127,7 @@ bench-scale: setup
 	mkdir -p test-artifacts
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python benchmarks/real_size.py \
 		--rows $(or $(ROWS),10000000) --mean-kib $(or $(MEAN_KIB),1) --repeat $(or $(REPEAT),1) \
-		--out test-artifacts/bench-scale-$(or $(ROWS),10000000).json $(BENCH_ARGS)
+		--out test-artifacts/bench-scale-$(or $(ROWS),10000000).json --browser $(BENCH_ARGS)
 
 # The kill harness at full size (tests/faults): over 100 seeded SIGKILLs of a worker and
 # its job across every job kind; figures in test-artifacts/soak-kill-*.json.

