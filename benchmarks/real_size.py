@@ -24,6 +24,7 @@ from `/usr/bin/time -v`, beside its baseline in the same run:
 | edit, removal, label of a row | `podium edit/delete-rows/label` | a cold first page |
 | 1,000 labels in one action | `podium label ID...` | one label |
 | maintain | `podium maintain` | — |
+| Browse in Chromium (`--browser`) | first paint, page changes, search, sample | 10,000 rows |
 
 `--s3` runs the reads again on a PostgreSQL catalog with an S3 warehouse (moto's server),
 each against the local figure. The baselines read the Parquet data files of the snapshot
@@ -86,6 +87,11 @@ def main() -> None:
     )
     parser.add_argument("--s3", action="store_true", help="Also read on PostgreSQL + S3 (moto).")
     parser.add_argument("--keep", action="store_true", help="Keep the run's homes afterwards.")
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help="Also time the Browse page in Chromium, against a 10,000-row table.",
+    )
     args = parser.parse_args()
     n = args.rows
     if args.mean_kib is not None:
@@ -107,6 +113,10 @@ def main() -> None:
     figures.append(validate_step(bench, files))
     figures.append(export_step(bench, files))
     figures += review_steps(bench)
+    if args.browser:
+        from benchmarks.scale.browser import browser_steps
+
+        figures += browser_steps(bench)
     s3 = on_s3(bench, figures[0], read_steps, local_reads) if args.s3 else None
 
     info: dict[str, Any] = {

@@ -391,6 +391,16 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 180) 
     raise RuntimeError(f"{url} not healthy after {timeout:.0f} s")
 
 
+def stop_server(up: subprocess.Popen[bytes]) -> None:
+    """SIGTERM `podium up`'s process group (app and worker); SIGKILL after a minute."""
+    os.killpg(up.pid, 15)
+    try:
+        up.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(up.pid, 9)
+        up.wait()
+
+
 def run(
     home: Path, rows: int, count: int, seconds: float, lone_seconds: float, jobs: int, seed: int
 ) -> dict[str, Any]:
@@ -416,12 +426,7 @@ def run(
         report["lone"] = run_sessions(url, up.pid, 1, lone_seconds, seed)
         report["concurrent"] = run_sessions(url, up.pid, count, seconds, seed + 100)
     finally:
-        os.killpg(up.pid, 15)
-        try:
-            up.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(up.pid, 9)
-            up.wait()
+        stop_server(up)
     lone, many = report["lone"]["p95_s"], report["concurrent"]["p95_s"]
     report["p95_ratio"] = round(many / lone, 2) if lone else None
     report["queue"] = run_queue(env, jobs) if jobs else {"jobs": 0, "problems": []}

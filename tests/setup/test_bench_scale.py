@@ -104,7 +104,26 @@ def test_mixed_rows_are_seeded_bounded_and_of_the_asked_mean(tmp_path: Path) -> 
     assert [r["id"] for r in rows if data.WORD in json.dumps(r)] == ["row-00000007", "row-00002999"]
 
 
+BROWSER = [
+    "Browse: first paint, the table's first open",
+    "Browse: first paint, a new tab",
+    "Browse: page change p50 (20 pages)",
+    "Browse: page change p95 (20 pages)",
+    "Browse: the page at 90% of the rows",
+    "Browse: search for a rare word (quetzalcoatl)",
+    "Browse: open a sample by id (row at 90%)",
+]
+
+
+# Both in one run: each starts servers (PostgreSQL and moto; `podium up` and Chromium).
 @pytest.mark.integration
-def test_the_scale_benchmark_reads_on_postgres_and_s3(tmp_path: Path) -> None:
-    report, _ = run_bench(tmp_path, "--s3")
+@pytest.mark.browser
+def test_the_scale_benchmark_reads_on_postgres_and_s3_and_in_the_browser(tmp_path: Path) -> None:
+    report, printed = run_bench(tmp_path, "--s3", "--browser")
     assert_measured(report["s3_postgres"], READS)
+    assert_measured(report["figures"], STEPS + BROWSER)
+    first = report["figures"][len(STEPS)]
+    assert first["against"] == "3,000-row table"
+    assert first["extra"]["server peak RSS MiB"] > 50
+    for step in BROWSER:
+        assert f"| {step}" in printed
