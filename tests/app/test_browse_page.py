@@ -147,6 +147,25 @@ def test_a_change_here_wins_over_a_url_the_browser_has_not_updated_yet(
     assert (at.query_params["table"], at.query_params["search"]) == (CHAT, NEEDLE)
 
 
+def test_a_page_typed_before_the_first_run_ends_is_kept(
+    browse_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 10M rows the first run draws for seconds after the rows show; a page typed then
+    stops it before its end wrote the URL. Before: the next run took the link the page
+    was opened with for a new one and went back to page 1, dropping the typed page (the
+    scale benchmark's browser step waited for it forever)."""
+    from podium.app.views.browse import state as bs
+
+    with monkeypatch.context() as first_run_stops_early:
+        first_run_stops_early.setattr(bs, "write_url", lambda view: None)
+        at = open_browse(table=CHAT)
+    assert dict(at.query_params) == {"table": CHAT}  # the link, as the browser still shows it
+    at.number_input(key="browse.page").set_value(3).run()
+    assert at.number_input(key="browse.page").value == 3
+    assert f"Rows 51–{ALL_ROWS} of {ALL_ROWS}" in captions(at)
+    assert at.query_params["page"] == "3"
+
+
 def test_a_new_url_without_a_change_here_is_followed(browse_home: Path) -> None:
     """The back button or a link to Browse from Browse: only the URL changed."""
     at = open_browse(table=CHAT, search=NEEDLE)

@@ -25,7 +25,7 @@ MALFORMED, MODE = "browse.malformed", "browse.mode"
 FILTER = "browse.filter."  # + column
 SAMPLE_LABELS = "browse.sample_labels"  # every label the sample picker has shown, by key
 ROW_KEYS = "browse.row_keys"  # sample keys of the grid's rows, for its selection callback
-LAST_URL = "browse.last_url"  # the query string this page wrote last
+LAST_URL = "browse.last_url"  # the query string this page wrote, or was seeded from, last
 SAVED = "browse.saved_view"  # the view to come back to after visiting another page
 REVIEW, BRANCH = "browse.review", "browse.branch"  # review filter; branch edits go to
 
@@ -115,8 +115,10 @@ def sync_from_url(tables: list[str]) -> None:
     the URL it comes with may predate the one the last run wrote, because the browser
     applies a rewritten URL only when that message arrives; the view is written back to
     the URL at the end of the run. A new URL with the widgets as they were (a link, the
-    back button) is followed."""
-    url = _url()
+    back button) is followed. The URL seeded from counts as this page's own until a run
+    writes one: a page typed while the first run still draws (seconds at 10M rows)
+    stops that run before its end, and the next one must keep it."""
+    url = shown = _url()
     ss = st.session_state
     changed_here = SAVED in ss and current() != ss[SAVED]
     if TABLE in ss and (url == ss.get(LAST_URL) or changed_here):
@@ -136,6 +138,7 @@ def sync_from_url(tables: list[str]) -> None:
         problems.append(f"No table named {view.table}; showing {tables[0]} instead.")
         view = vs.ViewState(table=tables[0])
     seed(view)
+    ss[LAST_URL] = shown
     for problem in problems:
         st.warning(escape_markdown(problem))
 
