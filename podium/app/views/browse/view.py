@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -176,39 +177,44 @@ def _bulk_actions(
             disabled=report is None,
             help=None if report else "No validation report covers this snapshot.",
         )
-        try:
-            ids = row_filters.filter_ids(
-                tables,
-                bs.review_filter(),
-                user,
-                keep=keep,
-                failing_report=covering if failing else None,
-                snapshot_id=sid,
-                **view.row_filter(),
-            )
+        which = bs.review_filter()
+        narrowed: dict[str, Any] = {
+            "keep": keep,
+            "failing_report": covering if failing else None,
+            "snapshot_id": sid,
+            **view.row_filter(),
+        }
+        try:  # the ids themselves are read only when a button is pressed
+            count = row_filters.filter_count(tables, which, user, **narrowed)
         except PodiumError as exc:
             st.error(escape_markdown(str(exc)))
             return
+
+        def ids() -> list[str]:
+            return row_filters.filter_ids(tables, which, user, **narrowed)
+
         sure = st.checkbox(
-            row_filters.confirm_text("Yes, act on", ids), key="browse.bulk.sure", disabled=not ids
+            row_filters.confirm_text("Yes, act on", count),
+            key="browse.bulk.sure",
+            disabled=not count,
         )
         why = st.text_input("Why (kept in the snapshot)", key="browse.bulk.why")
         a, b = st.columns(2)
         branch = bs.edit_branch()
         base = sid if branch == "main" else branch
         if a.button(
-            f"Label {len(ids):,} rows {label}",
+            f"Label {count:,} rows {label}",
             key="browse.bulk.do_label",
             disabled=not sure or label is None,
         ):
-            row_panels.act(lambda: rs.label_rows(name, ids, user, label or "", sid))
+            row_panels.act(lambda: rs.label_rows(name, ids(), user, label or "", sid))
         if b.button(
-            f"Remove {len(ids):,} rows",
+            f"Remove {count:,} rows",
             key="browse.bulk.do_remove",
             disabled=not sure or not user.can("edit"),
         ):
             row_panels.act(
-                lambda: rs.delete_rows(name, ids, user, why=why, base=base, branch=branch)
+                lambda: rs.delete_rows(name, ids(), user, why=why, base=base, branch=branch)
             )
 
 
