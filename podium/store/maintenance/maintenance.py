@@ -171,7 +171,8 @@ def compact(
     from pyiceberg.table.snapshots import Operation
 
     from podium.store.read import scan
-    from podium.store.write.file_writer import FileWriter, prefetched
+    from podium.store.read.prefetch import prefetched
+    from podium.store.write.file_writer import FileWriter
     from podium.store.write.row_delta import commit_row_delta
 
     table = load_table(name)

@@ -32,6 +32,7 @@ from podium.errors import InvalidInput
 from podium.paths import exports_root, resolve_under_roots
 from podium.reporting import JobOutputs, Reporter
 from podium.store.read.file_plan import local_path
+from podium.store.read.prefetch import prefetched
 from podium.store.read.read import iter_table_batches, open_snapshot
 from podium.store.read.refs import TableRef
 
@@ -147,7 +148,8 @@ def run_export(cfg: ExportConfig, reporter: Reporter) -> JobOutputs:
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an export is an ordinary file
     done = 0
     try:
-        batches = iter_table_batches(table, plan.snapshot_id, batch_size=batch_rows)
+        # Read (decode) in a thread while this one encodes: both mostly outside the GIL.
+        batches = prefetched(iter_table_batches(table, plan.snapshot_id, batch_size=batch_rows))
         if fmt == "parquet":
             with pq.ParquetWriter(tmp, plan.schema) as writer:
                 for batch in batches:

@@ -5,8 +5,6 @@ disk, and the statistics Iceberg's manifests need."""
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import IO, Any, cast
@@ -185,51 +183,3 @@ def _abandon(writer: pq.ParquetWriter | None, out: Any) -> None:
             close()
         except Exception as exc:  # the write already failed; that error is the one to raise
             log.warning("could not close an abandoned data file: %s", exc)
-
-
-_DONE = object()
-
-
-def prefetched(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[pa.RecordBatch]:
-    """`batches`, produced in a thread while the caller writes the previous ones.
-
-    Parsing input is Python work and Parquet encoding releases the GIL, so the two
-    overlap on two cores; at most `depth` batches wait in between. An exception in
-    the producer is raised here, in order.
-    """
-    ready: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: Any) -> bool:
-        """Hand `item` over unless the consumer has gone; False when it has."""
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for batch in batches:
-                if not put(batch):
-                    return
-            item: Any = _DONE
-        except BaseException as exc:  # handed to the consumer, which raises it
-            item = exc
-        put(item)
-
-    thread = threading.Thread(target=produce, name="podium-write-prefetch", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = ready.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        thread.join()

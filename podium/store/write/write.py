@@ -48,8 +48,9 @@ from podium.store.catalog.catalog import (
 from podium.store.catalog.commit_outcome import TOKEN, commit_checked, new_token, settle
 from podium.store.catalog.iceberg_internals import transaction_io
 from podium.store.read.plan import warm_after_commit
+from podium.store.read.prefetch import prefetched
 from podium.store.state.users import AUTHOR, acting_user, author_name
-from podium.store.write.file_writer import FileWriter, RowsWritten, prefetched
+from podium.store.write.file_writer import FileWriter, RowsWritten
 from podium.store.write.modes import WRITE_MODES, WriteMode
 
 log = logging.getLogger("podium")
