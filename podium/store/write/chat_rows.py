@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 from podium.errors import InvalidInput
 from podium.store.write.modes import ChatFormat
 
@@ -146,7 +148,18 @@ def _messages_prompt_response(
 
 
 def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces: what generated ids hash (so it never changes)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def metadata_json(value: Any) -> str:
+    """A row's metadata as stored: sorted keys, no spaces. orjson, ~10x faster than the
+    json module (a fifth of a 10M-row import went to it); the json module for what orjson
+    refuses (keys that are not strings, integers past 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return canonical_json(value)
 
 
 def _created_at(value: Any, where: str) -> datetime | None:
@@ -201,7 +214,7 @@ def to_sft_row(
         "source": _string(record, "source", where) or cfg.source or Path(cfg.path).name,
         "split": _string(record, "split", where),
         "tags": tags,
-        "metadata": canonical_json(metadata) if metadata else None,
+        "metadata": metadata_json(metadata) if metadata else None,
         "created_at": _created_at(record.get("created_at"), where),
     }
 
