@@ -32,7 +32,6 @@ from train_fixtures import (  # noqa: F401  (fixtures are found by name)
 
 from podium import processes
 from podium.config import reset_settings
-from podium.models.vllm_launch import free_port
 
 pytest.importorskip("ray", reason="the Ray tests need `pip install .[cluster]`")
 
@@ -47,6 +46,38 @@ class RayCluster:
 
 
 MARKER = "PODIUM_TEST_RAY_CLUSTER"
+
+# The ports a head is told to listen on come from below the kernel's ephemeral range
+# (32768-60999 here): a port picked there and released can be taken by any outgoing
+# connection before Ray binds it, and with browsers and vLLM servers busy on the other
+# worker, a head's job agent twice never came up ("No available agent to submit job"
+# for 3 minutes). Each xdist worker draws from its own band; Ray's workers use
+# 10002-19999.
+_PORT_BANDS = {"gw0": (20000, 26000), "gw1": (26000, 32000)}
+_handed_out: set[int] = set()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on, outside the ephemeral range, not handed out
+    before in this process."""
+    import random
+    import socket
+
+    low, high = _PORT_BANDS.get(os.environ.get("PYTEST_XDIST_WORKER", ""), (20000, 32000))
+    for _ in range(1000):
+        port = random.randrange(low, high)
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port in {low}-{high}")
+
+
 AGENT_PORT_FLAGS = (
     "dashboard-agent-listen-port",
     "dashboard-agent-grpc-port",
@@ -153,6 +184,17 @@ def ray_cluster() -> Iterator[RayCluster]:
     venv_bin = str(Path(sys.executable).parent)
     with running_cluster(f"{venv_bin}:{os.environ.get('PATH', '')}") as cluster:
         yield cluster
+
+
+def agent_logs(cluster: RayCluster, tail: int = 3000) -> str:
+    """The ends of the head's agent and raylet logs, for a failure message (the temp dir
+    goes with the cluster)."""
+    logs = cluster.temp_dir / "session_latest" / "logs"
+    parts = []
+    for name in ("dashboard_agent.log", "dashboard_agent.err", "raylet.out", "raylet.err"):
+        with contextlib.suppress(OSError):
+            parts.append(f"--- {name}\n" + (logs / name).read_text(errors="replace")[-tail:])
+    return "\n".join(parts) or f"(no logs under {logs})"
 
 
 def stop_cluster(head: subprocess.Popen[bytes], temp_dir: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import cli_fork
 import pytest
-from conftest import JOBS_TESTS, running_cluster
+from conftest import JOBS_TESTS, agent_logs, running_cluster
 
 from podium.config import reset_settings
 from podium.jobs.cards import parse_card
@@ -57,8 +57,11 @@ def test_a_head_without_podium_on_its_path_runs_the_job(
             text=True,
             timeout=300,
         )
-    job = get_job(job_id)
-    assert job["status"] == "succeeded", result.stdout + result.stderr + (job["error"] or "")
+        job = get_job(job_id)
+        logs = "" if job["status"] == "succeeded" else agent_logs(cluster)
+    assert job["status"] == "succeeded", (
+        result.stdout + result.stderr + (job["error"] or "") + "\n" + logs
+    )
     reset_settings()
 
 

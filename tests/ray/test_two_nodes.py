@@ -25,10 +25,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes
+from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes, free_port
 
 from podium import processes
-from podium.models.vllm_launch import free_port
 
 pytestmark = [
     pytest.mark.ray,
