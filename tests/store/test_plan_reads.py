@@ -152,7 +152,9 @@ def test_a_filter_on_an_object_stores_plan_reads_only_its_columns(
     assert positions(where="1 = 1", ids=["r0003"]) == [3]
     assert positions(where="1 = 1") == list(range(150))
     assert positions(search="answer 149") == [149]
-    assert streamed[1:] == [["messages", "split"], ["id"], ["id"], None]
+    assert positions(where="COLUMNS('split') = 'test'") == list(range(0, 150, 5))
+    every = [n for n in plan.schema.names if n != "__pos"]
+    assert streamed[1:] == [["messages", "split"], ["id"], ["id"], None, every]
 
 
 NO_CONDITIONS: dict[str, Any] = {
@@ -173,6 +175,8 @@ def test_where_columns_are_the_columns_a_condition_names() -> None:
         "split",
     ]
     assert where_columns("1 = 1", names) == []
+    for whole in ("COLUMNS('split') = 'x'", "'x' IN (COLUMNS(*))", "t IS NOT NULL"):
+        assert where_columns(whole, names) == names, whole
 
 
 def test_time_travel_reads_an_older_snapshot_from_its_own_files(multi: str) -> None:

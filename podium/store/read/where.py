@@ -85,8 +85,24 @@ def where_columns(where: str, names: Sequence[str]) -> list[str]:
     con = duckdb.connect()
     sql = f"SELECT * FROM t WHERE {where}"
     tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    tree = tree["statements"][0]["node"]["where_clause"]  # not `SELECT *` around it
+    if _reads_whole_rows(tree):
+        return list(names)
     refs = {name.lower() for name in _column_refs(tree)}
     return [name for name in names if name.lower() in refs]
+
+
+def _reads_whole_rows(tree: Any) -> bool:
+    """`COLUMNS(...)`, `*`, or the row itself (`t`): every column, whatever it names."""
+    if isinstance(tree, dict):
+        if tree.get("class") == "STAR" or (
+            tree.get("class") == "COLUMN_REF" and tree.get("column_names") == ["t"]
+        ):
+            return True
+        return any(_reads_whole_rows(v) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_reads_whole_rows(v) for v in tree)
+    return False
 
 
 def _column_refs(tree: Any) -> Iterator[str]:
