@@ -10,6 +10,7 @@ current filter show their count before anything is written (saves: `rows.saves`)
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from typing import TypedDict, Unpack
 
 import numpy as np
 from pyiceberg.table import Table
@@ -123,85 +124,56 @@ def review_page(
     )
 
 
+class Narrowing(TypedDict, total=False):
+    """What narrows the rows a bulk action acts on, beyond the review filter."""
+
+    search: str | None
+    where: str | None
+    filters: Mapping[str, FilterValue] | None
+    keep: Collection[str] | None  # only these ids
+    failing_report: Table | None  # only rows failing this validation report
+    snapshot_id: int | str | None
+
+
 def _filter_positions(
-    tables: PageTables,
-    which: str,
-    user: User,
-    *,
-    search: str | None,
-    where: str | None,
-    filters: Mapping[str, FilterValue] | None,
-    keep: Collection[str] | None,
-    failing_report: Table | None,
-    snapshot_id: int | str | None,
+    tables: PageTables, which: str, user: User, narrowing: Narrowing
 ) -> tuple[SnapshotView, np.ndarray]:
+    keep, report = narrowing.get("keep"), narrowing.get("failing_report")
     narrowed = set(keep) if keep is not None else None
-    if failing_report is not None:
-        bad = failing_ids_in(failing_report)
+    if report is not None:
+        bad = failing_ids_in(report)
         narrowed = bad if narrowed is None else narrowed & bad
-    view = open_view(tables.name, snapshot_id)
+    view = open_view(tables.name, narrowing.get("snapshot_id"))
     positions = _kept_positions(
-        tables, view, which, user, search=search, where=where, filters=filters, keep=narrowed
+        tables,
+        view,
+        which,
+        user,
+        search=narrowing.get("search"),
+        where=narrowing.get("where"),
+        filters=narrowing.get("filters"),
+        keep=narrowed,
     )
     return view, positions
 
 
-def filter_count(
-    tables: PageTables,
-    which: str,
-    user: User,
-    *,
-    search: str | None = None,
-    where: str | None = None,
-    filters: Mapping[str, FilterValue] | None = None,
-    keep: Collection[str] | None = None,
-    failing_report: Table | None = None,
-    snapshot_id: int | str | None = None,
-) -> int:
+def filter_count(tables: PageTables, which: str, user: User, **narrowing: Unpack[Narrowing]) -> int:
     """How many rows `filter_ids` would name, without reading their ids: the bulk
     actions show it on every run of Browse, and reading 10M ids took seconds each."""
-    narrows = keep is not None or failing_report is not None or search or where or filters
-    if which == ALL and not narrows:
-        return open_view(tables.name, snapshot_id).plan.total
-    _, positions = _filter_positions(
-        tables,
-        which,
-        user,
-        search=search,
-        where=where,
-        filters=filters,
-        keep=keep,
-        failing_report=failing_report,
-        snapshot_id=snapshot_id,
+    narrows = any(narrowing.get(k) is not None for k in ("keep", "failing_report")) or any(
+        narrowing.get(k) for k in ("search", "where", "filters")
     )
-    return len(positions)
+    if which == ALL and not narrows:
+        return open_view(tables.name, narrowing.get("snapshot_id")).plan.total
+    return len(_filter_positions(tables, which, user, narrowing)[1])
 
 
 def filter_ids(
-    tables: PageTables,
-    which: str,
-    user: User,
-    *,
-    search: str | None = None,
-    where: str | None = None,
-    filters: Mapping[str, FilterValue] | None = None,
-    keep: Collection[str] | None = None,
-    failing_report: Table | None = None,
-    snapshot_id: int | str | None = None,
+    tables: PageTables, which: str, user: User, **narrowing: Unpack[Narrowing]
 ) -> list[str]:
     """Every id the current view keeps (optionally only rows failing a validation
     report), read from the `id` column of the matching rows only."""
-    view, positions = _filter_positions(
-        tables,
-        which,
-        user,
-        search=search,
-        where=where,
-        filters=filters,
-        keep=keep,
-        failing_report=failing_report,
-        snapshot_id=snapshot_id,
-    )
+    view, positions = _filter_positions(tables, which, user, narrowing)
     found = scan.read_positions(view.table, view.plan, positions, ["id"]).column("id")
     return sorted(i for i in found.to_pylist() if i is not None)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -178,12 +177,15 @@ def _bulk_actions(
             help=None if report else "No validation report covers this snapshot.",
         )
         which = bs.review_filter()
-        narrowed: dict[str, Any] = {
-            "keep": keep,
-            "failing_report": covering if failing else None,
-            "snapshot_id": sid,
-            **view.row_filter(),
-        }
+        shown = view.row_filter()
+        narrowed = row_filters.Narrowing(
+            search=shown["search"],
+            where=shown["where"],
+            filters=shown["filters"],
+            keep=keep,
+            failing_report=covering if failing else None,
+            snapshot_id=sid,
+        )
         try:  # the ids themselves are read only when a button is pressed
             count = row_filters.filter_count(tables, which, user, **narrowed)
         except PodiumError as exc:
