@@ -8,7 +8,8 @@ import pyarrow as pa
 import pytest
 
 from podium.errors import InvalidInput
-from podium.store.catalog.catalog import table_exists
+from podium.store.catalog.catalog import load_table, table_exists
+from podium.store.maintenance.maintenance import compact
 from podium.store.write.staged import (
     commit_staged,
     pending_files,
@@ -71,3 +72,20 @@ def test_files_already_committed_are_not_pending_again(podium_home: Path) -> Non
     commit_staged(staging, [first])
     write_staged(staging, "s1", _rows(3, 3))  # a later run of the same card
     assert list(pending_files(staging)) == ["s1"]
+
+
+def test_files_committed_then_compacted_away_are_not_pending_again(podium_home: Path) -> None:
+    """A re-run after compaction rewrote the committed files: the history says they are in
+    (issue 44: 200 of 400 rows were committed twice)."""
+    staging = stage("ns.cp", SCHEMA, key="k6")
+    paths = [write_staged(staging, f"s{i}", _rows(i * 3, 3)) for i in range(2)]
+    commit_staged(staging, paths)
+    result = compact("ns.cp", author="t", target_file_bytes=64 * 1024 * 1024)
+    assert result.files_in == 2  # the staged files are no longer the table's files
+    assert not set(paths) & set(load_table("ns.cp").inspect.files()["file_path"].to_pylist())
+    write_staged(staging, "s2", _rows(6, 3))  # a later run of the same card
+    again = stage("ns.cp", SCHEMA, key="k6")
+    assert list(pending_files(again)) == ["s2"]
+    table = commit_staged(again, list(pending_files(again).values()))
+    ids = table.scan().to_arrow()["id"].to_pylist()
+    assert sorted(ids) == sorted(f"r{i}" for i in range(9))  # each row once

@@ -40,6 +40,7 @@ from podium.errors import InvalidInput
 from podium.store.catalog.catalog import (
     check_unique_name,
     ensure_namespace,
+    load_or_none,
     open_catalog,
     parse_name,
 )
@@ -48,6 +49,8 @@ from podium.store.catalog.iceberg_internals import transaction_io
 from podium.store.read.plan import warm_after_commit
 
 SUFFIX = ".parquet"
+STAGED = "podium.staged"  # snapshot summary: the staging folder a commit took files from
+STAGED_FILES = "podium.staged-files"  # ... and the names of those files (JSON list)
 
 
 @dataclass(frozen=True)
@@ -137,14 +140,45 @@ def staged_files(staging: Staging) -> dict[str, str]:
 
 
 def pending_files(staging: Staging) -> dict[str, str]:
-    """Staged files not yet in the table (a re-run after a commit must not add them twice)."""
+    """Staged files not yet committed to the table (a re-run after a commit must not add
+    them twice). Decided from the table's snapshot history (each staged commit names its
+    folder and files in its summary), not from its current files: compaction rewrites
+    committed files away, and they must still count as committed."""
     files = staged_files(staging)
-    catalog = open_catalog()
-    ident = parse_name(staging.table)
-    if not files or not catalog.table_exists(ident):
+    if not files:
         return files
-    committed = set(catalog.load_table(ident).inspect.files()["file_path"].to_pylist())
-    return {name: path for name, path in files.items() if path not in committed}
+    table = load_or_none(staging.table)
+    if table is None:
+        return files
+    committed = committed_names(table, staging)
+    # Before staged commits named their files, only the current files tell.
+    current = set(table.inspect.files()["file_path"].to_pylist())
+    return {
+        name: path for name, path in files.items() if name not in committed and path not in current
+    }
+
+
+def committed_names(table: Table, staging: Staging) -> set[str]:
+    """Names of `staging`'s files that any snapshot of `table` committed."""
+    folder = _folder(staging)
+    names: set[str] = set()
+    for snapshot in table.snapshots():
+        summary = snapshot.summary
+        props = summary.additional_properties if summary is not None else {}
+        if props.get(STAGED) == folder:
+            names.update(json.loads(props.get(STAGED_FILES, "[]")))
+    return names
+
+
+def _folder(staging: Staging) -> str:
+    return staging.directory.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _name(staging: Staging, path: str) -> str:
+    prefix = f"{staging.directory.rstrip('/')}/"
+    if not path.startswith(prefix) or not path.endswith(SUFFIX):
+        raise InvalidInput(f"{path} is not a staged file of {staging.table}.")
+    return path.removeprefix(prefix).removesuffix(SUFFIX)
 
 
 def commit_staged(
@@ -164,7 +198,13 @@ def commit_staged(
         txn = catalog.create_table_transaction(ident, schema=staging.arrow_schema, properties=props)
     io = transaction_io(txn)
     token = new_token()
-    with txn.update_snapshot(snapshot_properties={TOKEN: token}).fast_append() as append:
+    summary = {
+        TOKEN: token,
+        # The idempotency marker: which staged files this snapshot committed.
+        STAGED: _folder(staging),
+        STAGED_FILES: json.dumps(sorted(_name(staging, p) for p in paths)),
+    }
+    with txn.update_snapshot(snapshot_properties=summary).fast_append() as append:
         for path in paths:
             append.append_data_file(parquet_file_to_data_file(io, txn.table_metadata, path))
     # The staged files are the job's to resume with: kept whatever the outcome.
