@@ -234,6 +234,93 @@ def claim_next(
             )
 
 
+@dataclass(frozen=True)
+class Step:
+    """Where a reviewer stands in a queue: the row at their cursor and its place."""
+
+    row: dict[str, Any] | None  # None: nothing in the queue for them
+    cursor: int  # the cursor asked for, kept within the rows they have
+    place: int  # 1-based place of the row among the queue's rows now
+    size: int  # the queue's rows now (removed rows have left it)
+    reviewed: bool  # the reviewer has annotated this row
+    has_next: bool  # a row after this one: theirs already, or free to claim
+
+    @property
+    def text(self) -> str:
+        return f"queue position {self.place} of {self.size}"
+
+
+def step(
+    table_name: str,
+    user: User,
+    cursor: int | None,
+    *,
+    name: str = "default",
+    claim_seconds: float = CLAIM_SECONDS,
+) -> Step:
+    """Row `cursor` of `user`'s way through the queue: the rows they reviewed and the
+    rows they hold, in queue order, claiming fresh rows when the cursor passes the end.
+
+    `cursor` None: the first row they have not reviewed (where a reload resumes).
+    Reviewed rows stay on the way, so Previous goes back to them; a row removed from
+    the table leaves the queue when it is reached, and places are counted among the
+    rows still in the queue, so "5 of 7" never becomes "8 of 7" after a removal.
+    """
+    require(user, "annotate")
+    queue = get_queue(table_name, name)
+    eng = engine()
+    while True:
+        now = time.time()
+        ours = and_(items.c.queue_id == queue.id, items.c.done_by.is_(None))
+        free = and_(ours, or_(items.c.claimed_by.is_(None), items.c.claim_expires < now))
+        mine = and_(ours, items.c.claimed_by == user.name, items.c.claim_expires >= now)
+        with eng.connect() as con:
+            reviewed = set(
+                con.execute(
+                    select(items.c.position).where(
+                        items.c.queue_id == queue.id, items.c.done_by == user.name
+                    )
+                ).scalars()
+            )
+            held = set(con.execute(select(items.c.position).where(mine)).scalars())
+        if cursor is None:
+            way = sorted(reviewed | held)
+            cursor = next((i for i, p in enumerate(way) if p not in reviewed), len(way))
+        cursor = max(cursor, 0)
+        if len(reviewed) + len(held) <= cursor:
+            wanted = cursor + 1 - len(reviewed)
+            held = set(_claim(eng, queue.id, user.name, wanted, mine, free, now + claim_seconds))
+        way = sorted(reviewed | held)
+        if not way:
+            return Step(None, 0, 0, get_queue(table_name, name).size, False, False)
+        cursor = min(cursor, len(way) - 1)
+        position = way[cursor]
+        with eng.connect() as con:
+            row_id = con.execute(
+                select(items.c.row_id).where(
+                    items.c.queue_id == queue.id, items.c.position == position
+                )
+            ).scalar_one()
+            place, size, unclaimed = con.execute(
+                select(
+                    func.count().filter(items.c.position <= position),
+                    func.count(),
+                    func.count().filter(free),
+                ).where(items.c.queue_id == queue.id)
+            ).one()
+        current = _rows_at_head(queue.table, [row_id])
+        if row_id in current:
+            row = {"queue_position": position, "row_position": current[row_id][0]}
+            row |= current[row_id][1]
+            more = cursor + 1 < len(way) or unclaimed > 0
+            return Step(row, cursor, place, size, position in reviewed, more)
+        # Removed since the queue was made: the row leaves the queue; look again.
+        with eng.begin() as con:
+            con.execute(
+                items.delete().where(items.c.queue_id == queue.id, items.c.position == position)
+            )
+
+
 def _claim(
     eng: Any, queue_id: int, user: str, n: int, mine: Any, free: Any, expires: float
 ) -> list[int]:

@@ -186,3 +186,42 @@ def test_maintenance_shows_the_tables_health_and_queues_a_maintain_job(podium_ho
     at.run()
     assert any("0 delete files" in c.value for c in at.caption), [c.value for c in at.caption]
     assert [r["id"] for r in page(T, limit=4).rows] == [row_id(i) for i in (0, 1, 2, 4)]
+
+
+def _heading(at: AppTest) -> str:
+    return next(shown(h.value) for h in at.subheader if h.value.startswith("Row "))
+
+
+def test_review_page_opens_on_its_controls_not_a_schema_dump(podium_home: Path) -> None:
+    make_table(T, 3)
+    at = _open("review", table=T)
+    text = "\n".join(shown(m.value) for m in at.markdown)
+    assert "optional string" not in text and "snapshot_id" not in text, text[:300]
+
+
+def test_review_queue_counts_among_the_rows_left_after_a_removal(podium_home: Path) -> None:
+    make_table(T, 10)
+    at = _open("review", table=T)
+    at.number_input(key="review.new.size").set_value(8)
+    at.button(key="FormSubmitter:review.new-Start queue").click().run()
+    for _ in range(3):  # a label moves on to the next row
+        _button(at, "1 good").click().run()
+    assert "queue position 4 of 8" in _heading(at)
+    _button(at, "Next").click().run()
+    assert row_id(4) in _heading(at) and "queue position 5 of 8" in _heading(at)
+    _button(at, "Edit").click().run()
+    key = f"review.row.{row_id(4)}"
+    at.text_input(key=f"{key}.remove.why").set_value("duplicate").run()
+    at.button(key=f"{key}.remove.row").click().run()
+    at.button(key=f"{key}.remove.ask.yes").click().run()
+    assert not at.exception, at.exception
+    assert row_id(5) in _heading(at) and "queue position 5 of 7" in _heading(at)
+    _button(at, "Next").click().run()
+    _button(at, "Next").click().run()
+    assert row_id(7) in _heading(at) and "queue position 7 of 7" in _heading(at)
+    assert _button(at, "Next").disabled  # nothing past the end
+    for _ in range(6):  # back to the rows labelled first
+        _button(at, "Previous").click().run()
+    assert row_id(0) in _heading(at) and "queue position 1 of 7" in _heading(at)
+    assert "good (" in "\n".join(shown(c.value) for c in at.caption)
+    assert _button(at, "Previous").disabled

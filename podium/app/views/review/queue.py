@@ -53,13 +53,17 @@ def start_queue(
     )
 
 
+def queue_step(name: str, user: User, cursor: int | None, queue: str = "default") -> queues.Step:
+    """The row at `cursor` on `user`'s way through the queue (the rows they reviewed,
+    then the ones they hold, claiming more as needed), with its place among the queue's
+    rows now and whether there is a next one. `cursor` None: their first row not yet
+    reviewed (a reload resumes there)."""
+    return queues.step(name, user, cursor, name=queue)
+
+
 def queue_row(name: str, user: User, cursor: int, queue: str = "default") -> dict[str, Any] | None:
-    """The row at `cursor` among the rows `user` holds in the queue (claiming more as
-    needed); None when the queue has nothing left for them."""
-    held = queues.claim_next(name, user, cursor + 1, name=queue)
-    if not held:
-        return None
-    return held[min(cursor, len(held) - 1)]
+    """The row at `cursor` (see `queue_step`); None when the queue has nothing for them."""
+    return queue_step(name, user, cursor, queue).row
 
 
 def label_keys(table: Table) -> dict[str, str]:

@@ -64,7 +64,7 @@ def _new_queue(table: str) -> None:
                 st.error(escape_markdown(str(exc)))
             else:
                 st.session_state["review.queue"] = q.name
-                st.session_state[CURSOR] = 0
+                st.session_state.pop(CURSOR, None)
                 st.rerun()
 
 
@@ -82,15 +82,21 @@ def _queue_tab(tables: PageTables) -> None:
     names = [q.name for q in found]
     if st.session_state.get("review.queue") not in names:
         st.session_state["review.queue"] = names[-1]
-    name = st.selectbox("Queue", names, key="review.queue")
-    cursor = int(st.session_state.get(CURSOR, 0))
-    row = review_queue.queue_row(table, user, cursor, name)  # first: it drops rows removed since
+    name = st.selectbox(
+        "Queue", names, key="review.queue", on_change=lambda: st.session_state.pop(CURSOR, None)
+    )
+    # First: reaching a row removed since the queue was made drops it from the queue.
+    step = review_queue.queue_step(table, user, st.session_state.get(CURSOR), name)
+    cursor = st.session_state[CURSOR] = step.cursor
     queue = review_queue.queue_of(table, name)
     progress = escape_markdown(f"{queue.progress} · {queue.description}")  # a search, a condition
     st.progress(queue.done / max(queue.size, 1), text=progress)
+    row = step.row
     if row is None:
         st.success("Nothing left for you in this queue.")
         return
+    if step.reviewed and not step.has_next:
+        st.success("You have reached the end of this queue; Previous goes back over it.")
     keys = review_queue.label_keys(tables.table)
     keyboard_shortcuts(
         {
@@ -106,7 +112,7 @@ def _queue_tab(tables: PageTables) -> None:
     if nav[0].button("Previous", key="review.prev", disabled=cursor == 0):
         st.session_state[CURSOR] = max(0, cursor - 1)
         st.rerun()
-    if nav[1].button("Next", key="review.next"):
+    if nav[1].button("Next", key="review.next", disabled=not step.has_next):
         st.session_state[CURSOR] = cursor + 1
         st.rerun()
     if nav[2].button("Edit", key="review.edit", disabled=not user.can("edit")):
@@ -115,9 +121,9 @@ def _queue_tab(tables: PageTables) -> None:
     snapshot = review_queue.head_snapshot(tables.table)
     for col, (k, label) in zip(nav[3:], keys.items(), strict=False):
         if col.button(f"{k} {escape_markdown(label)}", key=f"review.key.{k}"):
-            row_panels.act(functools.partial(rs.label_rows, table, [row_id], user, label, snapshot))
-    position = f"queue position {row['queue_position'] + 1} of {queue.size}"
-    st.subheader(f"Row {escape_markdown(row_id)} · {position}")
+            labelled = functools.partial(rs.label_rows, table, [row_id], user, label, snapshot)
+            row_panels.act(functools.partial(_then_next, labelled, cursor + 1))
+    st.subheader(f"Row {escape_markdown(row_id)} · {step.text}")
     notes = row_filters.annotations_by_row(tables.notes, [row_id]).get(row_id, [])
     st.caption(
         "Annotations: " + (escape_markdown(row_filters.annotation_text(notes)) or "none yet")
@@ -133,6 +139,13 @@ def _queue_tab(tables: PageTables) -> None:
     with st.expander("Rating, note and history"):
         row_panels.annotate_panel(tables, row_id, snapshot, f"review.row.{row_id}")
         row_panels.history_panel(tables, row_id)
+
+
+def _then_next(save: Callable[[], rs.Saved], cursor: int) -> rs.Saved:
+    """A label from the queue, then the next row (only once the label is saved)."""
+    done = save()
+    st.session_state[CURSOR] = cursor
+    return done
 
 
 def _picker(table: str, label: str, key: str, default: str | None) -> str | None:
@@ -247,7 +260,9 @@ def main() -> None:
     st.query_params["table"] = table
     tables = PageTables(table)  # each table this draw touches is loaded once
     try:
-        tables.table  # noqa: B018 - a table gone meanwhile says so here
+        # A table gone meanwhile says so here. Not a bare expression: Streamlit's magic
+        # would draw the table's schema and snapshots at the top of the page.
+        _ = tables.table
         # A segmented control, not tabs: the choice survives the reruns a save makes.
         mode = st.segmented_control(
             "View", ["Queue", "Snapshots"], key="review.mode", default="Queue", required=True
