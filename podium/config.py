@@ -1,10 +1,12 @@
 """One settings object for the whole application.
 
 Values come, highest priority first, from keyword arguments, `PODIUM_*` environment
-variables, a `podium.toml` (path in `PODIUM_CONFIG`, else `./podium.toml`, else
-`$PODIUM_HOME/podium.toml`), and the defaults below. The defaults give the embedded
-deployment: a SQLite catalog and a local warehouse under `~/.podium`. A shared
-deployment changes only URLs: `catalog_uri = "postgresql+psycopg2://..."`,
+variables, a `podium.toml` (path in `PODIUM_CONFIG`, else `$PODIUM_HOME/podium.toml`),
+and the defaults below. A `podium.toml` in the working directory is never read: settings
+choose the Python that starts model servers and the folders files are written to, and
+whoever can put a file where a command happens to run must not choose them. The defaults
+give the embedded deployment: a SQLite catalog and a local warehouse under `~/.podium`. A
+shared deployment changes only URLs: `catalog_uri = "postgresql+psycopg2://..."`,
 `warehouse = "s3://bucket/path"`.
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import unquote, urlparse
 
-from pydantic import BeforeValidator, Field, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -49,15 +51,27 @@ def _default_home() -> Path:
     return Path(os.environ.get("PODIUM_HOME", "~/.podium")).expanduser()
 
 
-def _toml_path() -> Path | None:
-    for candidate in (
-        os.environ.get("PODIUM_CONFIG"),
-        "podium.toml",
-        str(_default_home() / "podium.toml"),
-    ):
+def settings_file() -> Path | None:
+    """The `podium.toml` settings are read from: `PODIUM_CONFIG`, else the home's."""
+    for candidate in (os.environ.get("PODIUM_CONFIG"), str(_default_home() / "podium.toml")):
         if candidate and Path(candidate).is_file():
-            return Path(candidate)
+            return Path(candidate).absolute()
     return None
+
+
+# A local location is written `file://PATH` with the path as it is (see file_location):
+# a reader parsing that URL ends the path at `#` or `?`, so a home or warehouse holding
+# either had its files written beside it (`/x/h` for a home `/x/h#1`).
+URL_ENDS_PATH = ("#", "?")
+
+
+def _no_url_end(path: str) -> None:
+    for mark in URL_ENDS_PATH:
+        if mark in path:
+            raise ValueError(
+                f"the path holds {mark!r}, which ends a path in the file:// locations tables "
+                "are written to, so files would land outside it; choose one without '#' or '?'"
+            )
 
 
 class Settings(BaseSettings):
@@ -206,6 +220,21 @@ class Settings(BaseSettings):
         """True when people are identified (login or PODIUM_USER), not the OS user."""
         return self.login_configured or bool(self.user)
 
+    @field_validator("home", mode="after")
+    @classmethod
+    def _home_path(cls, home: Path) -> Path:
+        _no_url_end(str(home))
+        return home
+
+    @field_validator("warehouse", mode="after")
+    @classmethod
+    def _warehouse_path(cls, warehouse: str) -> str:
+        if "://" not in warehouse:
+            _no_url_end(warehouse)
+        elif warehouse.startswith("file:"):
+            _no_url_end(unquote(urlparse(warehouse).path))
+        return warehouse
+
     @model_validator(mode="after")
     def _no_podium_key_envs(self) -> Settings:
         for entry in self.endpoint_key_envs:
@@ -239,7 +268,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        toml = _toml_path()
+        toml = settings_file()
         if toml is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
         return tuple(sources)
