@@ -22,10 +22,11 @@ The catalog's `commit_table` passes the `commit.before` and `commit.after` failp
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from pyiceberg.exceptions import (
@@ -118,8 +119,30 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+# pyiceberg's words when a snapshot was planned before another branch's commit raised the
+# table's last sequence number: its requirements (on the write's own branch) still hold, so
+# the catalog applies the update and refuses it there, before anything is written.
+_STALE_SEQUENCE = "older than last sequence number"
+
+
+@contextlib.contextmanager
+def stale_plans_refused() -> Iterator[None]:
+    """Around a catalog's staging of an update: a snapshot numbered before a commit on
+    another branch is a certain refusal (`CommitFailedException`, which pyiceberg retries
+    on the refreshed table and the callers re-plan on), not an error of unknown outcome."""
+    try:
+        yield
+    except ValueError as exc:
+        if _STALE_SEQUENCE not in str(exc):
+            raise
+        raise CommitFailedException(
+            f"the table changed on another branch since this write was planned ({exc})"
+        ) from exc
+
+
 class CheckedCommits:
-    """Mixin for a catalog: every `commit_table` passes `commit.before`/`commit.after`."""
+    """Mixin for a catalog: every `commit_table` passes `commit.before`/`commit.after`, and
+    a plan made stale by another branch's commit is refused as a conflict."""
 
     def commit_table(
         self,
@@ -128,9 +151,10 @@ class CheckedCommits:
         updates: tuple[TableUpdate, ...],
     ) -> CommitTableResponse:
         hit("commit.before")
-        response: CommitTableResponse = super().commit_table(  # type: ignore[misc]
-            table, requirements, updates
-        )
+        with stale_plans_refused():
+            response: CommitTableResponse = super().commit_table(  # type: ignore[misc]
+                table, requirements, updates
+            )
         hit("commit.after")
         return response
 

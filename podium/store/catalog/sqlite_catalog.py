@@ -29,6 +29,7 @@ from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
 
 from podium.failpoints import hit
+from podium.store.catalog.commit_outcome import stale_plans_refused
 from podium.store.catalog.iceberg_internals import StagingCatalog
 
 if TYPE_CHECKING:
@@ -121,7 +122,8 @@ class LeanSqliteCatalog(StagingCatalog):
             current = self.load_table(identifier)
         except NoSuchTableError:
             return self.full().commit_table(table, requirements, updates)  # creates the row
-        staged = self.stage_update(current, identifier, requirements, updates)
+        with stale_plans_refused():
+            staged = self.stage_update(current, identifier, requirements, updates)
         if staged.metadata == current.metadata:
             return CommitTableResponse(
                 metadata=current.metadata, metadata_location=current.metadata_location
