@@ -43,6 +43,32 @@ def good(i: int) -> bytes:
             + b"}\n",
             "line 3: the JSON is nested too deeply",
         ),
+        (
+            b'{"messages": [{"role": "user", "content": "x\\ud800y"}]}\n',
+            "line 3: invalid JSON (no low surrogate in string at column 45); each \\ud800",
+        ),
+        (
+            b'{"messages": [{"role": "user", "content": "\\udc00"}]}\n',
+            "line 3: invalid JSON (invalid high surrogate in string",
+        ),
+        (
+            good(2).replace(b'"r2"', b'"r2", "metadata": {"n": 1e400}'),
+            "line 3: invalid JSON (number is infinity when parsed as double at column",
+        ),
+        (
+            good(2).replace(b'"r2"', b'"r2", "metadata": {"n": NaN}'),
+            "line 3: invalid JSON (unexpected character, expected a JSON value at column",
+        ),
+        (good(2).replace(b'"r2"', b'"r2", "id": "r9"'), "line 3: the key 'id' appears twice"),
+        (
+            b'{"messages": [{"role": "user", "role": "assistant", "content": "x"}]}\n',
+            "line 3: the key 'role' appears twice in one object",
+        ),
+        (
+            good(2).replace(b'"r2"', b'"r2", "metadata": "{\\"a\\": 1, \\"a\\": 2}"'),
+            "line 3: `metadata`: the key 'a' appears twice",
+        ),
+        (good(2).replace(b'"r2"', b'"r\\u00002"'), "line 3: `id` 'r\\x002' holds a NUL"),
     ],
 )
 def test_bad_line_is_refused_naming_line_and_field(

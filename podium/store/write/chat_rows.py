@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import orjson
 
 from podium.errors import InvalidInput
+from podium.store.write.json_lines import repeated_key
 from podium.store.write.modes import ChatFormat
 
 
@@ -191,6 +192,7 @@ def to_sft_row(
             metadata = json.loads(metadata) if metadata else {}
         except (json.JSONDecodeError, RecursionError):
             raise InvalidInput(f"{where}: `metadata` is a string but not JSON.") from None
+        repeated_key(record["metadata"], f"{where}: `metadata`")
     if metadata is not None and not isinstance(metadata, dict):
         raise InvalidInput(
             f"{where}: `metadata` must be a JSON object ({{...}}), got {_json_type(metadata)}."
@@ -206,6 +208,11 @@ def to_sft_row(
     if row_id is not None and (isinstance(row_id, bool) or not isinstance(row_id, str | int)):
         raise InvalidInput(
             f"{where}: `id` must be a string or an integer, got {_json_type(row_id)}."
+        )
+    if isinstance(row_id, str) and "\x00" in row_id:
+        raise InvalidInput(
+            f"{where}: `id` {row_id!r} holds a NUL character (\\u0000), which ids cannot "
+            "hold; remove it, or drop the `id` field to have an id generated."
         )
     return {
         "id": None if row_id is None else str(row_id),

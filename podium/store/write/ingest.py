@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import AliasChoices, BaseModel, Field
@@ -35,6 +34,7 @@ from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.write.chat_rows import detect_format, to_sft_row
 from podium.store.write.duplicate_ids import IdLedger
 from podium.store.write.generated_ids import GeneratedIds
+from podium.store.write.json_lines import parse_line
 from podium.store.write.modes import ChatFormat, WriteMode
 from podium.store.write.write import write_batches
 
@@ -112,38 +112,8 @@ def _jsonl_records(path: Path, pos: Position) -> Iterator[tuple[str, dict[str, A
                 )
             if not line.strip():
                 continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                raise _json_problem(line, where) from None
-            if not isinstance(record, dict):
-                raise InvalidInput(f"{where}: expected a JSON object, got {type(record).__name__}.")
+            record = parse_line(line, where)
             yield where, record
-
-
-def _json_problem(line: bytes, where: str) -> InvalidInput:
-    """Why orjson refused a line, in words, naming the line (and byte or column)."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return InvalidInput(
-            f"{where}: not UTF-8 text (byte {exc.start + 1} of the line is "
-            f"0x{line[exc.start]:02x}); convert the file to UTF-8 (e.g. `iconv -f latin1 "
-            "-t utf-8`) and import again."
-        )
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        return InvalidInput(
-            f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); "
-            "fix or remove that line and import again."
-        )
-    except RecursionError:
-        pass
-    return InvalidInput(
-        f"{where}: the JSON is nested too deeply to read (orjson stops at 1024 levels); "
-        "fix or remove that line."
-    )
 
 
 def _batch_records(
