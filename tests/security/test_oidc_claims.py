@@ -15,10 +15,10 @@ ADMIN = "boss@example.org"
 
 
 def shared(**values: object) -> Settings:
+    values.setdefault("admins", [ADMIN])
     return Settings(
         oidc_issuer="http://127.0.0.1:1",
         oidc_client_id="podium",
-        admins=[ADMIN],
         **values,  # type: ignore[arg-type]
     )
 
@@ -44,3 +44,33 @@ def test_the_deployment_may_trust_its_provider_instead(podium_home: Path) -> Non
     assert user_from_claims({"email": ADMIN, "email_verified": False}, trusting).role == "admin"
     with pytest.raises(PermissionDenied, match="did not share an e-mail"):
         user_from_claims({"email_verified": True}, shared())
+
+
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "\u212aate@example.org",  # KELVIN SIGN, which str.lower() turns into 'k'
+        " kate@example.org",
+        "kate@example.org ",
+        "\tkate@example.org",
+    ],
+)
+def test_an_address_that_only_folds_or_strips_into_the_admins_is_not_the_admin(
+    podium_home: Path, lookalike: str
+) -> None:
+    """Issue 44, point 12: a provider's verified `\\u212aate@...` (or ` kate@...`) was
+    folded (`str.lower`, `strip`) into the admin's `kate@...` and logged in as admin."""
+    settings = shared(admins=["kate@example.org"])
+    claims = {"email": lookalike, "email_verified": True}
+    try:
+        user = user_from_claims(claims, settings)
+    except PermissionDenied as refused:
+        assert "which is no user name" in str(refused)
+        return
+    assert user.role == "viewer" and user.name != "kate@example.org"
+
+
+def test_ascii_letters_still_compare_without_case(podium_home: Path) -> None:
+    claims = {"email": "Kate@Example.ORG", "email_verified": True}
+    user = user_from_claims(claims, shared(admins=["kate@example.org"]))
+    assert (user.name, user.role) == ("kate@example.org", "admin")

@@ -16,6 +16,7 @@ refused. `podium.identity.require` then compares the role with the action.
 from __future__ import annotations
 
 import getpass
+import string
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -28,14 +29,20 @@ from podium.identity import ROLES, IdentitySource, Role, User, local_user, requi
 # or write it: a local CLI write only asks `acting_user`, and pays nothing for them.
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
 def normalise(name: str) -> str:
-    """E-mails compare case-insensitively; a blank name is no one."""
-    cleaned = name.strip().lower()
-    if not cleaned or len(cleaned) > 255 or any(ch.isspace() for ch in cleaned):
+    """A name as it is compared and stored: its ASCII letters in lower case (e-mail
+    addresses compare so), nothing else changed. Unicode case folding or stripping made
+    other addresses one: a provider's verified `\u212aate@x` (KELVIN SIGN, which
+    `str.lower` makes a `k`) or ` kate@x` logged in as the admin `kate@x`. A blank name,
+    or one holding white space or control characters, is no one."""
+    if not name or len(name) > 255 or any(ch.isspace() or not ch.isprintable() for ch in name):
         raise InvalidInput(
             f"{name!r} is not a user name: give an e-mail or login name without spaces."
         )
-    return cleaned
+    return name.translate(_ASCII_LOWER)
 
 
 def as_role(role: str) -> Role:
@@ -144,7 +151,7 @@ def resolve(
     """The User for an identified name, with the role the table and settings give it."""
     settings = settings or get_settings()
     name = normalise(name)
-    if name in {normalise(admin) for admin in settings.admins}:
+    if name in {normalise(admin.strip()) for admin in settings.admins}:
         return User(name=name, role="admin", source=source, display_name=display_name)
     record = get_user_record(name)
     if record is not None:
@@ -163,8 +170,8 @@ def resolve(
 
 
 def _allowed_in(name: str, settings: Settings) -> bool:
-    domains = {d.strip().lower().lstrip("@") for d in settings.allowed_domains}
-    emails = {normalise(e) for e in settings.allowed_emails}
+    domains = {normalise(d.strip()).lstrip("@") for d in settings.allowed_domains}
+    emails = {normalise(e.strip()) for e in settings.allowed_emails}
     if not domains and not emails:
         return True
     return name in emails or name.rpartition("@")[2] in domains
@@ -177,7 +184,13 @@ def oidc_user(email: str | None, display_name: str = "", settings: Settings | No
             "The identity provider did not share an e-mail address; Podium needs one "
             "(ask for the `email` scope)."
         )
-    return resolve(email, "oidc", display_name, settings)
+    try:
+        return resolve(email, "oidc", display_name, settings)
+    except InvalidInput:  # the login screen shows refusals, not errors
+        raise PermissionDenied(
+            f"The identity provider gave the address {email!r}, which is no user name "
+            "(it holds white space or control characters); log in with another account."
+        ) from None
 
 
 def user_from_claims(claims: Mapping[str, Any], settings: Settings | None = None) -> User:
