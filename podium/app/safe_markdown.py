@@ -14,7 +14,11 @@ parameters become Markdown.
 - `neutralize_images(md)`: Markdown from data that is meant to be drawn as Markdown (a
   chat turn) keeps its formatting and links (a link needs a click), but an image
   becomes its text and a link: `![alt](url)` reads as `!` + `[alt](url)`, so nothing is
-  fetched on view. Code blocks and code spans are left as they are.
+  fetched on view. Code blocks and code spans are left as they are. The result is then
+  parsed as CommonMark (markdown-it-py, tables on); where the guess at code misread the
+  text (a backslash before a backtick, a span across a blank line, a fence whose info
+  string holds a backtick), every `![` is escaped, code too, and as a last resort the
+  whole text is shown literally. An image is never left to a guess.
 
 The Content-Security-Policy of `http_guard.py` is the second wall: whatever slips
 through, the browser loads images only from the app itself.
@@ -24,6 +28,10 @@ from __future__ import annotations
 
 import re
 import string
+from functools import cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 _PUNCTUATION = frozenset(string.punctuation)
 # Fenced code blocks (closed, or running to the end like CommonMark) and code spans.
@@ -56,6 +64,28 @@ def code_span(text: object) -> str:
 
 
 def neutralize_images(markdown: str) -> str:
+    if "![" not in markdown:  # an image needs `!` next to `[` on one line
+        return markdown
+    kept_code = _neutralize_outside_code(markdown)
+    if not _draws_image(kept_code):
+        return kept_code
+    everywhere = _IMAGE_OPENER.sub(r"\1\\![", markdown)
+    return everywhere if not _draws_image(everywhere) else escape_markdown(markdown)
+
+
+@cache
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+def _draws_image(markdown: str) -> bool:
+    def has_image(tokens: list[Token]) -> bool:
+        return any(t.type == "image" or has_image(t.children or []) for t in tokens)
+
+    return has_image(_parser().parse(markdown))
+
+
+def _neutralize_outside_code(markdown: str) -> str:
     out, at = [], 0
     for match in _CODE.finditer(markdown):
         out.append(_IMAGE_OPENER.sub(r"\1\\![", markdown[at : match.start()]))

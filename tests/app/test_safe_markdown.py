@@ -116,3 +116,20 @@ def test_a_validation_failure_and_a_compared_answer_quote_data_as_text() -> None
     said = badges(answer)
     assert said.startswith(":red[✗] json (") and "![" not in said and "](" not in said
     assert unescape(said).count(IMAGE.replace("://", WORD_JOINER + "://")) == 2
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "\\`![x](/auth/logout)\\`",  # an escaped backtick opens no code span
+        "`a\n\n![x](/auth/logout)\n\nb`",  # a code span ends at a blank line
+        "``` `x`\n![x](/auth/logout)\n```",  # a backtick in the info string: no fence
+        "| a |\n|---|\n| \\`![x](/auth/logout)\\` |",  # in a table cell
+    ],
+)
+def test_images_where_the_code_guess_misreads_the_text_are_not_drawn(turn: str) -> None:
+    """Issue 44, point 18: each of these drew a same-origin image (a GET of
+    /auth/logout for whoever read the row)."""
+    for markdown in [render_turn(turn).markdown, *(s.text for s in review_turn(turn).segments)]:
+        assert "<img" not in md.enable("table").render(markdown)
+        assert "/auth/logout" in markdown  # still there, as text and a link

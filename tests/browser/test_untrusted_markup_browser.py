@@ -160,3 +160,30 @@ def test_markup_from_data_and_links_is_text(
     assert foreign_images.count() == 0
 
     assert Recorder.seen == [], f"the browser fetched {Recorder.seen}"
+
+
+# Issue 44, point 18: three forms where the guess at code misread the text, each with a
+# same-origin image (which the CSP allows) that would log out whoever reads the row.
+MISREAD_CODE = [
+    "\\`![escaped tick](/auth/logout)\\`",
+    "`a\n\n![across paragraphs](/auth/logout)\n\nb`",
+    "``` `x`\n![fence info tick](/auth/logout)\n```",
+]
+
+
+def test_images_where_code_was_misread_are_text(
+    app_page: Page, app_url: str, app_home: Path
+) -> None:
+    with using_home(app_home):
+        write_table(
+            "lab.misread",
+            pa.Table.from_pylist([_row("m1", MISREAD_CODE)], schema=SFT_ARROW_SCHEMA),
+            schema=SFT_SCHEMA,
+        )
+    app_page.goto(f"{app_url}/browse?" + urlencode({"table": "lab.misread", "sample": "m1"}))
+    wait_for_app(app_page)
+    turns = app_page.get_by_test_id("stChatMessage")
+    expect(turns).to_have_count(len(MISREAD_CODE))
+    for name in ("escaped tick", "across paragraphs", "fence info tick"):
+        expect(app_page.get_by_test_id("stMain")).to_contain_text(name)  # an image's alt is not
+    assert app_page.locator("img[src*='logout']").count() == 0
