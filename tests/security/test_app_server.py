@@ -36,6 +36,18 @@ def test_host_names_of_local_mode() -> None:
     assert refusal({"host": ""}, local)
     assert refusal({"host": "127.0.0.1:8501", "origin": "http://attacker.example"}, local)
     assert refusal({"host": "127.0.0.1:8501", "origin": "http://localhost:8501"}, local) is None
+
+
+def test_a_page_on_another_local_port_is_another_origin() -> None:
+    """Issue 44, point 19: the Origin's port was ignored, so a page served on
+    127.0.0.1:9999 drove the app on 127.0.0.1:8501."""
+    local = allowed_hosts("127.0.0.1")
+    assert refusal({"host": "127.0.0.1:8501", "origin": "http://127.0.0.1:9999"}, local)
+    assert refusal({"host": "127.0.0.1:8501", "origin": "http://127.0.0.1"}, local)
+    assert refusal({"host": "localhost", "origin": "http://localhost:8080"}, local)
+    assert refusal({"host": "localhost", "origin": "http://localhost"}, local) is None
+    assert refusal({"host": "[::1]:8501", "origin": "http://[::1]:8501"}, local, "ws") is None
+    assert refusal({"host": "localhost", "origin": "https://localhost"}, local, "https") is None
     assert host_name("Example.ORG.:80") == "example.org"
 
 
@@ -105,6 +117,7 @@ def test_dns_rebinding_handshake_is_refused(local_app: int) -> None:
     own = f"127.0.0.1:{port}"
     assert handshake_status(port, own, "http://attacker.example") == 403
     assert handshake_status(port, own, f"http://{own}") == 101
+    assert handshake_status(port, own, f"http://127.0.0.1:{port + 1}") == 403  # another port
     page = httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": foreign})
     assert page.status_code == 403
 
@@ -114,3 +127,6 @@ def test_pages_carry_an_image_policy(local_app: int) -> None:
     assert page.status_code == 200
     assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     assert "img-src 'self'" in CONTENT_SECURITY_POLICY
+    # Issue 44, point 19: no page of another origin (another port included) frames the app.
+    assert "frame-ancestors 'self'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "SAMEORIGIN"
