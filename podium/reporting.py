@@ -45,6 +45,8 @@ class Reporter:
     def __init__(self, lineage: Mapping[str, str] | None = None) -> None:
         # Properties written on every table this work creates (job id, card, inputs).
         self.lineage: dict[str, str] = dict(lineage or {})
+        # What a run stopped part-way left registered (`stopped_with`), for its job's record.
+        self.partial_outputs: JobOutputs | None = None
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         """Report that `done` of `total` units are finished."""
@@ -70,10 +72,25 @@ class Reporter:
     def is_cancelled(self) -> bool:
         return False
 
+    def stopped_with(self, outputs: JobOutputs) -> None:
+        """Say what a run that is being stopped before its end leaves behind (checkpoints
+        registered so far, marked partial; `summary["partial"]` says where it stopped): a
+        cancelled job records these as its outputs."""
+        self.partial_outputs = outputs
+
     def check_cancelled(self) -> None:
         """Call between units of work; raises `Cancelled` if a stop was requested."""
         if self.is_cancelled():
             raise Cancelled("cancelled by user")
+
+
+def cancelled_at(done: int | None, total: int | None, unit: str = "") -> str:
+    """What marks an output of a run cancelled part-way: "cancelled at step 3 of 10"
+    (a count it never reported reads "cancelled")."""
+    if done is None:
+        return "cancelled"
+    where = f"{unit} {done}" if unit else str(done)
+    return f"cancelled at {where}" + (f" of {total}" if total else "")
 
 
 @dataclass

@@ -77,10 +77,13 @@ class ReporterCallback(TrainerCallback):
             signal.signal(signal.SIGTERM, self._previous)
             self._previous = None
 
-    def _stop_for_signal(self, model: Any, step: int) -> None:
-        """Save and register the state at `step`, then let SIGTERM do what it would have."""
+    def _stop_for_signal(self, model: Any, state: TrainerState) -> None:
+        """Save and register the state at its step (marked partial), then let SIGTERM do
+        what it would have."""
+        step = state.global_step
         if self.writer.last_step != step:
             self.writer.save(model or self._model, step, final=False)
+        self.writer.stopped(step, state.max_steps)
         self.reporter.log(f"stopping at step {step} (SIGTERM); its state is registered")
         previous, (signum, frame) = self._previous, self._signalled or (signal.SIGTERM, None)
         self._release_sigterm()
@@ -124,7 +127,7 @@ class ReporterCallback(TrainerCallback):
             self._evaluating = True
             self.reporter.phase(f"evaluating after step {state.global_step}")
         if self._signalled is not None:
-            self._stop_for_signal(model, state.global_step)
+            self._stop_for_signal(model, state)
 
     def on_evaluate(
         self,
@@ -152,7 +155,7 @@ class ReporterCallback(TrainerCallback):
         else:
             self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
         if self._signalled is not None:
-            self._stop_for_signal(model, state.global_step)
+            self._stop_for_signal(model, state)
             control.should_training_stop = True
             return control
         if self.reporter.is_cancelled():

@@ -4,8 +4,10 @@ Every checkpoint, periodic or final, is a full Hugging Face directory (LoRA adap
 merged into a copy of the model) under `$PODIUM_HOME/checkpoints/<out>/<label>`. It is
 written to a hidden temporary folder and renamed into place only when complete, and
 registered only after the rename, so nothing half-written is ever registered. Periodic
-checkpoints are registered as `<out>-step-<N>` when they are saved, so a run that
-crashes or is cancelled still leaves its last one usable; the final one is `<out>`.
+checkpoints are registered as `<out>-step-<N>` when they are saved; the final one is
+`<out>`. A run that is cancelled keeps its last one usable, marked partial ("cancelled
+at step 3 of 10") in the registry and listed among its job's outputs; a run that fails
+registers nothing (what it had saved is unregistered and deleted).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Any
 
 from podium.config import get_settings
 from podium.errors import Cancelled, InvalidInput
-from podium.models.registry import ModelInfo, register_checkpoint
-from podium.reporting import Reporter
+from podium.models.registry import ModelInfo, forget_models, mark_partial, register_checkpoint
+from podium.reporting import JobOutputs, Reporter, cancelled_at
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
 
@@ -86,6 +88,30 @@ class CheckpointWriter:
         self.reporter.log(f"checkpoint {name} (step {step}) registered at {dest}")
         return info
 
+    def stopped(self, step: int, max_steps: int) -> None:
+        """The run is cancelled at `step` of `max_steps`: mark what it registered partial
+        and tell the reporter, so the job lists it among its outputs."""
+        note = cancelled_at(step, max_steps, "step")
+        names = [info.name for info in self.saved]
+        if names:
+            mark_partial(names, note)
+        self.reporter.stopped_with(
+            JobOutputs(checkpoints=names, summary={"partial": note, "steps": step})
+        )
+
+    def discard(self) -> None:
+        """The run failed: unregister and delete every checkpoint it saved (a failed job
+        registers nothing; its folders would also refuse a re-run of the same card)."""
+        if not self.saved:
+            return
+        forget_models([info.name for info in self.saved])
+        for info in self.saved:
+            if info.path:
+                shutil.rmtree(info.path, ignore_errors=True)
+        names = ", ".join(info.name for info in self.saved)
+        self.reporter.log(f"the run failed: checkpoint(s) {names} unregistered and deleted")
+        self.saved.clear()
+
 
 def _save_model(model: Any, folder: Path) -> None:
     """`save_pretrained`, keeping the base checkpoint's generation config as it was.
@@ -141,10 +167,11 @@ def finish_training(
     """After `trainer.train()`: register the final checkpoint, or end a cancelled run.
 
     A cancelled run raises `Cancelled`; the periodic checkpoint its callback saved on the
-    way out stays registered as such, and nothing is registered as final.
+    way out stays registered, marked partial, and nothing is registered as final.
     """
     step = trainer.state.global_step
     if cancelled:
+        writer.stopped(step, trainer.state.max_steps)
         kept = f"; checkpoint {writer.saved[-1].name} registered" if writer.saved else ""
         raise Cancelled(f"cancelled at step {step}{kept}")
     final = writer.save(trainer.model, step, final=True)

@@ -34,7 +34,14 @@ from podium.reporting import JobOutputs, Reporter
 from trainers.config import GrpoConfig
 from trainers.data import TrainingData, fit_prompts, grpo_dataset
 from trainers.generation import GenerationPlan, plan_generation, vllm_importable
-from trainers.lifecycle import as_config, check_card, finish_run, first_and_last, start_run
+from trainers.lifecycle import (
+    as_config,
+    check_card,
+    finish_run,
+    first_and_last,
+    registers_nothing_if_failed,
+    start_run,
+)
 from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import (
     BaseModelRef,
@@ -147,24 +154,25 @@ def run_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
     tap = SampleTap(keep=cfg.samples_per_log)
     rewards_lineage = {"rewards": [r.model_dump() for r in cfg.rewards]}
     run = start_run("grpo", cfg, base, data, reporter, rewards_lineage, samples=tap.take)
-    trainer, tokenizer, datasets = build_grpo_trainer(
-        cfg, base, data, run.work_dir, [run.callback], tap, generation
-    )
-    if datasets.too_long:
-        reporter.log(
-            f"{datasets.too_long} prompts left out: longer than max_length - "
-            f"max_completion_length ({cfg.max_length - cfg.max_completion_length} tokens)"
+    with registers_nothing_if_failed(run):
+        trainer, tokenizer, datasets = build_grpo_trainer(
+            cfg, base, data, run.work_dir, [run.callback], tap, generation
         )
-    run.writer.tokenizer = tokenizer
-    trainer.train()
-    first_reward, last_reward = first_and_last(run.callback.history, "reward")
-    return finish_run(
-        run,
-        trainer,
-        {
-            "first_reward": first_reward,
-            "last_reward": last_reward,
-            "prompts": len(datasets.train),
-            "snapshot_id": data.snapshot_id,
-        },
-    )
+        if datasets.too_long:
+            reporter.log(
+                f"{datasets.too_long} prompts left out: longer than max_length - "
+                f"max_completion_length ({cfg.max_length - cfg.max_completion_length} tokens)"
+            )
+        run.writer.tokenizer = tokenizer
+        trainer.train()
+        first_reward, last_reward = first_and_last(run.callback.history, "reward")
+        return finish_run(
+            run,
+            trainer,
+            {
+                "first_reward": first_reward,
+                "last_reward": last_reward,
+                "prompts": len(datasets.train),
+                "snapshot_id": data.snapshot_id,
+            },
+        )

@@ -4,8 +4,9 @@
     base, data = check_card(cfg)                # every input checked before any compute
     run = start_run("sft", cfg, base, data, reporter)
     trainer = ...                               # the kind's own part: build it with
-    trainer.train()                             # run.callback, train in run.work_dir
-    return finish_run(run, trainer, {...})      # final checkpoint + the job's outputs
+    with registers_nothing_if_failed(run):      # a failed run unregisters what it saved
+        trainer.train()                         # run.callback, train in run.work_dir
+        return finish_run(run, trainer, {...})  # final checkpoint + the job's outputs
 
 Importing this module never imports torch: `trainers.callbacks` (which does) is loaded
 in `start_run`, after the kind has called `prepare_env()`.
@@ -13,11 +14,13 @@ in `start_run`, after the kind has called `prepare_env()`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from podium.errors import Cancelled
 from podium.reporting import JobOutputs, Reporter
 from trainers.checkpoints import (
     CheckpointWriter,
@@ -94,6 +97,23 @@ def start_run(
     )
     callback = ReporterCallback(reporter, writer, cfg.save_every, samples=samples)
     return Run(writer, callback, checkpoint_root(cfg.out) / ".trainer")
+
+
+@contextmanager
+def registers_nothing_if_failed(run: Run) -> Iterator[None]:
+    """A run that fails (anything but a cancel) unregisters and deletes the checkpoints
+    it saved on the way: a failed job registers nothing. A cancelled one keeps them,
+    marked partial (`CheckpointWriter.stopped`)."""
+    try:
+        yield
+    except (Cancelled, KeyboardInterrupt):
+        raise
+    except BaseException:
+        try:
+            run.writer.discard()
+        except Exception as exc:  # the run's own error is the one to report
+            run.writer.reporter.log(f"could not unregister the run's checkpoints: {exc}")
+        raise
 
 
 def finish_run(run: Run, trainer: Any, summary: dict[str, Any]) -> JobOutputs:

@@ -18,7 +18,14 @@ from typing import Any
 from podium.reporting import JobOutputs, Reporter
 from trainers.config import SftConfig
 from trainers.data import TrainingData, sft_dataset
-from trainers.lifecycle import as_config, check_card, finish_run, first_and_last, start_run
+from trainers.lifecycle import (
+    as_config,
+    check_card,
+    finish_run,
+    first_and_last,
+    registers_nothing_if_failed,
+    start_run,
+)
 from trainers.runtime import (
     BaseModelRef,
     configure_attention,
@@ -75,18 +82,19 @@ def run_sft(config: SftConfig, reporter: Reporter) -> JobOutputs:
     )
     reporter.check_cancelled()
     run = start_run("sft", cfg, base, data, reporter)
-    trainer, tokenizer = build_sft_trainer(cfg, base, data, run.work_dir, [run.callback])
-    run.writer.tokenizer = tokenizer
-    result = trainer.train()
-    first_loss, last_loss = first_and_last(run.callback.history, "loss")
-    return finish_run(
-        run,
-        trainer,
-        {
-            "train_loss": float(result.training_loss),
-            "first_loss": first_loss,
-            "last_loss": last_loss,
-            "rows": len(data.train),
-            "snapshot_id": data.snapshot_id,
-        },
-    )
+    with registers_nothing_if_failed(run):
+        trainer, tokenizer = build_sft_trainer(cfg, base, data, run.work_dir, [run.callback])
+        run.writer.tokenizer = tokenizer
+        result = trainer.train()
+        first_loss, last_loss = first_and_last(run.callback.history, "loss")
+        return finish_run(
+            run,
+            trainer,
+            {
+                "train_loss": float(result.training_loss),
+                "first_loss": first_loss,
+                "last_loss": last_loss,
+                "rows": len(data.train),
+                "snapshot_id": data.snapshot_id,
+            },
+        )

@@ -37,7 +37,8 @@ def _print_json(value: Any) -> None:
 
 @models_app.command("list")
 def list_cmd(as_json: JsonFlag = False) -> None:
-    """Registered models; the default base is marked with *."""
+    """Registered models; the default base is marked with *, a checkpoint of a run that
+    did not finish with "(partial: cancelled at step N of M)"."""
     from podium.models import list_models
 
     models = list_models()
@@ -51,7 +52,7 @@ def list_cmd(as_json: JsonFlag = False) -> None:
     table.columns.insert(0, Column("name", no_wrap=True))
     for m in models:
         table.add_row(
-            m.name + (" *" if m.is_default else ""),
+            m.label + (" *" if m.is_default else ""),
             m.kind,
             m.location,
             m.parent or "",

@@ -24,6 +24,7 @@ from podium.jobs.cards import card_environment, parse_card
 from podium.jobs.environment import lineage_properties
 from podium.jobs.kinds import get_kind
 from podium.jobs.logs import log_tail
+from podium.jobs.partial import cancelled_outputs
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, record_process, recover, transition
 from podium.jobs.reporter import JobReporter
@@ -74,14 +75,14 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             reporter.flush()
             if get_job(job["id"])["status"] == "cancelling":
                 reporter.log("cancelled: stopped by the worker")
-                transition(job["id"], "cancelled", when=_LIVE, message="stopped by the worker")
+                _cancel(job, reporter, "stopped by the worker")
             else:  # not a cancel: the worker is shutting down
                 outcome = recover(get_job(job["id"]), str(exc), kind.resumable)
                 reporter.log(f"{exc} -> {outcome}")
         except (Cancelled, KeyboardInterrupt) as exc:
             reporter.flush()
             reporter.log(f"cancelled: {exc or 'interrupted'}")
-            transition(job["id"], "cancelled", when=_LIVE, message=str(exc) or "interrupted")
+            _cancel(job, reporter, str(exc) or "interrupted")
         except BaseException as exc:
             reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
@@ -114,6 +115,16 @@ def failed_line(exc: BaseException) -> str:
     if len(text) > FAILED_LINE_CHARS:
         text = text[: FAILED_LINE_CHARS - 1] + "…"
     return f"failed: {text}"
+
+
+def _cancel(job: Job, reporter: JobReporter, message: str) -> None:
+    """End the job as cancelled, recording what it left (partial checkpoints, tables)."""
+    try:
+        outputs: str | None = json.dumps(outputs_json(cancelled_outputs(job["id"], reporter)))
+    except Exception as exc:  # the cancel itself must land; what was left is in the log
+        reporter.log(f"could not list what the cancelled job left: {exc}")
+        outputs = None
+    transition(job["id"], "cancelled", when=_LIVE, message=message, outputs=outputs)
 
 
 def _fail(job: Job, exc: BaseException) -> None:

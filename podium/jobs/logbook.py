@@ -65,7 +65,8 @@ def outputs_text(job: Job) -> str:
     outputs = job["outputs"] or {}
     names = [t["name"] for t in outputs.get("tables", [])]
     names += registered_checkpoints(job["kind"], outputs)[-1:]
-    return ", ".join(names)
+    partial = (outputs.get("summary") or {}).get("partial")
+    return ", ".join(names) + (f" (partial: {partial})" if names and partial else "")
 
 
 def table_links(job: Job) -> dict[str, list[tuple[str, int | None]]]:

@@ -37,6 +37,8 @@ from podium.models.state_rows import from_row
 from podium.store.state.state import METADATA, engine
 
 ModelKind = Literal["base", "trained", "endpoint"]
+# The lineage key that marks a checkpoint of a run that stopped before its last step.
+PARTIAL_KEY = "partial"
 MODEL_KINDS: tuple[str, ...] = ("base", "trained", "endpoint")
 
 models_table = Table(
@@ -77,8 +79,20 @@ class ModelInfo:
     def location(self) -> str:
         return (self.url if self.kind == "endpoint" else self.path) or ""
 
+    @property
+    def partial(self) -> str | None:
+        """Why this checkpoint is not a finished run's ("cancelled at step 3 of 10"), or
+        None: what every list of models shows beside its name."""
+        note = self.lineage.get(PARTIAL_KEY)
+        return str(note) if note else None
+
+    @property
+    def label(self) -> str:
+        """The name, and "(partial: ...)" for a checkpoint of a run that did not finish."""
+        return f"{self.name} (partial: {self.partial})" if self.partial else self.name
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "partial": self.partial}
 
 
 def _row_to_info(row: Any) -> ModelInfo:
@@ -262,3 +276,27 @@ def remove_model(name: str) -> None:
     from podium.models.endpoint_keys import forget_key
 
     forget_key(name)  # a later endpoint of this name starts without it
+
+
+def mark_partial(names: list[str], note: str) -> None:
+    """Say in each checkpoint's lineage that its run stopped early (`note`: "cancelled at
+    step 3 of 10"), in one transaction."""
+    with engine().begin() as conn:
+        rows = conn.execute(
+            select(models_table.c.name, models_table.c.lineage).where(
+                models_table.c.name.in_(names)
+            )
+        ).all()
+        for name, lineage in rows:
+            marked = {**json.loads(lineage or "{}"), PARTIAL_KEY: note}
+            conn.execute(
+                update(models_table)
+                .where(models_table.c.name == name)
+                .values(lineage=json.dumps(marked, sort_keys=True))
+            )
+
+
+def forget_models(names: list[str]) -> None:
+    """Unregister these names in one transaction (their files are the caller's)."""
+    with engine().begin() as conn:
+        conn.execute(delete(models_table).where(models_table.c.name.in_(names)))

@@ -24,6 +24,9 @@ class StepsConfig(BaseModel):
     steps: int = Field(3, ge=1, description="Units of work.")
     sleep: float = Field(0.0, ge=0, description="Seconds per unit.")
     table: str | None = Field(None, description="Table to write at the end (NS.NAME).")
+    write_first: bool = Field(
+        False, description="Write the table before the steps (a cancel then leaves it)."
+    )
     source: TableRef | None = Field(None, description="An input table (only recorded).")
     fail_at: int | None = Field(None, description="Raise at this step.")
     mode: str = Field("fast", description="Free label.")
@@ -41,6 +44,8 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
         stand_in = ["import time; time.sleep(600)", "ray::RuntimeEnvAgent"]
         helper = subprocess.Popen([sys.executable, "-c", *stand_in])
         reporter.log(f"helper pid {helper.pid}")
+    if config.table and config.write_first:
+        write_table(config.table, pa.table({"step": [0]}), properties=reporter.lineage)
     for step in range(config.steps):
         reporter.check_cancelled()
         if config.fail_at is not None and step == config.fail_at:
@@ -55,9 +60,10 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
         if config.warn and step == 0:
             reporter.warn(config.warn)
     outputs = JobOutputs(summary={"steps": config.steps})
-    if config.table:
+    if config.table and not config.write_first:
         data = pa.table({"step": list(range(config.steps))})
         write_table(config.table, data, mode="create", properties=reporter.lineage)
+    if config.table:
         outputs.tables.append(config.table)
     return outputs
 

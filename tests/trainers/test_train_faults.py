@@ -99,6 +99,50 @@ def test_cancelled_run_keeps_last_checkpoint_registered_as_periodic(
     assert not any(p.name.startswith(".tmp-") for p in Path(last.path).parent.iterdir())
 
 
+def test_cancelled_run_marks_its_checkpoints_partial(tiny_base, make_table, memo_pairs):
+    """Before: a cancelled run's checkpoints read as finished ones everywhere (issue 45)."""
+    make_table("t.memo", memo_pairs)
+    cfg = SftConfig(
+        model=tiny_base, table={"name": "t.memo"}, out="halted", max_steps=50, save_every=2
+    )
+    reporter = CancelAfter(3)
+    with pytest.raises(Cancelled):
+        run_sft(cfg, reporter)
+    for name in ("halted-step-2", "halted-step-3"):
+        assert get_model(name).partial == "cancelled at step 3 of 50"
+        assert get_model(name).label == f"{name} (partial: cancelled at step 3 of 50)"
+        assert get_model(name).to_dict()["partial"] == "cancelled at step 3 of 50"
+    left = reporter.partial_outputs
+    assert left is not None and left.checkpoints == ["halted-step-2", "halted-step-3"]
+    assert left.summary["partial"] == "cancelled at step 3 of 50"
+    assert get_model(tiny_base).partial is None
+
+
+class FailAt(Reporter):
+    """A run that breaks at a step (after a periodic save), as a full disk would."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__()
+        self.step = step
+
+    def progress(self, done, total=None, message=""):  # type: ignore[no-untyped-def]
+        if done >= self.step:
+            raise RuntimeError(f"broke at step {done}")
+
+
+def test_failed_run_registers_nothing(tiny_base, make_table, memo_pairs):
+    """Before: the periodic checkpoint of a failed run stayed registered as a finished one,
+    and its folder refused a re-run of the same card (issue 45)."""
+    make_table("t.memo", memo_pairs)
+    cfg = SftConfig(
+        model=tiny_base, table={"name": "t.memo"}, out="broken", max_steps=50, save_every=2
+    )
+    with pytest.raises(RuntimeError, match="broke at step 3"):
+        run_sft(cfg, FailAt(3))
+    assert [m.name for m in list_models() if m.kind == "trained"] == []
+    assert _no_checkpoints_written()
+
+
 def test_only_valid_skips_rows_the_validation_report_marks(tiny_base, make_table):
     from podium.store.read.refs import TableRef
     from podium.validate.job import ValidateConfig, validate_table

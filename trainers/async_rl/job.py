@@ -88,6 +88,7 @@ def _run(
         seats = LearnerSeats()
         learner: PolicyLearner | None = None
         sync: WeightSync | None = None
+        job_run: AsyncRun | None = None
         pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
         stage = "reserving the learner's GPUs"
         try:
@@ -138,8 +139,11 @@ def _run(
                 )
             final = save(cfg.max_steps, final=True)
         except Cancelled:
+            done = job_run.controller.version if job_run is not None else 0
+            run.writer.stopped(done, cfg.max_steps)  # what it saved so far: partial
             raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
         except Exception as exc:
+            run.writer.discard()  # a failed run registers nothing
             # Ray's report is a page (an object-store dump); the job's error is one line.
             line = ray_oom_line(exc, stage, cfg.replicas)
             if line is None:

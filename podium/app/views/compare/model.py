@@ -39,8 +39,10 @@ ANY_CHECK = "(none)"
 __all__ = ["CompareConfig", "list_comparisons", "load_comparison", "MAX_COLUMNS", "ANY_CHECK"]
 
 
-def model_choices() -> list[str]:
-    return [m.name for m in list_models()]
+def model_choices() -> dict[str, str]:
+    """Every registered model's name -> what the picker shows: a checkpoint of a run that
+    did not finish says so ("(partial: cancelled at step 3 of 10)")."""
+    return {m.name: m.label for m in list_models()}
 
 
 def default_out(models: Sequence[str], table: str) -> str:
@@ -72,8 +74,9 @@ def new_form_values(models: Sequence[str], table: str) -> dict[str, Any]:
 
 def default_models(models: Sequence[ModelInfo] | None = None) -> list[str]:
     """What a new comparison preselects: the newest trained checkpoint and the model it
-    was trained from; with no trained checkpoint, the two newest models; else none."""
-    models = list(list_models() if models is None else models)
+    was trained from; with no trained checkpoint, the two newest models; else none. A
+    checkpoint of a run that did not finish (partial) is never preselected."""
+    models = [m for m in (list_models() if models is None else models) if not m.partial]
     names = {m.name for m in models}
     trained = [m for m in models if m.kind == "trained"]
     if trained:

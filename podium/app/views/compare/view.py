@@ -151,7 +151,12 @@ def _new(preset: list[str]) -> None:
         st.session_state["compare.new.linked"] = preset
     elif "compare.new.models" not in st.session_state:  # newest checkpoint and its parent
         st.session_state["compare.new.models"] = cm.default_models()
-    models = st.multiselect("Checkpoints", choices, key="compare.new.models")
+    models = st.multiselect(
+        "Checkpoints",
+        list(choices),
+        format_func=lambda name: choices.get(name, name),
+        key="compare.new.models",
+    )
     table = widgets.table_select(
         "compare.new.table",
         label="Prompt set",

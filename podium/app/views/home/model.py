@@ -32,7 +32,7 @@ def demo_missing() -> list[str]:
 @dataclass(frozen=True)
 class HomeState:
     tables: list[str]  # datasets, samples and functions, newest first
-    models: list[str]
+    models: list[str]  # names; a partial checkpoint's says so ("x (partial: cancelled ...)")
     servers: list[str]  # 'smollm2 at http://127.0.0.1:8000/v1'
     jobs: list[Job] = field(default_factory=list)
 
@@ -56,7 +56,7 @@ class HomeState:
 def home_state(user: str | None = None) -> HomeState:
     return HomeState(
         tables=[c.name for c in pick(table_choices(), groups=None)],
-        models=[m.name for m in list_models()],
+        models=[m.label for m in list_models()],
         servers=[f"{s.model} at {s.url}" for s in list_servers() if s.alive],
         jobs=list_jobs(limit=RECENT_JOBS, submitted_by=user),
     )

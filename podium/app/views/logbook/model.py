@@ -43,6 +43,8 @@ class Outputs:
     base: str | None = None  # what a checkpoint is compared with
     trained_on: str | None = None  # the table a run trained on (Compare prompts with it)
     empty_text: str = ""  # "none yet" / "none" when there is nothing to list
+    # A cancelled job's outputs stop where it did: "cancelled at step 3 of 10".
+    partial: str | None = None
 
     def compare_models(self, checkpoint: str) -> str:
         return f"{self.base},{checkpoint}" if self.base else checkpoint
@@ -67,6 +69,7 @@ def outputs_of(job: Job) -> Outputs:
         base=base if isinstance(base, str) else None,
         trained_on=table.get("name") if isinstance(table, dict) else None,
         empty_text=("none yet" if job["status"] in ACTIVE else "none") if nothing else "",
+        partial=(outputs.get("summary") or {}).get("partial") or None,
     )
 
 

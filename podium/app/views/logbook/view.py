@@ -139,10 +139,11 @@ def outputs(job: model.Job) -> None:
             widgets.browse_link(
                 name, snapshot=snapshot, label=escape_markdown(f"{name}@{snapshot}")
             )
+        if shown.partial:
+            st.warning(f"Partial: {escape_markdown(shown.partial)}", icon=":material/timelapse:")
+        state = "registered, partial" if shown.partial else "registered"
         for checkpoint in shown.checkpoints:
-            st.markdown(
-                f":material/model_training: checkpoint {code_span(checkpoint)} (registered)"
-            )
+            st.markdown(f":material/model_training: checkpoint {code_span(checkpoint)} ({state})")
             # On the prompts it was trained on: a table known to hold user turns.
             page_link(
                 "compare",
