@@ -87,3 +87,24 @@ def test_cli_delete_rows_with_the_payload_deletes_nothing(chat: str) -> None:
     assert "Traceback" not in proc.stderr and proc.returncode != 0
     after = json.loads(podium("show", chat, "--json", "--limit", "100").stdout)["total"]
     assert before == after == 10
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "NOT " * 400 + "source = 'a'",
+        " + ".join(["length(id)"] * 400) + " > 0",
+        "abs(" * 400 + "length(id)" + ")" * 400 + " > 0",
+    ],
+)
+def test_cli_refuses_a_deeply_nested_where_without_a_traceback(chat: str, where: str) -> None:
+    """Issue 44, point 20: a condition nested a few hundred levels deep ended the CLI in
+    an uncaught RecursionError (reading DuckDB's parse tree back)."""
+    refused(podium("show", chat, "--where", where, "--json"), "nested more than 100 levels")
+    refused(podium("delete-rows", chat, "--where", where, "-m", "x"), "nested more than 100")
+    assert page(chat).total == 10
+
+
+def test_a_where_nested_a_few_levels_still_works(chat: str) -> None:
+    where = "NOT " * 40 + "source = 'a'"  # an even count: source = 'a'
+    assert ids_of(page(chat, where=where, limit=100).rows) == ["r1", "r3", "r5", "r7", "r9"]

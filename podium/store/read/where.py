@@ -22,12 +22,13 @@ def where_select(where: str) -> str:
     back out from the tree, fully parenthesised. Callers use the result as a subquery:
     a payload such as `a') OR (1=1` cannot close it and escape the conditions and id
     sets that are ANDed around it, because its text never reaches the final query."""
-    import duckdb
-
-    sql = f"SELECT * FROM t WHERE {where}"
-    con = duckdb.connect()
-    tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    con, tree = _parsed(where)
     shown = where if len(where) <= 200 else where[:200] + "..."
+    if tree.get("error") and "expression depth" in str(tree.get("error_message")):
+        raise InvalidInput(
+            f"Filter expression {shown!r} is nested more than {MAX_DEPTH} levels deep; "
+            "write it with fewer nested operators, NOTs and calls."
+        )
     if tree.get("error"):
         raise InvalidInput(
             f"Filter expression {shown!r} does not parse as a single SQL condition: "
@@ -80,16 +81,29 @@ def where_columns(where: str, names: Sequence[str]) -> list[str]:
     refers to, matched as DuckDB matches identifiers (ignoring case). A name that is no
     column (a lambda's parameter, the alias `t`) is left out; a struct field that shares a
     column's name only adds that column."""
-    import duckdb
-
-    con = duckdb.connect()
-    sql = f"SELECT * FROM t WHERE {where}"
-    tree = json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    _, tree = _parsed(where)
     tree = tree["statements"][0]["node"]["where_clause"]  # not `SELECT *` around it
     if _reads_whole_rows(tree):
         return list(names)
     refs = {name.lower() for name in _column_refs(tree)}
     return [name for name in names if name.lower() in refs]
+
+
+# How deep a condition's expressions may nest. DuckDB's parse tree comes back as JSON about
+# three levels per expression level, and reading it (json, the checks below) recurses once
+# a level: at DuckDB's own limit (1,000) a few hundred NOTs ended in a RecursionError.
+MAX_DEPTH = 100
+
+
+def _parsed(where: str) -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
+    """A connection that parses no deeper than MAX_DEPTH, and DuckDB's parse tree of
+    `SELECT * FROM t WHERE <where>` (with `error` set when it does not parse)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(f"SET max_expression_depth = {MAX_DEPTH}")
+    sql = f"SELECT * FROM t WHERE {where}"
+    return con, json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
 
 
 def _reads_whole_rows(tree: Any) -> bool:
