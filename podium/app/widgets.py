@@ -15,7 +15,7 @@ What they show comes from Streamlit-free functions (`podium.app.chat_markdown`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -24,7 +24,7 @@ from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
 from podium.app.rows.turns import Turn
 from podium.app.rows.view_state import ViewState, snapshot_label, to_query
-from podium.app.safe_markdown import code_span, escape_markdown, neutralize_images
+from podium.app.safe_markdown import escape_markdown, neutralize_images
 from podium.app.table_choices import CONVERSATIONS, default_of, pick, table_choices
 from podium.store.read.snapshots import SnapshotInfo
 
@@ -150,8 +150,10 @@ def snapshot_picker(
     key: str,
     label: str = "Snapshot",
     on_change: Callable[[], None] | None = None,
+    names: Mapping[int, Sequence[str]] | None = None,
 ) -> int | None:
-    """A selectbox over a table's snapshots, newest first, defaulting to the current one.
+    """A selectbox over a table's snapshots, newest first, defaulting to the current one;
+    `names` ({id: ['cleaned (tag)']}, `view_state.ref_names`) label tagged snapshots.
 
     Returns None only for a table without snapshots. Time travel is choosing an older one.
     """
@@ -166,12 +168,11 @@ def snapshot_picker(
         label,
         ids,
         key=key,
-        format_func=lambda sid: snapshot_label(by_id[sid]),
+        format_func=lambda sid: snapshot_label(by_id[sid], (names or {}).get(sid, ())),
         on_change=on_change,
         help="Every write makes a new snapshot; pick an older one to see the table as it was. "
         "Times are UTC.",
     )
-    st.caption(f"Snapshot id {code_span(chosen)}")
     return chosen
 
 
@@ -211,14 +212,17 @@ def table_next_steps(table: str, snapshot: int | None) -> None:
             st.page_link(page_file(page), label=label, icon=icon, query_params=query)
 
 
-def ask_first(key: str, question: str, yes: str) -> bool:
+def ask_first(key: str, question: str, yes: str, preview: str = "") -> bool:
     """After a destructive button set `st.session_state[key]`, ask `question` with
     `yes` and "Keep it"; True once `yes` is clicked. One click never destroys.
-    Both are plain text (they name rows, jobs and tables), never Markdown."""
+    Both are plain text (they name rows, jobs and tables), never Markdown; `preview`
+    (a unified diff of what will change) is shown under the question as code."""
     if not st.session_state.get(key):
         return False
     with st.container(border=True):
         st.warning(escape_markdown(question), icon=":material/warning:")
+        if preview:
+            st.code(preview, language="diff")
         c1, c2 = st.columns(2)
         if c1.button(escape_markdown(yes), key=f"{key}.yes", type="primary"):
             st.session_state.pop(key, None)

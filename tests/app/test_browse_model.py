@@ -11,6 +11,7 @@ import pytest
 from podium.app.rows import turns as row_turns
 from podium.app.rows import view_state as vs
 from podium.app.views.browse import model as bm
+from podium.review.refs import Ref
 from podium.store.read.snapshots import SnapshotInfo
 
 
@@ -196,6 +197,12 @@ def test_sample_choice_label() -> None:
 def test_snapshot_label() -> None:
     info = SnapshotInfo(7, None, "2026-11-22T03:10:05.123+00:00", "append", 200, 1200, True)
     assert vs.snapshot_label(info) == "2026-11-22 03:10:05 · 1,200 rows (current)"
+    refs = [Ref("main", "branch", 7), Ref("cleaned", "tag", 7), Ref("old", "tag", 3)]
+    names = vs.ref_names(refs)
+    assert names == {7: ["cleaned (tag)"], 3: ["old (tag)"]}  # main is "current"
+    assert vs.snapshot_label(info, names[7]) == (
+        "cleaned (tag) · 2026-11-22 03:10:05 · 1,200 rows (current)"
+    )
 
 
 def test_length_histogram_counts_every_sample_in_whole_number_bins() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     at.text_area(key=f"{key}.edit.content.0").set_value("my edit")
     at.text_input(key=f"{key}.edit.why").set_value("typo")
     at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
+    at.button(key=f"{key}.edit.ask.yes").click().run()
     assert any("changed by bob" in shown(e.value) for e in at.error), [e.value for e in at.error]
     assert page(T, ids=[row_id(1)]).rows[0]["messages"][0]["content"] == "question 1"
     at.button(key="review.reload").click().run()
@@ -63,6 +65,7 @@ def test_browse_labels_edits_conflicts_and_filters(podium_home: Path) -> None:
     at.text_area(key=f"{key}.edit.content.0").set_value("my edit")
     at.text_input(key=f"{key}.edit.why").set_value("typo")
     at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
+    at.button(key=f"{key}.edit.ask.yes").click().run()
     assert not at.error, [e.value for e in at.error]
     assert page(T, ids=[row_id(1)]).rows[0]["messages"][0]["content"] == "my edit"
     history = "\n".join(shown(m.value) for m in at.markdown)
@@ -156,7 +159,15 @@ def test_snapshots_tab_diffs_tags_and_trains_on_the_tag(podium_home: Path, tmp_p
     at.button(key="FormSubmitter:review.tag-Create tag").click().run()
     assert any("Tagged: cleaned" in shown(s.value) for s in at.success)
     assert "cleaned" in review_snapshots.snapshot_choices(T)
-    at.run()  # the pickers above the form list the new tag on the next run
+    # The pickers above the form list the new tag at once, in the one snapshot format
+    # Browse's picker uses too (which shows no raw snapshot id).
+    tagged = [o for o in at.selectbox(key="review.diff.b").options if "cleaned" in o]
+    assert tagged and re.fullmatch(
+        r"cleaned \(tag\) · [\d-]+ [\d:]+ · 4 rows \(current\)", tagged[0]
+    )
+    browse = _open("browse", table=T)
+    assert tagged[0] in browse.selectbox(key="browse.snapshot").options
+    assert not any("Snapshot id" in shown(c.value) for c in browse.caption)
     at.selectbox(key="review.diff.b").set_value("cleaned").run()
     at.button(key="review.train").click().run()
     assert not at.exception, at.exception
@@ -225,3 +236,22 @@ def test_review_queue_counts_among_the_rows_left_after_a_removal(podium_home: Pa
     assert row_id(0) in _heading(at) and "queue position 1 of 7" in _heading(at)
     assert "good (" in "\n".join(shown(c.value) for c in at.caption)
     assert _button(at, "Previous").disabled
+
+
+def test_fast_forward_main_asks_first_naming_what_main_gains(podium_home: Path) -> None:
+    make_table(T, 4)
+    review_snapshots.branch(T, "fixes", BOB)
+    rs.delete_rows(T, [row_id(3)], BOB, why="junk", base="fixes", branch="fixes")
+    main_before = row_snapshots.resolve(T, "main")
+    at = _open("review", table=T)
+    at.segmented_control(key="review.mode").set_value("Snapshots").run()
+    at.selectbox(key="review.ff.branch").set_value("fixes")
+    at.button(key="FormSubmitter:review.ff-Fast-forward main").click().run()
+    question = shown(at.warning[0].value)
+    assert question.startswith(
+        f"Fast-forward main of {T} to branch fixes? Main then holds 0 rows added, 1 removed"
+    )
+    assert row_snapshots.resolve(T, "main") == main_before  # nothing moved yet
+    at.button(key="review.ff.ask.yes").click().run()
+    assert row_snapshots.resolve(T, "main") == row_snapshots.resolve(T, "fixes") != main_before
+    assert any("Fast-forwarded: main" in shown(s.value) for s in at.success)

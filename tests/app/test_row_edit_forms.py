@@ -1,4 +1,5 @@
-"""The row panel's turn and row forms with AppTest: each button saves its own change."""
+"""The row panel's turn and row forms with AppTest: each button asks first (an edit with a
+preview of the change), then saves its own change."""
 
 from __future__ import annotations
 
@@ -46,6 +47,13 @@ def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     at.text_area(key=f"{key}.turn.content").set_value("one more question")
     at.text_input(key=f"{key}.turn.why").set_value("follow-up")
     submit(at, f"{key}.turn", "Add turn at the end")
+    # One click only asks, with a preview of the new turn: nothing is written yet.
+    assert shown(at.warning[0].value).startswith(
+        f"Add a assistant turn at the end of row {row_id(2)}"
+    )
+    assert "+one more question" in at.code[-1].value
+    assert len(row_messages(2)) == 2
+    click(at, f"{key}.edit.ask.yes")
     assert row_messages(2)[-1] == ("assistant", "one more question")
     assert shown(at.success[0].value).startswith(f"Added a turn to {row_id(2)}: snapshot {head()}")
 
@@ -75,3 +83,28 @@ def test_add_turn_remove_turn_and_delete_row(podium_home: Path) -> None:
     assert row_messages(2) == []
     assert shown(at.success[0].value).startswith("Removed 1 row")
     assert len(page(T).rows) == 3
+
+
+def test_save_edit_asks_first_with_a_preview_of_the_change(podium_home: Path) -> None:
+    make_table(T, 3)
+    at = open_page("browse", table=T, sample=row_id(1))
+    key = f"browse.row.{row_id(1)}.{head()}"
+    at.text_area(key=f"{key}.edit.content.0").set_value("question 1, asked\nmore clearly")
+    at.text_input(key=f"{key}.edit.why").set_value("typo")
+    submit(at, f"{key}.edit", "Save edit")
+    assert shown(at.warning[0].value).startswith(
+        f"Save this edit of message 0 (user) of row {row_id(1)}?"
+    )
+    preview = at.code[-1].value
+    assert "-question 1\n+question 1, asked\n+more clearly" in preview, preview
+    assert row_messages(1)[0] == ("user", "question 1")  # nothing written yet
+    click(at, f"{key}.edit.ask.no")  # "Keep it" writes nothing
+    assert not at.warning and row_messages(1)[0] == ("user", "question 1")
+    submit(at, f"{key}.edit", "Save edit")
+    click(at, f"{key}.edit.ask.yes")
+    assert row_messages(1)[0] == ("user", "question 1, asked\nmore clearly")
+    assert shown(at.success[0].value).startswith(f"Edited {row_id(1)}: snapshot {head()}")
+    # An edit that changes nothing is said at once; nothing is asked.
+    key = f"browse.row.{row_id(1)}.{head()}"
+    at.button(key=f"FormSubmitter:{key}.edit-Save edit").click().run()
+    assert shown(at.error[0].value).startswith("Nothing changed in this message") and not at.warning

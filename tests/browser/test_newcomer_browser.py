@@ -274,6 +274,15 @@ def test_review_shows_edits_drops_removed_rows_and_asks_first(walk: Walk) -> Non
     edit.get_by_label("Why (kept in the snapshot)").fill("clearer prompt")
     edit.get_by_role("button", name="Save edit").click()
     wait_for_app(page)
+    # It asks first, showing the change; nothing is written until the answer.
+    expect(
+        page.get_by_text(re.compile(rf"^Save this edit of message 0 \(user\) of row {row_id(0)}\?"))
+    ).to_be_visible()
+    preview = page.get_by_test_id("stCode").filter(has_text="+question 0, asked more clearly")
+    expect(preview).to_be_visible()
+    expect(page.get_by_text(re.compile("^Edited "))).to_have_count(0)
+    walk.shot("review-edit-asks")
+    walk.click("button", "Yes, save the edit")
     expect(page.get_by_text(re.compile(rf"Edited {row_id(0)}: snapshot \d+"))).to_be_visible()
     bubbles = page.get_by_test_id("stChatMessage")
     expect(bubbles.filter(has_text="question 0, asked more clearly")).to_have_count(1)

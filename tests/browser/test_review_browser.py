@@ -61,6 +61,8 @@ def test_label_edit_remove_tag_diff_and_train(
     edit.get_by_label("Why (kept in the snapshot)").fill("clearer prompt")
     edit.get_by_role("button", name="Save edit").click()
     wait_for_app(page)
+    page.get_by_role("button", name="Yes, save the edit").click()  # it asks first
+    wait_for_app(page)
     expect(page.get_by_text(re.compile(r"Edited row-0000001: snapshot \d+"))).to_be_visible()
 
     _open_sample(page, app_url, row_id(2))

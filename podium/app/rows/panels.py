@@ -20,6 +20,7 @@ from podium.app.page_tables import PageTables
 from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import history as row_history
+from podium.app.rows import pending
 from podium.app.rows import saves as rs
 from podium.app.rows import turns as row_turns
 from podium.app.rows import view_state as vs
@@ -196,7 +197,8 @@ def annotate_panel(tables: PageTables, row_id: str, sid: int | None, key: str) -
 
 def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, branch: str) -> None:
     """Edit a message's content or role, add or remove a turn, or delete the row; each
-    save is one snapshot made on `sid` (a conflict explains itself and offers a reload)."""
+    asks first (an edit with a preview of the change) and is one snapshot made on `sid`
+    (a conflict explains itself and offers a reload)."""
     user = current_user()
     if not allowed(user, "edit", "editing or removing rows"):
         return
@@ -223,15 +225,51 @@ def edit_panel(name: str, row: Mapping[str, Any], sid: int | None, key: str, bra
         )
         why = st.text_input("Why (kept in the snapshot)", key=f"{key}.edit.why")
         if st.form_submit_button("Save edit"):
-            save(rs.edit_message, row, index, content=content, role=role, why=why)
+            _ask(
+                f"{key}.edit.ask",
+                lambda: pending.edit_asked(row, index, content=content, role=role, why=why),
+            )
     with st.form(f"{key}.turn"):
         c1, c2 = st.columns([1, 3])
         new_role = c1.selectbox("New turn's role", ROLES, index=2, key=f"{key}.turn.role")
         new_content = c2.text_area("New turn's content", key=f"{key}.turn.content", height=100)
         why_turn = st.text_input("Why", key=f"{key}.turn.why")
         if st.form_submit_button("Add turn at the end"):
-            save(rs.insert_turn, row, role=new_role, content=new_content, at=None, why=why_turn)
+            _ask(
+                f"{key}.edit.ask",
+                lambda: pending.turn_asked(row, role=new_role, content=new_content, why=why_turn),
+            )
+    asked: pending.PendingEdit | None = st.session_state.get(f"{key}.edit.ask")
+    if asked is not None and asked.row_id == str(row["id"]):
+        if widgets.ask_first(f"{key}.edit.ask", asked.question, asked.yes, asked.preview):
+            if asked.index is None:
+                save(
+                    rs.insert_turn,
+                    row,
+                    role=asked.role,
+                    content=asked.content,
+                    at=None,
+                    why=asked.why,
+                )
+            else:
+                save(
+                    rs.edit_message,
+                    row,
+                    asked.index,
+                    content=asked.content,
+                    role=asked.role,
+                    why=asked.why,
+                )
     remove_panel(messages, row, key, save)
+
+
+def _ask(key: str, asked: Callable[[], pending.PendingEdit]) -> None:
+    """Keep the edit to ask about under `key`; a bad edit is said at once instead."""
+    try:
+        st.session_state[key] = asked()
+    except PodiumError as exc:
+        st.session_state.pop(key, None)
+        st.error(escape_markdown(str(exc)), icon=":material/edit_note:")
 
 
 def remove_panel(

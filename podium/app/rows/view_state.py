@@ -8,7 +8,7 @@ built by another page (`browse_url`, or `podium.app.widgets.browse_link` inside 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 from urllib.parse import urlencode
@@ -166,12 +166,23 @@ def browse_url(
     return "/browse?" + urlencode(query, doseq=True)
 
 
-def snapshot_label(info: SnapshotInfo) -> str:
-    """'2026-11-22 03:10:05 · 1,200 rows (current)': short enough for a sidebar; the id
-    is shown beside the picker."""
+def snapshot_label(info: SnapshotInfo, names: Sequence[str] = ()) -> str:
+    """The one label of a snapshot in every picker: '2026-11-22 03:10:05 · 1,200 rows
+    (current)', after the tags and branches that name it ('cleaned (tag) · ...'). Short
+    enough for a sidebar; no raw id (a picker that takes ids shows the one typed)."""
     when = info.committed_at[:19].replace("T", " ")
-    text = f"{when} · {info.total_rows:,} rows"
-    return text + (" (current)" if info.current else "")
+    text = f"{when} · {info.total_rows:,} rows" + (" (current)" if info.current else "")
+    return " · ".join([*names, text])
+
+
+def ref_names(refs: Iterable[Any]) -> dict[int, list[str]]:
+    """{snapshot id: ['cleaned (tag)', ...]}: the tags and branches (not main, which is
+    'current') naming each snapshot, for `snapshot_label`."""
+    out: dict[int, list[str]] = {}
+    for ref in refs:
+        if ref.name != "main":
+            out.setdefault(ref.snapshot_id, []).append(f"{ref.name} ({ref.kind})")
+    return out
 
 
 def stats_filters_key(state: ViewState) -> str:

@@ -23,6 +23,7 @@ from podium.app.views.browse import model as bm
 from podium.app.views.browse import state as bs
 from podium.config import get_settings
 from podium.errors import PodiumError
+from podium.review.refs import refs_of
 from podium.store.read.query import count_by, page
 from podium.store.read.snapshots import SnapshotInfo, list_snapshots
 from podium.validate.report import failing_ids_in
@@ -53,7 +54,10 @@ def sidebar(
                 f"Table {escape_markdown(name)} has no snapshot {escape_markdown(asked)}; "
                 "showing the current one."
             )
-        sid = widgets.snapshot_picker(snapshots, key=bs.SNAPSHOT, on_change=bs.first_page)
+        names = vs.ref_names(refs_of(at_hand.table))  # a tag made since shows at once
+        sid = widgets.snapshot_picker(
+            snapshots, key=bs.SNAPSHOT, on_change=bs.first_page, names=names
+        )
         columns = page(name, limit=0, snapshot_id=sid).columns
         keep = _malformed_toggle(at_hand, sid) if "id" in columns else None
         if "id" in columns:

@@ -5,8 +5,8 @@ maintain` would tidy."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from podium.app.rows.view_state import snapshot_label
 from podium.identity import User
 from podium.review.diff import SnapshotDiff, diff_snapshots
 from podium.review.refs import Ref, create_branch, create_tag, fast_forward, list_refs
@@ -27,16 +27,21 @@ def snapshots_by_id(name: str) -> dict[int, SnapshotInfo]:
     return {s.snapshot_id: s for s in list_snapshots(load_table(name))}
 
 
-def choice_label(name: str, choice: str, snapshots: Mapping[int, Any] | None = None) -> str:
-    """'reviewed (tag) · 1234' or '1234 · 2026-11-22 03:10 · 1,200 rows'."""
+def choice_label(
+    name: str, choice: str, snapshots: Mapping[int, SnapshotInfo] | None = None
+) -> str:
+    """A picker's choice in the one snapshot format (`view_state.snapshot_label`): a tag
+    or branch as 'cleaned (tag) · 2026-11-22 03:10:05 · 1,200 rows', an id as its time
+    and rows; a name typed in that names nothing yet, as typed."""
+    snapshots = snapshots or {}
     if choice.isdigit():
-        info = (snapshots or {}).get(int(choice))
-        return (
-            f"{choice} · {info.committed_at[:16].replace('T', ' ')} · {info.total_rows:,} rows"
-            if info
-            else choice
-        )
-    return choice
+        info = snapshots.get(int(choice))
+        return snapshot_label(info) if info else choice
+    ref = next((r for r in list_refs(name) if r.name == choice), None)
+    info = snapshots.get(ref.snapshot_id) if ref else None
+    if ref is None or info is None:
+        return choice
+    return snapshot_label(info, [] if ref.name == "main" else [f"{ref.name} ({ref.kind})"])
 
 
 def diff(name: str, a: str | int | None, b: str | int | None) -> SnapshotDiff:
@@ -60,6 +65,16 @@ def branch(name: str, branch_name: str, user: User, snapshot: int | str | None =
 
 def merge(name: str, branch_name: str, user: User) -> Ref:
     return fast_forward(name, branch_name, user)
+
+
+def merge_question(name: str, branch_name: str) -> str:
+    """What "Fast-forward main" asks before main moves: what main gains from the branch."""
+    d = diff(name, "main", branch_name)
+    return (
+        f"Fast-forward main of {name} to branch {branch_name}? Main then holds "
+        f"{len(d.added):,} rows added, {len(d.removed):,} removed and {len(d.changed):,} "
+        "changed on the branch; older snapshots keep main as it is now."
+    )
 
 
 def table_health(name: str) -> str:

@@ -220,7 +220,12 @@ def _snapshots_tab(tables: PageTables) -> None:
     with c3.form("review.ff"):
         chosen = st.selectbox("Branch", branches, key="review.ff.branch")
         if st.form_submit_button("Fast-forward main", disabled=not branches):
-            _ref_action(lambda: review_snapshots.merge(table, chosen or "", user), "Fast-forwarded")
+            st.session_state["review.ff.ask"] = chosen
+    merging = st.session_state.get("review.ff.ask")
+    if merging in branches:
+        question = review_snapshots.merge_question(table, merging)
+        if widgets.ask_first("review.ff.ask", question, f"Yes, fast-forward main to {merging}"):
+            _ref_action(lambda: review_snapshots.merge(table, merging, user), "Fast-forwarded")
     _maintenance(table, user)
 
 
@@ -237,12 +242,18 @@ def _maintenance(table: str, user: Any) -> None:
 
 
 def _ref_action(do: Callable[[], Any], done: str) -> None:
+    """Make a tag or branch or move main; on success, draw the page again with the
+    outcome, so the pickers above list the new name at once."""
     try:
         ref = do()
     except PodiumError as exc:
         st.error(escape_markdown(str(exc)))
     else:
-        st.success(f"{done}: {escape_markdown(ref.name)} → snapshot {ref.snapshot_id}.")
+        st.session_state[row_panels.SAVED] = (
+            "ok",
+            f"{done}: {ref.name} → snapshot {ref.snapshot_id}.",
+        )
+        st.rerun()
 
 
 def main() -> None:
