@@ -13,6 +13,7 @@
     podium run CARD.md | submit CARD.md  # run a job card now, or queue it (podium worker)
     podium jobs [show|logs|cancel] ID    # the logbook from a shell
     podium validate ns.name --rule json-schema:schema.json
+    podium signals run ns.name --signal near-dup,private-data   # list: stored signals
     podium models bootstrap | serve NAME # the base model; an OpenAI-compatible server
     podium generate --model base --table ns.name --out ns.samples
     podium sandbox run snippet.py        # untrusted code in the sandbox
@@ -59,6 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("podium.commands.jobs", "List, inspect, follow and cancel jobs; job kinds."),
     "start": ("podium.commands.start", "Start a job of any kind from options (all kinds)."),
     "validate": ("podium.commands.validate", "Validate every sample of a table snapshot."),
+    "signals": ("podium.commands.signals", "Duplicates, contamination, private data, language."),
     "models": ("podium.commands.models", "The checkpoint registry and model servers."),
     "serve": ("podium.commands.models", "Start (or reuse) a model's vLLM server."),
     "generate": ("podium.commands.generate", "Sample a checkpoint on every prompt of a table."),

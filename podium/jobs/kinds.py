@@ -166,6 +166,17 @@ register(
 )
 register(
     JobKind(
+        "signals",
+        "podium.signals.job:SignalsConfig",
+        "podium.signals.job:run_signals",
+        "Compute signals (duplicates, near-duplicates, contamination, private data, language, "
+        "length) over a table snapshot; each is written to a table NS.TABLE__sig_KIND.",
+        options={"signals": "--signal"},
+        preflight_path="podium.signals.job:preflight",
+    )
+)
+register(
+    JobKind(
         "code-exec-build",
         "generators.code_exec.config:CodeExecConfig",
         "generators.code_exec.build:run_code_exec_build",

@@ -1,0 +1,109 @@
+"""`podium signals`: compute signals over a table snapshot, and list the stored ones.
+
+    podium signals run demo.chat --signal near-dup,exact-dup
+    podium signals run demo.chat --signal contamination --eval evals.gsm8k \
+        --set contamination.ngram=8
+    podium signals run demo.chat --signal private-data --roles user,assistant --json
+    podium signals list demo.chat [--snapshot ID] [--json]
+
+A run is a `signals` job (recorded in the logbook, re-runnable from its card); each
+signal is written to `NS.TABLE__sig_KIND` in one commit. `list` says, per signal,
+whether it is current for the snapshot (default: the table's current one) or stale.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+import typer
+from rich.table import Table as RichTable
+
+from podium.commands.terminal import neutralise_json, plain_text, safe_console
+
+console = safe_console()
+
+
+def _normalise(values: dict[str, Any], extra: dict[str, Any]) -> None:
+    evals = [e for item in extra.pop("evals", ()) or () for e in item.split(",") if e.strip()]
+    if evals:
+        values.setdefault("contamination", {})
+        values["contamination"]["evals"] = [e.strip() for e in evals]
+
+
+def _print_run(config: Any, result: Any, deferred: bool, extra: dict[str, Any]) -> None:
+    if deferred:
+        return
+    results = result["outputs"]["summary"]["signals"]
+    if extra["as_json"]:
+        typer.echo(neutralise_json(json.dumps(results, ensure_ascii=False, indent=2)))
+        return
+    for found in results:
+        counts = ", ".join(
+            f"{k} {v}" for k, v in found.items() if k not in ("signal", "table", "snapshot_id")
+        )
+        console.print(
+            plain_text(f"{found['signal']}: {counts} -> {found['table']}@{found['snapshot_id']}")
+        )
+
+
+def run_command() -> click.Command:
+    from podium.commands.options import job_command
+
+    return job_command(
+        "signals",
+        "run",
+        arguments=("table.name",),
+        aliases={"signals": ["-s"]},
+        extra=[
+            click.Option(
+                ["--eval", "evals"],
+                multiple=True,
+                metavar="NS.TABLE[@SNAPSHOT]",
+                help="An eval table the contamination signal compares against; repeatable "
+                "(sets contamination.evals).",
+            ),
+            click.Option(["--json", "as_json"], is_flag=True, help="Print the summaries as JSON."),
+        ],
+        hook=_normalise,
+        done=_print_run,
+        help="Compute signals over every row of a table snapshot; each is written to "
+        "NS.TABLE__sig_KIND in one commit.",
+    )
+
+
+@click.command("list")
+@click.argument("table")
+@click.option("--snapshot", default=None, help="Snapshot id, tag or branch (default: current).")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def list_command(table: str, snapshot: str | None, as_json: bool) -> None:
+    """The signals stored for TABLE, each current or stale for the snapshot."""
+    from podium.signals.listing import signals_for
+
+    found = signals_for(table, snapshot)
+    if as_json:
+        typer.echo(neutralise_json(json.dumps([s.to_dict() for s in found], indent=2)))
+        return
+    if not found:
+        console.print(plain_text(f"No signals stored for {table}; run `podium signals run`."))
+        return
+    shown = RichTable("signal", "table", "snapshot", "status", "summary")
+    for s in found:
+        status = "current" if s.current else f"stale: {s.stale}"
+        summary = ", ".join(f"{k} {v}" for k, v in s.summary.items())
+        shown.add_row(
+            plain_text(s.signal),
+            plain_text(s.table),
+            str(s.described_snapshot),
+            plain_text(status),
+            plain_text(summary),
+        )
+    console.print(shown)
+
+
+def click_commands() -> dict[str, click.Command]:
+    group = click.Group("signals", help=__doc__, no_args_is_help=True)
+    group.add_command(run_command(), "run")
+    group.add_command(list_command, "list")
+    return {"signals": group}

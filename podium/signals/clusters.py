@@ -1,0 +1,66 @@
+"""Rows linked in pairs, grouped into clusters with one canonical row each.
+
+The canonical row of a cluster is the one with the smallest id (ids compared as
+text): a rule anyone can check by eye, and the same whatever order the rows were
+read in, on one machine or many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+
+class UnionFind:
+    """Union-find over row indices [0, n), with path halving and union by size."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = np.arange(n, dtype=np.int64)
+        self.size = np.ones(n, dtype=np.int64)
+
+    def find(self, i: int) -> int:
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = int(parent[i])
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size[rb]
+
+    def roots(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        return np.fromiter((self.find(int(r)) for r in rows), np.int64, len(rows))
+
+
+def clusters_from_groups(
+    rows: npt.NDArray[np.int64], groups: npt.NDArray[np.int64], ids: pa.Array
+) -> Iterator[tuple[npt.NDArray[np.int64], pa.Array, npt.NDArray[np.int64], npt.NDArray[np.bool_]]]:
+    """For rows labelled with a group each (groups of one already left out): per chunk
+    of output, (row indices, canonical id of each row's cluster, cluster size,
+    is_canonical). `ids` holds every row's id by row index."""
+    if len(rows) == 0:
+        return
+    member_ids = ids.take(pa.array(rows))
+    table = pa.table({"group": pa.array(groups), "id": member_ids, "row": pa.array(rows)})
+    table = table.sort_by([("group", "ascending"), ("id", "ascending")]).combine_chunks()
+    group = table.column("group").to_numpy()
+    first = np.concatenate(([True], group[1:] != group[:-1]))
+    starts = np.flatnonzero(first)
+    sizes = np.diff(np.concatenate((starts, [len(group)])))
+    which = np.cumsum(first) - 1
+    canonical = table.column("id").chunk(0).take(pa.array(starts[which]))
+    yield (
+        table.column("row").to_numpy(),
+        canonical,
+        sizes[which].astype(np.int64),
+        first,
+    )

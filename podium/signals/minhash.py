@@ -1,0 +1,98 @@
+"""The stages of near-duplicate detection, after datatrove's: signatures (a map over
+rows), buckets (rows whose band of the signature is equal), candidate pairs, and their
+exact Jaccard. Each stage is a function of its input arrays only, so it can run apart
+(on another process or node, partitioned by band) and give the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.signals.text_hashing import code_points, shingles
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+SMALL_BUCKET = 8  # buckets up to this size give every pair; bigger ones a star and a chain
+
+_LANE = np.array(
+    [0x9E3779B97F4A7C15 ^ (i * 0xBF58476D1CE4E5B9 % (1 << 64)) | 1 for i in range(1, 65)],
+    dtype=np.uint64,
+)
+
+
+def shingle_sets(texts: Sequence[str], k: int) -> tuple[U64, I64]:
+    """Every text's character k-gram hashes (flat) and the offsets of each text's run."""
+    return shingles(code_points(texts), k)
+
+
+def signatures(hashes: U64, offsets: I64, num_perm: int, seed: int) -> npt.NDArray[np.uint32]:
+    """MinHash signatures (rows x num_perm) by rensa; a row without shingles gets zeros."""
+    from rensa import RMinHash
+
+    rows = len(offsets) - 1
+    if rows == 0:
+        return np.zeros((0, num_perm), np.uint32)
+    matrix = RMinHash.digest_matrix_from_flat_token_hashes(
+        hashes, offsets.astype(np.uint64), num_perm, seed
+    )
+    return np.asarray(matrix.to_rows(), dtype=np.uint32).reshape(rows, num_perm)
+
+
+def band_keys(sigs: npt.NDArray[np.uint32], bands: int) -> U64:
+    """One 64-bit key per row and band: equal bands give equal keys."""
+    rows, perm = sigs.shape
+    per_band = perm // bands
+    values = sigs.reshape(rows, bands, per_band).astype(np.uint64) + np.uint64(1)
+    with np.errstate(over="ignore"):
+        mixed: U64 = (values * _LANE[:per_band]).sum(axis=2, dtype=np.uint64)
+        mixed ^= mixed >> np.uint64(29)
+        mixed *= np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(32)
+    return mixed
+
+
+def candidate_pairs(keys: U64, valid: npt.NDArray[np.bool_]) -> I64:
+    """Pairs (i < j) of valid rows that share a bucket in any band, as an (m, 2) array
+    without repeats. A bucket of more than SMALL_BUCKET rows links each row to the first
+    and to the next (enough to connect a cluster, without n^2 pairs for a boilerplate
+    text repeated thousands of times)."""
+    rows = np.flatnonzero(valid).astype(np.int64)
+    found: list[I64] = []
+    for band in range(keys.shape[1]):
+        column = keys[rows, band]
+        order = np.argsort(column, kind="stable")
+        sorted_keys = column[order]
+        sorted_rows = rows[order]
+        same = sorted_keys[1:] == sorted_keys[:-1]
+        if not same.any():
+            continue
+        starts = np.flatnonzero(np.concatenate(([True], ~same)))
+        sizes = np.diff(np.concatenate((starts, [len(sorted_keys)])))
+        twos = starts[sizes == 2]  # the usual bucket: one pair, found without a loop
+        found.append(np.stack((sorted_rows[twos], sorted_rows[twos + 1]), axis=1))
+        more = sizes > 2
+        for start, size in zip(starts[more].tolist(), sizes[more].tolist(), strict=True):
+            members = sorted_rows[start : start + size]
+            if size <= SMALL_BUCKET:
+                a, b = np.triu_indices(size, 1)
+                found.append(np.stack((members[a], members[b]), axis=1))
+            else:
+                star = np.stack((np.full(size - 1, members[0]), members[1:]), axis=1)
+                chain = np.stack((members[1:-1], members[2:]), axis=1)
+                found.append(np.concatenate((star, chain)))
+    if not found:
+        return np.zeros((0, 2), np.int64)
+    pairs = np.concatenate(found)
+    pairs = np.sort(pairs, axis=1)
+    return np.unique(pairs, axis=0)
+
+
+def jaccard(a: U64, b: U64) -> float:
+    """Exact Jaccard of two sorted, unique hash sets."""
+    if len(a) == 0 and len(b) == 0:
+        return 1.0
+    both = len(np.intersect1d(a, b, assume_unique=True))
+    return both / (len(a) + len(b) - both)

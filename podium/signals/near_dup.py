@@ -1,0 +1,115 @@
+"""Near-duplicates: MinHash signatures of character shingles, LSH buckets by band,
+candidate pairs verified by their exact Jaccard, clusters by union-find, one canonical
+row per cluster (the smallest id). A table signal in the stages of
+`podium.signals.minhash`; only rows in a cluster are stored.
+
+Memory grows with the rows only by their band keys (8 bytes per band) and ids: the
+shingle sets needed for the exact Jaccard are rebuilt in a second scan, for the rows
+of candidate pairs only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from podium.reporting import Reporter
+from podium.signals.clusters import UnionFind, clusters_from_groups
+from podium.signals.exact_dup import CLUSTER_FIELDS
+from podium.signals.minhash import band_keys, candidate_pairs, jaccard, shingle_sets, signatures
+from podium.signals.settings import NearDupSettings
+from podium.signals.signal import Source, TableSignal
+
+
+class NearDup(TableSignal[NearDupSettings]):
+    name: ClassVar[str] = "near-dup"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = "Near-duplicate clusters (MinHash + LSH, exact Jaccard)."
+    schema: ClassVar[pa.Schema] = pa.schema([*CLUSTER_FIELDS, pa.field("jaccard", pa.float32())])
+
+    def __init__(self, settings: NearDupSettings) -> None:
+        super().__init__(settings)
+        self.counts = {"rows": 0, "candidates": 0, "verified": 0, "clusters": 0, "duplicates": 0}
+
+    def keys(
+        self, source: Source
+    ) -> tuple[pa.Array, npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+        """Stage 1: every row's id, band keys, and whether it has any shingle."""
+        s = self.settings
+        ids: list[pa.Array] = []
+        keys: list[npt.NDArray[np.uint64]] = []
+        valid: list[npt.NDArray[np.bool_]] = []
+        for turns in source.turns():
+            hashes, offsets = shingle_sets(turns.row_texts(), s.shingle)
+            sigs = signatures(hashes, offsets, s.num_perm, s.seed)
+            keys.append(band_keys(sigs, s.bands))
+            valid.append(np.diff(offsets) > 0)
+            ids.append(pa.array(turns.ids, pa.string()))
+        if not ids:
+            return pa.array([], pa.string()), np.zeros((0, s.bands), np.uint64), np.zeros(0, bool)
+        return pa.concat_arrays(ids), np.concatenate(keys), np.concatenate(valid)
+
+    def verified(
+        self, source: Source, pairs: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Stage 3: the candidate pairs whose exact Jaccard reaches the threshold."""
+        wanted = np.unique(pairs)
+        sets: dict[int, npt.NDArray[np.uint64]] = {}
+        base = 0
+        for turns in source.turns():  # second scan: shingles of candidate rows only
+            here = wanted[(wanted >= base) & (wanted < base + turns.rows)]
+            if len(here):
+                texts = turns.row_texts()
+                hashes, offsets = shingle_sets(
+                    [texts[i - base] for i in here], self.settings.shingle
+                )
+                for j, row in enumerate(here.tolist()):
+                    sets[row] = np.unique(hashes[offsets[j] : offsets[j + 1]])
+            base += turns.rows
+        scores = np.fromiter(
+            (jaccard(sets[int(a)], sets[int(b)]) for a, b in pairs), np.float64, len(pairs)
+        )
+        keep = scores >= self.settings.threshold
+        return pairs[keep], scores[keep].astype(np.float32)
+
+    def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
+        reporter.log("near-dup: signatures")
+        ids, keys, valid = self.keys(source)
+        n = len(ids)
+        self.counts["rows"] = n
+        reporter.log("near-dup: buckets")
+        pairs = candidate_pairs(keys, valid)
+        del keys
+        self.counts["candidates"] = len(pairs)
+        reporter.log(f"near-dup: verifying {len(pairs)} candidate pairs")
+        pairs, scores = (
+            self.verified(source, pairs) if len(pairs) else (pairs, np.zeros(0, np.float32))
+        )
+        self.counts["verified"] = len(pairs)
+        links = UnionFind(n)
+        best = np.zeros(n, np.float32)
+        for (a, b), score in zip(pairs.tolist(), scores.tolist(), strict=True):
+            links.union(a, b)
+            best[a] = max(best[a], score)
+            best[b] = max(best[b], score)
+        rows = np.unique(pairs).astype(np.int64)
+        for found, canonical, size, first in clusters_from_groups(rows, links.roots(rows), ids):
+            self.counts["clusters"] += int(first.sum())
+            self.counts["duplicates"] += int((~first).sum())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    ids.take(pa.array(found)),
+                    canonical,
+                    pa.array(size.astype(np.int32)),
+                    pa.array(first),
+                    pa.array(best[found]),
+                ],
+                schema=self.schema,
+            )
+
+    def summary(self) -> dict[str, int]:
+        return dict(self.counts)

@@ -1,0 +1,77 @@
+"""The signal kinds Podium knows: name -> class (by import path, so that listing them
+costs no import of lingua or a MinHash library) and the settings field that configures
+it in a `signals` job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from podium.errors import InvalidInput
+from podium.jobs.plugins import load_attr
+from podium.signals.signal import Signal
+
+
+@dataclass(frozen=True)
+class SignalKind:
+    name: str  # as typed: near-dup
+    class_path: str  # "podium.signals.near_dup:NearDup"
+    settings_field: str  # SignalsConfig field holding its settings: near_dup
+    description: str
+
+    def load(self) -> type[Signal]:  # type: ignore[type-arg]
+        cls = load_attr(self.class_path)
+        assert isinstance(cls, type) and issubclass(cls, Signal), self.class_path
+        return cls
+
+
+SIGNAL_KINDS: dict[str, SignalKind] = {
+    kind.name: kind
+    for kind in (
+        SignalKind(
+            "length",
+            "podium.signals.length:Length",
+            "length",
+            "Characters and words per turn and per row.",
+        ),
+        SignalKind(
+            "language",
+            "podium.signals.language:Language",
+            "language",
+            "The language of each row (lingua, offline).",
+        ),
+        SignalKind(
+            "private-data",
+            "podium.signals.private_data:PrivateData",
+            "private_data",
+            "E-mail addresses, phone numbers, IP addresses, card numbers, IBANs and "
+            "secrets (keys, tokens, private keys), each with its turn and span.",
+        ),
+        SignalKind(
+            "exact-dup",
+            "podium.signals.exact_dup:ExactDup",
+            "exact_dup",
+            "Rows whose text is equal after normalising case and white space.",
+        ),
+        SignalKind(
+            "near-dup",
+            "podium.signals.near_dup:NearDup",
+            "near_dup",
+            "Near-duplicate clusters: MinHash + LSH, verified by exact Jaccard.",
+        ),
+        SignalKind(
+            "contamination",
+            "podium.signals.contamination:Contamination",
+            "contamination",
+            "Word n-gram overlap with eval tables: eval table, eval row and span.",
+        ),
+    )
+}
+
+
+def signal_kind(name: str) -> SignalKind:
+    try:
+        return SIGNAL_KINDS[name.strip().replace("_", "-")]
+    except KeyError:
+        raise InvalidInput(
+            f"Unknown signal {name!r}; known signals: {', '.join(SIGNAL_KINDS)}."
+        ) from None

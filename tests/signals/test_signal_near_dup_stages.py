@@ -1,0 +1,63 @@
+"""The near-duplicate stages on their own: buckets, candidate pairs, clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from podium.signals.clusters import UnionFind, clusters_from_groups
+from podium.signals.minhash import (
+    SMALL_BUCKET,
+    band_keys,
+    candidate_pairs,
+    jaccard,
+    shingle_sets,
+    signatures,
+)
+
+
+def test_equal_texts_share_every_band_and_different_ones_none() -> None:
+    a = "the cat sat on the mat and looked out of the window at the birds " * 4
+    hashes, offsets = shingle_sets([a, a.upper(), "something else entirely, about boats " * 4], 5)
+    keys = band_keys(signatures(hashes, offsets, 112, 1), 16)
+    assert (keys[0] == keys[1]).all()
+    assert not (keys[0] == keys[2]).any()
+
+
+def test_a_big_bucket_links_every_member_without_all_pairs() -> None:
+    size = SMALL_BUCKET * 4
+    keys = np.zeros((size + 2, 1), np.uint64)
+    keys[-2:, 0] = [7, 7]  # one more bucket of two
+    valid = np.ones(size + 2, bool)
+    valid[3] = False  # a row without shingles is never a candidate
+    pairs = candidate_pairs(keys, valid)
+    assert len(pairs) < (size - 1) * (size - 2) // 2
+    links = UnionFind(size + 2)
+    for a, b in pairs.tolist():
+        links.union(a, b)
+    roots = {links.find(i) for i in range(size) if i != 3}
+    assert len(roots) == 1 and links.find(3) == 3
+    assert [size, size + 1] in pairs.tolist()
+
+
+def test_the_canonical_row_is_the_smallest_id_whatever_the_order() -> None:
+    ids = pa.array(["b", "a", "d", "c", "e"])
+    rows = np.array([0, 1, 2, 3], np.int64)
+    groups = np.array([5, 5, 9, 9], np.int64)
+    ((found, canonical, size, first),) = list(clusters_from_groups(rows, groups, ids))
+    got = {
+        ids[int(r)].as_py(): (c, int(s), bool(f))
+        for r, c, s, f in zip(found, canonical.to_pylist(), size, first, strict=True)
+    }
+    assert got == {
+        "a": ("a", 2, True),
+        "b": ("a", 2, False),
+        "c": ("c", 2, True),
+        "d": ("c", 2, False),
+    }
+
+
+def test_exact_jaccard() -> None:
+    a = np.array([1, 2, 3, 4], np.uint64)
+    b = np.array([3, 4, 5], np.uint64)
+    assert jaccard(a, b) == 2 / 5

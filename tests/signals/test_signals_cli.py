@@ -1,0 +1,60 @@
+"""`podium signals run` and `list` end to end: the real CLI process and the jobs system."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cli_fork
+from signal_tables import GSM_PROBLEM, PROSE, write_chat
+
+from podium.jobs.queue import list_jobs
+from podium.store.catalog.catalog import load_table, table_exists
+
+
+def podium(*args: str) -> subprocess.CompletedProcess[str]:
+    return cli_fork.run(
+        [sys.executable, "-m", "podium.cli", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=300,
+    )
+
+
+def test_run_then_list(podium_home: Path) -> None:
+    write_chat("t.chat", [PROSE * 2, PROSE * 2, "Solve: " + GSM_PROBLEM])
+    write_chat("t.gsm", [GSM_PROBLEM], prefix="g")
+    out = podium(
+        "signals",
+        "run",
+        "t.chat",
+        "--signal",
+        "exact-dup,contamination",
+        "--eval",
+        "t.gsm",
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    results = {r["signal"]: r for r in json.loads(out.stdout)}
+    assert results["exact-dup"]["duplicates"] == 1
+    assert results["contamination"]["contaminated_rows"] == 1
+    (job,) = [j for j in list_jobs() if j["kind"] == "signals"]
+    assert job["status"] == "succeeded"
+    assert load_table("t.chat__sig_exact_dup").properties["podium.lineage.job_id"] == job["id"]
+    listed = json.loads(podium("signals", "list", "t.chat", "--json").stdout)
+    assert {(s["signal"], s["current"]) for s in listed} == {
+        ("exact-dup", True),
+        ("contamination", True),
+    }
+
+
+def test_bad_input_is_one_line_and_writes_nothing(podium_home: Path) -> None:
+    write_chat("t.chat", ["hello there"])
+    out = podium("signals", "run", "t.chat", "--signal", "contamination", "--eval", "t.missing")
+    assert out.returncode != 0
+    assert "Eval table 't.missing' does not exist" in out.stderr
+    assert not table_exists("t.chat__sig_contamination")
