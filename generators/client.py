@@ -36,6 +36,7 @@ from tenacity import RetryError
 
 from generators.retry import RetryPolicy, describe, retrying
 from podium.errors import PodiumError
+from podium.identity import User
 from podium.reporting import Reporter
 
 REQUEST_TIMEOUT_S = 600.0
@@ -72,14 +73,17 @@ class Endpoint:
         )
 
 
-def endpoint_for(model_name: str, reporter: Reporter | None = None) -> Endpoint:
-    """An `Endpoint` for a registered model, starting its vLLM server if needed."""
+def endpoint_for(
+    model_name: str, reporter: Reporter | None = None, user: User | None = None
+) -> Endpoint:
+    """An `Endpoint` for a registered model, starting its vLLM server if needed (and if
+    `user`, default whoever is acting, may start servers)."""
     from podium.models import ensure_server, get_model
     from podium.models.endpoint_keys import endpoint_key
 
     model = get_model(model_name)
     key = endpoint_key(model)  # only an allowed key, only to the URL it was given for
-    base_url, served = ensure_server(model.name, reporter=reporter)
+    base_url, served = ensure_server(model.name, reporter=reporter, user=user)
     return Endpoint(base_url=base_url, model=served, api_key=key, checkpoint=model.name)
 
 

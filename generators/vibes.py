@@ -74,9 +74,11 @@ def answer_stream(
     """The checkpoint's answer to `prompt`, streamed (starts its server if needed).
 
     The role is checked now, before the server starts or the model is asked (the Vibe
-    check and Generate's "Try a prompt" pages, `podium vibes submit`)."""
-    require(user or acting_user(), "ask_model")
-    endpoint = endpoint_for(checkpoint)
+    check and Generate's "Try a prompt" pages, `podium vibes submit`); a model without a
+    running server is started only for a role that may start servers."""
+    user = user or acting_user()
+    require(user, "ask_model")
+    endpoint = endpoint_for(checkpoint, user=user)
     request = ChatRequest(
         messages=[{"role": "user", "content": prompt}],
         max_tokens=max_tokens,

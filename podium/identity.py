@@ -24,7 +24,7 @@ Action = Literal[
     "annotate",  # labels, ratings, notes
     "edit",  # change or remove rows (a new snapshot)
     "vibe",  # submit vibe-check prompts
-    "ask_model",  # ask a checkpoint one prompt (may start its server)
+    "ask_model",  # ask a model one prompt (starting its server is serve_model)
     "vote",  # blind comparison votes
     "run_job",  # generation, validation, builds, training, compare
     "serve_model",  # start or stop model servers

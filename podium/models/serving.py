@@ -27,7 +27,8 @@ from sqlalchemy import insert
 
 from podium import processes
 from podium.config import get_settings
-from podium.errors import PodiumError
+from podium.errors import PermissionDenied, PodiumError
+from podium.identity import User, require
 from podium.locks import file_lock
 from podium.models.registry import ModelInfo, get_model
 from podium.models.server_records import (  # noqa: F401 - re-exported for callers
@@ -48,6 +49,7 @@ from podium.models.state_rows import from_row
 from podium.models.vllm_launch import free_port, has_gpu, server_command, server_env, vllm_python
 from podium.reporting import Reporter
 from podium.store.state.state import engine
+from podium.store.state.users import acting_user
 
 START_TIMEOUT_S = 900.0
 
@@ -271,8 +273,14 @@ def serve(
     reporter: Reporter | None = None,
     timeout_s: float = START_TIMEOUT_S,
     patience_s: float = REUSE_PATIENCE_S,
+    user: User | None = None,
 ) -> Served:
-    """A server for `model_name`: the running one (see `server_choice`), else a new one."""
+    """A server for `model_name`: the running one (see `server_choice`), else a new one.
+
+    Anyone may use a running server or an endpoint; starting, replacing or stopping a
+    server is `serve_model`'s (operators), checked for `user` (default: whoever is
+    acting) before anything is started: asking a model one prompt (a reviewer's Vibe
+    check) must not start what `podium serve` refuses them."""
     reporter = reporter or Reporter()
     model = get_model(model_name)
     if model.kind == "endpoint":
@@ -284,14 +292,30 @@ def serve(
         if row is not None and choice == "reuse" and _healthy_within(row, patience_s):
             touch(model.name)
             return Served(row.url, model.name, started=False)
+        _may_start(model.name, user or acting_user())
         if row is not None:
             stop_server(model.name)  # dead, never healthy, or serving an outdated path
         return Served(_start(model, timeout_s, reporter), model.name, started=True)
 
 
+def _may_start(model: str, user: User) -> None:
+    try:
+        require(user, "serve_model")
+    except PermissionDenied as exc:
+        raise PermissionDenied(
+            f"No server is running for {model!r}, and starting one is an operator's work: "
+            f"{exc} Or ask an operator to start it (`podium serve {model}`)."
+        ) from None
+
+
 def ensure_server(
-    model_name: str, *, reporter: Reporter | None = None, timeout_s: float = START_TIMEOUT_S
+    model_name: str,
+    *,
+    reporter: Reporter | None = None,
+    timeout_s: float = START_TIMEOUT_S,
+    user: User | None = None,
 ) -> tuple[str, str]:
-    """`(base_url, served_model_name)` of a server for `model_name`, started if needed."""
-    served = serve(model_name, reporter=reporter, timeout_s=timeout_s)
+    """`(base_url, served_model_name)` of a server for `model_name`, started if needed
+    (and if `user`, default whoever is acting, may start one)."""
+    served = serve(model_name, reporter=reporter, timeout_s=timeout_s, user=user)
     return served.url, served.model

@@ -17,14 +17,16 @@ from recording_server import Recorder
 from generators.vibes import answer_stream, build_eval_set, submit_vibe
 from podium.app.views.validate.model import build_specs
 from podium.config import reset_settings
-from podium.errors import InvalidInput, PermissionDenied
+from podium.errors import InvalidInput, PermissionDenied, PodiumError
 from podium.identity import User
 from podium.models import add_endpoint
+from podium.models.registry import register_model
 from podium.store.catalog.catalog import list_tables, table_exists
 from podium.store.state.users import grant, resolve, use_session_user
 
 ADMIN = User(name="boss@example.org", role="admin", source="config")
 VIEWER = "viewer@example.org"
+REVIEWER = "reviewer@example.org"
 
 
 @pytest.fixture
@@ -95,3 +97,49 @@ def test_validate_stores_no_pasted_schema_before_the_role_check(shared: Path) ->
     with pytest.raises(PermissionDenied, match="run job needs 'operator'"):
         build_specs(["json-schema", "xsd"], schema_text='{"type": "object"}', xsd_text="<x/>")
     assert not (shared / "schemas").exists()
+
+
+@pytest.fixture
+def fake_vllm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A registered checkpoint `ck` whose vLLM Python only logs how it was called (it
+    "has" vLLM, and a server start exits at once): a start shows in the log."""
+    log = tmp_path / "vllm-calls.log"
+    python = tmp_path / "vllm-python"
+    python.write_text(f'#!/bin/sh\necho "$@" >> {log}\n[ "$1" = "-c" ] && exit 0\nexit 1\n')
+    python.chmod(0o755)
+    monkeypatch.setenv("PODIUM_VLLM_PYTHON", str(python))
+    reset_settings()
+    checkpoint = tmp_path / "ck"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text('{"max_position_embeddings": 512}')
+    (checkpoint / "model.safetensors").write_bytes(b"")
+    register_model("ck", kind="trained", path=str(checkpoint))
+    return log
+
+
+def test_a_reviewer_may_not_start_a_model_server_by_asking_it(
+    shared: Path, recorder: Recorder, fake_vllm: Path
+) -> None:
+    """Issue 44, point 16: `podium serve` refuses a reviewer, yet `vibes submit --model`
+    (and the app's Vibe check) started the model's vLLM server for them."""
+    grant(ADMIN, REVIEWER, "reviewer")
+    proc = podium_as(REVIEWER, "vibes", "submit", "a prompt", "--model", "ck")
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    message = " ".join(proc.stderr.split())
+    assert "No server is running for 'ck'" in message and "needs 'operator'" in message
+    assert not fake_vllm.exists()  # vLLM's Python was never even asked
+    as_reviewer = resolve(REVIEWER, "oidc")
+    with pytest.raises(PermissionDenied, match="No server is running for 'ck'"):
+        list(answer_stream("ck", "hi", user=as_reviewer))
+    assert not fake_vllm.exists()
+    # An endpoint (no server to start) is still asked for a reviewer.
+    with pytest.raises(PodiumError, match="recording only"):
+        list(answer_stream("ep", "hi", user=as_reviewer))
+    assert recorder.seen
+
+
+def test_an_operator_asking_a_model_may_start_its_server(shared: Path, fake_vllm: Path) -> None:
+    grant(ADMIN, "op@example.org", "operator")
+    proc = podium_as("op@example.org", "vibes", "submit", "a prompt", "--model", "ck")
+    assert proc.returncode != 0 and "exited with code 1 while starting" in proc.stderr
+    assert "vllm.entrypoints" in fake_vllm.read_text()  # the start was tried
