@@ -27,6 +27,11 @@ def _print_result(config: Any, result: Any, deferred: bool, extra: dict[str, Any
         for name, one in summary["tables"].items():
             typer.echo(f"{name}:")
             _print_table(one)
+        for name, why in summary.get("skipped", {}).items():
+            typer.echo(f"{name}: skipped, {why}")
+        if "warehouse_skipped" in summary:
+            typer.echo(f"warehouse: {summary['warehouse_skipped']}")
+            return
         o = summary["warehouse_orphans_removed"]
         typer.echo(
             f"warehouse: removed {o['files']} files of no known table ({o['bytes']:,} bytes)"
@@ -50,9 +55,27 @@ def _print_table(summary: dict[str, Any]) -> None:
         typer.echo(f"compacted {c['files_in']} files into {c['files_out']} ({c['rows']:,} rows)")
     if "expired_snapshots" in summary:
         typer.echo(f"expired {summary['expired_snapshots']} snapshots")
+    _print_pinned(summary.get("pinned"))
     if "orphans_removed" in summary:
         o = summary["orphans_removed"]
         typer.echo(f"removed {o['files']} orphan files ({o['bytes']:,} bytes)")
+
+
+def _print_pinned(pinned: dict[str, Any] | None) -> None:
+    """What jobs and lineage keep past the retention, and what it costs on disk."""
+    if not pinned or not pinned["snapshots"]:
+        return
+    typer.echo(
+        f"kept {len(pinned['snapshots'])} snapshots past the retention because jobs or "
+        f"lineage name them; they hold {pinned['files']} files ({pinned['bytes']:,} bytes) "
+        "the head does not, which compaction cannot free:"
+    )
+    for one in pinned["snapshots"]:
+        typer.echo(f"  {one['snapshot_id']}: {', '.join(one['kept_by'])}")
+    typer.echo(
+        "  (--job-pin-days N: jobs that ended over N days ago stop pinning; "
+        "`podium tag` keeps a snapshot for good)"
+    )
 
 
 def maintain_command() -> click.Command:

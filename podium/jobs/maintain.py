@@ -31,10 +31,12 @@ from sqlalchemy import select
 
 from podium.config import get_settings
 from podium.errors import InvalidInput, PodiumError
-from podium.jobs.tables import db, jobs
+from podium.jobs.tables import FINISHED, db, jobs
 from podium.reporting import JobOutputs, Reporter
-from podium.store.catalog.catalog import full_name, list_tables, load_table
-from podium.store.maintenance import expiry, maintenance, warehouse_sweep
+from podium.store.catalog.catalog import full_name
+from podium.store.catalog.every_table import every_table
+from podium.store.catalog.table_name import RULE
+from podium.store.maintenance import expiry, maintenance, orphans, warehouse_sweep
 from podium.store.schema import PROP_LINEAGE_PREFIX
 from podium.store.state.users import author_name
 
@@ -68,6 +70,13 @@ class MaintainConfig(BaseModel):
     remove_orphans: bool = Field(
         True, description="Delete files no live snapshot references (after the grace period)."
     )
+    job_pin_days: float | None = Field(
+        None,
+        ge=0,
+        description="Jobs that ended more than this many days ago stop keeping the snapshots "
+        "they name (inputs and outputs) from expiry; unset, a job keeps them while its record "
+        "exists. Tags and other tables' lineage keep theirs whatever this says.",
+    )
     grace_hours: float = Field(
         24.0,
         ge=0,
@@ -97,6 +106,15 @@ class MaintainConfig(BaseModel):
 _REF = re.compile(r"^(?P<name>[^@\s]+)@(?P<snapshot>-?\d+)$")
 
 
+def _same_table(name: str, table: str) -> bool:
+    """Whether `name` (as a job or lineage wrote it) names `table`; a name outside
+    Podium's rule names none of Podium's tables."""
+    try:
+        return full_name(name) == table
+    except InvalidInput:
+        return name == table
+
+
 def _pinned(values: Iterable[Any], table: str) -> set[int]:
     """Snapshot ids of `table` in strings like "ns.t@123", anywhere in JSON values."""
     out: set[int] = set()
@@ -105,7 +123,7 @@ def _pinned(values: Iterable[Any], table: str) -> set[int]:
         value = stack.pop()
         if isinstance(value, str):
             match = _REF.match(value.strip())
-            if match and full_name(match["name"]) == table:
+            if match and _same_table(match["name"], table):
                 out.add(int(match["snapshot"]))
             elif value[:1] in "[{":
                 try:
@@ -131,44 +149,98 @@ def _output_snapshots(outputs: str, table: str) -> set[int]:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
         sid = entry.get("snapshot_id")
-        if isinstance(sid, int) and full_name(entry["name"]) == table:
+        if isinstance(sid, int) and _same_table(entry["name"], table):
             out.add(sid)
     return out
 
 
-def job_snapshots(table: str) -> set[int]:
-    """Snapshots of `table` that a job names: its pinned inputs, its outputs (so every
-    checkpoint's training data and every output a re-run compares against). A maintain
-    job's own outputs are its report, not a dataset: naming them would pin one more
-    snapshot each run."""
+Pins = dict[int, list[str]]  # snapshot id -> who keeps it, in words
+Lineage = list[tuple[str, dict[str, str]]]  # (table, its lineage properties) of each table
+
+
+def _add(pins: Pins, snapshots: Iterable[int], why: str) -> None:
+    for sid in snapshots:
+        pins.setdefault(sid, []).append(why)
+
+
+def job_pins(table: str, pin_days: float | None = None, now: datetime | None = None) -> Pins:
+    """Snapshots of `table` that a job names, with the job: its pinned inputs, its
+    outputs (so every checkpoint's training data and every output a re-run compares
+    against). With `pin_days`, a job that ended more than that many days ago keeps
+    nothing; one not ended yet always does. A maintain job's own outputs are its report,
+    not a dataset: naming them would pin one more snapshot each run."""
+    since = None if pin_days is None else (now or datetime.now(UTC)) - timedelta(days=pin_days)
     with db().connect() as con:
-        rows = con.execute(select(jobs.c.kind, jobs.c.inputs, jobs.c.outputs)).all()
-    keep = _pinned([v for _, *values in rows for v in values if v], table)
-    for kind, _, outputs in rows:
+        rows = con.execute(
+            select(
+                jobs.c.id,
+                jobs.c.kind,
+                jobs.c.status,
+                jobs.c.finished_at,
+                jobs.c.inputs,
+                jobs.c.outputs,
+            )
+        ).all()
+    pins: Pins = {}
+    for job_id, kind, status, finished, inputs, outputs in rows:
+        if since is not None and status in FINISHED and finished is not None:
+            ended = finished if finished.tzinfo else finished.replace(tzinfo=UTC)
+            if ended < since:
+                continue
+        when = f"{status} {finished:%Y-%m-%d}" if finished is not None else status
+        named = _pinned([v for v in (inputs, outputs) if v], table)
         if outputs and kind != "maintain":
-            keep |= _output_snapshots(outputs, table)
-    return keep
+            named |= _output_snapshots(outputs, table)
+        _add(pins, named, f"job {job_id} ({kind}, {when})")
+    return pins
 
 
-def tables_lineage() -> list[dict[str, str]]:
-    """Every table's lineage properties (loaded once for a run over many tables)."""
+def job_snapshots(table: str, pin_days: float | None = None) -> set[int]:
+    """The snapshots `job_pins` names."""
+    return set(job_pins(table, pin_days))
+
+
+def tables_lineage() -> Lineage:
+    """Every readable table's lineage properties, any namespace depth (loaded once for a
+    run over many tables)."""
     return [
-        {k: v for k, v in load_table(t).properties.items() if k.startswith(PROP_LINEAGE_PREFIX)}
-        for t in list_tables()
+        (
+            entry.name,
+            {k: v for k, v in entry.table.properties.items() if k.startswith(PROP_LINEAGE_PREFIX)},
+        )
+        for entry in every_table()
+        if entry.table is not None
     ]
 
 
-def lineage_snapshots(table: str, lineage: list[dict[str, str]] | None = None) -> set[int]:
-    """Snapshots of `table` that a job (`job_snapshots`) or another table's lineage
-    properties name."""
-    keep = job_snapshots(table)
-    for props in tables_lineage() if lineage is None else lineage:
-        keep |= _pinned(list(props.values()), table)
+def lineage_pins(
+    table: str,
+    lineage: Lineage | None = None,
+    pin_days: float | None = None,
+) -> Pins:
+    """Snapshots of `table` that a job (`job_pins`) or another table's lineage
+    properties name, with who names them."""
+    pins = job_pins(table, pin_days)
+    for other, props in tables_lineage() if lineage is None else lineage:
+        named = _pinned(list(props.values()), table)
         validated = props.get(f"{PROP_LINEAGE_PREFIX}validated_table")
         snapshot = props.get(f"{PROP_LINEAGE_PREFIX}validated_snapshot")
-        if validated and snapshot and full_name(validated) == table and snapshot.isdigit():
-            keep.add(int(snapshot))
-    return keep
+        if validated and snapshot and _same_table(validated, table) and snapshot.isdigit():
+            named.add(int(snapshot))
+        _add(pins, named, f"lineage of table {other}")
+    return pins
+
+
+def lineage_snapshots(table: str, lineage: Lineage | None = None) -> set[int]:
+    """The snapshots `lineage_pins` names."""
+    return set(lineage_pins(table, lineage))
+
+
+def _podium_name(name: str) -> bool:
+    try:
+        return full_name(name) == name
+    except InvalidInput:
+        return False
 
 
 def run_maintain(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
@@ -176,74 +248,165 @@ def run_maintain(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
         assert cfg.table is not None  # the config's validator: one table or all
         name = full_name(cfg.table)
         return JobOutputs(tables=[name], summary=maintain_table(cfg, name, reporter))
-    names = list_tables()
+    return _maintain_all(cfg, reporter)
+
+
+def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
+    """Every table Podium can name is compacted and expired; then, with the whole
+    catalog read once (`orphans.take_guard`), each one's orphans are removed and the
+    warehouse swept. A table another engine made with a name outside Podium's rule (in a
+    nested namespace, `ext.bad-name`) is not Podium's to rewrite: it is skipped, and its
+    files are guarded like every table's. A table that cannot be read fails, and no file
+    is deleted anywhere (which files it needs is unknown)."""
+    catalog = every_table()
+    names = [e.name for e in catalog if e.table is not None and _podium_name(e.name)]
+    summary: dict[str, Any] = {"tables": {}, "failed": {}, "skipped": {}}
+    for entry in catalog:
+        if entry.table is None:
+            summary["failed"][entry.name] = f"cannot be read: {entry.problem}"
+        elif entry.name not in names:
+            summary["skipped"][entry.name] = (
+                f"named outside Podium's rule ({RULE}): not compacted or expired (its own "
+                "engine maintains it); every file it references is kept"
+            )
+    for name, why in {**summary["failed"], **summary["skipped"]}.items():
+        reporter.log(f"{name}: {why}")
     lineage = tables_lineage() if cfg.expire else []
-    summary: dict[str, Any] = {"tables": {}, "failed": {}}
+    done: dict[str, dict[str, Any]] = {}
     for name in names:
         reporter.check_cancelled()
         try:
-            summary["tables"][name] = maintain_table(cfg, name, reporter, lineage)
+            done[name] = _before_and_commits(cfg, name, reporter, lineage)
         except PodiumError as exc:  # one table's conflict must not stop the others
             summary["failed"][name] = str(exc)
             reporter.log(f"{name}: {exc}")
-    files, size = warehouse_sweep.remove_warehouse_orphans(grace_s=cfg.grace_hours * 3600)
+    guard = orphans.take_guard()
+    try:
+        guard.check_readable("orphan removal of every table and the warehouse sweep")
+    except PodiumError as exc:  # each table's removal would say the same
+        summary["orphans_skipped"] = str(exc)
+        reporter.log(str(exc))
+    for name, one in done.items():
+        if cfg.remove_orphans and "orphans_skipped" not in summary:
+            try:
+                _remove_orphans(cfg, name, reporter, one, guard)
+            except PodiumError as exc:
+                summary["failed"].setdefault(name, str(exc))
+                reporter.log(f"{name}: {exc}")
+        summary["tables"][name] = _after(name, reporter, one)
+    try:
+        files, size = warehouse_sweep.remove_warehouse_orphans(grace_s=cfg.grace_hours * 3600)
+    except PodiumError as exc:
+        summary["warehouse_skipped"] = str(exc)
+        reporter.log(f"warehouse: {exc}")
+        files = size = 0
+    else:
+        reporter.log(f"warehouse: removed {files} files of no known table ({size} bytes)")
     summary["warehouse_orphans_removed"] = {"files": files, "bytes": size}
-    reporter.log(f"warehouse: removed {files} files of no known table ({size} bytes)")
     if summary["failed"]:
         failed = ", ".join(summary["failed"])
         raise InvalidInput(
-            f"maintain --all: {len(summary['failed'])} of {len(names)} tables failed "
+            f"maintain --all: {len(summary['failed'])} of {len(catalog)} tables failed "
             f"({failed}); the others were maintained. Run `podium maintain TABLE` for "
             f"each: {'; '.join(f'{n}: {e}' for n, e in summary['failed'].items())}"
         )
     return JobOutputs(tables=names, summary=summary)
 
 
-def _named_now(keep: frozenset[int], table: str) -> set[int]:
-    return set(keep) | job_snapshots(table)
+def _named_now(keep: frozenset[int], table: str, pin_days: float | None) -> set[int]:
+    return set(keep) | job_snapshots(table, pin_days)
 
 
 def maintain_table(
     cfg: MaintainConfig,
     name: str,
     reporter: Reporter,
-    lineage: list[dict[str, str]] | None = None,
+    lineage: Lineage | None = None,
 ) -> dict[str, Any]:
     """Compaction, expiry and orphan removal of one table, as `cfg` says; the summary."""
-    grace_s = cfg.grace_hours * 3600
+    summary = _before_and_commits(cfg, name, reporter, lineage)
+    if cfg.remove_orphans:
+        _remove_orphans(cfg, name, reporter, summary, orphans.take_guard())
+    return _after(name, reporter, summary)
+
+
+def _before_and_commits(
+    cfg: MaintainConfig,
+    name: str,
+    reporter: Reporter,
+    lineage: Lineage | None = None,
+) -> dict[str, Any]:
+    """The footprint before, then compaction and expiry as `cfg` says; the summary."""
     before = maintenance.footprint(name)
     reporter.log(f"{name} before: {before.to_dict()}")
     summary: dict[str, Any] = {"table": name, "before": before.to_dict()}
-    steps = [s for s in ("compact", "expire", "remove_orphans") if getattr(cfg, s)]
+    steps = [s for s in ("compact", "expire") if getattr(cfg, s)]
     for done, step in enumerate(steps):
         reporter.check_cancelled()
-        reporter.progress(done, len(steps), f"{name}: {step.replace('_', ' ')}")
+        reporter.progress(done, len(steps) + 1, f"{name}: {step}")
         if step == "compact":
             compaction = maintenance.compact(
                 name, author=author_name(), target_file_bytes=get_settings().target_file_bytes
             )
             summary["compaction"] = compaction.to_dict()
             reporter.log(f"compaction: {compaction.to_dict()}")
-        elif step == "expire":
-            keep = lineage_snapshots(name, lineage)
-            named = functools.partial(_named_now, frozenset(keep), name)
-            cutoff = datetime.now(UTC) - timedelta(days=cfg.retention_days)
-            expired = expiry.expire(
-                name,
-                older_than=cutoff,
-                # Asked again just before the commit: a job queued meanwhile may pin one.
-                keep=named,
-                grace_s=grace_s,
-            )
-            summary["expired_snapshots"] = len(expired)
-            summary["kept_for_lineage"] = sorted(keep)
-            reporter.log(f"expired {len(expired)} snapshots; kept for lineage: {sorted(keep)}")
         else:
-            files, size = maintenance.remove_orphans(name, grace_s=grace_s)
-            summary["orphans_removed"] = {"files": files, "bytes": size}
-            reporter.log(f"removed {files} orphan files ({size} bytes)")
+            _expire(cfg, name, reporter, summary, lineage)
+    return summary
+
+
+def _expire(
+    cfg: MaintainConfig,
+    name: str,
+    reporter: Reporter,
+    summary: dict[str, Any],
+    lineage: Lineage | None,
+) -> None:
+    pins = lineage_pins(name, lineage, cfg.job_pin_days)
+    keep = set(pins)
+    named = functools.partial(_named_now, frozenset(keep), name, cfg.job_pin_days)
+    cutoff = datetime.now(UTC) - timedelta(days=cfg.retention_days)
+    expired = expiry.expire(
+        name,
+        older_than=cutoff,
+        # Asked again just before the commit: a job queued meanwhile may pin one.
+        keep=named,
+        grace_s=cfg.grace_hours * 3600,
+    )
+    summary["expired_snapshots"] = len(expired)
+    summary["kept_for_lineage"] = sorted(keep)
+    reporter.log(f"expired {len(expired)} snapshots; kept for lineage: {sorted(keep)}")
+    held = maintenance.held_past_retention(name, keep, cutoff)
+    summary["pinned"] = {
+        "snapshots": [{"snapshot_id": sid, "kept_by": pins[sid]} for sid in held.snapshots],
+        "files": held.files,
+        "bytes": held.bytes,
+    }
+    if held.snapshots:
+        reporter.log(
+            f"kept {len(held.snapshots)} snapshots past the retention because jobs or "
+            f"lineage name them; they hold {held.files} files ({held.bytes} bytes) the "
+            f"head does not: "
+            + "; ".join(f"{sid}: {', '.join(pins[sid])}" for sid in held.snapshots)
+        )
+
+
+def _remove_orphans(
+    cfg: MaintainConfig,
+    name: str,
+    reporter: Reporter,
+    summary: dict[str, Any],
+    guard: orphans.Guard,
+) -> None:
+    reporter.check_cancelled()
+    files, size = orphans.remove_orphans(name, grace_s=cfg.grace_hours * 3600, guard=guard)
+    summary["orphans_removed"] = {"files": files, "bytes": size}
+    reporter.log(f"removed {files} orphan files ({size} bytes)")
+
+
+def _after(name: str, reporter: Reporter, summary: dict[str, Any]) -> dict[str, Any]:
     after = maintenance.footprint(name)
     summary["after"] = after.to_dict()
-    reporter.progress(len(steps), len(steps), f"{name}: done")
+    reporter.progress(1, 1, f"{name}: done")
     reporter.log(f"{name} after: {after.to_dict()}")
     return summary

@@ -12,12 +12,12 @@
   or one `keep` names (what run cards, checkpoints and other tables' lineage point
   at: the caller collects them, the store knows nothing of jobs); the commit fails and
   re-plans when any ref changed meanwhile.
-- `remove_orphans`: files under the table's location that no live snapshot and no
-  kept metadata file references (a killed import's data files, an expired snapshot's
-  files), older than a grace period so that a write in flight is never touched. Files
-  staged by resumable jobs (`data/staged-*`) are theirs to clean and left alone.
-  `store.maintenance.warehouse_sweep` does the same for files under the warehouse that belong to
-  no table the catalog knows.
+- `remove_orphans` (`store.maintenance.orphans`): files under the table's location that
+  no table of the catalog references (a killed import's data files, an expired
+  snapshot's files), older than a grace period so that a write in flight is never
+  touched, outside every other table's folder. Files staged by resumable jobs
+  (`data/staged-*`) are theirs to clean and left alone. `store.maintenance.warehouse_sweep`
+  does the same for files under the warehouse that belong to no table the catalog knows.
 
 `footprint` counts files and bytes before and after, for the run's report.
 """
@@ -26,23 +26,28 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 
 from podium.errors import InvalidInput
-from podium.failpoints import hit
 from podium.store.catalog.catalog import load_table
 from podium.store.catalog.commit_outcome import TOKEN, commit_checked, new_token
 from podium.store.maintenance.expiry import expire as expire
+from podium.store.maintenance.orphans import remove_orphans as remove_orphans
+from podium.store.maintenance.orphans import unreferenced_files as unreferenced_files
+from podium.store.maintenance.table_files import STAGED_DIR as STAGED_DIR
+from podium.store.maintenance.table_files import location_filesystem as location_filesystem
+from podium.store.maintenance.table_files import normal_path as normal_path
+from podium.store.maintenance.table_files import referenced_files as referenced_files
+from podium.store.maintenance.table_files import walk_files
 from podium.store.read.file_plan import FilePlan, PlannedFile
-from podium.store.read.plan import manifest_entries, plan_snapshot, warm_after_commit
+from podium.store.read.plan import plan_snapshot, warm_after_commit
 
 if TYPE_CHECKING:
-    from pyarrow.fs import FileSystem
     from pyiceberg.manifest import DataFile
     from pyiceberg.table import Table
 
@@ -52,7 +57,6 @@ AUTHOR = "podium.author"  # the same keys as review.changes' summaries
 MESSAGE = "podium.message"
 ACTION = "podium.action"
 ROWS = "podium.rows"
-STAGED_DIR = "staged-"  # store.write.staged: shards a resumable job has not committed yet
 
 
 @dataclass(frozen=True)
@@ -88,42 +92,6 @@ def _live(table: Table) -> list[DataFile]:
     return [f for f, _ in live_files(table, current.snapshot_id if current else None)]
 
 
-def walk_files(table: Table) -> Iterator[tuple[str, int, float]]:
-    """(path as the table names it, size, modified time) of every file under its location."""
-    from pyarrow.fs import FileSelector, FileType
-
-    fs, root, prefix = _filesystem(table)
-    try:
-        infos = fs.get_file_info(FileSelector(root, recursive=True))
-    except FileNotFoundError:
-        return
-    for info in infos:
-        if info.type == FileType.File:
-            mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-            yield prefix + info.path, int(info.size or 0), mtime
-
-
-def _filesystem(table: Table) -> tuple[FileSystem, str, str]:
-    """The table's file system (its FileIO's, credentials included), the location as that
-    file system names it, and the prefix that turns such a name back into a table path."""
-    return location_filesystem(table.metadata.location, table.io)
-
-
-def location_filesystem(location: str, io: Any) -> tuple[FileSystem, str, str]:
-    """`_filesystem` for any location (a table's, the warehouse's) and FileIO."""
-    location = location.rstrip("/")
-    parsed = urlparse(location)
-    if hasattr(io, "fs_by_scheme"):
-        fs = io.fs_by_scheme(parsed.scheme or "file", parsed.netloc)
-    else:  # another FileIO: pyarrow's own resolution (no credentials beyond the environment)
-        from pyarrow.fs import FileSystem
-
-        fs, _ = FileSystem.from_uri(location)
-    if parsed.scheme in ("", "file"):
-        return fs, parsed.path, ("file://" if parsed.scheme == "file" else "")
-    return fs, f"{parsed.netloc}{parsed.path}", f"{parsed.scheme}://"
-
-
 def footprint(name: str) -> Footprint:
     from pyiceberg.manifest import DataFileContent
 
@@ -138,6 +106,40 @@ def footprint(name: str) -> Footprint:
         files_on_disk=len(on_disk),
         bytes_on_disk=sum(size for _, size, _ in on_disk),
     )
+
+
+@dataclass(frozen=True)
+class Held:
+    """Snapshots past the retention that stay only because a caller names them, and the
+    data and delete files they keep on disk that the head does not reference."""
+
+    snapshots: list[int]
+    files: int
+    bytes: int
+
+
+def held_past_retention(name: str, named: Collection[int], older_than: datetime) -> Held:
+    """What `named` keeps of `name` past `older_than`: its snapshots committed before
+    then that are no ref's head, and the files only they (not the head) reference, which
+    no compaction can free while they are named."""
+    from podium.store.write.row_delta import live_files
+
+    table = load_table(name)
+    heads = {ref.snapshot_id for ref in table.metadata.refs.values()}
+    cutoff_ms = older_than.timestamp() * 1000
+    kept = sorted(
+        s.snapshot_id
+        for s in table.snapshots()
+        if s.snapshot_id in named and s.snapshot_id not in heads and s.timestamp_ms < cutoff_ms
+    )
+    current = table.current_snapshot()
+    in_head = {f.file_path for f, _ in live_files(table, current.snapshot_id if current else None)}
+    held: dict[str, int] = {}
+    for sid in kept:
+        for f, _ in live_files(table, sid):
+            if f.file_path not in in_head:
+                held[f.file_path] = f.file_size_in_bytes
+    return Held(kept, len(held), sum(held.values()))
 
 
 def _to_compact(
@@ -248,63 +250,3 @@ def _as_table_schema(
 ) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         yield batch if batch.schema.equals(schema) else batch.cast(schema)
-
-
-def referenced_files(table: Table) -> set[str]:
-    """Every file a live snapshot or a kept metadata file needs."""
-    io = table.io
-    out = {table.metadata_location}
-    out.update(entry.metadata_file for entry in table.metadata.metadata_log)
-    out.update(s.statistics_path for s in table.metadata.statistics)
-    for snapshot in table.snapshots():
-        out.add(snapshot.manifest_list)
-        for manifest in snapshot.manifests(io):
-            out.add(manifest.manifest_path)
-            # A file a live snapshot marks DELETED (compaction's inputs) is needed by none.
-            for entry in manifest_entries(io, manifest):
-                out.add(entry.data_file.file_path)
-    return out
-
-
-def remove_orphans(name: str, *, grace_s: float, now: float | None = None) -> tuple[int, int]:
-    """Delete unreferenced files older than `grace_s`; returns (files, bytes) removed."""
-    import time
-
-    table = load_table(name)
-    needed = {normal_path(p) for p in referenced_files(table)}
-    now = time.time() if now is None else now
-    files = removed_bytes = 0
-    orphans = [
-        (path, size)
-        for path, size, mtime in walk_files(table)
-        if normal_path(path) not in needed
-        and f"/{STAGED_DIR}" not in path
-        and now - mtime >= grace_s
-    ]
-    hit("maintain.orphans.before_delete")
-    for path, size in orphans:
-        try:
-            table.io.delete(path)
-        except OSError as exc:
-            log.warning("could not remove orphan file %s: %s", path, exc)
-            continue
-        files += 1
-        removed_bytes += size
-    return files, removed_bytes
-
-
-def unreferenced_files(name: str) -> list[str]:
-    """Files under the table's location that nothing live needs (staged shards aside)."""
-    table = load_table(name)
-    needed = {normal_path(p) for p in referenced_files(table)}
-    return [
-        path
-        for path, _, _ in walk_files(table)
-        if normal_path(path) not in needed and f"/{STAGED_DIR}" not in path
-    ]
-
-
-def normal_path(path: str) -> str:
-    """A path compared without its scheme: the catalog may name a local file either way."""
-    parsed = urlparse(path)
-    return parsed.path if parsed.scheme in ("", "file") else f"{parsed.netloc}{parsed.path}"

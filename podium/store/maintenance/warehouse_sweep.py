@@ -12,7 +12,10 @@ Only files laid out as a table's are candidates: Parquet, Avro, ORC, Puffin and
 metadata JSON files in `NS/TABLE/data/` or `NS/TABLE/metadata/` (or `NS.db/...`, the
 Hive layout) under the warehouse location; anything else there (and the catalog
 database, wherever it is) is never touched, nor are shards staged by resumable jobs
-(`data/staged-*`, theirs to clean). The warehouse is assumed to be this catalog's
+(`data/staged-*`, theirs to clean). No file under any table's location is a
+candidate, nor any file a table references (`store.maintenance.orphans.take_guard`
+reads every table of the catalog, at any namespace depth and under any name); while a
+table cannot be read, nothing is deleted. The warehouse is assumed to be this catalog's
 alone: a table another catalog keeps in the same warehouse would look like an orphan.
 """
 
@@ -26,9 +29,9 @@ from pyiceberg.io import load_file_io
 
 from podium.config import get_settings
 from podium.failpoints import hit
-from podium.store.catalog.catalog import list_tables, load_table, open_catalog
 from podium.store.catalog.sqlite_uri import sqlite_file
-from podium.store.maintenance.maintenance import STAGED_DIR, location_filesystem, normal_path
+from podium.store.maintenance.orphans import Guard, take_guard
+from podium.store.maintenance.table_files import STAGED_DIR, location_filesystem, normal_path
 
 log = logging.getLogger("podium")
 
@@ -44,7 +47,8 @@ class Orphan:
 
 
 def warehouse_orphans() -> list[Orphan]:
-    """Files under the warehouse in a table's layout whose table the catalog does not know."""
+    """Files under the warehouse in a table's layout whose table the catalog does not know;
+    InvalidInput when some table of the catalog cannot be read."""
     from pyarrow.fs import FileSelector, FileType
 
     settings = get_settings()
@@ -54,13 +58,11 @@ def warehouse_orphans() -> list[Orphan]:
         infos = fs.get_file_info(FileSelector(root, recursive=True))
     except FileNotFoundError:
         return []
-    # Listed after the walk: a table committed while it ran is known (its files are young
+    # Read after the walk: a table committed while it ran is known (its files are young
     # anyway, so the grace period keeps them when it is not forced to zero).
-    catalog = open_catalog()
-    known = [
-        normal_path(load_table(t, catalog).metadata.location).rstrip("/") + "/"
-        for t in list_tables(catalog)
-    ]
+    guard: Guard = take_guard()
+    guard.check_readable("the warehouse sweep")
+    known = [where for where, _ in guard.locations]
     database = sqlite_file(settings.catalog_uri)
     never = {normal_path(str(database))} if database is not None else set()
     root_path = normal_path(prefix + root).rstrip("/") + "/"
@@ -75,7 +77,7 @@ def warehouse_orphans() -> list[Orphan]:
         parts = normal[len(root_path) :].split("/")
         if len(parts) < 4 or parts[2] not in TABLE_FOLDERS or not normal.endswith(TABLE_FILES):
             continue
-        if any(normal.startswith(location) for location in known):
+        if normal in guard.referenced or any(normal.startswith(where) for where in known):
             continue
         mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
         out.append(Orphan(path, int(info.size or 0), mtime))

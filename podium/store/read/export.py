@@ -21,7 +21,7 @@ import socket
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 import pyarrow.parquet as pq
@@ -35,6 +35,9 @@ from podium.store.read.file_plan import local_path
 from podium.store.read.prefetch import prefetched
 from podium.store.read.read import iter_table_batches, open_snapshot
 from podium.store.read.refs import TableRef
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
 
 ExportFormat = Literal["jsonl", "parquet"]
 
@@ -66,19 +69,20 @@ def preflight(cfg: ExportConfig) -> ExportConfig:
 
 def refuse_table_files(path: Path) -> None:
     """InvalidInput when `path` (a real path) lies where a table keeps files: the local
-    warehouse, or the folder or metadata folder of any table (one may live outside the
-    warehouse). Writing there would change or destroy a table without a commit."""
-    from podium.store.catalog.catalog import list_tables, load_table
+    warehouse, or the folder or metadata folder of any table of the catalog (one may live
+    outside the warehouse, in a nested namespace, under any name). A table whose metadata
+    cannot be read still has a folder: the one above the metadata file the catalog names.
+    Writing there would change or destroy a table without a commit."""
+    from podium.store.catalog.every_table import every_table
 
     warehouse = local_path(get_settings().warehouse)
     places: list[tuple[str, str]] = [(warehouse, "the warehouse")] if warehouse else []
     if not _inside(path, places):
-        for name in list_tables():
-            table = load_table(name)
-            for where in (table.location(), os.path.dirname(table.metadata_location)):
+        for entry in every_table():
+            for where in _table_folders(entry.table, entry.metadata_location):
                 folder = local_path(where)
                 if folder:
-                    places.append((folder, f"table {name}'s folder"))
+                    places.append((folder, f"table {entry.name}'s folder"))
     found = _inside(path, places)
     if found:
         raise InvalidInput(
@@ -86,6 +90,15 @@ def refuse_table_files(path: Path) -> None:
             "metadata; writing there would change a table without a commit. Export to "
             f"a file elsewhere, e.g. under {exports_root()}."
         )
+
+
+def _table_folders(table: Table | None, metadata_location: str | None) -> list[str]:
+    if table is not None:
+        return [table.location(), os.path.dirname(table.metadata_location)]
+    if metadata_location is None:
+        return []
+    metadata_folder = os.path.dirname(metadata_location)
+    return [os.path.dirname(metadata_folder), metadata_folder]
 
 
 def _inside(path: Path, places: list[tuple[str, str]]) -> str | None:
