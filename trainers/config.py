@@ -137,6 +137,19 @@ class RewardSpec(BaseModel):
             ) from None
 
 
+# transformers LR schedules that need nothing but warm-up and length (reduce_lr_on_plateau
+# wants a metric; cosine_with_min_lr and warmup_stable_decay want more arguments): the
+# ones the async learner runs (trainers/async_rl/learner.py). Sync runs take any: TRL's.
+ASYNC_SCHEDULERS = (
+    "linear",
+    "cosine",
+    "cosine_with_restarts",
+    "polynomial",
+    "constant",
+    "constant_with_warmup",
+    "inverse_sqrt",
+)
+
 # Marks a GrpoConfig field that only rollout: async reads: a sync card that sets one is
 # refused, not ignored, and the Train page shows them only for async. ASYNC_ONLY (below
 # the model) is the one list, read from these marks.
@@ -214,6 +227,17 @@ class GrpoConfig(TrainConfig):
         "(FSDP2 over gloo, CPU) and sending it to every replica.",
         json_schema_extra=_ASYNC,
     )
+    ppo_minibatches: int = Field(
+        1,
+        ge=1,
+        description="Async: optimizer steps a batch is cut into. With more than one (or "
+        "ppo_epochs > 1) the policy moves within a batch and the PPO clip acts "
+        "(the clip_fraction metric).",
+        json_schema_extra=_ASYNC,
+    )
+    ppo_epochs: int = Field(
+        1, ge=1, description="Async: passes over each batch.", json_schema_extra=_ASYNC
+    )
     rollouts: TableName | None = Field(
         None,
         description="Async: Iceberg table (NAMESPACE.TABLE) every generated sample is written "
@@ -290,6 +314,15 @@ class GrpoConfig(TrainConfig):
                 )
             )
         batch = self.batch_size * self.grad_accum
+        if self.lr_scheduler not in ASYNC_SCHEDULERS:
+            problems.append(
+                (
+                    "lr_scheduler",
+                    self.lr_scheduler,
+                    f"the async learner runs the schedules {', '.join(ASYNC_SCHEDULERS)}; "
+                    "pick one of them",
+                )
+            )
         if batch < self.learner_ranks:
             problems.append(
                 (
@@ -298,6 +331,16 @@ class GrpoConfig(TrainConfig):
                     f"learner_ranks {self.learner_ranks} need at least that many completions "
                     f"a step; batch_size x grad_accum is {batch}. Raise --batch-size or lower "
                     "--learner-ranks",
+                )
+            )
+        elif batch // self.ppo_minibatches < self.learner_ranks:
+            problems.append(
+                (
+                    "ppo_minibatches",
+                    self.ppo_minibatches,
+                    f"{self.ppo_minibatches} minibatches of a {batch}-completion batch leave "
+                    f"fewer completions than the {self.learner_ranks} learner rank(s) need "
+                    "each; lower --ppo-minibatches or raise --batch-size / --grad-accum",
                 )
             )
         return problems

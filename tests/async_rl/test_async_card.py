@@ -108,6 +108,8 @@ def test_one_list_of_async_only_fields() -> None:
         "weight_sync",
         "weight_swap",
         "learner_ranks",
+        "ppo_minibatches",
+        "ppo_epochs",
         "rollouts",
     )
     assert rollout_fields("grpo", "async")[0] == ASYNC_ONLY
@@ -117,6 +119,8 @@ def test_one_list_of_async_only_fields() -> None:
         "weight_sync": "disk",
         "weight_swap": "rolling",
         "learner_ranks": 2,
+        "ppo_minibatches": 2,
+        "ppo_epochs": 2,
     }
     with pytest.raises(ValidationError, match=", ".join(ASYNC_ONLY) + " only apply"):
         card(rollout="sync", rollouts="ns.x", **given)
@@ -149,3 +153,29 @@ def test_the_command_refuses_a_bad_async_card_at_once(stub_base: str, tmp_path: 
     )
     assert "method (--method): rollout: async" in refusal("submit", str(written))
     assert list_jobs() == []
+
+
+def test_learner_fields_an_async_card_refuses() -> None:
+    with pytest.raises(ValidationError, match="async learner runs the schedules"):
+        card(lr_scheduler="reduce_lr_on_plateau")
+    with pytest.raises(ValidationError, match="lower --ppo-minibatches"):
+        card(learner_ranks=2, ppo_minibatches=4, batch_size=4, grad_accum=1, num_generations=4)
+    assert card(ppo_minibatches=2, ppo_epochs=2).ppo_minibatches == 2
+    # Only the async learner cuts batches into minibatches: a sync card is refused them.
+    with pytest.raises(ValidationError, match="only apply to rollout: async"):
+        card(rollout="sync", ppo_minibatches=2)
+
+
+def test_every_schedule_the_card_allows_runs() -> None:
+    """The card's list of schedules is the learner's: each builds with warm-up and length."""
+    import torch
+    from transformers import get_scheduler
+
+    from trainers.config import ASYNC_SCHEDULERS
+
+    for name in ASYNC_SCHEDULERS:
+        optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+        schedule = get_scheduler(name, optimizer, num_warmup_steps=1, num_training_steps=4)
+        optimizer.step()
+        schedule.step()
+        assert optimizer.param_groups[0]["lr"] > 0, name

@@ -119,3 +119,18 @@ def test_a_ray_out_of_memory_error_condenses_to_one_line() -> None:
     assert line.startswith("Ray ran out of memory while starting replica 2 of 2")
 
     assert ray_oom_line(RuntimeError("connection refused"), "training") is None
+
+
+def test_activations_are_one_micro_batchs(tiny_checkpoint: Path) -> None:
+    """The learner runs a batch in forward passes of batch_size samples whose gradients
+    accumulate: grad_accum adds steps, not activation memory; beta adds a reference copy
+    on every rank."""
+    one = async_memory_plan(card(), tiny_checkpoint, gpu=False)
+    accumulated = async_memory_plan(card(grad_accum=4), tiny_checkpoint, gpu=False)
+    wider = async_memory_plan(card(batch_size=8), tiny_checkpoint, gpu=False)
+    kl = async_memory_plan(card(beta=0.1, learner_ranks=2), tiny_checkpoint, gpu=False)
+    plain = async_memory_plan(card(learner_ranks=2), tiny_checkpoint, gpu=False)
+    assert one and accumulated and wider and kl and plain
+    assert accumulated.activations == one.activations
+    assert wider.activations == 2 * one.activations
+    assert kl.learner - plain.learner == 2 * one.params * 4

@@ -4,11 +4,19 @@ CPU)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
-from trainers.async_rl.learner import Learner, Sample, build_batch, group_advantages
+from trainers.async_rl.learner import (
+    Learner,
+    LearnerSettings,
+    Sample,
+    build_batch,
+    group_advantages,
+    k3,
+)
 
 PROMPT = [1, 42, 7, 99]
 COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
@@ -20,7 +28,7 @@ def learner(tiny_checkpoint: Path) -> Learner:
 
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
-    return Learner(model, learning_rate=1e-2, temperature=0.7, is_cap=2.0)
+    return Learner(model, LearnerSettings(learning_rate=1e-2, temperature=0.7, is_cap=2.0))
 
 
 def on_policy(learner: Learner, advantages: list[float]) -> list[Sample]:
@@ -122,7 +130,7 @@ def test_one_step_a_batch_is_truncated_is_reinforce_and_the_clip_never_acts(
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
     reinforce = copy.deepcopy(model)
-    learner = Learner(model, learning_rate=1e-2, temperature=0.7, clip_eps=0.01)
+    learner = Learner(model, LearnerSettings(learning_rate=1e-2, temperature=0.7, clip_eps=0.01))
     # Stale samples with large advantages: where a PPO clip would bite, if it could.
     samples = [
         Sample(s.prompt_ids, s.completion_ids, [lp - 0.5 for lp in s.behaviour_logprobs], a)
@@ -130,7 +138,7 @@ def test_one_step_a_batch_is_truncated_is_reinforce_and_the_clip_never_acts(
     ]
     learner.step(samples)
 
-    plain = Learner(reinforce, learning_rate=1e-2, temperature=0.7)
+    plain = Learner(reinforce, LearnerSettings(learning_rate=1e-2, temperature=0.7))
     batch = build_batch(samples, 0, plain.device)
     logps = plain.token_logprobs(samples)
     weight = torch.exp(logps.detach() - batch.behaviour).clamp(max=plain.is_cap)
@@ -147,3 +155,100 @@ def test_one_step_a_batch_is_truncated_is_reinforce_and_the_clip_never_acts(
             float((a.grad - b.grad).abs().max()),
             float(b.grad.abs().max()),
         )
+
+
+def stale(samples: list[Sample], shift: list[float]) -> list[Sample]:
+    """`samples` as a behaviour policy made them whose log-probs differ by `shift` (one
+    per token, in order) from the learner's."""
+    out, i = [], 0
+    for s in samples:
+        n = len(s.completion_ids)
+        lps = [lp + d for lp, d in zip(s.behaviour_logprobs, shift[i : i + n], strict=True)]
+        out.append(Sample(s.prompt_ids, s.completion_ids, lps, s.advantage))
+        i += n
+    return out
+
+
+def test_behaviour_kl_is_never_negative(learner: Learner) -> None:
+    """KL(behaviour || policy) >= 0 over seeded random behaviour policies, and equal to
+    the k3 estimate mean(exp(d) - d - 1), d = prox - behaviour. The old figure,
+    mean(prox - behaviour), was -0.5 on the first draw's kind of sample (a behaviour that
+    gave its own tokens more probability than the learner does)."""
+    import random
+
+    rng = random.Random(7)
+    tokens = sum(map(len, COMPLETIONS))
+    for trial in range(12):
+        scale = rng.choice([0.01, 0.3, 2.0])
+        shift = [rng.gauss(0.5 if trial == 0 else 0.0, scale) for _ in range(tokens)]
+        samples = stale(on_policy(learner, [1.0, -1.0, 0.5, -0.5]), shift)
+        with torch.no_grad():
+            prox = learner.token_logprobs(samples)
+        behaviour = torch.tensor([lp for s in samples for lp in s.behaviour_logprobs])
+        d = (prox - behaviour).double()
+        stats = learner.step(samples)
+        assert stats.behaviour_kl >= 0, (trial, stats.behaviour_kl)
+        expected = float((torch.expm1(d) - d).mean())
+        assert stats.behaviour_kl == pytest.approx(expected, rel=1e-4, abs=1e-6), trial
+    assert k3(torch.linspace(-20, 20, 401)).min() >= 0
+
+
+def fresh(tiny_checkpoint: Path, **settings: Any) -> Learner:
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
+    base = {"learning_rate": 1e-2, "temperature": 0.7}
+    return Learner(model, LearnerSettings(**(base | settings)))
+
+
+def test_minibatches_move_the_policy_within_a_batch_and_the_clip_acts(
+    tiny_checkpoint: Path,
+) -> None:
+    advantages = [3.0, -3.0, 2.0, -2.0]
+    one = fresh(tiny_checkpoint, learning_rate=5e-2, clip_eps=0.05)
+    assert one.step(on_policy(one, advantages)).clip_fraction == 0.0  # r is exactly 1
+    many = fresh(tiny_checkpoint, learning_rate=5e-2, clip_eps=0.05, minibatches=2, epochs=2)
+    stats = many.step(on_policy(many, advantages))
+    assert 0 < stats.clip_fraction <= 1
+    assert many.optimizer.state_dict()["state"][0]["step"] == 4  # 2 minibatches x 2 epochs
+
+
+def test_micro_batches_accumulate_the_gradient_of_the_whole_batch(
+    tiny_checkpoint: Path,
+) -> None:
+    whole = fresh(tiny_checkpoint)
+    parts = fresh(tiny_checkpoint, micro_batch=1)
+    samples = stale(on_policy(whole, [1.0, -1.0, 0.5, -0.5]), [0.2] * 9)
+    a, b = whole.step(samples), parts.step(samples)
+    assert a.loss == pytest.approx(b.loss, rel=1e-5) and a.tokens == b.tokens
+    pairs = zip(whole.model.parameters(), parts.model.parameters(), strict=True)
+    for x, y in pairs:
+        assert x.grad is not None and y.grad is not None
+        # float noise only (shapes differ, so sums are ordered differently)
+        assert float((x.grad - y.grad).abs().max()) <= 1e-4 * float(y.grad.abs().max())
+
+
+def test_the_learning_rate_follows_the_cards_schedule(tiny_checkpoint: Path) -> None:
+    learner = fresh(tiny_checkpoint, lr_scheduler="linear", warmup_steps=2, total_steps=4)
+    seen = [learner.step(on_policy(learner, [1.0, -1.0, 0.5, -0.5])).learning_rate for _ in "abcd"]
+    assert seen == pytest.approx([0.0, 5e-3, 1e-2, 5e-3])
+    with pytest.raises(ValueError, match="lr_scheduler 'reduce_lr_on_plateau'"):
+        fresh(tiny_checkpoint, lr_scheduler="reduce_lr_on_plateau")
+
+
+def test_beta_pulls_towards_the_reference(tiny_checkpoint: Path) -> None:
+    import copy
+
+    with pytest.raises(ValueError, match="needs a reference model"):
+        fresh(tiny_checkpoint, beta=0.1)
+    learner = fresh(tiny_checkpoint, learning_rate=5e-2)
+    reference = copy.deepcopy(learner.model)
+    learner = Learner(
+        learner.model, LearnerSettings(learning_rate=5e-2, beta=0.1), reference=reference
+    )
+    first = learner.step(on_policy(learner, [3.0, -3.0, 2.0, -2.0]))
+    assert first.ref_kl == pytest.approx(0.0, abs=1e-6)  # the policy is the reference
+    second = learner.step(on_policy(learner, [3.0, -3.0, 2.0, -2.0]))
+    assert second.ref_kl is not None and second.ref_kl > 1e-4
+    assert all(not p.requires_grad for p in reference.parameters())

@@ -5,22 +5,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from test_learner import on_policy
 
-from trainers.async_rl.learner import Learner
+from trainers.async_rl.learner import Learner, LearnerSettings
 from trainers.async_rl.sharded import RankSpec, ShardedLearner
 from trainers.weight_sync import make_weight_sync
 from trainers.weight_sync.vllm_extension import row_slices
 
+# One update a batch; and two minibatches over two epochs in forward passes of one sample
+# (four optimizer steps, the clip acting, each rank's passes counted alike).
+SETTINGS = [
+    LearnerSettings(learning_rate=1e-2, temperature=0.7),
+    LearnerSettings(learning_rate=1e-2, temperature=0.7, minibatches=2, epochs=2, micro_batch=1),
+]
 
-def test_two_sharded_ranks_step_like_one_process(tiny_checkpoint: Path, tmp_path: Path) -> None:
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["one-update", "minibatches"])
+def test_two_sharded_ranks_step_like_one_process(
+    settings: LearnerSettings, tiny_checkpoint: Path, tmp_path: Path
+) -> None:
     from transformers import AutoModelForCausalLM
 
     from podium.models.vllm_launch import free_port
 
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
-    single = Learner(model, learning_rate=1e-2, temperature=0.7)
+    single = Learner(model, settings)
     samples = on_policy(single, [1.0, -1.0, 0.5, -0.5])
     before = {name: value.clone() for name, value in model.state_dict().items()}
     spec = RankSpec(
@@ -31,8 +42,7 @@ def test_two_sharded_ranks_step_like_one_process(tiny_checkpoint: Path, tmp_path
         sync_backend="gloo",
         sync_port=free_port(),
         work_dir=str(tmp_path),
-        learning_rate=1e-2,
-        temperature=0.7,
+        settings=settings,
         pad_token_id=0,
         seed=0,
     )
@@ -56,6 +66,7 @@ def test_two_sharded_ranks_step_like_one_process(tiny_checkpoint: Path, tmp_path
 
     assert abs(got.loss - expected.loss) < 1e-5 and got.tokens == expected.tokens
     assert abs(got.is_weight_mean - expected.is_weight_mean) < 1e-5
+    assert abs(got.clip_fraction - expected.clip_fraction) < 1e-6
     moved = 0
     for name, value in single.model.state_dict().items():
         # AdamW moves each weight by ~lr (1e-2); float sums in another order differ ~1e-6.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainers.async_rl.learner import Learner, Sample
+from trainers.async_rl.learner import Learner, LearnerSettings, Sample
 
 pytestmark = pytest.mark.gpu
 
@@ -21,7 +21,7 @@ def test_one_learner_step_on_cuda(tiny_checkpoint: Path, gpu_device: str) -> Non
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.bfloat16)
-    learner = Learner(model.to(gpu_device), learning_rate=1e-3, temperature=0.7)
+    learner = Learner(model.to(gpu_device), LearnerSettings(learning_rate=1e-3, temperature=0.7))
     assert learner.device.type == gpu_device
     blank = [Sample(PROMPT, c, [0.0] * len(c), 0.0) for c in COMPLETIONS]
     with torch.no_grad():

@@ -14,7 +14,7 @@ import pytest
 from train_fixtures import RecordingReporter
 from weight_sync_learner import perturbed
 
-from trainers.async_rl.learner import Learner
+from trainers.async_rl.learner import Learner, LearnerSettings
 from trainers.async_rl.replica import PolicyReplica
 from trainers.async_rl.run import AsyncRun
 from trainers.config import GrpoConfig
@@ -61,7 +61,7 @@ def run_for(swap: str, replicas: list[PolicyReplica], checkpoint: Path, work: Pa
     sync = make_weight_sync("gloo", work_dir=work)
     sync.connect([r.endpoint for r in replicas])
     pool = LocalReplicas({r.index: r for r in replicas}, {r.index: r.version() for r in replicas})
-    learner = Learner(perturbed(str(checkpoint), seed=seed), learning_rate=1e-3)
+    learner = Learner(perturbed(str(checkpoint), seed=seed), LearnerSettings(learning_rate=1e-3))
     run = AsyncRun(cfg, RecordingReporter(), [], None, learner, sync, pool, None)  # type: ignore[arg-type]
     return run, sync
 

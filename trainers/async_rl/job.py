@@ -32,6 +32,7 @@ from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_e
 
 if TYPE_CHECKING:
     from podium.models.registry import ModelInfo
+    from trainers.async_rl.learner import LearnerSettings
     from trainers.async_rl.protocols import PolicyLearner
     from trainers.lifecycle import Run
     from trainers.weight_sync import WeightSync
@@ -212,13 +213,12 @@ def _learner_and_sync(
     from trainers.async_rl.learner import Learner
     from trainers.weight_sync import make_weight_sync
 
+    settings = learner_settings(cfg)
     if cfg.learner_ranks == 1:
         model = load_model(base.path, device)
+        reference = load_model(base.path, device).to(device) if cfg.beta > 0 else None
         learner = Learner(
-            model.to(device),
-            learning_rate=cfg.learning_rate,
-            temperature=cfg.temperature,
-            pad_token_id=pad_token_id,
+            model.to(device), settings, pad_token_id=pad_token_id, reference=reference
         )
         return learner, make_weight_sync(cfg.weight_sync, work_dir=run.work_dir)
     from trainers.async_rl.sharded import RankSpec, ShardedLearner
@@ -231,8 +231,7 @@ def _learner_and_sync(
         sync_backend=cfg.weight_sync,
         sync_port=free_port(),
         work_dir=str(run.work_dir),
-        learning_rate=cfg.learning_rate,
-        temperature=cfg.temperature,
+        settings=settings,
         pad_token_id=pad_token_id,
         seed=cfg.seed,
     )
@@ -244,6 +243,25 @@ def _learner_and_sync(
         address=(spec.host, spec.sync_port),
     )
     return ShardedLearner(spec, reporter.log), sync
+
+
+def learner_settings(cfg: GrpoConfig) -> LearnerSettings:
+    """The card's learner fields: `batch_size` samples a forward pass, `batch_size x
+    grad_accum` a batch, cut into `ppo_minibatches` optimizer steps for `ppo_epochs`
+    passes, on the card's LR schedule over the whole run."""
+    from trainers.async_rl.learner import LearnerSettings
+
+    return LearnerSettings(
+        learning_rate=cfg.learning_rate,
+        temperature=cfg.temperature,
+        minibatches=cfg.ppo_minibatches,
+        epochs=cfg.ppo_epochs,
+        micro_batch=cfg.batch_size,
+        beta=cfg.beta,
+        lr_scheduler=cfg.lr_scheduler,
+        warmup_steps=cfg.warmup_steps,
+        total_steps=cfg.max_steps,
+    )
 
 
 def _mean_idle(syncs: list[dict[str, Any]]) -> float | None:

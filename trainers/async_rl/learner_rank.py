@@ -8,13 +8,12 @@ printed and not fatal: rank 0 verifies every push and decides what the job does.
 
 from __future__ import annotations
 
-import json
 import sys
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from trainers.async_rl.sharded import RankSpec, build_rank, gather_state, receive_command, share
+from trainers.async_rl.sharded import RankSpec, build_rank, gather_state, receive_command
 
 
 def _settle(pending: list[Future[Any]], rank: int) -> None:
@@ -30,7 +29,7 @@ def main(argv: list[str]) -> None:
 
     from trainers.weight_sync import ReplicaEndpoint, make_weight_sync
 
-    rank, spec = int(argv[0]), RankSpec(**json.loads(argv[1]))
+    rank, spec = int(argv[0]), RankSpec.from_json(argv[1])
     learner = build_rank(spec, rank)
     sync = make_weight_sync(
         spec.sync_backend,
@@ -46,8 +45,7 @@ def main(argv: list[str]) -> None:
             if kind == "connect":
                 sync.connect([ReplicaEndpoint(i, url) for i, url in args[0]])
             elif kind == "step":
-                samples, total = args
-                learner.step(share(samples, spec.ranks, rank), total)
+                learner.step(args[0])
             elif kind == "push":
                 pending.append(sync.push_async(learner.named_tensors(), int(args[0])))
             elif kind == "add":

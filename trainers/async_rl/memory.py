@@ -3,8 +3,9 @@ what a Ray out-of-memory failure says, in one line.
 
 The run needs `replicas` vLLM engines (podium.models.memory.engine_bytes) and one
 learner: float32 weights, gradients and Adam's two moments (16 bytes a parameter), a
-reference copy when `beta` > 0, the activations and logits of one step's batch at
-`max_length`, and the process's own runtime. A plan that does not fit is refused with
+reference copy when `beta` > 0 (on every rank), the activations and logits of one
+forward pass (`batch_size` samples: a batch of `batch_size x grad_accum` accumulates)
+at `max_length`, and the process's own runtime. A plan that does not fit is refused with
 what to lower; the job checks again when it starts (a server may have started since).
 
     plan = async_memory_plan(cfg, checkpoint)     # None: the checkpoint's size is unknown
@@ -81,7 +82,7 @@ def async_memory_plan(
     engine = engine_bytes(checkpoint, gpu=gpu)
     if params is None or engine is None:
         return None
-    tokens = cfg.batch_size * cfg.grad_accum * cfg.max_length
+    tokens = cfg.batch_size * cfg.max_length  # one micro-batch: the rest accumulates
     shape = _model_shape(checkpoint)
     if shape is None:
         per_token = 256 * 1024
@@ -94,9 +95,10 @@ def async_memory_plan(
         learner = LEARNER_RUNTIME_BYTES + weights
         activations = 0
     else:
-        state = params * TRAINED_BYTES_PER_PARAM + (weights if cfg.beta > 0 else 0)
+        reference = weights if cfg.beta > 0 else 0  # every rank holds a whole copy
+        state = params * TRAINED_BYTES_PER_PARAM + reference
         # every further rank is a process of its own that gathers the full weights
-        extra_ranks = (cfg.learner_ranks - 1) * (LEARNER_RUNTIME_BYTES + weights)
+        extra_ranks = (cfg.learner_ranks - 1) * (LEARNER_RUNTIME_BYTES + weights + reference)
         learner = LEARNER_RUNTIME_BYTES + state + activations + extra_ranks
     return AsyncMemoryPlan(params, cfg.replicas, engine, learner, activations)
 

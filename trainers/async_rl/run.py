@@ -351,6 +351,9 @@ class AsyncRun:
             "is_weight_mean": stats.is_weight_mean,
             "is_truncated": stats.is_truncated,
             "behaviour_kl": stats.behaviour_kl,
+            "clip_fraction": stats.clip_fraction,
+            "learning_rate": stats.learning_rate,
+            **({"ref_kl": stats.ref_kl} if stats.ref_kl is not None else {}),
             "lag": statistics.fmean(lags),
             "lag_max": float(max(lags)),
             # Samples trained at this step with each lag: the app's live histogram.

@@ -7,7 +7,7 @@ group and shard the model with FSDP2 (`fully_shard`, dim-0 shards: rank r holds 
 drives; each command is broadcast to the followers, which run it alongside:
 
     connect  every rank joins every replica's transfer group (weight_sync)
-    step     each rank trains on its share of the batch; FSDP all-gathers the weights
+    step     each rank trains on its share of every minibatch; FSDP all-gathers the weights
              for the forward pass and reduce-scatters the gradients
     push     each rank snapshots its rows and pushes them in the background, so every
              replica receives R slices of each tensor at once (the n -> m plan)
@@ -34,7 +34,7 @@ from typing import Any
 import torch
 
 from podium.errors import PodiumError
-from trainers.async_rl.learner import Learner, Sample, StepStats
+from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
 
 FOLLOWER_MODULE = "trainers.async_rl.learner_rank"
 GROUP_TIMEOUT_S = 1800.0
@@ -51,16 +51,17 @@ class RankSpec:
     sync_backend: str
     sync_port: int  # the weight-sync store rank 0 hosts
     work_dir: str
-    learning_rate: float
-    temperature: float
+    settings: LearnerSettings
     pad_token_id: int
     seed: int
 
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
 
-def share(samples: Sequence[Sample], ranks: int, rank: int) -> list[Sample]:
-    """Rank `rank`'s part of a batch (every rank gets at least one when the batch has
-    at least `ranks` samples, which the card check requires)."""
-    return list(samples[rank::ranks])
+    @classmethod
+    def from_json(cls, text: str) -> RankSpec:
+        fields = json.loads(text)
+        return cls(**{**fields, "settings": LearnerSettings(**fields["settings"])})
 
 
 def build_rank(spec: RankSpec, rank: int) -> Learner:
@@ -82,16 +83,20 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
     )
     torch.manual_seed(spec.seed)
     model = load_model(Path(spec.checkpoint), "cpu")
+    # The reference is only read (no grad, no optimizer state): each rank keeps a whole
+    # copy rather than joining it to the shards.
+    reference = load_model(Path(spec.checkpoint), "cpu") if spec.settings.beta > 0 else None
     mesh = init_device_mesh("cpu", (spec.ranks,))
     for layer in model.model.layers:  # one all-gather a decoder layer, not one whole model
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
     return Learner(
         model,
-        learning_rate=spec.learning_rate,
-        temperature=spec.temperature,
+        spec.settings,
         pad_token_id=spec.pad_token_id,
         ranks=spec.ranks,
+        rank=rank,
+        reference=reference,
     )
 
 
@@ -120,7 +125,7 @@ class ShardedLearner:
         env = {**os.environ, "PYTHONPATH": _repo_root()}
         self.followers = [
             subprocess.Popen(
-                [sys.executable, "-m", FOLLOWER_MODULE, str(r), json.dumps(asdict(spec))],
+                [sys.executable, "-m", FOLLOWER_MODULE, str(r), spec.to_json()],
                 env=env,
             )
             for r in range(1, spec.ranks)
@@ -152,9 +157,8 @@ class ShardedLearner:
         self._send("connect", list(endpoints))
 
     def step(self, samples: Sequence[Sample]) -> StepStats:
-        total = sum(len(s.completion_ids) for s in samples)
-        self._send("step", list(samples), total)
-        return self.learner.step(share(samples, self.spec.ranks, 0), total)
+        self._send("step", list(samples))
+        return self.learner.step(samples)
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
         return self.learner.named_tensors()
