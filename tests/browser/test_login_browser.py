@@ -215,3 +215,36 @@ def test_the_logbook_names_each_jobs_submitter(app_page: Page, stack: Stack) -> 
         page.goto(f"{stack.url}/logbook?job={job_id}")
         wait_for_app(page)
         expect(page.get_by_text(f"submitted by {submitter}")).to_be_visible()
+
+
+def test_log_out_ends_a_copied_login_cookie(app_page: Page, stack: Stack) -> None:
+    """Issue 44, point 21: a login cookie copied before "Log out" worked for 30 days."""
+    log_in(app_page, stack, REVIEWER)
+    copied = app_page.context.cookies()
+    assert any(c["name"].startswith("_streamlit_user") for c in copied)
+    app_page.get_by_role("button", name="Log out").click()
+    # The app clears its cookie, then sends the browser to the provider's logout page.
+    for _ in range(120):
+        if not any(c["name"].startswith("_streamlit_user") for c in app_page.context.cookies()):
+            break
+        app_page.wait_for_timeout(250)
+    else:
+        pytest.fail("Log out left the login cookie in this browser")
+
+    browser = app_page.context.browser
+    assert browser is not None
+    other = browser.new_context()
+    try:
+        other.add_cookies(copied)  # type: ignore[arg-type]  # as read, so as written
+        page = other.new_page()
+        page.goto(stack.url)
+        wait_for_app(page)
+        expect(page.get_by_text("This login was ended by Log out")).to_be_visible()
+        assert page.get_by_text(f"Signed in as {NAMES[REVIEWER]}").count() == 0
+    finally:
+        other.close()
+    # A new login counts again (the provider kept its own session: no password asked).
+    app_page.goto(stack.url)
+    wait_for_app(app_page)
+    app_page.get_by_role("button", name="Log in").click()
+    expect(app_page.get_by_text(f"Signed in as {NAMES[REVIEWER]}")).to_be_visible()
