@@ -49,6 +49,23 @@ def position_text(position: tuple[int, int | None] | None) -> str:
     return f"line {line}" + (f", column {column}" if column is not None else "")
 
 
+def where_text(failure: dict[str, Any], messages: list[Any]) -> str:
+    """Where a failure is, counted as the reader sees it: in a fenced block, the block's
+    own line and column (what the parser's message says, and the line Browse's numbered
+    block shows), then the message's line; else the message's line and column."""
+    position = message_position(failure, messages)
+    if position is None:
+        return "no position"
+    offset, whole, line = failure.get("offset"), failure.get("message_offset"), failure.get("line")
+    if offset is None or whole is None or whole == offset or line is None:
+        return position_text(position)
+    column = failure.get("column")
+    return (
+        position_text((int(line), int(column) if column is not None else None))
+        + f" of the code block (line {position[0]} of the message)"
+    )
+
+
 def marked_failure(failure: dict[str, Any], messages: list[Any]) -> tuple[str, str]:
     """(where, text): the position in the whole message, and the failing turn with a
     caret under the error (just the reason when the content is not text)."""
@@ -59,14 +76,14 @@ def marked_failure(failure: dict[str, Any], messages: list[Any]) -> tuple[str, s
     offset = failure.get("message_offset")
     if offset is None:
         return "no position", render_caret(text, None, note)
-    return position_text(message_position(failure, messages)), render_caret(text, offset, note)
+    return where_text(failure, messages), render_caret(text, offset, note)
 
 
 def failure_lines(failures: list[dict[str, Any]], messages: list[Any]) -> list[str]:
     """One Markdown line per failure of a row, at the position Validate shows."""
     lines = []
     for f in failures:
-        where = position_text(message_position(f, messages))
+        where = where_text(f, messages)
         lines.append(
             f"- turn {f['turn']} ({f['role']}) · `{f['rule']}` · {f['kind']}: {f['message']}"
             + ("" if where == "no position" else f" ({where})")

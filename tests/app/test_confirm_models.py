@@ -56,14 +56,16 @@ def test_a_failure_in_a_fenced_block_is_placed_in_the_whole_message() -> None:
     failure = {
         "turn": 1, "role": "assistant", "rule": "json", "kind": "syntax",
         "message": "Expecting value", "line": 2, "column": 7,
-        "message_offset": at,
+        "message_offset": at, "offset": at - content.index("{"),
     }  # fmt: skip
     messages = ROW["messages"]
-    assert message_position(failure, messages) == (5, 7)
+    assert message_position(failure, messages) == (5, 7)  # where the mark goes
+    # Validate and Browse name the line the parser's message and Browse's numbered block
+    # show (the block's line 2), then the message's (before: "line 5" beside a gutter's 2).
     where, _ = marked_failure(failure, messages)  # what Validate shows
-    assert where == "line 5, column 7"
+    assert where == "line 2, column 7 of the code block (line 5 of the message)"
     assert failure_lines([failure], messages) == [
-        "- turn 1 (assistant) · `json` · syntax: Expecting value (line 5, column 7)"
+        f"- turn 1 (assistant) · `json` · syntax: Expecting value ({where})"
     ]
     assert error_marks([failure], messages) == {1: [(5, 7)]}
 

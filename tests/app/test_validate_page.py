@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from app_pages import shown
 from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
 from podium.jobs.queue import list_jobs
 from podium.store.catalog.catalog import table_exists
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write.demo import DEMO_TABLES, json_sft_rows
+from podium.store.write.demo import DEMO_JSON_SCHEMA, DEMO_TABLES, json_sft_rows
 from podium.store.write.write import write_table
 from podium.validate.report import malformed_ids
 
@@ -70,6 +72,9 @@ def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> 
     caret_at = next(i for i, line in enumerate(marked) if "^ additional-properties" in line)
     above = marked[caret_at - 1]
     assert above[marked[caret_at].index("^") :].startswith('"phone"')
+    # The chosen sample shows above the chart and the listing (it opened below the fold).
+    kinds = [type(e).__name__ for e in at.main]
+    assert kinds.index("Code") < min(kinds.index("Dataframe"), kinds.index("UnknownElement"))
     (link,) = [p for p in at.get("page_link") if p.proto.label == "Open in Browse"]
     assert f"sample={chosen_id}" in link.proto.query_string
     assert "table=demo.json_sft" in link.proto.query_string
@@ -79,6 +84,23 @@ def test_run_shows_kinds_samples_and_the_marked_error(demo: dict[str, dict]) -> 
     assert again.selectbox(key="validate.job.extract").value == "fenced"
     assert again.multiselect(key="validate.rules").value == ["json", "json-schema"]
     assert any("extract fenced" in c.value for c in again.caption)
+
+
+def test_json_schema_shows_and_names_the_stored_schema_it_checks(demo: dict[str, dict]) -> None:
+    """Before: json-schema was proposed with an empty box, and ran against a stored schema
+    the page never showed or named."""
+    at = _open()
+    assert at.multiselect(key="validate.rules").value == ["json", "json-schema"]
+    box = at.text_area(key="validate.schema").value
+    assert json.loads(box) == DEMO_JSON_SCHEMA
+    named = [shown(c.value) for c in at.caption if "stored JSON Schema" in shown(c.value)]
+    assert named and "requires name, age, email" in named[0], [c.value for c in at.caption]
+    at.button(key="FormSubmitter:validate.job-Queue job").click().run()
+    (queued,) = list_jobs()
+    assert json.loads(queued["config"])["rules"] == ["json", "json-schema"]  # stored, no copy
+    run_queued()
+    at.run()
+    assert any("json-schema (the table's stored JSON Schema" in shown(c.value) for c in at.caption)
 
 
 def test_invalid_pasted_schema_is_an_error_and_runs_nothing(demo: dict[str, dict]) -> None:

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.browser
 T = "cf.rows"  # validated
 E = "cf.edit"  # edited (a new snapshot would leave T's report behind)
 ROWS = 30
-BAD = "row-17"  # its answer's JSON block is broken on the block's line 4
+BAD = "row-17"  # its answer's JSON block is broken on the block's line 3
 PROSE = "\n".join(f"Step {i}: something to read before the record." for i in range(12))
 BROKEN = PROSE + '\n\n```json\n{\n  "a": 1,\n  "b": ,\n  "c": 3\n}\n```\nDone.'
 ERROR_MARK = 'mark[style*="#ffb3b3"]'
@@ -168,10 +168,12 @@ def test_validate_opens_the_error_in_browse_and_sql_runs_a_select(
     page.goto(f"{app_url}/validate?table={T}")
     wait_for_app(page)
     said = page.get_by_text(re.compile(rf"{BAD} · turn 1 · json · line \d+, column \d+"))
-    expect(said).to_be_visible()
-    where = re.search(r"line \d+, column \d+", said.inner_text())
-    assert where is not None
-    assert where.group(0).startswith("line 17,")  # 12 prose lines, a blank, the fence, 3 more
+    expect(said).to_be_visible()  # the sample shows above the fold, before chart and list
+    where = re.search(
+        r"line (\d+), column \d+ of the code block \(line 17 of the message\)", said.inner_text()
+    )
+    assert where is not None, said.inner_text()  # 12 prose lines, a blank, the fence, 3 more
+    assert where.group(1) == "3"  # the block's own line: what the parser and the gutter say
     page.get_by_role("link", name="Open in Browse").click()
     wait_for_app(page)
     expect(page.get_by_role("heading", name=f"Sample {BAD}")).to_be_attached()
@@ -180,6 +182,14 @@ def test_validate_opens_the_error_in_browse_and_sql_runs_a_select(
     mark = page.locator(ERROR_MARK).first
     expect(mark).to_be_in_viewport()
     expect(mark).to_have_text(re.compile(r"^,"))
+    # The numbered block's gutter beside the mark shows the line Validate named.
+    gutter = mark.evaluate(
+        """(m) => { let n = m.previousSibling;
+          while (n && !(n.nodeType === 1 && n.tagName === 'SPAN' && !n.closest('mark')
+                        && /^\\d+$/.test(n.textContent))) n = n.previousSibling;
+          return n ? n.textContent : null; }"""
+    )
+    assert gutter == where.group(1), gutter
     page.screenshot(path=str(artifacts_dir / "confirm-validate-to-browse.png"))
 
     page.goto(f"{app_url}/sql")

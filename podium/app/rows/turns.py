@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.validate.failure_text import message_position, position_text
+from podium.validate.failure_text import where_text
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def failure_lines(failures: Sequence[Mapping[str, Any]], messages: list[Any]) ->
     rule, kind and message come from data (a message quotes the row) and read as text."""
     lines = []
     for f in failures:
-        where = position_text(message_position(dict(f), messages))
+        where = where_text(dict(f), messages)
         lines.append(
             f"- turn {f['turn']} ({escape_markdown(f['role'])}) · {code_span(f['rule'])} · "
             f"{escape_markdown(f['kind'])}: {escape_markdown(f['message'])}"

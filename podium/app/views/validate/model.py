@@ -5,6 +5,7 @@ inputs make, and a finished run's report and error-kind counts."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,47 @@ def settings_seed(
     return Seed(rules, DEFAULT_EXTRACT, report_name(table))
 
 
+@dataclass(frozen=True)
+class StoredSchema:
+    """The table's own JSON Schema (property `podium.json_schema`), named for the page:
+    json-schema without a pasted schema checks against it."""
+
+    text: str  # pretty-printed, what the paste box starts with
+    summary: str  # 'an object of name, age, email; requires name, age'
+
+    @property
+    def name(self) -> str:
+        return f"the table's stored JSON Schema ({PROP_JSON_SCHEMA}: {self.summary})"
+
+
+def stored_schema(properties: dict[str, str]) -> StoredSchema | None:
+    raw = properties.get(PROP_JSON_SCHEMA)
+    if not raw:
+        return None
+    try:
+        schema = json.loads(raw)
+    except ValueError:
+        return StoredSchema(raw, "not valid JSON")
+    summary = "any value"
+    if isinstance(schema, dict):
+        title = schema.get("title")
+        fields = list(schema.get("properties") or {})
+        summary = f"{schema.get('type') or 'a value'}"
+        if fields:
+            summary = f"an {summary} of {', '.join(fields)}"
+        if schema.get("required"):
+            summary += f"; requires {', '.join(map(str, schema['required']))}"
+        if title:
+            summary = f"“{title}”, {summary}"
+    return StoredSchema(json.dumps(schema, indent=2), summary)
+
+
+def rules_text(rules: list[str], properties: dict[str, str]) -> str:
+    """A report's rules, naming the schema a bare json-schema used (the stored one)."""
+    stored = stored_schema(properties)
+    return ", ".join(f"{r} ({stored.name})" if r == "json-schema" and stored else r for r in rules)
+
+
 def kind_counts(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """[{"rule", "kind", "count"}], most frequent first (the bar chart's data)."""
     counts = Counter((f["rule"], f["kind"]) for f in failures)
@@ -65,10 +107,12 @@ def build_specs(
     xsd_text: str = "",
     pattern: str = "",
     tools_text: str = "",
+    stored: StoredSchema | None = None,
 ) -> list[str]:
     """Rule specs from the page's inputs; pasted or uploaded files are stored first.
 
-    `json-schema` without a schema text uses the table's stored schema; `tool-call`
+    `json-schema` without a schema text, or with the `stored` schema's text unchanged
+    (the box starts with it), uses the table's stored schema; `tool-call`
     without tools uses each row's metadata. The specs are checked (and the files
     compiled) by the caller through `parse_rules`, before anything runs. The role is
     checked first: a pasted file is stored only for someone who may queue the job.
@@ -76,7 +120,8 @@ def build_specs(
     require(acting_user(), "run_job")
     specs = []
     for rule in chosen:
-        if rule == "json-schema" and schema_text.strip():
+        unchanged = stored is not None and schema_text.strip() == stored.text.strip()
+        if rule == "json-schema" and schema_text.strip() and not unchanged:
             specs.append(f"json-schema:{save_schema_text(schema_text, '.json')}")
         elif rule == "xsd":
             if not xsd_text.strip():

@@ -8,6 +8,8 @@ failure's text).
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -46,7 +48,7 @@ def _reset_for(table: str) -> None:
     chosen for the previous table and would show its failures or miss its schema)."""
     if st.session_state.get(FOR_TABLE) == table:
         return
-    for key in (RULES, SNAPSHOT, KIND_FILTER, SAMPLE, REPORT):
+    for key in (RULES, SNAPSHOT, KIND_FILTER, SAMPLE, REPORT, SCHEMA):
         st.session_state.pop(key, None)
     st.session_state[FOR_TABLE] = table
 
@@ -64,15 +66,20 @@ def _settings(table: str) -> None:
         st.session_state[RULES] = seed.rules
     rules = st.multiselect("Rules", list(validate_model.RULE_NAMES), key=RULES)
     schema_text = xsd_text = pattern = tools_text = ""
+    stored = validate_model.stored_schema(props)
     if "json-schema" in rules:
-        stored = (
-            "the table's stored schema"
-            if validate_model.PROP_JSON_SCHEMA in props
-            else "nothing (required)"
-        )
+        if stored is not None and SCHEMA not in st.session_state:
+            st.session_state[SCHEMA] = stored.text  # the schema that runs, in plain view
         schema_text = _file_or_text(
-            "JSON Schema", SCHEMA, ["json"], f"Leave empty to use {stored}."
+            "JSON Schema",
+            SCHEMA,
+            ["json"],
+            "Starts with the table's stored schema; edit it or paste another."
+            if stored
+            else "Required: this table stores no schema.",
         )
+        if stored is not None and schema_text.strip() == stored.text.strip():
+            st.caption(f"Checks against {escape_markdown(stored.name)}.")
     if "xsd" in rules:
         xsd_text = _file_or_text("XML Schema", XSD, ["xsd", "xml"], "The XSD to validate against.")
     if "regex" in rules:
@@ -85,7 +92,7 @@ def _settings(table: str) -> None:
     def specs() -> list[str]:  # stores pasted files, so only when the job is queued
         return validate_model.build_specs(
             rules, schema_text=schema_text, xsd_text=xsd_text, pattern=pattern,
-            tools_text=tools_text,
+            tools_text=tools_text, stored=stored,
         )  # fmt: skip
 
     job_id = queue_form(
@@ -127,16 +134,30 @@ def _results(table: str) -> None:
     cols[1].metric("Turns checked", f"{summary.get('turns', 0):,}")
     cols[2].metric("Failing turns", f"{len(failures):,}")
     cols[3].metric("Malformed rows", f"{len({f['id'] for f in failures}):,}")
-    checked = ", ".join(summary.get("rules", [])) or "?"
+    checked = validate_model.rules_text(
+        summary.get("rules", []), validate_model.table_properties(table)
+    )
     roles = ", ".join(summary.get("roles", []))
     st.caption(
         f"Report table {code_span(summary.get('report'))} · snapshot {code_span(snapshot)} · "
-        f"rules {escape_markdown(checked)} · extract "
+        f"rules {escape_markdown(checked or '?')} · extract "
         f"{escape_markdown(summary.get('extract', 'whole'))} · roles {escape_markdown(roles)}"
     )
     if not failures:
         st.success("Every checked turn passed.")
         return
+    kinds = ["all"] + [f"{c['rule']} · {c['kind']}" for c in validate_model.kind_counts(failures)]
+    chosen = st.selectbox("Show", kinds, key=KIND_FILTER)
+    shown = [f for f in failures if chosen == "all" or f"{f['rule']} · {f['kind']}" == chosen]
+    labels = {i: f"{f['id']} · turn {f['turn']} · {f['kind']}" for i, f in enumerate(shown)}
+    if st.session_state.get(SAMPLE) not in labels:
+        st.session_state.pop(SAMPLE, None)  # the list changed under an old position
+    index = st.selectbox(
+        "Sample", list(labels), key=SAMPLE, format_func=lambda i: labels.get(i, str(i))
+    )
+    if index is not None and index < len(shown):
+        _sample(table, snapshot, shown[index])
+    # The chart and the listing after the sample: choosing one shows it above the fold.
     counts = pd.DataFrame(validate_model.kind_counts(failures))
     chart = (
         alt.Chart(counts)
@@ -149,20 +170,11 @@ def _results(table: str) -> None:
         )
     )
     st.altair_chart(chart, width="stretch")
-    kinds = ["all"] + [f"{c['rule']} · {c['kind']}" for c in validate_model.kind_counts(failures)]
-    chosen = st.selectbox("Show", kinds, key=KIND_FILTER)
-    shown = [f for f in failures if chosen == "all" or f"{f['rule']} · {f['kind']}" == chosen]
     listed = pd.DataFrame(shown[:LISTED])[["id", "turn", "rule", "kind", "excerpt", "message"]]
     st.dataframe(listed, hide_index=True, width="stretch")
-    labels = {i: f"{f['id']} · turn {f['turn']} · {f['kind']}" for i, f in enumerate(shown)}
-    if st.session_state.get(SAMPLE) not in labels:
-        st.session_state.pop(SAMPLE, None)  # the list changed under an old position
-    index = st.selectbox(
-        "Sample", list(labels), key=SAMPLE, format_func=lambda i: labels.get(i, str(i))
-    )
-    if index is None or index >= len(shown):
-        return
-    failure = shown[index]
+
+
+def _sample(table: str, snapshot: int | None, failure: dict[str, Any]) -> None:
     where, marked = validate_model.failure_in_text(table, snapshot, failure)
     st.markdown(
         f"**{escape_markdown(failure['id'])}** · turn {failure['turn']} · "
