@@ -47,6 +47,18 @@ def file_location(path: Path) -> str:
     return f"file://{path.as_posix()}"
 
 
+_SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
+
+
+def sqlite_file(uri: str) -> Path | None:
+    """The file of an SQLite URI (`sqlite:///PATH`), or None (another database, memory)."""
+    for prefix in _SQLITE_PREFIXES:
+        if uri.startswith(prefix):
+            database = unquote(uri.removeprefix(prefix).split("?", 1)[0])
+            return Path(database) if database and database != ":memory:" else None
+    return None
+
+
 def _default_home() -> Path:
     return Path(os.environ.get("PODIUM_HOME", "~/.podium")).expanduser()
 
@@ -97,6 +109,13 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Directories besides $PODIUM_HOME/exports and the warehouse where exports, "
         "reports and uploads may be written and read (podium.paths).",
+    )
+    guarded_queries: int = Field(
+        4,
+        ge=1,
+        description="How many guarded queries (`podium sql`, --where filters, the SQL page) "
+        "may run at once on this home, each under its own memory cap; more wait, then are "
+        "told the host is busy.",
     )
     launcher: Literal["local", "ray"] = Field("local", description="Where jobs run.")
     ray_address: str = Field("", description="Ray cluster address for launcher=ray.")

@@ -17,6 +17,13 @@ path (symlinks followed) when it lies under a root, and otherwise refuses it:
 
 A `..` component is refused outright rather than resolved, so the error names the
 problem instead of a surprising place.
+
+Podium's own files are never a user's file, whatever root holds them (docker compose's
+`/data` holds the home `/data/podium`): inside the home only its exports folder is written
+(and its uploads and schemas folders read; the warehouse is left to the export's own
+check, which names it), and the settings file, an SQLite catalog, the model and vLLM
+caches and the Ray token file are refused wherever they are. An export there overwrote
+the cookie secret that signs logins, `podium.toml` or the catalog.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from podium.config import Settings, get_settings
+from podium.config import Settings, get_settings, settings_file, sqlite_file
 from podium.errors import InvalidInput
 
 Purpose = Literal["export", "report", "card output", "import", "upload", "rule file"]
@@ -70,7 +77,8 @@ def resolve_under_roots(
     if not writing and not settings.shared:
         return real
     roots = file_roots(purpose, settings)
-    if any(real == root or real.is_relative_to(root) for root in roots):
+    if any(_under(real, [root]) for root in roots):
+        _refuse_own_files(real, purpose, settings)
         return real
     shown = str(given) if real == given else f"{given} (which leads to {real})"
     raise InvalidInput(
@@ -79,3 +87,52 @@ def resolve_under_roots(
         f"path under one of them (a relative path means one under {roots[0]}), or add a "
         f"directory to the file_roots setting (PODIUM_FILE_ROOTS)."
     )
+
+
+def _under(path: Path, places: list[Path]) -> bool:
+    return any(path == place or path.is_relative_to(place) for place in places)
+
+
+def _people_folders(purpose: Purpose, settings: Settings) -> list[Path]:
+    """The folders of the home that hold people's files for `purpose`, real paths."""
+    folders = [exports_root(settings)]
+    if purpose not in WRITES:
+        folders += [settings.home / "uploads", settings.home / "schemas"]
+    return [Path(os.path.realpath(folder)) for folder in folders]
+
+
+def _own_files(settings: Settings) -> list[tuple[Path, str]]:
+    """Podium's own files and folders that may lie outside its home, with what each is."""
+    own: list[tuple[str | Path | None, str]] = [
+        (settings_file(), "settings file"),
+        (settings.model_cache, "model cache"),
+        (settings.vllm_cache_dir, "vLLM cache"),
+        (settings.ray_auth_token_path, "Ray token file"),
+    ]
+    catalog = sqlite_file(settings.catalog_uri)
+    if catalog is not None:  # and its journals (catalog.db-wal, -shm, -journal)
+        own += [(f"{catalog}{end}", "catalog") for end in ("", "-wal", "-shm", "-journal")]
+    return [(Path(os.path.realpath(Path(p).expanduser())), what) for p, what in own if p]
+
+
+def _refuse_own_files(real: Path, purpose: Purpose, settings: Settings) -> None:
+    """InvalidInput when `real` is one of Podium's own files, though a root holds it."""
+    writing = purpose in WRITES
+    verb = "writes" if writing else "reads"
+    home = Path(os.path.realpath(settings.home))
+    people = _people_folders(purpose, settings)
+    exempt = list(people)
+    if settings.warehouse.startswith("file://"):  # tables' files: the export's own check
+        exempt.append(Path(os.path.realpath(settings.warehouse.removeprefix("file://"))))
+    if _under(real, [home]) and not _under(real, exempt):
+        raise InvalidInput(
+            f"{purpose.capitalize()} path {real} is inside Podium's home ({home}), which holds "
+            f"its catalog, secrets and settings; Podium {verb} people's files there only "
+            f"under {', '.join(map(str, people))}. Give a path there or outside the home."
+        )
+    for own, what in _own_files(settings):
+        if _under(real, [own]):
+            raise InvalidInput(
+                f"{purpose.capitalize()} path {real} is Podium's own {what} ({own}), never a "
+                "file it writes or reads for you; give another path."
+            )

@@ -182,12 +182,18 @@ def test_the_app_refuses_an_export_outside_the_roots(home: Path) -> None:
 # Reads in a shared deployment: a card cannot read the server's files into a table.
 
 
-def test_a_shared_deployment_imports_and_reads_rule_files_only_from_its_roots(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def shared_operator(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A shared deployment (reads confined to the roots) acting as admin op@example.org."""
     monkeypatch.setenv("PODIUM_USER", "op@example.org")
     monkeypatch.setenv("PODIUM_ADMINS", "op@example.org")
     reset_settings()
+    return "op@example.org"
+
+
+def test_a_shared_deployment_imports_and_reads_rule_files_only_from_its_roots(
+    home: Path, tmp_path: Path, shared_operator: str
+) -> None:
     secret = tmp_path / "server-secret.jsonl"
     secret.write_text('{"messages": [{"role": "user", "content": "secret"}]}\n')
     read_refusal = "is outside the directories Podium may read"
@@ -201,3 +207,50 @@ def test_a_shared_deployment_imports_and_reads_rule_files_only_from_its_roots(
     proc = podium("import", str(uploads / "ok.jsonl"), "--table", "ns.uploaded")
     assert proc.returncode == 0, proc.stderr
     assert list_jobs(submitted_by="op@example.org")  # the allowed import ran, as op
+
+
+# A root that holds the home (docker compose's /data around /data/podium): Podium's own
+# files are never a place to write to, nor, in a shared deployment, to read from.
+
+INSIDE_HOME = "is inside Podium's home"
+
+
+@pytest.fixture
+def root_around_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (home / ".streamlit").mkdir()
+    (home / ".streamlit" / "cookie_secret").write_text("the-cookie-secret")
+    (home / "podium.toml").write_text('default_role = "viewer"\n')
+    monkeypatch.setenv("PODIUM_FILE_ROOTS", str(home.parent))
+    reset_settings()
+    return home.parent
+
+
+def _own_files(home: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in home.rglob("*") if p.is_file() and "exports" not in p.parts}
+
+
+def test_an_export_never_lands_in_the_home_a_root_holds(home: Path, root_around_home: Path) -> None:
+    """Issue 44, point 11: with file_roots = /data around the home /data/podium, an export
+    overwrote the cookie secret (so anyone who can export could sign an admin's login
+    cookie after a restart), podium.toml and the catalog."""
+    before = _own_files(home)
+    for target in (".streamlit/cookie_secret", "podium.toml", "catalog.db", "servers/x.jsonl"):
+        proc = podium("export", "ns.chat", str(home / target), "--format", "jsonl")
+        _refused(proc, INSIDE_HOME, str(home / "exports"))
+    assert _own_files(home) == before
+    assert not (home / "servers").exists()
+    for allowed in (root_around_home / "beside.jsonl", home / "exports" / "mine.jsonl"):
+        proc = podium("export", "ns.chat", str(allowed))
+        assert proc.returncode == 0, proc.stderr
+        assert len(allowed.read_text().splitlines()) == 3
+
+
+def test_a_shared_deployment_reads_no_home_file_a_root_holds(
+    home: Path, root_around_home: Path, shared_operator: str
+) -> None:
+    with pytest.raises(InvalidInput, match=INSIDE_HOME):
+        resolve_under_roots(home / ".streamlit" / "cookie_secret", "import")
+    upload = home / "uploads" / "data.jsonl"
+    assert resolve_under_roots(upload, "import") == upload  # where the app keeps uploads
+    beside = root_around_home / "data.jsonl"
+    assert resolve_under_roots(beside, "import") == beside

@@ -1,17 +1,8 @@
-"""The file behind an SQLite database URI, for the readers that skip SQLAlchemy."""
+"""The file behind an SQLite database URI, for the readers that skip SQLAlchemy (kept in
+`podium.config`, below `podium.paths`, which keeps writes off the catalog file)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from urllib.parse import unquote
+from podium.config import sqlite_file
 
-_SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
-
-
-def sqlite_file(uri: str) -> Path | None:
-    """The file of an SQLite URI (`sqlite:///PATH`), or None (another database, memory)."""
-    for prefix in _SQLITE_PREFIXES:
-        if uri.startswith(prefix):
-            database = unquote(uri.removeprefix(prefix).split("?", 1)[0])
-            return Path(database) if database and database != ":memory:" else None
-    return None
+__all__ = ["sqlite_file"]
