@@ -96,3 +96,47 @@ def test_sql_memory_cap_and_timeout_hold(table: str) -> None:
 def test_a_where_cannot_read_the_servers_settings(table: str, where: str) -> None:
     with pytest.raises(InvalidInput, match="settings or state rather than the row"):
         page(table, where=where)
+
+
+def test_guarded_queries_wait_for_a_slot_then_say_the_host_is_busy(
+    table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44, point 14: guarded queries had no cap on how many ran at once (three SQL
+    tabs held 5.3 GiB); the cap holds across processes of one home."""
+    from podium.config import reset_settings
+    from podium.store.read.guarded import HostBusy, query_slot
+
+    monkeypatch.setenv("PODIUM_GUARDED_QUERIES", "2")
+    reset_settings()
+    holder = subprocess.Popen(  # another process (a CLI, another app) holds one slot
+        [
+            sys.executable,
+            "-c",
+            "from podium.store.read.guarded import query_slot\n"
+            "with query_slot() as n:\n print(n, flush=True)\n input()",
+        ],  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() in ("0", "1")
+        with query_slot():  # this process holds the other
+            with pytest.raises(HostBusy, match="2 queries are already running"):
+                run_sql("SELECT count(*) AS n FROM t.rows")
+            with pytest.raises(HostBusy):
+                count_by(table, "split", where="split = 'test'")
+            cli = subprocess.run(
+                [sys.executable, "-m", "podium.cli", "sql", "SELECT 1"],
+                capture_output=True,
+                text=True,
+            )
+            assert cli.returncode == 75 and "Try again in a moment" in cli.stderr
+            assert "Traceback" not in cli.stderr
+        assert run_sql("SELECT count(*) AS n FROM t.rows").to_pylist() == [{"n": 300}]
+    finally:
+        holder.kill()
+        holder.wait()
+    # A holder killed mid-query leaves no slot taken: the kernel drops its lock.
+    with query_slot(wait_s=0), query_slot(wait_s=0):
+        pass

@@ -8,6 +8,13 @@ run in a child process that this process watches: it is killed once its resident
 passes the cap or the time limit passes, and the caller gets a clear `InvalidInput`.
 A long-lived server (the app) stays the size it was, whatever the filter.
 
+At most `guarded_queries` (setting, 4 by default) such children run at once per home,
+whichever process starts them (app sessions, CLI commands, workers): each holds one slot,
+an advisory lock on a file under `$PODIUM_HOME/tmp/guarded-slots`, which the kernel frees
+when its holder ends however it ends. A query that finds every slot taken waits up to
+`SLOT_WAIT_S`, then gets `HostBusy` ("try again in a moment"): each query is capped, but
+ten viewers opening one `?where=` link at once held ten caps' worth of memory.
+
 The child is `python -m podium.store.read.guarded IN OUT`: it unpickles a module-level
 function and its arguments from IN, runs it, and pickles the result (or the
 `PodiumError` it raised) to OUT. Both files are private to the user.
@@ -15,6 +22,8 @@ function and its arguments from IN, runs it, and pickles the result (or the
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
 import os
 import pickle
@@ -22,18 +31,27 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from podium.config import get_settings
 from podium.errors import InvalidInput, PodiumError
-from podium.store.private_tmp import private_scratch
+from podium.store.private_tmp import private_dir, private_scratch
 
 T = TypeVar("T")
 
 _POLL_S = 0.01  # an expression can allocate ~1 GB/s: poll often to stop it near the cap
 _CHILD_TAIL = 2000  # characters of a crashed child's stderr kept in the error
+SLOT_WAIT_S = 5.0  # how long a query waits for a free slot before "busy"
+_SLOT_POLL_S = 0.05
+
+
+class HostBusy(PodiumError):
+    """Every guarded-query slot of this home is taken: try again in a moment."""
+
+    exit_code = 75  # EX_TEMPFAIL
 
 
 @dataclass(frozen=True)
@@ -74,7 +92,7 @@ def call_guarded(fn: Callable[..., T], *args: Any, limits: Limits, **kwargs: Any
     """`fn(*args, **kwargs)` run in a child process under `limits`; its result or its
     `PodiumError` comes back. `fn` must be a module-level function, its arguments and
     result picklable."""
-    with private_scratch("guarded") as scratch:
+    with query_slot(limits.what), private_scratch("guarded") as scratch:
         call_in, result_out = Path(scratch) / "call.pickle", Path(scratch) / "result.pickle"
         call_in.write_bytes(pickle.dumps((fn.__module__, fn.__qualname__, args, kwargs)))
         stderr_path = Path(scratch) / "stderr"
@@ -102,6 +120,36 @@ def call_guarded(fn: Callable[..., T], *args: Any, limits: Limits, **kwargs: Any
         raise value
     result: T = value
     return result
+
+
+@contextlib.contextmanager
+def query_slot(what: str = "The query", wait_s: float | None = None) -> Iterator[int]:
+    """Hold one of the home's guarded-query slots while the block runs (its number);
+    `HostBusy` when none frees up within `wait_s` (default `SLOT_WAIT_S`)."""
+    slots = get_settings().guarded_queries
+    folder = private_dir("guarded-slots")
+    deadline = time.monotonic() + (SLOT_WAIT_S if wait_s is None else wait_s)
+    while True:
+        for number in range(slots):
+            fd = os.open(folder / f"slot-{number}", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            try:
+                yield number
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+            return
+        if time.monotonic() > deadline:
+            raise HostBusy(
+                f"{what} did not start: {slots} queries are already running on this Podium "
+                "(its most at once, each under its own memory cap). Try again in a moment; "
+                "an operator can raise guarded_queries if the host has the memory."
+            )
+        time.sleep(_SLOT_POLL_S)
 
 
 def _watch(command: list[str], stderr: Any, limits: Limits) -> str:
