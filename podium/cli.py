@@ -209,6 +209,20 @@ def _outage(exc: BaseException) -> str | None:
     )
 
 
+def _disk_full(exc: BaseException) -> PodiumError | None:
+    """The one-line error for a command that ran out of disk space, else None."""
+    from podium.errors import DiskFull, disk_full
+
+    if not disk_full(exc):
+        return None
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return DiskFull(
+        f"the disk is full: {first}\nIceberg commits are atomic, so a table holds this "
+        "command's change whole or not at all (`podium snapshots TABLE` shows which); free "
+        "space on the disk, then run the command again if it did not land."
+    )
+
+
 def _is_storage_error(exc: OSError) -> bool:
     text = str(exc)
     return isinstance(exc, ConnectionError) or any(
@@ -229,6 +243,10 @@ def main() -> None:
         if _is_settings_error(exc):
             _report(str(exc))
             sys.exit(2)
+        full = _disk_full(exc)  # SQLite's "database or disk is full" is no outage
+        if full is not None:
+            _report(str(full))
+            sys.exit(full.exit_code)
         outage = _outage(exc)
         if outage is not None:
             _report(outage)

@@ -28,3 +28,37 @@ class PermissionDenied(PodiumError):
     """The acting user's role does not allow the action."""
 
     exit_code = 3
+
+
+class DiskFull(PodiumError):
+    """A write ran out of space (a full disk or quota); nothing was committed."""
+
+    exit_code = 74  # EX_IOERR: not "unreachable, try again in a minute" (75)
+
+
+_FULL_WORDS = ("no space left on device", "database or disk is full", "disk quota exceeded")
+
+
+def disk_full(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an error it was raised from, says the disk (or quota) is full:
+    an OSError's ENOSPC/EDQUOT, SQLite's "database or disk is full", pyarrow's words."""
+    import errno
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(word in str(exc).lower() for word in _FULL_WORDS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def disk_full_error(exc: BaseException, what: str) -> DiskFull:
+    """The one-line error for `exc` (a `disk_full` one) while doing `what`."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return DiskFull(
+        f"The disk is full ({first}) while {what}; nothing was committed. Free space on it "
+        "(`podium maintain --all` removes files no table uses), then run it again."
+    )

@@ -13,6 +13,7 @@ Actions:
   (up to 10 minutes) until someone creates `POINT.release` there: a test runs something
   else in between however slowly either side starts, where `sleep` races a busy machine;
 - `kill`: SIGKILL this process at that point;
+- `enospc`: raise `OSError(ENOSPC)`, as a write to a full disk does;
 - `raise@N` / `kill@N`: act only on the N-th hit of the point (1-based), pass the others.
 
 Points (every write path passes the ones that apply to it):
@@ -30,6 +31,7 @@ Points (every write path passes the ones that apply to it):
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -52,7 +54,9 @@ POINTS = (
     "async_rl.learner_step",
 )
 
-_ACTION = re.compile(r"^(raise|kill|pause|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$")
+_ACTION = re.compile(
+    r"^(raise|kill|pause|enospc|sleep\((?P<seconds>[0-9.]+)\))(?:@(?P<nth>[0-9]+))?$"
+)
 
 
 class FailpointError(RuntimeError):
@@ -79,7 +83,7 @@ def armed() -> dict[str, str]:
         if not sep or name not in POINTS or not _ACTION.match(action):
             raise ValueError(
                 f"{ENV}: cannot read {part.strip()!r}; write POINT=ACTION with POINT one of "
-                f"{', '.join(POINTS)} and ACTION raise, kill, pause or sleep(SECONDS), "
+                f"{', '.join(POINTS)} and ACTION raise, kill, pause or sleep(SECONDS), or enospc, "
                 "optionally @N for the N-th hit only."
             )
         points[name] = action
@@ -107,6 +111,8 @@ def hit(point: str) -> None:
         _pause(point)
     elif action.startswith("kill"):
         os.kill(os.getpid(), signal.SIGKILL)
+    elif action.startswith("enospc"):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"failpoint {point}")
     else:
         raise FailpointError(f"failpoint {point} (outcome unknown to the caller)")
 

@@ -53,3 +53,15 @@ def test_an_unknown_action_names_the_ones_there_are(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(failpoints.ENV, f"{POINT}=wobble")
     with pytest.raises(ValueError, match="raise, kill, pause or sleep"):
         failpoints.hit(POINT)
+
+
+def test_enospc_raises_what_a_full_disk_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from podium.errors import disk_full
+
+    monkeypatch.setenv(failpoints.ENV, f"{POINT}=enospc@2")
+    failpoints.hit(POINT)  # the first hit passes
+    with pytest.raises(OSError) as raised:
+        failpoints.hit(POINT)
+    assert raised.value.errno == errno.ENOSPC and disk_full(raised.value)

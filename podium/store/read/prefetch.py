@@ -42,6 +42,12 @@ def prefetched(batches: Iterator[pa.RecordBatch], depth: int = 2) -> Iterator[pa
             item: Any = _DONE
         except BaseException as exc:  # handed to the consumer, which raises it
             item = exc
+        finally:
+            # A generator left open is closed by the garbage collector in whichever thread
+            # drops it; its cleanup (an import's SQLite scratch file) must run in this one.
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
         put(item)
 
     thread = threading.Thread(target=produce, name="podium-prefetch", daemon=True)

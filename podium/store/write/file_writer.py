@@ -26,7 +26,7 @@ from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import Record
 
-from podium.errors import InvalidInput
+from podium.errors import InvalidInput, disk_full, disk_full_error
 from podium.failpoints import hit
 from podium.store.catalog.iceberg_internals import (
     check_arrow_schema_compatible,
@@ -94,14 +94,17 @@ class FileWriter:
                     files.append(self._close(writer, out))
                     writer = out = None
                     hit("write.between_files")
-        except BaseException:
+            if writer is not None:
+                files.append(self._close(writer, out))
+                writer = out = None
+        except BaseException as exc:
             # Close the open file now: an S3 stream left to the garbage collector is closed
             # after pyarrow's S3 shutdown at exit, and the process hung there for good
             # (a database outage mid-import, tests/integration/test_outages.py).
             _abandon(writer, out)
+            if isinstance(exc, Exception) and disk_full(exc):
+                raise disk_full_error(exc, "writing data files") from exc
             raise
-        if writer is not None:
-            files.append(self._close(writer, out))
         return files
 
     def discard(self) -> None:

@@ -19,6 +19,7 @@ footer metadata; Podium's plan splices the new row into the old row's place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from podium.errors import disk_full, disk_full_error
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile
@@ -88,10 +91,17 @@ def write_delete_file(
     name = f"{uuid.uuid4()}-deletes.parquet"
     path = table.location_provider().new_data_location(name)
     output = table.io.new_output(path)
-    with output.create(overwrite=False) as stream:
-        with pq.ParquetWriter(stream, data.schema, compression="zstd") as writer:
-            writer.write_table(data)
-        size = stream.tell()
+    try:
+        with output.create(overwrite=False) as stream:
+            with pq.ParquetWriter(stream, data.schema, compression="zstd") as writer:
+                writer.write_table(data)
+            size = stream.tell()
+    except Exception as exc:
+        with contextlib.suppress(Exception):  # half a file: no snapshot will name it
+            table.io.delete(path)
+        if disk_full(exc):
+            raise disk_full_error(exc, "writing a delete file") from exc
+        raise
     stats = _statistics(writer.writer.metadata)
     lo_path, hi_path = pairs[0][0], pairs[-1][0]
     positions = [r for _, r in pairs]
