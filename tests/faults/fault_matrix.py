@@ -8,6 +8,11 @@ For one case: a fresh table, the write run as the real CLI with one failpoint ar
 - `podium maintain --all --grace-hours 0 --force` (the next maintenance) leaves no file
   under the table's location that no snapshot references, and the table reads the same.
 
+The sweep cases (`sweep_cases.py`: `maintain --all` beside tables in nested namespaces,
+named outside Podium's rule, inside another table's folder, at a namespace's folder,
+referencing another table's file, with partition statistics) are cases of the same
+matrix: every such table keeps its rows and files.
+
 `run_matrix(store, cases)` returns one `Outcome` per case; `tests/faults/test_fault_matrix.py`
 runs a seeded sample in CI, `make fault-matrix` (`python tests/faults/fault_matrix.py`) the
 whole matrix on both stores and writes test-artifacts/fault-matrix.json and the README table.
@@ -63,7 +68,10 @@ class Outcome:
 
 
 def all_cases() -> list[Case]:
-    return [Case(p, q, a) for p in PATHS for q in POINTS for a in ACTIONS]
+    from sweep_cases import sweep_paths
+
+    writes = [Case(p, q, a) for p in PATHS for q in POINTS for a in ACTIONS]
+    return writes + [Case(*c) for c in sweep_paths()]
 
 
 # ---- stores ----
@@ -191,6 +199,10 @@ def _left_over(name: str) -> int:
 
 def run_case(store: str, env: dict[str, str], case: Case, n: int, work: Path) -> Outcome:
     """One write with one fault; the checks above. `n` keeps table names apart."""
+    from sweep_cases import PREFIX, run_sweep_case
+
+    if case.path.startswith(PREFIX):  # maintain --all beside foreign tables
+        return run_sweep_case(store, env, case, n, work)  # type: ignore[no-any-return]
     table = f"fm.t{n}"
     faults = f"{case.point}={case.action}"
     watched = table  # the table whose states are compared

@@ -45,3 +45,21 @@ def test_no_fault_loses_a_row_or_a_file(store: str, count: int) -> None:
     for o in outcomes:
         if o.point == "commit.after":
             assert o.state == "after", asdict(o)
+
+
+@pytest.mark.faults
+@pytest.mark.clockless
+@pytest.mark.parametrize(
+    "store", ["sqlite+local", pytest.param("postgres+s3", marks=pytest.mark.integration)]
+)
+def test_maintain_all_beside_foreign_tables_deletes_none_of_their_files(store: str) -> None:
+    from sweep_cases import LAYOUTS, PREFIX
+
+    # Every layout on the local store, each with one fault (seeded); two on S3.
+    sweeps = [c for c in all_cases() if c.path.startswith(PREFIX)]
+    rng = random.Random(SEED)
+    layouts = LAYOUTS if store == "sqlite+local" else ("nested", "borrowed")
+    cases = [rng.choice([c for c in sweeps if c.path == PREFIX + layout]) for layout in layouts]
+    for o in run_matrix(store, cases):
+        assert o.state == "before" and o.rows_lost == 0 and not o.unreadable, asdict(o)
+        assert o.missing_files == 0 and o.left_after_maintain == 0, asdict(o)
