@@ -241,8 +241,8 @@ class GrpoConfig(TrainConfig):
     rollouts: TableName | None = Field(
         None,
         description="Async: Iceberg table (NAMESPACE.TABLE) every generated sample is written "
-        "to. Left empty it is <namespace of table>.<out>_rollouts: created in the training "
-        "table's namespace (demo.chat and out grpo-1 give demo.grpo_1_rollouts).",
+        "to. Left empty it is rollouts.<out>, in a namespace of its own (out grpo-1 gives "
+        "rollouts.grpo_1).",
         json_schema_extra=_ASYNC,
     )
 

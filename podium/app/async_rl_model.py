@@ -202,17 +202,17 @@ def rollouts_name(job: Job) -> str | None:
     named = _summary(job).get("rollouts") or config.get("rollouts")
     if named:
         return str(named)
-    table, out = (config.get("table") or {}).get("name"), config.get("out")
-    if not (table and out):
+    out = config.get("out")
+    if not out:
         return None
     from trainers.async_rl.rollouts import default_rollouts_name
 
-    return default_rollouts_name(str(table), str(out))
+    return default_rollouts_name(str(out))
 
 
 def rollouts_note_of(job: Job) -> str:
-    """Where the run's samples go ("... in the training table's namespace (demo) by
-    default ..." when the card named no table), or "" while that is unknown."""
+    """Where the run's samples go ("... in the rollouts namespace by default ..." when
+    the card named no table), or "" while that is unknown."""
     name = rollouts_name(job)
     if name is None:
         return ""

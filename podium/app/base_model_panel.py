@@ -11,6 +11,7 @@ from podium.app.base_model_setup import (
     bootstrap_in_flight,
     last_failed_bootstrap,
     queue_bootstrap,
+    setup_outcome,
 )
 from podium.app.feedback import empty_state, job_queued, show_error
 from podium.app.job_panel import watch_job
@@ -24,11 +25,18 @@ WHAT = (
 )
 
 
+FOLLOWED = "base_model.followed"  # the setup job this session watched, for its outcome
+
+
 def offer_base_model(key: str, missing: str = "No model registered yet.") -> None:
     """Say what is `missing`, then offer to set the base model up (operators), or follow
-    the setup already queued; the page reruns with the model once the job succeeds."""
+    the setup already queued; the page reruns with the model once the job succeeds, and
+    `setup_done` says so there."""
     job = bootstrap_in_flight()
     if job is not None:
+        st.session_state[FOLLOWED] = job["id"]
+        if st.session_state.pop(f"{key}.queued", None) == job["id"]:
+            job_queued(job["id"])  # queued by the click that reran the page
         st.info(f"{missing} The base model is being set up.", icon=":material/info:")
         watch_job(job["id"])
         return
@@ -44,5 +52,19 @@ def offer_base_model(key: str, missing: str = "No model registered yet.") -> Non
         except PodiumError as exc:
             show_error(exc)
             return
-        job_queued(job_id)
-        watch_job(job_id)
+        st.session_state[f"{key}.queued"] = job_id
+        # Again from the top: what the page drew above it (Home's count of jobs) now
+        # includes the job, and the panel follows it.
+        st.rerun()
+
+
+def setup_done() -> None:
+    """Once the setup this session followed has succeeded, say so (once): the panel that
+    followed it is gone by then, since a base model is registered."""
+    followed = st.session_state.get(FOLLOWED)
+    if followed is None:
+        return
+    done = setup_outcome(str(followed))
+    if done is not None:
+        st.session_state.pop(FOLLOWED, None)
+        st.success(done, icon=":material/check_circle:")

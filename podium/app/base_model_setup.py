@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from podium.identity import require
 from podium.jobs.logbook import submit_config
-from podium.jobs.queue import Job, active_jobs, list_jobs
+from podium.jobs.queue import Job, active_jobs, get_job, list_jobs
 from podium.models import list_models
 from podium.store.state.users import acting_user
 
@@ -36,3 +36,16 @@ def queue_bootstrap() -> str:
     if (job := bootstrap_in_flight()) is not None:
         return str(job["id"])
     return submit_config(KIND, {}, notes="Set up from the app.")
+
+
+def setup_outcome(job_id: str) -> str | None:
+    """What a page says once the setup it followed (job `job_id`) has ended well: the
+    base model's name, registered by that job; None while it runs or when it did not
+    succeed (the job's own panel says why)."""
+    job = get_job(job_id)
+    if job["status"] != "succeeded":
+        return None
+    bases = [m.label for m in list_models() if m.kind == "base"]
+    if not bases:
+        return None
+    return f"The base model is set up: {', '.join(bases)} is registered (job {job_id})."

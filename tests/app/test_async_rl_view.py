@@ -37,7 +37,7 @@ from podium.store.write.write import write_table
 from trainers.config import GrpoConfig
 
 MAIN = str(Path(__file__).resolve().parents[2] / "podium" / "app" / "main.py")
-ROLLOUTS = "t.run_rollouts"
+ROLLOUTS = "rollouts.run"
 
 
 def _record(checksum: str, got: str | None = None) -> list[dict[str, object]]:
@@ -110,11 +110,11 @@ def test_running_async_job_shows_versions_staleness_and_sync_times(podium_home: 
     view = async_view(get_job(job_id))
     assert view is not None and view.versions.empty and view.staleness.empty
     assert "2 replica(s) · max staleness 1 · weight sync gloo · barrier swaps" in view.headline()
-    assert view.rollouts == ROLLOUTS  # the default the run derives: <ns>.<out>_rollouts
-    # ... and the run says so: the card named no table, the input's namespace got it.
+    assert view.rollouts == ROLLOUTS  # the default the run derives: rollouts.<out>
+    # ... and the run says so: the card named no table.
     assert view.rollouts_note == (
-        f"every sample is written to {ROLLOUTS}, in the training table's namespace (t) "
-        "by default; set `rollouts` (--rollouts NAMESPACE.TABLE) to choose"
+        f"every sample is written to {ROLLOUTS}, in the rollouts namespace by default; "
+        "set `rollouts` (--rollouts NAMESPACE.TABLE) to choose"
     )
 
     _report_steps(job_id, steps=2)

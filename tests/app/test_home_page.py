@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import unescape
 from pathlib import Path
 
+from app_pages import shown
 from streamlit.testing.v1 import AppTest
 
 from podium.app.views.home.model import demo_missing, home_state
@@ -59,3 +60,29 @@ def test_the_build_page_links_the_sft_table_it_made(podium_home: Path) -> None:
     assert sft_table_of("cx.functions") is None
     write_table("cx.functions_sft", rows, properties={"podium.kind": "sft"})
     assert sft_table_of("cx.functions") == "cx.functions_sft"
+
+
+def test_home_says_what_it_has_and_what_the_demo_writes(podium_home: Path) -> None:
+    """Before: Tables was blank beside Models' "none yet"; the demo promised code datasets
+    it does not write; async runs' rollouts tables crowded the table list."""
+    import pyarrow as pa
+
+    from podium.store.catalog.kinds import ROLLOUTS
+    from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA
+    from podium.store.write.write import write_table
+
+    at = _home()
+    assert sum(c.value == "none yet" for c in at.caption) == 2  # tables and jobs
+    said = next(unescape(c.value) for c in at.caption if "demo.chat" in unescape(c.value))
+    assert "code datasets" not in said and "demo.functions (Python functions" in said
+    rows = pa.Table.from_pylist(
+        [{"id": "a", "messages": [{"role": "user", "content": "q"}]}], schema=SFT_ARROW_SCHEMA
+    )
+    write_table("t.data", rows)
+    write_table("rollouts.grpo_1", rows, properties={PROP_KIND: ROLLOUTS})
+    at = _home()
+    links = [unescape(p.proto.label) for p in at.get("page_link")]
+    assert "t.data" in links and "rollouts.grpo_1" not in links
+    assert any(m.value.startswith("**2 tables · ") for m in at.markdown)
+    left_out = [shown(c.value) for c in at.caption]
+    assert "and 1 async run's rollouts table in Browse" in left_out, [c[-90:] for c in left_out]

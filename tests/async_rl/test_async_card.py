@@ -36,7 +36,7 @@ def test_defaults_and_the_derived_rollouts_table(podium_home: Path) -> None:
         "gloo",
         1,
     )
-    assert rollouts_table(cfg) == "demo.run_1_rollouts"
+    assert rollouts_table(cfg) == "rollouts.run_1"
     assert rollouts_table(card(rollouts="ns.mine")) == "ns.mine"
     check_async_host(cfg)
 
@@ -58,8 +58,8 @@ def test_what_an_async_card_refuses_by_itself() -> None:
 
 
 def test_what_this_host_and_catalog_refuse(podium_home: Path) -> None:
-    write_table("demo.run_1_rollouts", chat_rows([("q", "a")]), schema=SFT_SCHEMA)
-    with pytest.raises(InvalidInput, match="Rollouts table demo.run_1_rollouts already exists"):
+    write_table("rollouts.run_1", chat_rows([("q", "a")]), schema=SFT_SCHEMA)
+    with pytest.raises(InvalidInput, match="Rollouts table rollouts.run_1 already exists"):
         check_async_host(card())
     check_async_host(card(rollouts="demo.other"))
 

@@ -107,7 +107,7 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
     # orphaned (and kept 1.5 GB each) until the job reaped its servers' process groups.
     assert vllm_processes_of(podium_home) == []
 
-    rows = load_table("demo.tiny_async_rollouts").scan().to_arrow().to_pylist()
+    rows = load_table("rollouts.tiny_async").scan().to_arrow().to_pylist()
     # Every sample once: one group of 4 a step, none lost or doubled by the kill.
     assert len(rows) == summary["samples"] == STEPS * 4
     assert len({r["id"] for r in rows}) == len(rows)
@@ -129,7 +129,7 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
     missed = [f["version"] for f in summary["sync_failures"]]
     assert sorted([s["version"] for s in pushes] + missed) == list(range(1, STEPS))
     assert all(v["match"] for s in summary["syncs"] for v in s["replicas"])
-    assert summary["rollout"] == "async" and outputs.tables == ["demo.tiny_async_rollouts"]
+    assert summary["rollout"] == "async" and outputs.tables == ["rollouts.tiny_async"]
     assert summary["learner_ranks"] == 2
 
     from podium.models.registry import get_model

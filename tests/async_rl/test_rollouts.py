@@ -50,17 +50,18 @@ def test_rows_land_once_with_the_rl_columns(podium_home: Path) -> None:
 
 
 def test_default_name_comes_from_out(podium_home: Path) -> None:
-    assert default_rollouts_name("demo.chat", "json-grpo.v2") == "demo.json_grpo_v2_rollouts"
-    assert default_rollouts_name("demo.chat", "7b") == "demo._7b_rollouts"
+    # A namespace of their own: they landed in the training table's (demo) and crowded Home.
+    assert default_rollouts_name("json-grpo.v2") == "rollouts.json_grpo_v2"
+    assert default_rollouts_name("7b") == "rollouts._7b"
 
 
-def test_a_default_rollouts_table_says_it_is_in_the_training_tables_namespace() -> None:
+def test_a_default_rollouts_table_says_where_it_is_and_how_to_choose() -> None:
     """Before: the samples landed in demo.<out>_rollouts and nothing said so."""
-    default = rollouts_note("demo.grpo_1_rollouts", named=False)
-    assert "in the training table's namespace (demo)" in default
+    default = rollouts_note("rollouts.grpo_1", named=False)
+    assert "in the rollouts namespace by default" in default
     assert "--rollouts NAMESPACE.TABLE" in default
     assert rollouts_note("runs.mine", named=True) == "every sample is written to runs.mine"
     from trainers.config import GrpoConfig
 
     help_text = GrpoConfig.model_fields["rollouts"].description or ""
-    assert "training table's namespace" in help_text
+    assert "rollouts.<out>" in help_text

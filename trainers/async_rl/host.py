@@ -20,7 +20,7 @@ from trainers.config import GrpoConfig
 
 
 def rollouts_table(cfg: GrpoConfig) -> str:
-    return cfg.rollouts or default_rollouts_name(cfg.table.name, cfg.out)
+    return cfg.rollouts or default_rollouts_name(cfg.out)
 
 
 def check_async_host(cfg: GrpoConfig, checkpoint: str | Path | None = None) -> None:

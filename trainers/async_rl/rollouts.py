@@ -29,7 +29,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import DoubleType, IntegerType, NestedField
 
 from podium.errors import InvalidInput
-from podium.store.catalog.catalog import parse_name, table_exists
+from podium.store.catalog.catalog import table_exists
 from podium.store.catalog.kinds import ROLLOUTS
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.write.write import write_table
@@ -56,24 +56,26 @@ ROLLOUTS_ARROW_SCHEMA = pa.schema(
 )
 
 
-def default_rollouts_name(table: str, out: str) -> str:
-    """`<namespace of the training table>.<out>_rollouts`, `out` made a legal name."""
-    namespace, _ = parse_name(table)
+ROLLOUTS_NAMESPACE = "rollouts"
+
+
+def default_rollouts_name(out: str) -> str:
+    """`rollouts.<out>`, `out` made a legal name: a namespace of their own, not the
+    training table's (they crowded `demo` and Home beside the datasets)."""
     stem = re.sub(r"[^A-Za-z0-9_]", "_", out)
     if not re.match(r"[A-Za-z_]", stem):
         stem = "_" + stem
-    return f"{namespace}.{stem}_rollouts"
+    return f"{ROLLOUTS_NAMESPACE}.{stem}"
 
 
 def rollouts_note(name: str, named: bool) -> str:
-    """Where a run's samples go, said where the run is shown: a default name lands in
-    the training table's namespace, which nobody chose (the job log, the Train page)."""
+    """Where a run's samples go, said where the run is shown (the job log, the Train
+    page): a default name, which nobody chose, says how to choose another."""
     if named:
         return f"every sample is written to {name}"
-    namespace = name.split(".", 1)[0]
     return (
-        f"every sample is written to {name}, in the training table's namespace "
-        f"({namespace}) by default; set `rollouts` (--rollouts NAMESPACE.TABLE) to choose"
+        f"every sample is written to {name}, in the {ROLLOUTS_NAMESPACE} namespace by "
+        "default; set `rollouts` (--rollouts NAMESPACE.TABLE) to choose"
     )
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from podium.app.base_model_panel import offer_base_model
+from podium.app.base_model_panel import offer_base_model, setup_done
 from podium.app.base_model_setup import base_model_missing
 from podium.app.job_tray_model import STATUS_ICONS
 from podium.app.pages import PAGES, page_file
 from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.app.views.home.model import demo_missing, home_state, load_demo_tables
+from podium.app.views.home.model import demo_missing, demo_text, home_state, load_demo_tables
 from podium.app.widgets import browse_link
 
 # {table: created?}: said from the rerun that counts them on, for the session; popped once,
@@ -40,16 +40,19 @@ for name, text in STEPS:
     _, title, icon = PAGES[name]
     st.page_link(page_file(name), label=f"{title}: {text}", icon=icon)
 
+setup_done()  # the base model set up from here: said once it is registered
 st.subheader("Where things stand")
 state = home_state()
 st.markdown(f"**{state.summary}**")
-c1, c2, c3 = st.columns(3)
+c1, c2, c3 = st.columns([2, 1, 1])  # table names are the longest: room to read them whole
 with c1:
     st.markdown("**Tables**")
     for table in state.tables[:8]:
         browse_link(table)  # the label is the table name, as text
-    if len(state.tables) > 8:
-        st.caption(f"and {len(state.tables) - 8:,} more in Browse")
+    if more := state.tables_left_out(8):
+        st.caption(escape_markdown(more))
+    elif not state.tables:
+        st.caption("none yet")
 with c2:
     st.markdown("**Models**")
     st.markdown("\n".join(f"- {code_span(m)}" for m in state.models) or "none yet")
@@ -74,7 +77,7 @@ if base_model_missing():  # Generate, Train and Compare need it
 missing = demo_missing()
 if missing:
     st.subheader("Demo data")
-    st.caption("Small chat, JSON, tool-call and code datasets, made locally (no downloads).")
+    st.caption(escape_markdown(demo_text(missing)))
 if (
     missing
     and current_user().can("run_job")
