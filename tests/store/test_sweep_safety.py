@@ -211,3 +211,19 @@ def test_export_works_beside_a_table_whose_metadata_is_gone(podium_home: Path) -
     refused = podium("export", "ns.ok", str(exports / "gone" / "data" / "x.jsonl"))
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "ext.gone" in refused.stderr, refused.stderr
+
+
+@pytest.mark.usefixtures("podium_home")
+def test_a_table_located_at_the_warehouse_root_is_not_swept() -> None:
+    two_snapshots("ns.t")
+    foreign_table(("ext", "root"), location=f"file://{warehouse()}")
+    notes = warehouse() / "notes" / "readme.txt"  # no table's, in no table's layout
+    notes.parent.mkdir()
+    notes.write_text("kept")
+    age(warehouse())
+
+    report = podium("maintain", "ext.root", "--no-compact", "--no-expire", *SWEEP)
+
+    assert report.returncode != 0
+    assert "warehouse root" in report.stderr and "nothing deleted" in report.stderr
+    assert notes.exists() and rows("ns.t") == sft_rows(20, start=20).to_pylist()

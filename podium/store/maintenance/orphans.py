@@ -8,7 +8,8 @@ any namespace depth, under any name, with its location and every file it referen
 and orphan removal of a table:
 - deletes no file that any table of the catalog references;
 - sweeps no folder that is another table's location (a table sharing its location with
-  another is not swept at all), nor Podium's home or catalog database;
+  another is not swept at all), nor one that holds the warehouse root, Podium's home or
+  its catalog database (a table located there is not swept at all);
 - deletes nothing while some table cannot be read (its metadata gone or corrupt): which
   files that table needs is unknown, and a restored metadata file would need them all.
 Files staged by resumable jobs (`data/staged-*`) are theirs to clean. Only files older
@@ -96,7 +97,10 @@ def take_guard() -> Guard:
 
 def _podiums_own() -> tuple[tuple[str, str], ...]:
     settings = get_settings()
-    own = [(folder(str(settings.home)), "Podium's home (settings, secrets, state)")]
+    own = [
+        (folder(str(settings.home)), "Podium's home (settings, secrets, state)"),
+        (folder(settings.warehouse), "the warehouse root (every table's folder)"),
+    ]
     database = sqlite_file(settings.catalog_uri)
     if database is not None:
         own.append((normal_path(str(database)), "the catalog database"))
