@@ -21,7 +21,7 @@ from podium.jobs.logbook import progress_fraction as progress_fraction
 from podium.jobs.logbook import progress_text as progress_text
 from podium.jobs.logbook import rerun as rerun
 from podium.jobs.logbook import samples as samples
-from podium.jobs.logs import log_tail as log_tail
+from podium.jobs.logs import readable_tail as readable_tail
 from podium.jobs.queue import Job as Job
 from podium.jobs.queue import get_job as get_job
 from podium.jobs.queue import list_jobs as list_jobs

@@ -104,7 +104,7 @@ def job_detail(job_id: str) -> None:
     if said := model.reproducibility(job):
         st.caption(escape_markdown(said))
     st.markdown("**Log**")
-    st.code(model.log_tail(job["log_path"], 40) or "(empty)", language="log")
+    st.code(model.readable_tail(job["log_path"], 40) or "(empty)", language="log")
     metrics = model.metrics_frame(job_id)
     if (rl := async_view(job, metrics)) is not None:
         async_panel(rl)  # replicas, staleness, syncs and rollouts: the run card pins them
