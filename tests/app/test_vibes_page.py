@@ -39,8 +39,14 @@ def test_filter_and_build_eval_set_without_a_server(podium_home, tmp_path):
     for i in range(3):
         submit_vibe(f"{tag} prompt {i}", "ideal", [tag], "some-model", "answer")
     at = _open()
+    assert at.text_input(key="vibes.evalset_out").value == "evals.vibes_selection"
     at.multiselect(key="vibes.filter_tags").set_value([tag]).run()
     assert any(c.value == "3 submissions" for c in at.caption)
+    # The proposed name follows the tag chosen (it kept "evals.vibes_selection").
+    assert at.text_input(key="vibes.evalset_out").value == "evals.vibes_mytag"
+    at.multiselect(key="vibes.filter_tags").set_value([tag, "other"]).run()
+    assert at.text_input(key="vibes.evalset_out").value == "evals.vibes_mytag_other"
+    at.multiselect(key="vibes.filter_tags").set_value([tag]).run()
     out = unique_table + "_evals"
     at.text_input(key="vibes.evalset_out").set_value(out)
     at.button(key="vibes.build").click().run()
@@ -50,6 +56,9 @@ def test_filter_and_build_eval_set_without_a_server(podium_home, tmp_path):
 
     assert count_text(1, "prompt") == "1 prompt" and count_text(1200, "prompt") == "1,200 prompts"
     assert len(read_arrow(out)[0]) == 3
+    # A name the reviewer typed stays when the tags change.
+    at.multiselect(key="vibes.filter_tags").set_value(["other"]).run()
+    assert at.text_input(key="vibes.evalset_out").value == out
 
 
 def test_double_click_on_submit_stores_the_prompt_once(podium_home, tmp_path):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from generators.vibes import VIBES_TABLE as VIBES_TABLE
 from generators.vibes import all_tags as all_tags
 from generators.vibes import answer_stream as answer_stream
@@ -25,6 +27,13 @@ def submissions_caption(count: int, waiting_on: str | None = None) -> str:
     if waiting_on is None:
         return text
     return text + (f" · 1 more once {waiting_on} has answered" if waiting_on else " · 1 more")
+
+
+def eval_set_name(tags: list[str]) -> str:
+    """The eval-set table a filter proposes: 'evals.vibes_json_math' for the tags json
+    and math (each made a legal name part), 'evals.vibes_selection' without tags."""
+    parts = [re.sub(r"[^a-z0-9_]+", "_", t.lower()).strip("_") for t in tags]
+    return "evals.vibes_" + ("_".join(p for p in parts if p) or "selection")
 
 
 def count_text(n: int, noun: str) -> str:

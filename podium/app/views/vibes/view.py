@@ -152,8 +152,13 @@ def _eval_set(tags: list[str], selected: list[str]) -> None:
         st.caption(f"From the submissions tagged {escape_markdown(', '.join(tags))}.")
     else:
         st.caption("Filter by tag or select rows above to choose its prompts.")
-    default = "evals.vibes_" + ("_".join(tags) if tags else "selection")
-    out = st.text_input("Eval-set table", value=default, key=P + "evalset_out")
+    # The name follows the tags chosen until the reviewer types one of their own (a keyed
+    # box kept its first value: the name ignored the tag picked after it).
+    default, proposed = vm.eval_set_name(tags), st.session_state.get(P + "evalset_default")
+    if st.session_state.get(P + "evalset_out") in (None, proposed):
+        st.session_state[P + "evalset_out"] = default
+    st.session_state[P + "evalset_default"] = default
+    out = st.text_input("Eval-set table", key=P + "evalset_out")
     if st.button("Build eval set", key=P + "build", disabled=not (tags or selected)):
         try:
             count = vm.build_eval_set(out, tags=None if selected else tags, ids=selected or None)
