@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from generators.client import Endpoint
 from generators.code_exec import tables
+from generators.code_exec.backend import backend_line, chosen_backend
 from generators.code_exec.batches import BatchWork, Finished, Spent, chunks, write_batch
 from generators.code_exec.config import PROP_ROWS_TABLE, CodeExecConfig
 from generators.code_exec.harness import program
@@ -146,7 +147,8 @@ def run_code_exec_build(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     out = full_name(cfg.out)
     model = get_model(cfg.model).name
     functions, input_ref = load_functions(cfg.table, cfg.limit)
-    backend = cfg.backend or _default_backend()
+    backend = chosen_backend(cfg.backend)
+    reporter.log(backend_line(backend, named=bool(cfg.backend)))
     properties = output_properties(cfg, reporter, tables.ROWS_KIND, input_ref, model)
     done = done_ids(out, tables.ROWS_KIND, input_ref, "function_id")
     todo = [f for f in functions if f["id"] not in done]
@@ -231,9 +233,3 @@ def _build_on_ray(
 
     return on_ray(cfg, functions, done, plan, tables.ROWS_ARROW_SCHEMA, out, input_ref,
                   backend, properties, reporter, spent, "functions")  # fmt: skip
-
-
-def _default_backend() -> str:
-    from podium.config import get_settings
-
-    return get_settings().sandbox_backend

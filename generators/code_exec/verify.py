@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from generators.code_exec import tables
+from generators.code_exec.backend import backend_line, chosen_backend
 from generators.code_exec.batches import BatchWork, Finished, Spent, chunks, write_batch
 from generators.code_exec.harness import (
     InputRejected,
@@ -161,7 +162,8 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
     out = full_name(cfg.out)
     rows, input_ref = read_input(cfg.table, REQUIRED)
     candidates = _checkable(rows)[: cfg.limit] if cfg.limit else _checkable(rows)
-    backend = cfg.backend or _default_backend()
+    backend = chosen_backend(cfg.backend)
+    reporter.log(backend_line(backend, named=bool(cfg.backend)))
     properties = output_properties(cfg, reporter, tables.VERIFY_KIND, input_ref, None)
     done = done_ids(out, tables.VERIFY_KIND, input_ref, "id")
     todo = [r for r in candidates if r["id"] not in done]
@@ -206,9 +208,3 @@ def run_verify(cfg: CodeExecConfig, reporter: Reporter) -> JobOutputs:
         "backend": backend,
     }
     return JobOutputs(tables=[out], summary=summary)
-
-
-def _default_backend() -> str:
-    from podium.config import get_settings
-
-    return get_settings().sandbox_backend

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from app_pages import shown
 from queue_runner import run_queued
 from streamlit.testing.v1 import AppTest
 
@@ -77,6 +78,8 @@ def test_results_highlight_failures_and_timeouts(home: Path) -> None:
     assert at.selectbox(key="build.show").value == "cx.built"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Rows": "5", "OK": "2", "Failures": "3", "Timeouts": "1"}
+    # Which sandbox ran the code (the page never said).
+    assert "Ran in the local sandbox backend." in [shown(c.value) for c in at.caption]
     text = _markdown(at)
     assert ":orange[**timeout**] · fn3 · `f([1])`" in text
     assert ":red[**error**] · fn4 · `f(None)` · TypeError" in text

@@ -3,6 +3,7 @@ that no longer evaluate apart from outputs that changed."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -40,12 +41,18 @@ def _rows_table(name: str) -> None:
 
 
 @pytest.mark.sandbox
-def test_expression_inputs_are_executed_and_checked(podium_home: Path) -> None:
+def test_expression_inputs_are_executed_and_checked(
+    podium_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     _rows_table("cx.rows")
     cfg = CodeExecConfig(
         functions=TableRef(name="cx.rows"), out="cx.verify", mode="verify", backend="local"
     )
+    caplog.set_level(logging.INFO)
     summary = run_verify(cfg, Reporter()).summary
+    # The job's log says which sandbox ran the code, and why that one (it never said).
+    assert "sandbox backend: local (bubblewrap sandboxes" in caplog.text
+    assert "; named by the job)" in caplog.text and summary["backend"] == "local"
     report = {r["input"]: r for r in read_arrow("cx.verify")[0].to_pylist()}
     for inp in ROWS[:4] + ROWS[7:]:
         row = report[inp[0]]
@@ -58,3 +65,12 @@ def test_expression_inputs_are_executed_and_checked(podium_home: Path) -> None:
     assert summary["matches_this_run"] == 5
     assert summary["mismatches_this_run"] == 1
     assert summary["rejected_this_run"] == 2
+
+
+def test_the_backend_line_names_the_setting_when_the_job_named_none(podium_home: Path) -> None:
+    from generators.code_exec.backend import backend_line, chosen_backend
+
+    backend = chosen_backend(None)
+    assert backend in ("local", "docker")  # the sandbox_backend setting
+    assert backend_line(backend, named=False).endswith("; the sandbox_backend setting)")
+    assert chosen_backend("docker") == "docker"

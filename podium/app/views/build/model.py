@@ -106,6 +106,15 @@ def status_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (kv[0] != "ok", -kv[1])))
 
 
+def backends_text(rows: list[dict[str, Any]]) -> str:
+    """'Ran in the local sandbox backend' (the rows record the backend that ran them)."""
+    backends = sorted({str(r["backend"]) for r in rows if r.get("backend")})
+    if not backends:
+        return ""
+    plural = "s" if len(backends) > 1 else ""
+    return f"Ran in the {' and '.join(backends)} sandbox backend{plural}."
+
+
 def badge(status: str) -> str:
     return f":{STATUS_COLOUR.get(status, 'blue')}[**{status}**]"
 

@@ -13,14 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from podium.app import widgets
-from podium.app.views.build import model as build_model
 from podium.app.base_model_panel import offer_base_model
-from podium.app.views.build.model import sft_table_of
 from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import Job, page_link, table_links, watch_job
-from podium.app.table_choices import snapshots_of
 from podium.app.safe_markdown import escape_markdown
+from podium.app.table_choices import snapshots_of
+from podium.app.views.build import model as build_model
+from podium.app.views.build.model import sft_table_of
 
 MODE, TABLE, SNAPSHOT = "build.mode", "build.table", "build.snapshot"
 MODEL, SHOW, FILTER = "build.model", "build.show", "build.filter"
@@ -102,6 +102,8 @@ def _results() -> None:
     cols[2].metric("Failures", f"{sum(v for k, v in counts.items() if k != 'ok'):,}")
     cols[3].metric("Timeouts", f"{counts.get('timeout', 0):,}")
     st.markdown(" · ".join(f"{build_model.badge(s)} {n:,}" for s, n in counts.items()))
+    if ran := build_model.backends_text(rows):
+        st.caption(escape_markdown(ran))
     if build_model.table_exists(name):
         widgets.browse_link(name, label=f"Open {escape_markdown(name)} in Browse")
     sft = sft_table_of(name)
