@@ -11,6 +11,7 @@ from generators.grading import GRADE_LIMITS
 from generators.sandbox import Limits
 from podium.jobs.launchers import LaunchOptions
 from podium.store.catalog.catalog import full_name
+from podium.store.catalog.table_name import TableName
 from podium.store.read.refs import TableRef
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
@@ -25,8 +26,12 @@ class CodeExecConfig(LaunchOptions):
         validation_alias=AliasChoices("table", "functions"),
         description="Functions table (code, entry_point, id) for build; a rows table for verify.",
     )
-    out: str = Field(description="Rows table (build) or report table (verify); re-runs resume.")
-    sft_out: str | None = Field(None, description="SFT table to (re)write (default: OUT_sft).")
+    out: TableName = Field(
+        description="Rows table (build) or report table (verify); re-runs resume."
+    )
+    sft_out: TableName | None = Field(
+        None, description="SFT table to (re)write (default: OUT_sft)."
+    )
     model: str = Field("base", description="Registered model that proposes inputs.")
     mode: Literal["build", "verify"] = Field("build", description="build, or verify old rows.")
     inputs_per_function: int = Field(4, ge=1, le=32, description="Inputs asked per function.")

@@ -14,7 +14,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from podium.store.catalog.catalog import list_tables, load_table, open_catalog, parse_name
-from podium.store.catalog.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, INTERNAL_SUFFIXES, group_of
+from podium.store.catalog.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, group_of
+from podium.store.catalog.table_name import reserved_for
 from podium.store.read.snapshots import SnapshotInfo, list_snapshots, live_rows
 from podium.store.schema import PROP_KIND
 
@@ -41,7 +42,7 @@ class TableChoice:
         return (
             self.group in INTERNAL_GROUPS
             or namespace in INTERNAL_NAMESPACES
-            or self.name.endswith(INTERNAL_SUFFIXES)
+            or reserved_for(self.name) is not None
         )
 
     @property

@@ -20,6 +20,7 @@ from podium.errors import InvalidInput
 from podium.jobs.launchers import LaunchOptions
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog.catalog import full_name, load_table
+from podium.store.catalog.table_name import ReportName
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.read import iter_table_batches
 from podium.store.read.refs import TableRef
@@ -68,7 +69,7 @@ class ValidateConfig(LaunchOptions):
         "whole message (fenced: the same); whole: every character.",
     )
     roles: list[str] = Field(["assistant"], description="Roles of the turns to check.")
-    report: str | None = Field(
+    report: ReportName | None = Field(
         None, description="Report table (default NS.TABLE__validation); replaced on each run."
     )
     workers: int = Field(

@@ -85,9 +85,9 @@ def test_an_eval_set_checks_the_role_before_any_table(shared: Path) -> None:
 
 def test_an_eval_set_may_not_take_a_reserved_name(shared: Path) -> None:
     before = list_tables()
-    with pytest.raises(InvalidInput, match="ends in '__annotations'"):
+    with pytest.raises(InvalidInput, match="keeps for a table's labels, ratings and notes"):
         build_eval_set("vibes.prompts__annotations", tags=["json"])
-    with pytest.raises(InvalidInput, match="ends in '__validation'"):
+    with pytest.raises(InvalidInput, match="keeps for a table's validation report"):
         build_eval_set("evals.x__Validation", tags=["json"])
     assert list_tables() == before
 

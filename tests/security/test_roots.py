@@ -31,16 +31,9 @@ OUTSIDE_ROOTS = "is outside the directories Podium may write"
 
 
 @pytest.fixture
-def home(podium_home: Path, tmp_path: Path) -> Iterator[Path]:
+def home(podium_home: Path, chat_source: Path) -> Iterator[Path]:
     """A home with one small table, ns.chat."""
-    src = tmp_path / "chat.jsonl"
-    src.write_text(
-        "".join(
-            f'{{"id": "r{i}", "messages": [{{"role": "user", "content": "q{i}"}}]}}\n'
-            for i in range(3)
-        )
-    )
-    import_file(src, "ns.chat")
+    import_file(chat_source, "ns.chat")
     (podium_home / "exports").mkdir(parents=True, exist_ok=True)
     yield podium_home
 

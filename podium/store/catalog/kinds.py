@@ -40,10 +40,9 @@ GROUP_OF_KIND = {
     ANNOTATIONS: "annotations",
 }
 # Groups that hold Podium's own bookkeeping about other tables, not data to train on.
+# (Tables under the names Podium keeps, `table_name.RESERVED_NAMES`, are internal too,
+# even when written before their kind was recorded.)
 INTERNAL_GROUPS = frozenset({"reports", "votes", "comparisons", "annotations"})
-# Name endings of tables that belong to another table (its report, its annotations),
-# internal even when written before their kind was recorded.
-INTERNAL_SUFFIXES = ("__validation", "__annotations")
 
 
 def group_of(kind: str) -> str:

@@ -8,6 +8,7 @@ Trino SQL, in file paths of the warehouse and in the shell, without quoting.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import Annotated
 
@@ -40,30 +41,59 @@ def split_table_name(name: str, default_namespace: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-# Endings of the tables Podium keeps beside another table (its validation report, its
-# annotations): a name a person chooses for a new table may not end so, or it would be
-# taken for that table's bookkeeping (Browse and `podium label` of the table then broke).
-RESERVED_SUFFIXES = ("__validation", "__annotations")
+# Names Podium keeps for its own tables: shell-style patterns over NAMESPACE.TABLE (lower
+# case), each with what Podium keeps there. A table a person or a job names as an output
+# matches none of them, or it would be taken for Podium's own (an eval set written as
+# compare.votes broke every vote; an import as demo.chat__annotations broke Browse of
+# demo.chat). The one list: a new kind of table Podium keeps adds its pattern here.
+RESERVED_NAMES: dict[str, str] = {
+    "*.*__validation": "a table's validation report",
+    "*.*__annotations": "a table's labels, ratings and notes",
+    "compare.votes": "the votes of every comparison",
+    "vibes.prompts": "the vibe-check submissions",
+}
 
 
-def check_not_reserved(name: str) -> str:
-    """`name`, unless its table part ends in a suffix Podium keeps for its own tables."""
-    table = name.strip().rpartition(".")[2].lower()
-    for suffix in RESERVED_SUFFIXES:
-        if table.endswith(suffix):
-            raise InvalidInput(
-                f"Table name {shown(name)} ends in {suffix!r}, which Podium keeps for the "
-                "tables it writes beside a table; choose another name."
-            )
+def reserved_for(name: str) -> str | None:
+    """What Podium keeps under `name` (a bare name is in the default namespace), or None
+    when the name is free. Letters compare without case, as the catalog's names do."""
+    pattern = _reserved_pattern(name)
+    return None if pattern is None else RESERVED_NAMES[pattern]
+
+
+def _reserved_pattern(name: str) -> str | None:
+    name = name.strip()  # any name a catalog lists, even one outside the rule (ext.bad-name)
+    full = (name if "." in name else f"{get_settings().default_namespace}.{name}").lower()
+    return next((p for p in RESERVED_NAMES if fnmatch.fnmatchcase(full, p)), None)
+
+
+def check_not_reserved(name: str, allowed: str | None = None) -> str:
+    """`name`, unless Podium keeps it for its own tables; `allowed`, a pattern of
+    RESERVED_NAMES, is one the writer may use (a validation report is named as reports
+    are). Every output table name comes through here: `TableName` fields of job configs
+    and the writers that take a name without one (an eval set)."""
+    pattern = _reserved_pattern(name)
+    if pattern is not None and pattern != allowed:
+        raise InvalidInput(
+            f"Table name {shown(name)} is a name Podium keeps for {RESERVED_NAMES[pattern]}; "
+            "choose another name."
+        )
     return name
 
 
-def _checked(name: str) -> str:
+def _checked(name: str, allowed: str | None = None) -> str:
     split_table_name(name, get_settings().default_namespace)
-    return name
+    return check_not_reserved(name, allowed)
 
 
-# A config field that names a table a job writes: checked when the config is built (a
-# command's options, a card, a form), so a bad name is refused before any job exists.
-# InvalidInput is not a ValueError, so pydantic lets it through as it is.
+def _checked_report(name: str) -> str:
+    return _checked(name, allowed="*.*__validation")
+
+
+# A config field that names a table a job writes: checked (the naming rule, then the
+# reserved names) when the config is built (a command's options, a card, a form), so a
+# bad name is refused before any job exists. InvalidInput is not a ValueError, so
+# pydantic lets it through as it is.
 TableName = Annotated[str, AfterValidator(_checked)]
+# The same for a validation report, which may be named as reports are (`T__validation`).
+ReportName = Annotated[str, AfterValidator(_checked_report)]
