@@ -3,8 +3,10 @@
     podium maintain team.sft                                  # keep 7 days, grace 1 day
     podium maintain team.sft --retention-days 0 --grace-hours 1 --json
     podium maintain --all                       # every table, then the warehouse's orphans
+    podium maintain team.sft --job-pin-days 30  # jobs ended 30+ days ago keep nothing
 
-Prints each table's files and bytes before and after, and what each step did.
+Prints each table's files and bytes before and after, what each step did, and which
+snapshots past the retention jobs or lineage keep (and what they hold on disk).
 """
 
 from __future__ import annotations

@@ -4,13 +4,17 @@
     podium maintain team.sft --retention-days 0 --grace-hours 1   # all but the last hour
     podium maintain team.sft --no-expire --no-remove-orphans      # compaction only
     podium maintain --all                             # every table, and the warehouse
+    podium maintain team.sft --job-pin-days 30        # jobs ended 30+ days ago pin nothing
 
 The work is the store's (`podium.store.maintenance.maintenance`, `store.maintenance.expiry`,
-`store.maintenance.warehouse_sweep`); this module adds what only the job layer knows:
-which snapshots must survive expiry because a job names them (its pinned inputs and its
-outputs, so every checkpoint's training data and every job `podium jobs rerun --compare`
-can check) or another table's lineage does. Refs and what was a head within the grace
-period are kept by the store.
+`store.maintenance.orphans`, `store.maintenance.warehouse_sweep`); this module adds what
+only the job layer knows: which snapshots must survive expiry because a job names them
+(its pinned inputs and its outputs, so every checkpoint's training data and every job
+`podium jobs rerun --compare` can check) or another table's lineage does. Refs and what
+was a head within the grace period are kept by the store. Each run says which snapshots
+past the retention those pins keep, who names each, and the files and bytes only they
+hold (compaction cannot free them); `job_pin_days` lets the pins of jobs that ended long
+ago end.
 
 A grace period under `GRACE_FLOOR_HOURS` is refused unless `force` is set: a write
 still in flight (files written, commit not yet landed) and a reader still on a previous
@@ -287,13 +291,13 @@ def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
         summary["orphans_skipped"] = str(exc)
         reporter.log(str(exc))
     for name, one in done.items():
-        if cfg.remove_orphans and "orphans_skipped" not in summary:
-            try:
+        try:
+            if cfg.remove_orphans and "orphans_skipped" not in summary:
                 _remove_orphans(cfg, name, reporter, one, guard)
-            except PodiumError as exc:
-                summary["failed"].setdefault(name, str(exc))
-                reporter.log(f"{name}: {exc}")
-        summary["tables"][name] = _after(name, reporter, one)
+            summary["tables"][name] = _after(name, reporter, one)
+        except PodiumError as exc:
+            summary["failed"].setdefault(name, str(exc))
+            reporter.log(f"{name}: {exc}")
     try:
         files, size = warehouse_sweep.remove_warehouse_orphans(grace_s=cfg.grace_hours * 3600)
     except PodiumError as exc:
@@ -305,10 +309,12 @@ def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
     summary["warehouse_orphans_removed"] = {"files": files, "bytes": size}
     if summary["failed"]:
         failed = ", ".join(summary["failed"])
+        skipped = f" {summary['orphans_skipped']}" if "orphans_skipped" in summary else ""
         raise InvalidInput(
             f"maintain --all: {len(summary['failed'])} of {len(catalog)} tables failed "
-            f"({failed}); the others were maintained. Run `podium maintain TABLE` for "
-            f"each: {'; '.join(f'{n}: {e}' for n, e in summary['failed'].items())}"
+            f"({failed}); the others were maintained.{skipped} Run `podium maintain TABLE` "
+            f"for each that can be read: "
+            f"{'; '.join(f'{n}: {e}' for n, e in summary['failed'].items())}"
         )
     return JobOutputs(tables=names, summary=summary)
 

@@ -113,7 +113,7 @@ class Held:
     """Snapshots past the retention that stay only because a caller names them, and the
     data and delete files they keep on disk that the head does not reference."""
 
-    snapshots: list[int]
+    snapshots: list[int]  # oldest first
     files: int
     bytes: int
 
@@ -127,11 +127,11 @@ def held_past_retention(name: str, named: Collection[int], older_than: datetime)
     table = load_table(name)
     heads = {ref.snapshot_id for ref in table.metadata.refs.values()}
     cutoff_ms = older_than.timestamp() * 1000
-    kept = sorted(
+    kept = [  # in commit order
         s.snapshot_id
-        for s in table.snapshots()
+        for s in sorted(table.snapshots(), key=lambda s: s.timestamp_ms)
         if s.snapshot_id in named and s.snapshot_id not in heads and s.timestamp_ms < cutoff_ms
-    )
+    ]
     current = table.current_snapshot()
     in_head = {f.file_path for f, _ in live_files(table, current.snapshot_id if current else None)}
     held: dict[str, int] = {}
