@@ -112,7 +112,7 @@ def add_endpoint_cmd(
     from podium.models import add_endpoint
 
     info = add_endpoint(url, name, api_key_env=api_key_env, remote_model=model_id)
-    console.print(f"registered endpoint {info.name} -> {info.url}")
+    console.print(f"registered endpoint {info.name} -> {info.location}")
 
 
 @models_app.command("set-key")
@@ -131,11 +131,11 @@ def set_key(
 
     model = get_model(name)
     if sys.stdin.isatty():
-        key = typer.prompt(f"API key for {model.name} ({model.url})", hide_input=True)
+        key = typer.prompt(f"API key for {model.name} ({model.location})", hide_input=True)
     else:
         key = sys.stdin.readline()
     store_key(model, key)
-    console.print(f"stored the API key of {model.name}; it is sent only to {model.url}")
+    console.print(f"stored the API key of {model.name}; it is sent only to {model.location}")
 
 
 @models_app.command("remove")

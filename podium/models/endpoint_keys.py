@@ -20,6 +20,7 @@ import os
 import re
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput, PermissionDenied
@@ -72,7 +73,8 @@ def check_key_env(name: str, url: str | None, settings: Settings | None = None) 
     bound = allowed[name]
     if bound is not None and _normal_url(url or "") != bound:
         raise PermissionDenied(
-            f"${name} may only be sent to {bound} (endpoint_key_envs), not to {url}."
+            f"${name} may only be sent to {shown_url(bound)} (endpoint_key_envs), not to "
+            f"{shown_url(url)}."
         )
     return name
 
@@ -114,8 +116,9 @@ def endpoint_key(model: ModelInfo, settings: Settings | None = None) -> str | No
         record = json.loads(stored.read_text(encoding="utf-8"))
         if _normal_url(str(record.get("url", ""))) != _normal_url(model.url or ""):
             raise PermissionDenied(
-                f"The key stored for endpoint {model.name!r} was set for {record.get('url')}, "
-                f"but the endpoint now points to {model.url}; it is not sent there. Set it "
+                f"The key stored for endpoint {model.name!r} was set for "
+                f"{shown_url(str(record.get('url', '')))}, but the endpoint now points to "
+                f"{shown_url(model.url)}; it is not sent there. Set it "
                 f"again with `podium models set-key {model.name}`."
             )
         return str(record["key"])
@@ -139,3 +142,18 @@ def _normal_url(url: str) -> str:
     """As `add_endpoint` registers URLs: no trailing slash, ending in /v1."""
     url = url.strip().rstrip("/")
     return url if not url or url.endswith("/v1") else url + "/v1"
+
+
+def shown_url(url: str | None) -> str:
+    """`url` as lists, messages and lineage show it: a `user:password@` in it is a
+    credential (HTTP basic auth), which viewers must not read, so it becomes `***@`."""
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        if parts.username is None and parts.password is None:
+            return url
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"***@{host}"))
+    except ValueError:  # not a URL a client would accept either: show no part of it
+        return "(an invalid URL)"

@@ -31,6 +31,7 @@ from sqlalchemy import (
 
 from podium.errors import InvalidInput, NotFound
 from podium.models.digest import checkpoint_digest
+from podium.models.endpoint_keys import shown_url
 from podium.models.model_names import DEFAULT_ALIAS as DEFAULT_ALIAS
 from podium.models.model_names import check_name as check_name
 from podium.models.state_rows import from_row
@@ -77,7 +78,8 @@ class ModelInfo:
 
     @property
     def location(self) -> str:
-        return (self.url if self.kind == "endpoint" else self.path) or ""
+        """Where it lives, as people may read it (an endpoint URL without credentials)."""
+        return shown_url(self.url) if self.kind == "endpoint" else (self.path or "")
 
     @property
     def partial(self) -> str | None:
@@ -92,7 +94,7 @@ class ModelInfo:
         return f"{self.name} (partial: {self.partial})" if self.partial else self.name
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "partial": self.partial}
+        return {**asdict(self), "url": shown_url(self.url) or None, "partial": self.partial}
 
 
 def _row_to_info(row: Any) -> ModelInfo:

@@ -248,11 +248,13 @@ def _first_remote_model(model: ModelInfo) -> str:
         names = [m["id"] for m in resp.json().get("data", [])]
     except (httpx.HTTPError, ValueError, KeyError) as exc:
         raise PodiumError(
-            f"Endpoint {model.name!r} ({model.url}) did not list its models ({exc}); check the "
-            "URL and key, or register it with `--model-id`."
+            f"Endpoint {model.name!r} ({model.location}) did not list its models ({exc}); "
+            "check the URL and key, or register it with `--model-id`."
         ) from exc
     if not names:
-        raise PodiumError(f"Endpoint {model.url} lists no models; register it with --model-id.")
+        raise PodiumError(
+            f"Endpoint {model.location} lists no models; register it with --model-id."
+        )
     return str(names[0])
 
 

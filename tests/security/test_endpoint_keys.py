@@ -109,3 +109,25 @@ def test_a_stored_key_is_private_and_goes_only_to_its_url(
         with pytest.raises(PermissionDenied, match="was set for"):
             _ask("held")
         assert other.seen == []
+
+
+def test_a_password_in_an_endpoint_url_is_not_shown(
+    podium_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44, point 22: `user:pass@` in an endpoint's URL was shown to viewers by
+    `podium models list` (and its --json)."""
+    from podium.models.endpoint_keys import shown_url
+
+    info = add_endpoint("http://alice:s3cret@127.0.0.1:9/v1", "basic", remote_model="m")
+    assert info.url == "http://alice:s3cret@127.0.0.1:9/v1"  # the client still needs it
+    assert info.location == "http://***@127.0.0.1:9/v1"
+    monkeypatch.setenv("PODIUM_USER", "vera")  # a viewer (the default role)
+    monkeypatch.setenv("PODIUM_DEFAULT_ROLE", "viewer")
+    reset_settings()
+    for args in (["models", "list"], ["models", "list", "--json"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert "basic" in result.output and "s3cret" not in result.output
+        assert "alice" not in result.output
+    assert shown_url("https://token@host/v1") == "https://***@host/v1"
+    assert shown_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
