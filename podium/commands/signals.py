@@ -5,10 +5,12 @@
         --set contamination.ngram=8
     podium signals run demo.chat --signal private-data --roles user,assistant --json
     podium signals list demo.chat [--snapshot ID] [--json]
+    podium signals remove demo.chat --signal near-dup [--preview]   # keep one per cluster
 
 A run is a `signals` job (recorded in the logbook, re-runnable from its card); each
 signal is written to `NS.TABLE__sig_KIND` in one commit. `list` says, per signal,
 whether it is current for the snapshot (default: the table's current one) or stale.
+`remove` turns a current signal into one review snapshot (rows removed, author, reason).
 """
 
 from __future__ import annotations
@@ -102,8 +104,40 @@ def list_command(table: str, snapshot: str | None, as_json: bool) -> None:
     console.print(shown)
 
 
+@click.command("remove")
+@click.argument("table")
+@click.option(
+    "--signal",
+    "signal",
+    required=True,
+    help="near-dup or exact-dup: keep one row per cluster (its canonical row); "
+    "contamination: the contaminated rows; private-data: rows with private data.",
+)
+@click.option("--why", default=None, help="The reason kept in the snapshot (default: says what).")
+@click.option("--preview", is_flag=True, help="Count the rows it would remove; remove nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def remove_command(table: str, signal: str, why: str | None, preview: bool, as_json: bool) -> None:
+    """Remove the rows a current signal of TABLE names, as one review snapshot (author
+    and reason recorded; time travel undoes it)."""
+    from podium.signals.actions import remove_by_signal
+
+    result = remove_by_signal(table, signal, why=why, preview=preview)
+    if as_json:
+        typer.echo(neutralise_json(json.dumps(result, indent=2)))
+    elif preview or result["snapshot_id"] is None:
+        console.print(plain_text(f"would remove {result['rows']} rows: {result['message']}"))
+    else:
+        console.print(
+            plain_text(
+                f"removed {result['rows']} rows: snapshot {result['snapshot_id']} "
+                f"(parent {result['parent_id']}): {result['message']}"
+            )
+        )
+
+
 def click_commands() -> dict[str, click.Command]:
     group = click.Group("signals", help=__doc__, no_args_is_help=True)
     group.add_command(run_command(), "run")
     group.add_command(list_command, "list")
+    group.add_command(remove_command, "remove")
     return {"signals": group}

@@ -20,10 +20,14 @@ UNDETERMINED = "und"
 
 
 @functools.cache
-def detector(accuracy: str) -> LanguageDetector:
-    from lingua import LanguageDetectorBuilder
+def detector(accuracy: str, languages: tuple[str, ...] = ()) -> LanguageDetector:
+    from lingua import IsoCode639_1, LanguageDetectorBuilder
 
-    builder = LanguageDetectorBuilder.from_all_languages()
+    if languages:
+        codes = [getattr(IsoCode639_1, code.upper()) for code in languages]
+        builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
+    else:
+        builder = LanguageDetectorBuilder.from_all_languages()
     if accuracy == "low":
         builder = builder.with_low_accuracy_mode()
     return builder.build()
@@ -44,7 +48,8 @@ class Language(RowSignal[LanguageSettings]):
     def compute(self, turns: Turns) -> pa.RecordBatch:
         limit = self.settings.max_chars
         texts = [t[:limit] for t in turns.row_texts()]
-        found = detector(self.settings.accuracy).detect_languages_in_parallel_of(texts)
+        chosen = detector(self.settings.accuracy, tuple(self.settings.languages))
+        found = chosen.detect_languages_in_parallel_of(texts)
         codes = [
             lang.iso_code_639_1.name.lower() if lang is not None else UNDETERMINED for lang in found
         ]

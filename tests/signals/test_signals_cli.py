@@ -52,6 +52,20 @@ def test_run_then_list(podium_home: Path) -> None:
     }
 
 
+def test_remove_previews_then_keeps_one_per_cluster(podium_home: Path) -> None:
+    write_chat("t.chat", [PROSE * 2, PROSE * 2, PROSE * 2, "other"])
+    assert podium("signals", "run", "t.chat", "--signal", "exact-dup").returncode == 0
+    preview = json.loads(
+        podium("signals", "remove", "t.chat", "--signal", "exact-dup", "--preview", "--json").stdout
+    )
+    assert preview["rows"] == 2 and preview["snapshot_id"] is None
+    out = podium("signals", "remove", "t.chat", "--signal", "exact-dup")
+    assert out.returncode == 0, out.stderr
+    assert "removed 2 rows" in out.stdout
+    again = podium("signals", "remove", "t.chat", "--signal", "exact-dup")
+    assert again.returncode != 0 and "stale" in again.stderr
+
+
 def test_bad_input_is_one_line_and_writes_nothing(podium_home: Path) -> None:
     write_chat("t.chat", ["hello there"])
     out = podium("signals", "run", "t.chat", "--signal", "contamination", "--eval", "t.missing")

@@ -1,6 +1,6 @@
 """The Browse page's sidebar: table and snapshot, the 'malformed only' switch, the
-review filter and edit branch, "Train on this", and the column filters and SQL
-condition. Everything chosen here lives in the widgets' session state
+filters on current signals, the review filter and edit branch, "Train on this", and the
+column filters and SQL condition. Everything chosen here lives in the widgets' session state
 (`podium.app.views.browse.state`), which the page reads back as its view."""
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from podium.app.views.browse import state as bs
 from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.review.refs import refs_of
+from podium.signals import values as signal_values
+from podium.store.catalog.catalog import load_table
 from podium.store.read.query import count_by, page
 from podium.store.read.snapshots import SnapshotInfo, list_snapshots
 from podium.validate.report import failing_ids_in
@@ -61,6 +63,7 @@ def sidebar(
         columns = page(name, limit=0, snapshot_id=sid).columns
         keep = _malformed_toggle(at_hand, sid) if "id" in columns else None
         if "id" in columns:
+            keep = _signal_filter(at_hand, sid, keep)
             _review_sidebar(at_hand, sid, snapshots)
         with st.expander("Filters", expanded=bool(bs.current().filters or bs.current().where)):
             _filters(name, sid, columns)
@@ -121,6 +124,41 @@ def _malformed_toggle(at_hand: PageTables, sid: int | None) -> set[str] | None:
         help="Rows with a failing turn in this snapshot's validation report.",
     )
     return bad if on else None
+
+
+SIGNALS = "browse.signals"
+
+
+@st.cache_data(ttl=10, max_entries=64, show_spinner=False)
+def _signal_facets(
+    catalog_uri: str, table: str, snapshot: int | None
+) -> tuple[list[str], list[signal_values.Facet]]:
+    loaded = load_table(table)
+    return signal_values.stale_notes(loaded, snapshot), signal_values.facets(loaded, snapshot)
+
+
+def _signal_filter(at_hand: PageTables, sid: int | None, keep: set[str] | None) -> set[str] | None:
+    """Filters on the signals current for this snapshot (each with its row count), and
+    a note naming the stale ones; returns the ids to keep."""
+    stale, found = _signal_facets(get_settings().catalog_uri, at_hand.name, sid)
+    if not stale and not found:
+        return keep
+    options = {f"{f.signal}={f.value}": f for f in found}
+    chosen = [c for c in st.session_state.get(SIGNALS) or [] if c in options]
+    st.session_state[SIGNALS] = chosen
+    with st.expander("Signals", expanded=bool(chosen)):
+        for note in stale:
+            st.caption(escape_markdown(note))
+        if options:
+            st.multiselect(
+                "Rows with",
+                list(options),
+                key=SIGNALS,
+                format_func=lambda k: f"{options[k].label} ({options[k].rows:,})",
+                on_change=bs.first_page,
+                help="Rows the signals computed for this snapshot name (podium signals run).",
+            )
+    return signal_values.narrowed(at_hand.table, sid, [options[c] for c in chosen], keep)
 
 
 _FILTER_NAMES = {

@@ -1,0 +1,190 @@
+"""Reading stored signals back: the signal tables current for a snapshot, facets (rows
+per value) and the ids a filter or an action chooses. What Browse's signal filters and
+`podium signals remove` are built on, tested without Streamlit.
+
+Only current signals are read: a stale one describes other rows, and acting on it could
+remove a row whose text has changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyiceberg.table import Table
+
+from podium.errors import InvalidInput
+from podium.signals.listing import current_versions
+from podium.signals.store import SignalStatus, list_signals, signal_table_name
+from podium.store.catalog.catalog import load_or_none, name_of
+from podium.store.read.read import iter_table_batches
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One choice a reader can filter on: `signal` + `value` (see `ids_for`)."""
+
+    signal: str
+    value: str  # "member", "duplicate", "contaminated", "any", a private-data kind, "en"
+    label: str
+    rows: int
+
+
+# What each signal's facets mean: (value, label). Language facets are its languages.
+CLUSTER_FACETS = (
+    ("member", "in a cluster"),
+    ("duplicate", "in a cluster, not canonical"),
+)
+
+
+def _stored(status: SignalStatus) -> Table | None:
+    return load_or_none(status.table)
+
+
+def _column_batches(table: Table, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return iter(())
+    return iter_table_batches(table, snapshot.snapshot_id, columns=list(columns))
+
+
+def signal_statuses(table: Table, snapshot_id: int | None) -> list[SignalStatus]:
+    return list_signals(table, snapshot_id, current_versions())
+
+
+def current_signal(table: Table, snapshot_id: int | None, signal: str) -> Table:
+    """The stored `signal` of `table` if it is current for `snapshot_id`, else a clear
+    error saying what to run."""
+    name = signal_table_name(name_of(table), signal)
+    found = [s for s in signal_statuses(table, snapshot_id) if s.signal == signal]
+    stored = load_or_none(name)
+    if not found or stored is None:
+        raise InvalidInput(
+            f"No {signal} signal is stored for {name_of(table)}; run `podium signals run "
+            f"{name_of(table)} --signal {signal}` first."
+        )
+    if not found[0].current:
+        raise InvalidInput(
+            f"The {signal} signal of {name_of(table)} is stale ({found[0].stale}); run it "
+            "again for this snapshot first."
+        )
+    return stored
+
+
+def ids_for(table: Table, snapshot_id: int | None, signal: str, value: str) -> set[str]:
+    """Ids of the rows a facet chooses, from the current signal."""
+    stored = current_signal(table, snapshot_id, signal)
+    out: set[str] = set()
+    if signal in ("near-dup", "exact-dup"):
+        if value not in ("member", "duplicate"):
+            raise InvalidInput(f"{signal} has no facet {value!r}; use member or duplicate.")
+        for batch in _column_batches(stored, ["id", "is_canonical"]):
+            ids = batch.column("id")
+            if value == "duplicate":
+                ids = ids.filter(pc.invert(batch.column("is_canonical")))
+            out.update(ids.to_pylist())
+    elif signal in ("contamination", "private-data"):
+        columns = ["id"] if signal == "contamination" else ["id", "kind"]
+        for batch in _column_batches(stored, columns):
+            ids = batch.column("id")
+            if signal == "private-data" and value != "any":
+                ids = ids.filter(pc.equal(batch.column("kind"), value))
+            out.update(ids.to_pylist())
+    elif signal == "language":
+        for batch in _column_batches(stored, ["id", "language"]):
+            out.update(
+                batch.column("id").filter(pc.equal(batch.column("language"), value)).to_pylist()
+            )
+    else:
+        raise InvalidInput(f"The {signal} signal has no facets to filter on.")
+    return out
+
+
+def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
+    """Every facet of the signals current for `snapshot_id`, with its row count."""
+    found: list[Facet] = []
+    for status in signal_statuses(table, snapshot_id):
+        if not status.current:
+            continue
+        stored = _stored(status)
+        if stored is None:
+            continue
+        s = status.signal
+        if s in ("near-dup", "exact-dup"):
+            members = duplicates = 0
+            for batch in _column_batches(stored, ["is_canonical"]):
+                members += batch.num_rows
+                duplicates += batch.num_rows - int(
+                    pc.sum(batch.column("is_canonical")).as_py() or 0
+                )
+            found.append(Facet(s, "member", f"{s}: in a cluster", members))
+            found.append(Facet(s, "duplicate", f"{s}: not canonical", duplicates))
+        elif s == "contamination":
+            rows: set[str] = set()
+            for batch in _column_batches(stored, ["id"]):
+                rows.update(batch.column("id").to_pylist())
+            found.append(Facet(s, "contaminated", "contaminated", len(rows)))
+        elif s == "private-data":
+            by_kind: dict[str, set[str]] = {}
+            every: set[str] = set()
+            for batch in _column_batches(stored, ["id", "kind"]):
+                for row_id, kind in zip(
+                    batch.column("id").to_pylist(), batch.column("kind").to_pylist(), strict=True
+                ):
+                    by_kind.setdefault(kind, set()).add(row_id)
+                    every.add(row_id)
+            found.append(Facet(s, "any", "private data: any", len(every)))
+            for kind in sorted(by_kind):
+                found.append(Facet(s, kind, f"private data: {kind}", len(by_kind[kind])))
+        elif s == "language":
+            counts: dict[str, int] = {}
+            for batch in _column_batches(stored, ["language"]):
+                for value, n in zip(*_value_counts(batch.column("language")), strict=True):
+                    counts[value] = counts.get(value, 0) + n
+            for value, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+                found.append(Facet(s, value, f"language: {value}", n))
+    return found
+
+
+def _value_counts(values: pa.Array) -> tuple[list[str], list[int]]:
+    counted = pc.value_counts(values)
+    return counted.field("values").to_pylist(), counted.field("counts").to_pylist()
+
+
+# What `podium signals remove` takes out, per signal.
+REMOVES = {
+    "near-dup": ("duplicate", "every member of a near-duplicate cluster but its canonical row"),
+    "exact-dup": ("duplicate", "every exact duplicate but its cluster's canonical row"),
+    "contamination": ("contaminated", "every row with an eval table's text"),
+    "private-data": ("any", "every row with private data or a secret"),
+}
+
+
+def ids_to_remove(table: Table, snapshot_id: int | None, signal: str) -> set[str]:
+    if signal not in REMOVES:
+        raise InvalidInput(
+            f"Rows cannot be removed by the {signal} signal; remove by one of: "
+            f"{', '.join(REMOVES)}."
+        )
+    return ids_for(table, snapshot_id, signal, REMOVES[signal][0])
+
+
+def stale_notes(table: Table, snapshot_id: int | None) -> list[str]:
+    """One line per stored signal that does not describe `snapshot_id`."""
+    return [
+        f"{s.signal} is stale: {s.stale}; run it again to filter on it."
+        for s in signal_statuses(table, snapshot_id)
+        if not s.current
+    ]
+
+
+def narrowed(
+    table: Table, snapshot_id: int | None, chosen: Sequence[Facet], keep: set[str] | None
+) -> set[str] | None:
+    """`keep` (None: every row) narrowed to the rows every chosen facet names."""
+    for facet in chosen:
+        ids = ids_for(table, snapshot_id, facet.signal, facet.value)
+        keep = ids if keep is None else keep & ids
+    return keep

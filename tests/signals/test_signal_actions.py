@@ -1,0 +1,93 @@
+"""Acting on a signal: "keep one per cluster" removes exactly the non-canonical members
+in one snapshot that Review's history names, time travel undoes it, and facets and
+filters read only current signals."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from signal_tables import write_chat
+
+from podium.errors import InvalidInput
+from podium.review.history import row_history
+from podium.signals.actions import remove_by_signal
+from podium.signals.job import SignalsConfig, compute_signals
+from podium.signals.values import facets, ids_for
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_small
+
+
+def sentence(rng: random.Random) -> str:
+    words = ["alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar", "tango", "zulu"]
+    return " ".join(rng.choice(words) + str(rng.randint(0, 999)) for _ in range(12)) + "."
+
+
+def test_keep_one_per_cluster(podium_home: Path) -> None:
+    rng = random.Random(3)
+    texts: list[str] = []
+    copies: dict[int, int] = {}  # copy -> original
+    for _ in range(60):
+        original = " ".join(sentence(rng) for _ in range(8))
+        texts.append(original)
+        for _ in range(rng.randint(0, 2)):
+            sentences = original.split(". ")
+            rng.shuffle(sentences)  # the same sentences, reordered
+            copies[len(texts)] = texts.index(original)
+            texts.append(". ".join(sentences))
+    rng_order = list(range(len(texts)))
+    rng.shuffle(rng_order)  # canonical = smallest id, not first written
+    shuffled = [texts[i] for i in rng_order]
+    write_chat("t.dups", shuffled)
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.dups"}, "signals": ["near-dup"]})
+    )
+    groups: dict[int, list[str]] = {}
+    for position, i in enumerate(rng_order):
+        groups.setdefault(copies.get(i, i), []).append(f"r{position:04d}")
+    expected = {rid for members in groups.values() for rid in sorted(members)[1:]}
+    assert len(expected) == len(copies) > 20
+
+    preview = remove_by_signal("t.dups", "near-dup", preview=True)
+    assert preview["rows"] == len(expected) and preview["snapshot_id"] is None
+    table = load_table("t.dups")
+    before = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    done = remove_by_signal("t.dups", "near-dup")
+    assert done["parent_id"] == before
+    kept = set(read_small("t.dups")[0].column("id").to_pylist())
+    assert kept == {f"r{i:04d}" for i in range(len(texts))} - expected
+    removed = sorted(expected)[0]
+    (event,) = [
+        e for e in row_history(load_table("t.dups"), None, removed) if e["kind"] == "delete"
+    ]
+    assert "near-dup" in event["detail"] and event["snapshot_id"] == done["snapshot_id"]
+    old = set(read_small("t.dups", before)[0].column("id").to_pylist())
+    assert len(old) == len(texts)  # time travel: the snapshot before still has every row
+    with pytest.raises(InvalidInput, match="stale"):  # the table moved on: never act twice
+        remove_by_signal("t.dups", "near-dup")
+
+
+def test_facets_and_filters_of_current_signals(podium_home: Path) -> None:
+    write_chat(
+        "t.mix",
+        ["same text here " * 10, "same text here " * 10, "mail a.b@example.com now", "other"],
+    )
+    compute_signals(
+        SignalsConfig.model_validate(
+            {"table": {"name": "t.mix"}, "signals": ["exact-dup,private-data,language"]}
+        )
+    )
+    table = load_table("t.mix")
+    sid = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    found = {(f.signal, f.value): f.rows for f in facets(table, sid)}
+    assert found[("exact-dup", "member")] == 2 and found[("exact-dup", "duplicate")] == 1
+    assert found[("private-data", "email")] == 1
+    assert sum(n for (s, _), n in found.items() if s == "language") == 4
+    assert ids_for(table, sid, "private-data", "email") == {"r0002"}
+    assert ids_for(table, sid, "exact-dup", "duplicate") == {"r0001"}
+    write_chat("t.mix", ["new"], prefix="n", mode="append")
+    table = load_table("t.mix")
+    assert facets(table, table.current_snapshot().snapshot_id) == []  # type: ignore[union-attr]
+    with pytest.raises(InvalidInput, match="No contamination signal"):
+        ids_for(table, sid, "contamination", "contaminated")
