@@ -140,3 +140,34 @@ def test_guarded_queries_wait_for_a_slot_then_say_the_host_is_busy(
     # A holder killed mid-query leaves no slot taken: the kernel drops its lock.
     with query_slot(wait_s=0), query_slot(wait_s=0):
         pass
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT sql FROM duckdb_views()",  # every view names each warehouse file it reads
+        "SELECT sql FROM duckdb_views",
+        "SELECT view_definition FROM information_schema.views",
+        "SELECT definition FROM pg_catalog.pg_views",
+        "SELECT * FROM system.main.duckdb_views",
+        "SELECT value FROM duckdb_settings() WHERE name = 'temp_directory'",
+        "SELECT current_setting('temp_directory')",
+        "SELECT * FROM query('SELECT sql FROM duckdb_views()')",
+        "SELECT * FROM '/etc/hostname'",
+        "WITH v AS (SELECT * FROM duckdb_views()) SELECT sql FROM v",
+        "SHOW ALL TABLES",
+    ],
+)
+def test_the_sql_console_reveals_no_server_paths(table: str, sql: str, podium_home: Path) -> None:
+    """Issue 44, point 22: `duckdb_views()` listed every data file of every table the
+    query named, with the server's paths."""
+    with pytest.raises(InvalidInput, match="(no catalog table|server's settings, state)") as exc:
+        run_sql(sql)
+    assert str(podium_home) not in str(exc.value)
+
+
+def test_the_sql_console_still_reads_tables_ctes_and_describes(table: str) -> None:
+    query = "WITH c AS (SELECT id FROM t.rows WHERE split = 'test') SELECT count(*) AS n FROM c"
+    assert run_sql(query).to_pylist() == [{"n": 150}]
+    assert "messages" in run_sql("DESCRIBE t.rows").column("column_name").to_pylist()
+    assert run_sql("SELECT count(*) AS n FROM t.rows a JOIN t.rows b USING (id)").num_rows == 1

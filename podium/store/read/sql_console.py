@@ -4,12 +4,20 @@ cap and a row limit pushed into the query.
 The query runs in a child process that is killed past its memory cap or time limit
 (`podium.store.read.guarded`): DuckDB's own `memory_limit` and `interrupt()` do not stop an
 expression that builds a huge list inside one chunk (`--memory 100MB --timeout 2` let
-such a query use 3.6 GB for 20 s)."""
+such a query use 3.6 GB for 20 s).
+
+A query reads catalog tables (NAMESPACE.TABLE) and its own CTEs, nothing else: DuckDB's
+own catalog (`duckdb_views()`, `information_schema`, `pg_catalog`), its settings and a
+file named in FROM are refused before it runs, as the functions a `--where` may not call
+are: the views Podium registers name every data file of a snapshot, and the settings
+name the server's folders."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -19,6 +27,7 @@ from podium.store.read import scan
 from podium.store.read.guarded import Limits, call_guarded, parse_size
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import run_relation
+from podium.store.read.where import revealing_calls
 
 if TYPE_CHECKING:
     import duckdb
@@ -43,6 +52,50 @@ def _single_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         raise InvalidInput(f"SQL does not parse: {exc}") from None
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise InvalidInput("Only a single SELECT query is allowed; podium sql is read-only.")
+
+
+def check_reads_only_tables(con: duckdb.DuckDBPyConnection, sql: str, known: set[str]) -> None:
+    """Refuse `sql` unless every table it reads is a catalog table in `known` or a CTE of
+    its own, and it calls nothing that reads the server's settings, state or files."""
+    row = con.execute("SELECT json_serialize_sql($q)", {"q": sql}).fetchone()
+    tree = json.loads(row[0]) if row else {"error": True}
+    if tree.get("error"):
+        raise InvalidInput(f"SQL does not parse: {tree.get('error_message')}")
+    nodes = list(_nodes(tree))
+    ctes = {item["key"] for n in nodes for item in (n.get("cte_map") or {}).get("map", [])}
+    for node in nodes:
+        if node.get("type") == "BASE_TABLE":
+            catalog, schema, name = (
+                node.get(k) or "" for k in ("catalog_name", "schema_name", "table_name")
+            )
+            full = ".".join(p for p in (catalog, schema, name) if p)
+            if not catalog and (full in known or (not schema and name in ctes)):
+                continue
+            what = repr(full)
+        elif node.get("type") == "SHOW_REF" and node.get("table_name"):
+            what = "DuckDB's own catalog (SHOW)"
+        else:
+            continue
+        raise InvalidInput(
+            f"The query reads {what}, which is no catalog table: podium sql reads tables "
+            "named NAMESPACE.TABLE (see `podium tables`) and the query's own WITH names."
+        )
+    revealing = revealing_calls(tree)
+    if revealing:
+        raise InvalidInput(
+            f"The query calls {', '.join(revealing)}, which reads the server's settings, "
+            "state or files rather than a table's rows; podium sql reads catalog tables only."
+        )
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(tree, dict):
+        yield tree
+        for value in tree.values():
+            yield from _nodes(value)
+    elif isinstance(tree, list):
+        for value in tree:
+            yield from _nodes(value)
 
 
 def run_guarded(
@@ -120,11 +173,12 @@ def _run_sql(sql: str, *, max_rows: int, timeout_s: float, memory_limit: str) ->
     from podium.store.read.snapshots import resolve_snapshot
 
     body = sql.strip().rstrip(";").strip()
+    known = set(list_tables())
     with duckdb.connect() as parser:
         _single_select(parser, body)
         wrapped = f"SELECT * FROM (\n{body}\n) AS __query LIMIT {int(max_rows)}"
         _single_select(parser, wrapped)  # a comment or quote must not escape the wrap
-    known = set(list_tables())
+        check_reads_only_tables(parser, body, known)
     refs = sorted({f"{ns}.{tbl}" for ns, tbl in (m.groups() for m in _TABLE_REF.finditer(body))})
     opened = []
     for full in (r for r in refs if r in known):

@@ -46,7 +46,7 @@ def where_select(where: str) -> str:
             f"Filter expression {shown!r} contains a subquery; a filter may only use the "
             "row's own columns (no SELECT, and no table functions such as read_csv)."
         )
-    revealing = sorted(_functions(node["where_clause"]) & _REVEALING | _prefixed(node))
+    revealing = revealing_calls(node["where_clause"])
     if revealing:
         raise InvalidInput(
             f"Filter expression {shown!r} calls {', '.join(revealing)}, which "
@@ -157,8 +157,11 @@ def _functions(tree: Any) -> set[str]:
     return found
 
 
-def _prefixed(node: dict[str, Any]) -> set[str]:
-    return {f for f in _functions(node["where_clause"]) if f.startswith(_REVEALING_PREFIXES)}
+def revealing_calls(tree: Any) -> list[str]:
+    """The functions called anywhere in a parse tree (`json_serialize_sql`) that read the
+    server's settings, state or files rather than rows (a filter's or `podium sql`'s)."""
+    called = _functions(tree)
+    return sorted(called & _REVEALING | {f for f in called if f.startswith(_REVEALING_PREFIXES)})
 
 
 def _one_value(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> Any:
