@@ -31,6 +31,7 @@ from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.lanes import LIGHT_SLOTS_HELP
 from podium.reporting import QUIET_ENV
+from podium.store.private_tmp import write_private_file
 
 # Streamlit serves the `app` in server.py (Podium's Host/Origin check, CSP and error ids
 # around Streamlit), which runs the pages in main.py.
@@ -87,8 +88,9 @@ def write_auth_secrets(settings: Settings, host: str, port: int) -> Path:
         + "/.well-known/openid-configuration",
     }
     path = folder / "secrets.toml"
-    path.touch(mode=0o600)
-    path.write_text("[auth]\n" + "".join(f"{k} = {_toml_string(v)}\n" for k, v in auth.items()))
+    write_private_file(
+        path, "[auth]\n" + "".join(f"{k} = {_toml_string(v)}\n" for k, v in auth.items())
+    )
     return path
 
 
@@ -96,8 +98,8 @@ def _cookie_secret(folder: Path) -> str:
     """One random secret per home, so logins survive restarts."""
     path = folder / "cookie_secret"
     if not path.exists():
-        path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(32))
+        write_private_file(path, secrets.token_urlsafe(32))
+    os.chmod(path, 0o600)  # one made before Podium kept it private, or copied in at 0644
     return path.read_text().strip()
 
 

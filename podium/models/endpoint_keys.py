@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput, PermissionDenied
 from podium.models.model_names import check_name
+from podium.store.private_tmp import write_private_file
 
 
 class ModelInfo(Protocol):
@@ -89,12 +90,7 @@ def store_key(model: ModelInfo, key: str, settings: Settings | None = None) -> P
     path = _key_path(model.name, settings)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump({"url": model.url, "key": key}, out)
-    os.chmod(tmp, 0o600)  # an older tmp file kept its mode
-    os.replace(tmp, path)
+    write_private_file(path, json.dumps({"url": model.url, "key": key}))
     return path
 
 

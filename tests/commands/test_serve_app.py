@@ -57,3 +57,17 @@ def test_login_settings_become_streamlits_auth_secrets(podium_home: Path) -> Non
     # The generated cookie secret stays the same across restarts (logins survive).
     again = tomllib.loads(write_auth_secrets(settings, "0.0.0.0", 8501).read_text())["auth"]
     assert again["cookie_secret"] == auth["cookie_secret"]
+
+
+def test_existing_secret_files_become_private(podium_home: Path) -> None:
+    """Issue 44, point 22: an existing secrets.toml (or cookie secret) kept mode 0644."""
+    settings = Settings(oidc_issuer="http://127.0.0.1:9400", oidc_client_id="podium")
+    folder = settings.ensure_home() / ".streamlit"
+    folder.mkdir()
+    for name in ("secrets.toml", "cookie_secret"):
+        (folder / name).write_text("old\n")
+        (folder / name).chmod(0o644)
+    path = write_auth_secrets(settings, "0.0.0.0", 8501)
+    for name in ("secrets.toml", "cookie_secret"):
+        assert (folder / name).stat().st_mode & 0o777 == 0o600, name
+    assert tomllib.loads(path.read_text())["auth"]["cookie_secret"] == "old"
