@@ -44,3 +44,36 @@ def test_a_catalog_without_credentials_still_travels(podium_home: Path) -> None:
     env = job_environment(get_settings())
     assert env["PODIUM_CATALOG_URI"] == f"sqlite:///{podium_home / 'catalog.db'}"
     assert json.loads(env["PODIUM_CATALOG_PROPERTIES"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("uri", "properties"),
+    [
+        (  # libpq takes the password as a query parameter too
+            "postgresql+psycopg2://podium@db:5432/podium?password=db-password-value",
+            {},
+        ),
+        (
+            "postgresql+psycopg2://podium@db:5432/podium",
+            {"adls.account-name": "acct", "adls.account-key": "adls-key-value"},
+        ),
+        (
+            "postgresql+psycopg2://podium@db:5432/podium",
+            {"adls.connection-string": "AccountName=acct;AccountKey=adls-key-value"},
+        ),
+        (
+            "postgresql+psycopg2://podium@db:5432/podium",
+            {"adls.sas-token.acct": "sv=2024&sig=adls-key-value"},
+        ),
+    ],
+)
+def test_no_catalog_password_or_adls_key_goes_to_a_job(
+    podium_home: Path, monkeypatch: pytest.MonkeyPatch, uri: str, properties: dict[str, str]
+) -> None:
+    """Issue 44, point 22: a catalog URL's `?password=` and ADLS keys (account-key,
+    connection-string) went into a Ray job's runtime environment."""
+    monkeypatch.setenv("PODIUM_CATALOG_URI", uri)
+    monkeypatch.setenv("PODIUM_CATALOG_PROPERTIES", json.dumps(properties))
+    reset_settings()
+    shown = json.dumps(job_environment(get_settings()))
+    assert "db-password-value" not in shown and "adls-key-value" not in shown

@@ -81,8 +81,13 @@ def dashboard_address(settings: Settings | None = None) -> str:
 # ray_auth_token_path too: the worker's token file, read on this side only (the job's
 # node has the cluster's own token; podium.ray_auth).
 SECRET_SETTINGS = frozenset({"oidc_client_secret", "cookie_secret", "ray_auth_token_path"})
-# Catalog properties that are credentials (s3.secret-access-key, s3.session-token, ...).
-_SECRET_WORDS = ("secret", "password", "token", "credential", "access-key", "private")
+# Catalog properties and URL query parameters that are credentials (s3.secret-access-key,
+# s3.session-token, adls.account-key, adls.connection-string (it holds AccountKey=...),
+# adls.sas-token, a libpq `?password=`, ...): a name holding any of these words.
+_SECRET_WORDS = (
+    "secret", "password", "passwd", "token", "credential", "key", "private", "connection-string",
+    "sas", "signature",
+)  # fmt: skip
 # PODIUM_* variables Podium reads that are not settings.
 _PLAIN_VARIABLES = ("PODIUM_CONFIG", "PODIUM_FAILPOINTS", "PODIUM_CUDNN_SDPA", "PODIUM_ACCEL")
 
@@ -111,7 +116,7 @@ def job_environment(settings: Settings | None = None) -> dict[str, str]:
     else:
         env.pop("PODIUM_WAREHOUSE", None)
     properties = settings.catalog_properties
-    if not any(word in key.lower() for key in properties for word in _SECRET_WORDS):
+    if not any(_secret_name(key) or _has_password(value) for key, value in properties.items()):
         env["PODIUM_CATALOG_PROPERTIES"] = json.dumps(settings.catalog_properties)
     env.update(
         PYTHONUNBUFFERED="1",
@@ -122,12 +127,19 @@ def job_environment(settings: Settings | None = None) -> dict[str, str]:
     return env
 
 
+def _secret_name(name: str) -> bool:
+    return any(word in name.lower() for word in _SECRET_WORDS)
+
+
 def _has_password(url: str) -> bool:
-    """Whether a URL carries a password (postgresql://user:PASSWORD@host/db)."""
-    from urllib.parse import urlsplit
+    """Whether a URL carries a credential: a password (postgresql://user:PASSWORD@host/db)
+    or a query parameter named like one (`?password=`, `?sslpassword=`, a SAS `sig=`)."""
+    from urllib.parse import parse_qsl, urlsplit
 
     try:
-        return urlsplit(url).password is not None
+        parts = urlsplit(url)
+        names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+        return parts.password is not None or any(_secret_name(n) or n == "sig" for n in names)
     except ValueError:
         return True  # unparsable: assume the worst
 
