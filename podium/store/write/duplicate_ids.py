@@ -29,6 +29,15 @@ class Duplicate:
     again: str  # where it appears a second time
 
 
+@dataclass(frozen=True)
+class Lines:
+    """Where a run of rows came from: line `numbers` of a file, `prefix` naming it
+    ("data.jsonl line ")."""
+
+    prefix: str
+    numbers: pa.Array
+
+
 class IdLedger:
     """Ids seen so far, on disk. Use as a context manager (the scratch files go at exit)."""
 
@@ -40,18 +49,28 @@ class IdLedger:
         self._con.execute("SET memory_limit = $1", [MEMORY_LIMIT])
         self._con.execute("SET temp_directory = $1", [f"{self._scratch.name}/spill"])
         self._con.execute("SET preserve_insertion_order = false")
-        self._con.execute("CREATE TABLE ids (id VARCHAR, ord BIGINT, loc VARCHAR)")
+        # `loc` says where a row came from; rows typed a block at a time give their line
+        # number instead (`Lines`), and the text is made for the few ids reported.
+        self._con.execute("CREATE TABLE ids (id VARCHAR, ord BIGINT, loc VARCHAR, line BIGINT)")
         self._rows = 0
+        self._prefix = ""
 
-    def add(self, ids: list[str], locations: list[str]) -> None:
+    def add(self, ids: list[str] | pa.Array, locations: list[str] | Lines) -> None:
+        n = len(ids)
+        if isinstance(locations, Lines):
+            self._prefix = locations.prefix
+            loc, line = pa.nulls(n, pa.string()), locations.numbers
+        else:
+            loc, line = pa.array(locations, pa.string()), pa.nulls(n, pa.int64())
         batch = pa.table(
             {
-                "id": pa.array(ids, pa.string()),
-                "ord": pa.array(range(self._rows, self._rows + len(ids)), pa.int64()),
-                "loc": pa.array(locations, pa.string()),
+                "id": ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string()),
+                "ord": pa.array(range(self._rows, self._rows + n), pa.int64()),
+                "loc": loc,
+                "line": line,
             }
         )
-        self._rows += len(ids)
+        self._rows += n
         self._con.register("batch", batch)
         self._con.execute("INSERT INTO ids SELECT * FROM batch")
         self._con.unregister("batch")
@@ -66,8 +85,9 @@ class IdLedger:
         ).fetchall()
         places: dict[str, list[str]] = {}
         for dup_id, loc in self._con.execute(
-            "SELECT id, loc FROM ids WHERE list_contains($ids, id) ORDER BY ord",
-            {"ids": [dup_id for dup_id, _ in top]},
+            "SELECT id, coalesce(loc, $prefix || line) FROM ids "
+            "WHERE list_contains($ids, id) ORDER BY ord",
+            {"ids": [dup_id for dup_id, _ in top], "prefix": self._prefix},
         ).fetchall():
             places.setdefault(dup_id, []).append(loc)
         found = [Duplicate(i, n, places[i][0], places[i][1]) for i, n in top]

@@ -6,7 +6,8 @@ Recognised shapes (detected per file, or named with `format`):
 - `prompt-response`: one prompt column and one response column (`prompt`/`instruction`/
   `question`/`input` and `response`/`output`/`completion`/`answer`, or named).
 The input is streamed: parsed and checked in batches that are written straight into
-Parquet data files, and the files are committed in one Iceberg snapshot at the end. A
+Parquet data files (JSONL typed and normalised by Arrow a block at a time,
+`columnar_import`; what Arrow cannot type surely goes row by row through `chat_rows`), and the files are committed in one Iceberg snapshot at the end. A
 bad line anywhere (even at 90%) deletes the files written so far and leaves the
 catalog exactly as it was; memory stays flat however large the file.
 """
@@ -17,8 +18,9 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
 from datetime import UTC, datetime
+from io import BytesIO
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,7 +34,8 @@ from podium.store.catalog.catalog import full_name
 from podium.store.catalog.table_name import TableName
 from podium.store.schema import PROP_KIND, SFT_ARROW_SCHEMA, SFT_SCHEMA
 from podium.store.write.chat_rows import detect_format, to_sft_row
-from podium.store.write.duplicate_ids import IdLedger
+from podium.store.write.columnar_import import Block, Unfit, blocks, typed_block
+from podium.store.write.duplicate_ids import IdLedger, Lines
 from podium.store.write.generated_ids import GeneratedIds
 from podium.store.write.json_lines import parse_line
 from podium.store.write.modes import ChatFormat, WriteMode
@@ -98,22 +101,29 @@ class Position:
 
 
 def _jsonl_records(path: Path, pos: Position) -> Iterator[tuple[str, dict[str, Any]]]:
-    limit = get_settings().import_max_line_bytes
     with path.open("rb") as fh:
-        # readline with a limit: a huge line is refused after `limit` bytes, not held whole.
-        for lineno, line in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
-            pos.done += len(line)
-            where = f"{path.name} line {lineno}"
-            if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
-                raise InvalidInput(
-                    f"{where}: the line is longer than {limit:,} bytes, the limit for one "
-                    "record (setting import_max_line_bytes, PODIUM_IMPORT_MAX_LINE_BYTES); "
-                    "split that record or raise the limit."
-                )
-            if not line.strip():
-                continue
-            record = parse_line(line, where)
-            yield where, record
+        yield from _line_records(fh, path.name, 1, pos)
+
+
+def _line_records(
+    fh: IO[bytes], name: str, first: int, pos: Position
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The records of JSONL lines, the first of them line `first` of file `name`."""
+    limit = get_settings().import_max_line_bytes
+    # readline with a limit: a huge line is refused after `limit` bytes, not held whole.
+    for lineno, line in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=first):
+        pos.done += len(line)
+        where = f"{name} line {lineno}"
+        if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+            raise InvalidInput(
+                f"{where}: the line is longer than {limit:,} bytes, the limit for one "
+                "record (setting import_max_line_bytes, PODIUM_IMPORT_MAX_LINE_BYTES); "
+                "split that record or raise the limit."
+            )
+        if not line.strip():
+            continue
+        record = parse_line(line, where)
+        yield where, record
 
 
 def _batch_records(
@@ -169,54 +179,114 @@ def _row_bytes(row: Mapping[str, Any]) -> int:
     return text + len(row["metadata"] or "") + len(row["system"] or "") + 64
 
 
+# One part of the import, in file order: SFT rows (an id may still be null, to be
+# generated) and where each row came from ("data.jsonl line 7"), for duplicate reports.
+Part = tuple[pa.RecordBatch, list[str] | Lines]
+
+
+class _RowPath:
+    """Records to SFT rows one at a time (`chat_rows`): every input the columnar path
+    does not take, and the definition of what a row becomes."""
+
+    def __init__(self, cfg: ImportConfig, batch_bytes: int, now: datetime) -> None:
+        self.cfg, self.batch_bytes, self.now = cfg, batch_bytes, now
+        self.fmt: ChatFormat | None = None
+        self.rows: list[dict[str, Any]] = []
+        self.places: list[str] = []
+        self.size = 0
+
+    def parts(self, records: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[Part]:
+        for where, record in records:
+            self.fmt = self.fmt or detect_format(record, self.cfg, where)
+            row = to_sft_row(record, self.cfg, where, self.fmt)
+            row["created_at"] = row["created_at"] or self.now
+            self.rows.append(row)
+            self.places.append(where)
+            self.size += _row_bytes(row)
+            if self.size >= self.batch_bytes:
+                yield self.flush()
+        if self.rows:
+            yield self.flush()
+
+    def flush(self) -> Part:
+        part = pa.RecordBatch.from_pylist(self.rows, schema=SFT_ARROW_SCHEMA), self.places
+        self.rows, self.places, self.size = [], [], 0
+        return part
+
+
+def _jsonl_parts(path: Path, pos: Position, row_path: _RowPath) -> Iterator[Part]:
+    """A JSONL file in blocks: each typed by Arrow when it can be, through the row path
+    when not (`columnar_import.Unfit`), in file order."""
+    limit = get_settings().import_max_line_bytes
+    source = row_path.cfg.source or path.name
+    with path.open("rb") as fh:
+        for block in blocks(fh, row_path.batch_bytes, limit):
+            try:
+                fmt = row_path.fmt or _first_format(block, path.name, row_path.cfg)
+                typed = typed_block(block, row_path.cfg, fmt, source, row_path.now, limit)
+            except Unfit:
+                lines = BytesIO(block.data)
+                yield from row_path.parts(_line_records(lines, path.name, block.first, pos))
+                continue
+            row_path.fmt = fmt
+            pos.done += len(block.data)
+            yield typed.batch, Lines(f"{path.name} line ", pa.array(typed.lines, pa.int64()))
+
+
+def _first_format(block: Block, name: str, cfg: ImportConfig) -> ChatFormat:
+    """The file's chat shape, from its first line (as the row path finds it)."""
+    first = block.data.split(b"\n", 1)[0]
+    if not first.startswith(b"{"):
+        raise Unfit  # a blank first line: the row path skips it
+    where = f"{name} line {block.first}"
+    return detect_format(parse_line(first, where), cfg, where)
+
+
 def sft_batches(
     cfg: ImportConfig,
     reporter: Reporter | None = None,
     batch_bytes: int = BATCH_BYTES,
     counts: dict[str, int] | None = None,
+    *,
+    columnar: bool = True,
+    now: datetime | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Parse and check the input as SFT record batches of about `batch_bytes` of text.
 
     Streams: one batch of rows is held at a time. Raises InvalidInput naming the line
     or row of the first bad record, when the input holds no records at all, and (after
     the last batch, so before any commit) when ids repeat, unless the config allows it;
-    `counts["duplicate_ids"]` then says how many rows repeated an id.
+    `counts["duplicate_ids"]` then says how many rows repeated an id. JSONL is typed by
+    Arrow a block at a time (`columnar_import`) unless `columnar` is off; the rows are
+    the same either way (`counts["columnar_rows"]` says how many Arrow typed). A row
+    without `created_at` gets `now` (default: when the import starts).
     """
     reporter = reporter or Reporter()
     path = resolve_under_roots(cfg.path, "import")  # a shared deployment reads only its roots
     pos = Position(None, "rows")
     label = path.name
-    rows: list[dict[str, Any]] = []
-    places: list[str] = []  # where each row of the batch came from, for duplicate reports
-    size = total = 0
-    fmt: ChatFormat | None = None
-    now = datetime.now(UTC)
+    total = typed = 0
+    row_path = _RowPath(cfg, batch_bytes, now or datetime.now(UTC))
     with IdLedger() as ledger, closing(GeneratedIds()) as ids:
-        for where, record in records(path, pos):
-            fmt = fmt or detect_format(record, cfg, where)
-            row = to_sft_row(record, cfg, where, fmt)
-            row["created_at"] = row["created_at"] or now
-            rows.append(row)
-            places.append(where)
-            size += _row_bytes(row)
-            if size >= batch_bytes:
-                total += len(rows)
-                ids.fill(rows)
-                ledger.add([r["id"] for r in rows], places)
-                yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
-                rows, places, size = [], [], 0
-                _report(reporter, pos, label, total)
-                reporter.check_cancelled()
-        if rows:
-            total += len(rows)
-            ids.fill(rows)
-            ledger.add([r["id"] for r in rows], places)
-            yield pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+        if columnar and file_format(path) == "jsonl":
+            pos.total, pos.unit = path.stat().st_size, "bytes"
+            parts = _jsonl_parts(path, pos, row_path)
+        else:
+            parts = row_path.parts(records(path, pos))
+        for batch, places in parts:
+            filled = ids.fill_column(batch.column(0), batch.column(1))
+            ledger.add(filled, places)
+            total += batch.num_rows
+            typed += batch.num_rows if isinstance(places, Lines) else 0
+            yield batch.set_column(0, SFT_ARROW_SCHEMA.field(0), filled)
+            _report(reporter, pos, label, total)
+            reporter.check_cancelled()
         if not total:
             raise InvalidInput(f"{path} holds no records; nothing was imported.")
         repeated = _check_duplicates(ledger, cfg.allow_duplicate_ids)
     if counts is not None:
         counts["duplicate_ids"] = repeated
+        counts["columnar_rows"] = typed
     _report(reporter, pos, label, total)
 
 

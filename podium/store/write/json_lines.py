@@ -51,6 +51,11 @@ def repeated_key(line: bytes | str, where: str) -> None:
     """Refuse JSON text (already known to parse) in which an object names a key twice."""
     try:
         _KEY_CHECK.decode(line.decode("utf-8") if isinstance(line, bytes) else line)
+    except RecursionError:
+        raise InvalidInput(
+            f"{where}: the JSON is nested too deeply to check for repeated keys (past "
+            "about 900 levels); fix or remove that line."
+        ) from None
     except _RepeatedKey as exc:
         raise InvalidInput(
             f"{where}: the key {exc.key!r} appears twice in one object, so one of its "

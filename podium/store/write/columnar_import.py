@@ -1,0 +1,327 @@
+"""JSONL blocks typed and normalised by Arrow, whole blocks at a time: the fast path of
+an import.
+
+A block (about `BATCH_BYTES` of whole lines) is parsed by `pyarrow.json` and turned
+into SFT rows with Arrow compute: no Python object per row. The row path
+(`ingest`/`chat_rows`) stays the definition of what a row becomes; this module only
+takes the blocks where doing the same with columns is certain, and answers `Unfit` for
+any other block, which then goes through the row path and gets its errors (line
+numbers, the field, what to do) from there. So a block is unfit when it has a line
+that is blank or not an object, a line past the size limit, anything Arrow's reader
+refuses or reads differently from orjson (two objects on one line, NaN, floats,
+bytes that are not UTF-8, nesting near orjson's limit), a
+value of another type than the row path takes, a null where the row path would have
+to tell a missing key from `null`, a NUL in an id, or anything the row path refuses.
+`tests/store/test_columnar_import.py` imports the same files both ways and compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from podium.store.schema import SFT_ARROW_SCHEMA
+from podium.store.write.arrow_json import encode, object_text
+from podium.store.write.chat_rows import (
+    KNOWN_KEYS,
+    PROMPT_KEYS,
+    RESPONSE_KEYS,
+    SHAREGPT_ROLES,
+    ChatOptions,
+)
+from podium.store.write.modes import ChatFormat
+
+PARSE_CHUNK_BYTES = 4 * 2**20
+MAX_DEPTH = 200  # deeper lines go to the row path (orjson writes up to 254 levels)
+
+
+class Unfit(Exception):
+    """This block goes through the row path (which says what is wrong, if anything)."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """Whole lines of a JSONL file; `first` is the line number of the first."""
+
+    first: int
+    data: bytes
+
+
+def blocks(fh: IO[bytes], size: int, limit: int) -> Iterator[Block]:
+    """The file as blocks of about `size` bytes, each ending at the end of a line. A line
+    past `limit` ends the blocks with it (the row path refuses it, as it would have)."""
+    line = 1
+    while data := fh.read(size):
+        if not data.endswith(b"\n"):
+            rest = fh.readline(limit + 2)  # the rest of the block's last line, bounded
+            data += rest
+            if not rest.endswith(b"\n") and len(rest) > limit:
+                yield Block(line, data)
+                return
+        yield Block(line, data)
+        line += data.count(b"\n")
+
+
+_TEXT = pa.string()
+_TURN = pa.struct([("role", _TEXT), ("content", _TEXT)])
+_MESSAGES = pa.list_(pa.field("element", _TURN))
+_CREATED = SFT_ARROW_SCHEMA.field("created_at").type
+
+
+def _schema(fmt: ChatFormat) -> pa.Schema:
+    """What the reader is told (so text that looks like a time stays text); the rest is
+    inferred, and the row path's own checks of it happen below."""
+    turns = {
+        "openai": ("messages", [("role", _TEXT), ("content", _TEXT)]),
+        "sharegpt": ("conversations", [("from", _TEXT), ("value", _TEXT)]),
+    }
+    fields = [(k, _TEXT) for k in ("system", "source", "split", "created_at")]
+    fields.append(("tags", pa.list_(_TEXT)))
+    if fmt in turns:
+        name, parts = turns[fmt]
+        fields.append((name, pa.list_(pa.struct(parts))))
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class Typed:
+    """One block as SFT rows, with each row's line number."""
+
+    batch: pa.RecordBatch
+    lines: np.ndarray
+
+
+def typed_block(
+    block: Block, cfg: ChatOptions, fmt: ChatFormat, default_source: str, now: datetime, limit: int
+) -> Typed:
+    """The block as SFT rows (ids not yet generated), or Unfit."""
+    starts = _line_starts(block.data, limit)
+    if not block.data.isascii():
+        try:  # Arrow's reader takes bytes that are not UTF-8 into its strings
+            block.data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Unfit from None
+    try:
+        table = pj.read_json(
+            pa.py_buffer(block.data),
+            read_options=pj.ReadOptions(block_size=_chunk_bytes(starts, block), use_threads=True),
+            parse_options=pj.ParseOptions(
+                explicit_schema=_schema(fmt), unexpected_field_behavior="infer"
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        raise Unfit from None
+    if table.num_rows != len(starts) or not _readable(table.schema):
+        raise Unfit  # two objects on one line, a float or NaN, deep nesting
+    cols = {name: _one_chunk(table.column(name)) for name in table.column_names}
+    if fmt == "openai":
+        messages = _openai(cols["messages"])
+    elif fmt == "sharegpt":
+        messages = _sharegpt(cols["conversations"])
+    else:
+        messages = _prompt_response(cols, cfg)
+    batch = pa.RecordBatch.from_arrays(
+        [
+            _ids(cols.get("id"), table.num_rows),
+            messages,
+            cols["system"],
+            pc.fill_null(_blank_as_null(cols["source"]), default_source),
+            cols["split"],
+            _tags(cols["tags"]),
+            _metadata(cols, _used(fmt, cfg), table.num_rows),
+            _created_at(cols["created_at"], now),
+        ],
+        names=SFT_ARROW_SCHEMA.names,
+    ).cast(SFT_ARROW_SCHEMA)
+    return Typed(batch, block.first + np.arange(len(starts)))
+
+
+def _chunk_bytes(starts: np.ndarray, block: Block) -> int:
+    """Arrow parses a block in chunks on several threads; a chunk holds whole lines."""
+    longest = int(np.diff(starts, append=len(block.data)).max())
+    return max(PARSE_CHUNK_BYTES, longest + 1)
+
+
+def _one_chunk(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _line_starts(data: bytes, limit: int) -> np.ndarray:
+    buf = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(buf == 0x0A)
+    if not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    # Blank lines (skipped by the row path, silently by Arrow too, losing line numbers),
+    # a line that is not an object, and a line past the limit are the row path's.
+    if len(starts) == 0 or (ends - starts).max() > limit or (buf[starts] != ord("{")).any():
+        raise Unfit
+    return starts
+
+
+def _readable(schema: pa.Schema) -> bool:
+    """No float anywhere (NaN, which orjson refuses, is a float to Arrow, and orjson
+    prints some floats otherwise), and nested well under orjson's 1024 levels."""
+    stack = [(field.type, 2) for field in schema]  # level 1 is the line's object
+    while stack:
+        kind, depth = stack.pop()
+        if pa.types.is_floating(kind) or pa.types.is_decimal(kind) or depth > MAX_DEPTH:
+            return False
+        stack.extend((kind.field(i).type, depth + 1) for i in range(kind.num_fields))
+    return True
+
+
+def _turns(turns: pa.Array) -> tuple[pa.Array, pa.StructArray]:
+    """(offsets, turn structs) of a list column that has a non-empty list of non-null
+    turns in every row, as the row path requires."""
+    if turns.null_count or pc.min(pc.list_value_length(turns)).as_py() == 0:
+        raise Unfit
+    offsets = turns.offsets
+    lo = offsets[0].as_py()
+    values = turns.values.slice(lo, offsets[-1].as_py() - lo)
+    if values.null_count:
+        raise Unfit
+    return pc.subtract(offsets, lo), values
+
+
+def _chat(offsets: pa.Array, roles: pa.Array, contents: pa.Array) -> pa.Array:
+    turns = pa.StructArray.from_arrays([roles, contents], fields=list(_TURN))
+    return pa.ListArray.from_arrays(offsets, turns, type=_MESSAGES)
+
+
+def _openai(column: pa.Array) -> pa.Array:
+    offsets, turns = _turns(column)
+    if "tool_calls" in [f.name for f in turns.type]:
+        calls = turns.field("tool_calls")
+        if calls.null_count != len(calls):  # kept as JSON text by the row path
+            raise Unfit
+    roles = turns.field("role")
+    if roles.null_count:
+        raise Unfit
+    return _chat(offsets, roles, turns.field("content"))
+
+
+def _sharegpt(column: pa.Array) -> pa.Array:
+    offsets, turns = _turns(column)
+    speakers = turns.field("from")
+    known = pa.array(list(SHAREGPT_ROLES))
+    index = pc.index_in(speakers, value_set=known)
+    if index.null_count:
+        raise Unfit  # an unknown (or missing) speaker: the row path names it
+    roles = pa.array(list(SHAREGPT_ROLES.values())).take(index)
+    return _chat(offsets, roles, turns.field("value"))
+
+
+def _prompt_response(cols: dict[str, pa.Array], cfg: ChatOptions) -> pa.Array:
+    # The row path picks the first prompt (response) key each record has; here the first
+    # column present, which must then be present in every row of the block.
+    pkey = cfg.prompt_column or next((k for k in PROMPT_KEYS if k in cols), None)
+    rkey = cfg.response_column or next((k for k in RESPONSE_KEYS if k in cols), None)
+    if pkey not in cols or rkey not in cols:
+        raise Unfit
+    prompt, response = cols[pkey], cols[rkey]
+    if not (_is_text(prompt) and _is_text(response)) or prompt.null_count or response.null_count:
+        raise Unfit
+    prompt = pc.cast(prompt, _TEXT)
+    extra = cols.get("input") if pkey == "instruction" else None
+    if extra is not None and extra.null_count != len(extra):
+        if not _is_text(extra):
+            raise Unfit
+        # Alpaca's optional input, joined as the row path does (str.strip's idea of blank).
+        joined = [
+            f"{p}\n\n{x}" if isinstance(x, str) and x.strip() else p
+            for p, x in zip(prompt.to_pylist(), extra.to_pylist(), strict=True)
+        ]
+        prompt = pa.array(joined, _TEXT)
+    n = len(prompt)
+    offsets = pa.array(np.arange(0, 2 * n + 1, 2, dtype=np.int32))
+    roles = pa.array(np.tile(np.array(["user", "assistant"], dtype=object), n), _TEXT)
+    contents = pc.take(
+        pa.concat_arrays([prompt, pc.cast(response, _TEXT)]),
+        pa.array(np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel()),
+    )
+    return _chat(offsets, roles, contents)
+
+
+def _is_text(arr: pa.Array) -> bool:
+    return bool(pa.types.is_string(arr.type) or pa.types.is_null(arr.type))
+
+
+def _ids(column: pa.Array | None, n: int) -> pa.Array:
+    if column is None or pa.types.is_null(column.type):
+        return pa.nulls(n, _TEXT)
+    if pa.types.is_integer(column.type):
+        return pc.cast(column, _TEXT)
+    if not pa.types.is_string(column.type):
+        raise Unfit
+    if pc.any(pc.match_substring(column, "\x00")).as_py():
+        raise Unfit  # the row path refuses it, naming the line
+    return column
+
+
+def _blank_as_null(column: pa.Array) -> pa.Array:
+    # `source or cfg.source or file name`: an empty source takes the default too.
+    return pc.if_else(pc.equal(column, ""), pa.scalar(None, _TEXT), column)
+
+
+def _tags(column: pa.Array) -> pa.Array:
+    if pc.list_flatten(column).null_count:
+        raise Unfit  # a tag that is not a string: refused by the row path
+    return column
+
+
+def _created_at(column: pa.Array, now: datetime) -> pa.Array:
+    if column.null_count == len(column):
+        return pc.fill_null(pa.nulls(len(column), _CREATED), pa.scalar(now, _CREATED))
+    try:
+        stamps = pc.cast(column, _CREATED)
+    except pa.ArrowInvalid:
+        try:  # no offset: the row path reads it as UTC
+            stamps = pc.cast(pc.cast(column, pa.timestamp("us")), _CREATED)
+        except pa.ArrowInvalid:
+            raise Unfit from None
+    return pc.fill_null(stamps, pa.scalar(now, _CREATED))
+
+
+def _used(fmt: ChatFormat, cfg: ChatOptions) -> set[str]:
+    used = set(KNOWN_KEYS)
+    if fmt == "prompt-response":
+        named = {c for c in (cfg.prompt_column, cfg.response_column) if c}
+        used |= {*named, *PROMPT_KEYS, *RESPONSE_KEYS, "input"}
+    return used
+
+
+def _metadata(cols: dict[str, pa.Array], used: set[str], n: int) -> pa.Array:
+    """The row path's metadata text: `metadata`'s keys, then every key the row path does
+    not use (over them), then `tools` when not null, sorted, as orjson writes them."""
+    values: dict[str, pa.Array] = {}
+    meta = cols.get("metadata")
+    if meta is not None and not pa.types.is_null(meta.type):
+        if not pa.types.is_struct(meta.type):
+            raise Unfit  # JSON text (parsed per row) or not an object (refused)
+        present = np.asarray(meta.is_valid())
+        for field, child in zip(meta.type, meta.flatten(), strict=True):
+            text, certain = encode(child)
+            # In a present `metadata`, a null field is `"k": null` or no `k` at all.
+            if not (certain & (np.asarray(child.is_valid()) | ~present)).all():
+                raise Unfit
+            values[field.name] = text
+    for name in sorted(set(cols) - used):
+        text, certain = encode(cols[name])
+        if cols[name].null_count or not certain.all():
+            raise Unfit  # a null extra key may be a missing one
+        values[name] = text
+    tools = cols.get("tools")
+    if tools is not None and tools.null_count != len(tools):
+        text, certain = encode(tools)
+        if not certain[np.asarray(tools.is_valid())].all():
+            raise Unfit
+        values["tools"] = text if "tools" not in values else pc.coalesce(text, values["tools"])
+    return object_text(sorted(values.items()), n)

@@ -1,0 +1,278 @@
+"""The columnar import (Arrow types and normalises JSONL a block at a time) gives the same
+rows as the row path, for every chat shape and the edge cases, and the same errors."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pytest
+
+from podium.errors import InvalidInput
+from podium.store.read.read import read_small
+from podium.store.write.arrow_json import encode
+from podium.store.write.ingest import ImportConfig, import_file, sft_batches
+
+NOW = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+BLOCK = 700  # bytes: every file below spans several blocks
+
+
+def both_paths(path: Path, **options: Any) -> tuple[pa.Table, pa.Table, int]:
+    """(columnar rows, row-path rows, how many rows Arrow typed)."""
+    cfg = ImportConfig(path=str(path), out="ns.t", **options)
+    counts: dict[str, int] = {}
+    fast = pa.Table.from_batches(list(sft_batches(cfg, None, BLOCK, counts, now=NOW)))
+    rows = pa.Table.from_batches(list(sft_batches(cfg, None, BLOCK, columnar=False, now=NOW)))
+    return fast, rows, counts["columnar_rows"]
+
+
+def same_rows(path: Path, **options: Any) -> int:
+    fast, rows, typed = both_paths(path, **options)
+    assert fast.schema == rows.schema
+    for name in rows.column_names:
+        assert fast.column(name).to_pylist() == rows.column(name).to_pylist(), name
+    assert fast.equals(rows)
+    return typed
+
+
+def jsonl(path: Path, records: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    return path
+
+
+UNICODE = 'héllo wörld — 你好 🎉 עברית \u2028 tab\there "quoted" back\\slash \x1f'
+
+OPENAI = [
+    {
+        "id": f"o{i}",
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": f"{UNICODE} {i}"},
+            {"role": "assistant", "content": "" if i % 3 == 0 else f"answer {i}"},
+        ],
+        "source": "" if i % 4 == 0 else f"src{i % 2}",
+        "split": "train",
+        "tags": [] if i % 5 == 0 else ["a", "b"],
+        "metadata": {"difficulty": i, "ok": i % 2 == 0, "note": f"n{i}", "deep": {"k": [1, 2]}},
+        "created_at": "2025-01-02T03:04:05+02:00",
+        "system": "sys",
+        "extra_key": f"x{i}",
+        "tools": [{"name": "search", "args": ["q"]}],
+    }
+    for i in range(40)
+]
+
+
+def test_openai_rows_are_the_same_both_ways(podium_home: Path, tmp_path: Path) -> None:
+    typed = same_rows(jsonl(tmp_path / "o.jsonl", OPENAI))
+    assert typed == len(OPENAI)  # the columns were really typed by Arrow
+
+
+def test_minimal_rows_generated_ids_and_naive_times(podium_home: Path, tmp_path: Path) -> None:
+    chat = [{"role": "user", "content": "same"}, {"role": "assistant", "content": None}]
+    records: list[dict[str, Any]] = [{"messages": chat} for _ in range(30)]
+    records += [{"messages": chat, "id": "0123456789abcdef"}]  # a generated-shaped id given
+    records += [{"messages": chat, "created_at": "2025-05-05T10:00:00"} for _ in range(30)]
+    typed = same_rows(jsonl(tmp_path / "m.jsonl", records))
+    assert typed == len(records)
+    fast, _, _ = both_paths(tmp_path / "m.jsonl")
+    ids = fast.column("id").to_pylist()
+    assert len(set(ids)) == len(ids) and ids[1] == f"{ids[0]}-2"
+    assert fast.column("created_at")[0].as_py() == NOW
+
+
+def test_integer_ids_and_allowed_duplicates(podium_home: Path, tmp_path: Path) -> None:
+    records = [{"id": i % 25, "messages": OPENAI[0]["messages"]} for i in range(50)]
+    path = jsonl(tmp_path / "d.jsonl", records)
+    assert same_rows(path, allow_duplicate_ids=True) == 50
+
+
+def test_sharegpt_rows_are_the_same_both_ways(podium_home: Path, tmp_path: Path) -> None:
+    speakers = ["human", "gpt", "system", "function", "observation", "bing", "model"]
+    records = [
+        {
+            "id": f"s{i}",
+            "conversations": [
+                {"from": speakers[i % 7], "value": f"{UNICODE} {i}", "weight": 1},
+                {"from": "gpt", "value": "" if i % 2 else None},
+            ],
+            "category": "chat",
+        }
+        for i in range(40)
+    ]
+    assert same_rows(jsonl(tmp_path / "s.jsonl", records)) == 40
+
+
+def test_prompt_response_shapes_are_the_same_both_ways(podium_home: Path, tmp_path: Path) -> None:
+    alpaca = [
+        {"instruction": f"do {i}", "input": ["", "  ", "\x1c", "ctx"][i % 4], "output": f"o{i}"}
+        for i in range(40)
+    ]
+    assert same_rows(jsonl(tmp_path / "a.jsonl", alpaca)) == 40
+    qa = [{"question": f"q{i} {UNICODE}", "answer": f"a{i}", "lang": "en"} for i in range(40)]
+    assert same_rows(jsonl(tmp_path / "q.jsonl", qa)) == 40
+    named = [{"ask": f"q{i}", "reply": f"r{i}", "prompt_id": i} for i in range(40)]
+    typed = same_rows(
+        jsonl(tmp_path / "n.jsonl", named), prompt_column="ask", response_column="reply"
+    )
+    assert typed == 40
+
+
+AMBIGUOUS = [
+    # A key some rows lack (Arrow reads it as null in those rows, as it would `null`).
+    [{"messages": OPENAI[0]["messages"], **({"extra": 1} if i % 2 else {})} for i in range(20)],
+    [
+        {"messages": OPENAI[0]["messages"], "metadata": {"a": 1} if i % 2 else {"b": None}}
+        for i in range(20)
+    ],
+    # Floats (Arrow and orjson print some differently), text metadata, tool calls,
+    # content parts, blank lines, prompt keys that change from row to row.
+    [{"messages": OPENAI[0]["messages"], "metadata": {"score": 0.1 * i}} for i in range(20)],
+    [
+        {"messages": OPENAI[0]["messages"], "metadata": json.dumps({"z": 1, "a": [i]})}
+        for i in range(20)
+    ],
+    [
+        {
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "x": i}]},
+            ]
+        }
+        for i in range(20)
+    ],
+    [
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": f"p{i}"}]}]}
+        for i in range(20)
+    ],
+    [{"prompt" if i % 2 else "question": f"q{i}", "response": "r"} for i in range(20)],
+]
+
+
+@pytest.mark.parametrize("records", AMBIGUOUS)
+def test_blocks_arrow_cannot_type_surely_give_the_same_rows(
+    podium_home: Path, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    same_rows(jsonl(tmp_path / "x.jsonl", records))
+
+
+def test_blank_lines_and_mixed_blocks_keep_order_and_lines(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    path = jsonl(tmp_path / "b.jsonl", OPENAI)
+    lines = path.read_text().split("\n")[:-1]
+    lines[20:20] = ["", "   "]
+    path.write_text("\n".join(lines) + "\n")
+    typed = same_rows(path)
+    assert 0 < typed < len(OPENAI)  # some blocks by Arrow, the blank lines' by rows
+
+
+def test_deep_nesting_gives_the_same_rows(podium_home: Path, tmp_path: Path) -> None:
+    """Past orjson's 254 levels a row's metadata is written by the json module."""
+    lines = [
+        b'{"messages": [{"role": "user", "content": "x"}], "m": ' + b"[" * n + b"]" * n + b"}"
+        for n in (3, 300, 600)
+    ]
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    same_rows(path)
+
+
+DEEP = b"[" * 5000 + b"]" * 5000
+
+
+def refusal(path: Path, columnar: bool) -> str:
+    cfg = ImportConfig(path=str(path), out="ns.t")
+    with pytest.raises(InvalidInput) as caught:
+        list(sft_batches(cfg, None, BLOCK, columnar=columnar))
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"messages": [{"role": "user", "content": "x\\ud800"}]}',
+        b'{"messages": [{"role": "user", "content": "x"}], "metadata": {"n": 1e400}}',
+        b'{"messages": [{"role": "user", "content": "x"}], "metadata": {"n": NaN}}',
+        b'{"messages": [{"role": "user", "content": "x"}], "id": "a", "id": "b"}',
+        b'{"messages": [{"role": "user", "content": "x"}], "id": "a\\u0000b"}',
+        b'{"messages": [{"role": "user", "content": "x"}]} {"messages": []}',
+        b'{"messages": []}',
+        b'{"messages": [{"role": "user", "content": "x"}], "tags": [1]}',
+        b'{"conversations": [{"from": "human", "value": "x"}]}',
+        b'{"messages": [{"role": "user", "content": "x"}], "created_at": "yesterday"}',
+        b"[1, 2]",
+        b'{"messages": [{"role": "user", "content": "caf\xe9"}]}',
+        b'{"messages": [{"role": "user", "content": "x"}], "m": '
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"}",
+    ],
+)
+@pytest.mark.parametrize("base", ["full", "plain"])
+def test_a_bad_line_late_in_the_file_is_refused_the_same_way(
+    podium_home: Path, tmp_path: Path, bad: bytes, base: str
+) -> None:
+    """Among full rows, or among rows of the bad line's own shape (no id, no other key),
+    so that only what is wrong with it sets its block apart."""
+    plain = {"messages": [{"role": "user", "content": "x"}]}
+    good = [json.dumps(r).encode() for r in (OPENAI if base == "full" else [plain] * 40)]
+    path = tmp_path / "late.jsonl"
+    path.write_bytes(b"\n".join([*good[:30], bad, *good[30:]]) + b"\n")
+    message = refusal(path, columnar=True)
+    assert message.startswith("late.jsonl line 31: ")
+    assert message == refusal(path, columnar=False)
+
+
+def test_duplicate_ids_across_typed_blocks_name_both_lines(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    path = jsonl(tmp_path / "dup.jsonl", [*OPENAI, OPENAI[3]])
+    message = refusal(path, columnar=True)
+    assert message.startswith("dup.jsonl line 41: duplicate id 'o3' (first at dup.jsonl line 4)")
+    assert message == refusal(path, columnar=False)
+
+
+def test_imported_table_holds_the_row_path_rows(podium_home: Path, tmp_path: Path) -> None:
+    path = jsonl(tmp_path / "o.jsonl", OPENAI)
+    import_file(path, "ns.fast")
+    stored = read_small("ns.fast")[0].drop_columns(["created_at"])
+    cfg = ImportConfig(path=str(path), out="ns.t")
+    rows = pa.Table.from_batches(list(sft_batches(cfg, columnar=False))).drop_columns(
+        ["created_at"]
+    )
+    assert stored.to_pylist() == rows.to_pylist()
+
+
+ESCAPES = '"q" \\ \n\r\t\x08\x0c\x7f \u2028 é 🎉 /'
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": 1, "B": -2, "é": "ü", "z": [True, False, None], "m": {"x": [], "y": {}}},
+        {"s": ESCAPES, "n": 2**62, "l": [["a"], [], ["b", "c"]], "o": [{"k": "v"}]},
+    ],
+)
+def test_arrow_values_are_written_as_orjson_writes_them(value: dict[str, Any]) -> None:
+    text, certain = encode(pa.array([value, value]))
+    expected = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    assert text.to_pylist() == [expected, expected]
+    assert certain.all()
+
+
+def test_values_arrow_cannot_write_surely_are_marked() -> None:
+    """A null field (missing or null?), a float, a control character orjson writes as
+    \\u00XX: those rows are left to the row path."""
+    cases = [
+        (pa.array([{"a": 1, "b": 2}, {"a": 1}]), [True, False]),
+        (pa.array([{"a": 0.5}, {"a": None}]), [False, False]),
+        (pa.array([{"s": "ok"}, {"s": "nul\x00"}]), [True, False]),
+        (pa.array([["ok"], ["\x1f"]]), [True, False]),
+    ]
+    for column, certain in cases:
+        assert encode(column)[1].tolist() == certain
