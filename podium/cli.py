@@ -205,7 +205,8 @@ def _outage(exc: BaseException) -> str | None:
     return (
         f"{service} is unreachable or went away mid-command: {first}\n"
         "Iceberg commits are atomic, so a table holds this command's change whole or not at "
-        "all (`podium snapshots TABLE` shows which); run the command again once it is back."
+        "all: once it is back, `podium snapshots TABLE` shows whether it landed; run the command "
+        "again only if it did not (an append run twice adds its rows twice)."
     )
 
 

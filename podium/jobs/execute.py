@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,9 +32,12 @@ from podium.jobs.reporter import JobReporter
 from podium.processes import kill_own_group
 from podium.reporting import JobOutputs, quiet_libraries
 from podium.store.catalog.catalog import load_table
+from podium.store.catalog.commit_outcome import landed_mark, landed_since
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
 ReporterFactory = Callable[..., JobReporter]
+
+log = logging.getLogger("podium")
 
 EXIT_CODES = {"succeeded": 0, "failed": 1, "cancelled": 3, "queued": 4}
 _LIVE = ("running", "cancelling")
@@ -65,6 +69,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
         transition(job["id"], "failed", when=_LIVE, error=str(exc), message=str(exc))
         return get_job(job["id"])
     record_process(job["id"])  # so `podium jobs` can tell when this process is gone
+    mark = landed_mark()  # the snapshots this job commits are the ones after this
     reporter = reporter_factory(job["id"], job["log_path"], lineage_for(job))
     with reporter:
         reporter.log(f"job {job['id']} ({kind.name}) attempt {job['attempt']} pid {os.getpid()}")
@@ -87,21 +92,81 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
             reporter.log(f"failed: {detail}")
-            _fail(job, exc)
+            _fail(job, exc, landed_since(mark))
             if not isinstance(exc, Exception):
                 raise
         else:
-            reporter.flush()  # metrics and samples are in before the job reads as finished
-            recorded = outputs_json(outputs)
-            reporter.log(f"succeeded: {json.dumps(recorded)}")
-            transition(
-                job["id"],
-                "succeeded",
-                when=_LIVE,
-                outputs=json.dumps(recorded),
-                message="finished",
-            )
+            _succeed(job, reporter, outputs, landed_since(mark))
     return get_job(job["id"])
+
+
+# A database that went away (a restart, a failover) after the job's output landed: its
+# outcome is recorded once it is back, for this long, rather than lost.
+RECORD_RETRY_S = 60.0
+
+
+def _succeed(
+    job: Job, reporter: JobReporter, outputs: JobOutputs | None, landed: list[tuple[str, int]]
+) -> None:
+    """Record a finished job's outcome, its outputs pinned to the snapshots it committed.
+    These are the job's last steps: a database error here must not turn a job whose
+    output landed into a failed one that a re-run would write again."""
+    recorded: dict[str, Any] = {}
+
+    def record() -> None:
+        reporter.flush()  # metrics and samples are in before the job reads as finished
+        recorded.update(outputs_json(outputs, landed))
+        transition(
+            job["id"], "succeeded", when=_LIVE, outputs=json.dumps(recorded), message="finished"
+        )
+
+    try:
+        _retrying(record)
+    except Exception as exc:
+        raise OutcomeNotRecorded(
+            f"job {job['id']} finished{_landed_text(landed)}, but its outcome could not be "
+            f"recorded ({type(exc).__name__}: {_first_line(exc)}). Do not run it again; "
+            "`podium jobs` shows it failed once the database is back."
+        ) from exc
+    reporter.log(f"succeeded: {json.dumps(recorded)}")
+
+
+class OutcomeNotRecorded(PodiumError):
+    """A job finished (its output landed) but the database did not take its record."""
+
+    exit_code = 75
+
+
+def _retrying(step: Callable[[], None]) -> None:
+    """Run `step`, again after a database error (a cut connection, a restart) until
+    RECORD_RETRY_S have passed."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    deadline = time.monotonic() + RECORD_RETRY_S
+    wait = 0.2
+    while True:
+        try:
+            step()
+            return
+        except (OperationalError, InterfaceError) as exc:
+            if time.monotonic() + wait > deadline:
+                raise
+            log.warning("recording the job's outcome: %s; trying again", _first_line(exc))
+            time.sleep(wait)
+            wait = min(wait * 2, 5.0)
+
+
+def _landed_text(landed: list[tuple[str, int]]) -> str:
+    """ " (its output landed: ns.t at snapshot 123)" for the tables a job committed."""
+    last = dict(landed)  # each table's last snapshot of this job
+    if not last:
+        return ""
+    named = ", ".join(f"{table} at snapshot {sid}" for table, sid in last.items())
+    return f" (its output landed: {named})"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 FAILED_LINE_CHARS = 200
@@ -127,25 +192,38 @@ def _cancel(job: Job, reporter: JobReporter, message: str) -> None:
     transition(job["id"], "cancelled", when=_LIVE, message=message, outputs=outputs)
 
 
-def _fail(job: Job, exc: BaseException) -> None:
-    error = f"{type(exc).__name__}: {exc}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
+def _fail(job: Job, exc: BaseException, landed: list[tuple[str, int]] | None = None) -> None:
+    """Record a failed job; what it committed before it failed is recorded as its outputs
+    (so expiry keeps those snapshots) and named in its error."""
+    landed = landed or []
+    note = _landed_text(landed)
+    if note:
+        note = f"\nIt committed before it failed{note}; running it again may write that again."
+    error = f"{type(exc).__name__}: {exc}{note}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
+    left = JobOutputs(tables=[f"{table}@{sid}" for table, sid in dict(landed).items()])
+    pinned: dict[str, Any] = {"outputs": json.dumps(outputs_json(left))} if left.tables else {}
     transition(
         job["id"],
         "failed",
         when=_LIVE,
         error=error,
-        message=str(exc),
+        message=f"{exc}{note}",
         progress_message=failed_line(exc),
+        **pinned,
     )
 
 
-def outputs_json(outputs: JobOutputs | None) -> dict[str, Any]:
-    """Outputs with each table pinned to the snapshot the job left it at."""
+def outputs_json(
+    outputs: JobOutputs | None, landed: list[tuple[str, int]] | None = None
+) -> dict[str, Any]:
+    """Outputs with each table pinned to the snapshot the job left it at: the last one
+    the job committed to it (`landed`), else the table's current one."""
     outputs = outputs or JobOutputs()
+    committed = dict(landed or [])
     tables = []
     for name in outputs.tables:
         table, _, snap = name.partition("@")
-        sid: int | None = int(snap) if snap else None
+        sid: int | None = int(snap) if snap else committed.get(table)
         if sid is None:
             try:
                 current = load_table(table).current_snapshot()

@@ -8,6 +8,10 @@ For one case: a fresh table, the write run as the real CLI with one failpoint ar
 - `podium maintain --all --grace-hours 0 --force` (the next maintenance) leaves no file
   under the table's location that no snapshot references, and the table reads the same.
 
+The retry cases (`retry_cases.py`: a staged job output retried after compaction, an
+import job whose connections are cut after the catalog's COMMIT, a full disk) are cases
+of the same matrix with the same checks.
+
 The sweep cases (`sweep_cases.py`: `maintain --all` beside tables in nested namespaces,
 named outside Podium's rule, inside another table's folder, at a namespace's folder,
 referencing another table's file, with partition statistics) are cases of the same
@@ -68,10 +72,11 @@ class Outcome:
 
 
 def all_cases() -> list[Case]:
+    from retry_cases import retry_case_points
     from sweep_cases import sweep_paths
 
     writes = [Case(p, q, a) for p in PATHS for q in POINTS for a in ACTIONS]
-    return writes + [Case(*c) for c in sweep_paths()]
+    return writes + [Case(*c) for c in retry_case_points()] + [Case(*c) for c in sweep_paths()]
 
 
 # ---- stores ----
@@ -199,6 +204,10 @@ def _left_over(name: str) -> int:
 
 def run_case(store: str, env: dict[str, str], case: Case, n: int, work: Path) -> Outcome:
     """One write with one fault; the checks above. `n` keeps table names apart."""
+    from retry_cases import RETRY_PATHS, run_retry_case
+
+    if case.path in RETRY_PATHS:  # retries, resumes, cut connections, a full disk
+        return run_retry_case(store, env, case, n, work)  # type: ignore[no-any-return]
     from sweep_cases import PREFIX, run_sweep_case
 
     if case.path.startswith(PREFIX):  # maintain --all beside foreign tables
@@ -309,9 +318,10 @@ def _expected_after(path: str, before: dict[str, str] | None, n: int) -> dict[st
     return rows
 
 
-def run_matrix(store: str, cases: list[Case]) -> list[Outcome]:
-    """Run `cases` on a fresh `store`, one table each."""
-    out: list[Outcome] = []
+def run_matrix(store: str, cases: list[Case], run: Callable[..., Any] = run_case) -> list[Any]:
+    """Run `cases` on a fresh `store`, one table each: `run(store, env, case, n, root)`
+    for each (`run_case`'s `Outcome`, or what another runner returns)."""
+    out: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="podium-faults-") as tmp:
         root = Path(tmp)
         with STORES[store](root) as env:
@@ -320,7 +330,7 @@ def run_matrix(store: str, cases: list[Case]) -> list[Outcome]:
             reset_settings()
             try:
                 for n, case in enumerate(cases):
-                    out.append(run_case(store, env, case, n, root))
+                    out.append(run(store, env, case, n, root))
             finally:
                 for k, v in saved.items():
                     if v is None:

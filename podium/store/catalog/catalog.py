@@ -37,7 +37,13 @@ def _catalog_for(
         )
     from podium.store.catalog.commit_outcome import checked_sql_catalog
 
-    return checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **dict(extra))
+    properties = dict(extra)
+    if not uri.startswith("sqlite"):
+        # A pooled connection the server dropped (a restart, a failover, an idle cut) is
+        # replaced when it is taken, not found dead by the next statement: that was a job
+        # whose output had landed failing as it recorded it.
+        properties.setdefault("pool_pre_ping", "true")
+    return checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **properties)
 
 
 @functools.cache

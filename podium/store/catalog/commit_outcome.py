@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -36,7 +37,7 @@ from pyiceberg.exceptions import (
     ValidationException,
 )
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, disk_full
 from podium.failpoints import hit
 
 if TYPE_CHECKING:
@@ -68,6 +69,43 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
+# Every snapshot this process committed, in order: (table, snapshot id). A job reads the
+# ones landed since it began, so a job that fails after its output landed still records
+# (and pins against expiry) what it wrote, and its message can say so.
+_landed: list[tuple[str, int]] = []
+_landed_lock = threading.Lock()
+
+
+def landed_mark() -> int:
+    """A mark for `landed_since`: how many commits this process has made so far."""
+    with _landed_lock:
+        return len(_landed)
+
+
+def landed_since(mark: int) -> list[tuple[str, int]]:
+    """(table, snapshot id) of each snapshot committed in this process after `mark`."""
+    with _landed_lock:
+        return list(_landed[mark:])
+
+
+def note_landed(table: str, updates: tuple[TableUpdate, ...]) -> None:
+    """Record the snapshots a commit to `table` just added."""
+    from pyiceberg.table.update import AddSnapshotUpdate
+
+    added = [u.snapshot.snapshot_id for u in updates if isinstance(u, AddSnapshotUpdate)]
+    with _landed_lock:
+        _landed.extend((table, sid) for sid in added)
+
+
+def _note_token(table: Table, token: str) -> None:
+    for snapshot in reversed(table.snapshots()):
+        summary = snapshot.summary
+        if summary is not None and summary.additional_properties.get(TOKEN) == token:
+            with _landed_lock:
+                _landed.append((".".join(table.name()), snapshot.snapshot_id))
+            return
+
+
 def certainly_refused(exc: BaseException) -> bool:
     return isinstance(exc, REFUSED)
 
@@ -97,6 +135,7 @@ def settle(exc: BaseException, *, token: str, reload: Callable[[], Table], what:
             "removed by `podium maintain` after the grace period)."
         ) from exc
     if holds(table, token):
+        _note_token(table, token)
         log.warning(
             "%s: the catalog's answer was lost (%s), but the commit landed; nothing to redo",
             what,
@@ -107,6 +146,12 @@ def settle(exc: BaseException, *, token: str, reload: Callable[[], Table], what:
 
 
 def _not_landed(what: str, exc: BaseException) -> str:
+    if disk_full(exc):
+        return (
+            f"{what}: the disk is full ({_reason(exc)}); the commit did not land and nothing "
+            "was changed. Free space on it (`podium maintain --all` removes files no table "
+            "uses), then run it again."
+        )
     return (
         f"{what}: the commit failed ({_reason(exc)}) and did not land; nothing was changed. "
         "Run it again (its unused files are removed by `podium maintain` after the grace "
@@ -155,6 +200,7 @@ class CheckedCommits:
             response: CommitTableResponse = super().commit_table(  # type: ignore[misc]
                 table, requirements, updates
             )
+        note_landed(".".join(table.name()), updates)
         hit("commit.after")
         return response
 

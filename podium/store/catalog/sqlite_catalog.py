@@ -29,7 +29,7 @@ from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse, Table
 
 from podium.failpoints import hit
-from podium.store.catalog.commit_outcome import stale_plans_refused
+from podium.store.catalog.commit_outcome import note_landed, stale_plans_refused
 from podium.store.catalog.iceberg_internals import StagingCatalog
 
 if TYPE_CHECKING:
@@ -146,6 +146,7 @@ class LeanSqliteCatalog(StagingCatalog):
                 raise CommitFailedException(
                     f"Table has been updated by another process: {namespace}.{table_name}"
                 )
+        note_landed(f"{namespace}.{table_name}", updates)
         hit("commit.after")
         return CommitTableResponse(
             metadata=staged.metadata, metadata_location=staged.metadata_location

@@ -128,8 +128,12 @@ def staged_files(staging: Staging) -> dict[str, str]:
         names = [n for n in os.listdir(local) if n.endswith(SUFFIX)]
         return {n.removesuffix(SUFFIX): f"{staging.directory}/{n}" for n in sorted(names)}
     import pyarrow.fs as pafs
+    from pyiceberg.io.pyarrow import PyArrowFileIO
 
-    fs, root = pafs.FileSystem.from_uri(staging.directory)
+    # The catalog's FileIO properties name the object store (endpoint, keys): a bare
+    # `FileSystem.from_uri` asked AWS itself about a MinIO or moto bucket.
+    scheme, netloc, root = PyArrowFileIO.parse_location(staging.directory)
+    fs = PyArrowFileIO(staging.properties).fs_by_scheme(scheme, netloc)
     infos = fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
     prefix = staging.directory.split("://", 1)[0] + "://"
     return {
