@@ -18,7 +18,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from podium.errors import InvalidInput
 from podium.store.catalog.table_name import TableName
 from podium.store.read.refs import TableRef
-from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, preset_defaults
+from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, length_reward, preset_defaults
 
 _OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -79,7 +79,10 @@ class TrainConfig(BaseModel):
             preset = data.get("preset") or DEFAULT_PRESET
             if preset not in PRESET_NAMES:
                 raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESET_NAMES)}")
-            data = {**cls._preset_values(preset), **data, "preset": preset}
+            filled = {**cls._preset_values(preset), **data, "preset": preset}
+            if "rewards" in cls.model_fields and "rewards" not in data:  # GRPO
+                filled["rewards"] = length_reward(filled["max_completion_length"])
+            data = filled
         return data
 
     @classmethod
@@ -160,13 +163,10 @@ class GrpoConfig(TrainConfig):
     """`kind: grpo` — group-relative policy optimisation with rewards from Podium's parts."""
 
     rewards: list[RewardSpec] = Field(
-        default_factory=lambda: [
-            RewardSpec(rule="exact_match"),
-            RewardSpec(rule="length:64", weight=0.5),
-        ],
-        description="Rewards, summed with their weights (by default exact match, which "
-        "a small model rarely earns on free-form chat, plus a length penalty past 64 "
-        "characters, which varies within a group and so always gives a learning signal).",
+        default_factory=lambda: [RewardSpec(rule="length:72")],
+        description="Rewards, summed with their weights. The presets' default is a length "
+        "penalty from 3 characters a token of max_completion_length (length:72 for 24 "
+        "tokens), which varies within a group and so always gives a learning signal.",
     )
     num_generations: int = Field(4, ge=2, description="Completions sampled per prompt.")
     max_completion_length: int = Field(24, ge=1, description="Longest completion in tokens.")

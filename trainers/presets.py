@@ -71,6 +71,17 @@ _COMMON: dict[str, dict[str, Any]] = {
     },
 }
 
+
+def length_reward(max_completion_length: int) -> list[dict[str, Any]]:
+    """The default reward of a GRPO card that names none, for its completion budget:
+    a length penalty from about 3 characters a token of the budget (0 below, -1 at twice
+    that). Completions of one prompt differ in length, so within a group the rewards
+    differ from the first step: the run has a learning signal. (exact_match, the old
+    default, never fired: a 24-token completion cannot equal a 40-token reference
+    answer; a fixed length:64 gives every long completion the capped -1.)"""
+    return [{"rule": f"length:{3 * max_completion_length}", "weight": 1.0}]
+
+
 _GRPO: dict[str, dict[str, Any]] = {
     "cpu-smoke": {
         "max_steps": 2,

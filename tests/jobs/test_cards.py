@@ -124,10 +124,7 @@ def test_every_kinds_template_renders_with_its_defaults() -> None:
         front = yaml.safe_load(text.split("---")[1])
         assert front["kind"] == kind
     grpo = yaml.safe_load(card_template("grpo").split("---")[1])
-    assert grpo["rewards"] == [
-        {"rule": "exact_match", "weight": 1.0},
-        {"rule": "length:64", "weight": 0.5},
-    ]
+    assert grpo["rewards"] == [{"rule": "length:72", "weight": 1.0}]
 
 
 FNS, CHAT = {"name": "ns.fns"}, {"name": "ns.chat"}

@@ -60,3 +60,26 @@ def test_the_train_form_is_checked_at_submit(stub_base: str) -> None:
         submit_config("sft", values)
     job_id = submit_config("sft", {**values, "out": "sft-1"})
     assert json.loads(get_job(job_id)["config"])["model"] == stub_base
+
+
+def test_exact_match_that_no_answer_fits_is_refused_at_submit(tiny_base: str) -> None:
+    """Before: GRPO's default (exact_match with 24-token completions) queued, ran green
+    and registered a checkpoint that could not have learned: no 24-token completion
+    equals a 40-token answer (issue 45). The form now refuses it and says why; the
+    default rewards (a length penalty sized to the budget) queue."""
+    long_answer = " ".join(f"word{i}" for i in range(40))
+    write_table(
+        "demo.long", chat_rows([(f"q{i}", long_answer) for i in range(4)]), schema=SFT_SCHEMA
+    )
+    values = {"model": tiny_base, "table": {"name": "demo.long"}, "out": "g-exact"}
+    with pytest.raises(InvalidInput) as refused:
+        submit_config("grpo", {**values, "rewards": [{"rule": "exact_match"}]})
+    said = str(refused.value)
+    assert "Reward exact_match can never be earned on demo.long" in said
+    assert (
+        "longer than max_completion_length (24)" in said and "Raise max_completion_length" in said
+    )
+    assert list_jobs() == []
+    job_id = submit_config("grpo", values)  # the default rewards
+    rewards = json.loads(get_job(job_id)["config"])["rewards"]
+    assert rewards == [{"rule": "length:72", "weight": 1.0}]

@@ -45,6 +45,7 @@ from trainers.async_rl.controller import Completed, Controller, Ticket
 from trainers.async_rl.prompts import Prompt, Scorer
 from trainers.async_rl.rollouts import RolloutsWriter, rollout_row
 from trainers.config import GrpoConfig
+from trainers.learning_signal import no_signal_warning
 
 if TYPE_CHECKING:
     from trainers.async_rl.protocols import (
@@ -97,6 +98,7 @@ class AsyncRun:
         self.generated = 0  # samples generated and kept (slots given back excluded)
         self._count_lock = threading.Lock()
         self.history: list[dict[str, float]] = []
+        self._told_no_signal = False
 
     # -- replicas ---------------------------------------------------------------
 
@@ -347,6 +349,9 @@ class AsyncRun:
         metrics: dict[str, float] = {
             "reward": statistics.fmean(rewards),
             "reward_std": statistics.pstdev(rewards),
+            # Groups whose completions all scored alike teach nothing (TRL's name for it).
+            "frac_reward_zero_std": sum(len(set(c.payload["rewards"])) <= 1 for c in batch)
+            / len(batch),
             "loss": stats.loss,
             "is_weight_mean": stats.is_weight_mean,
             "is_truncated": stats.is_truncated,
@@ -372,6 +377,10 @@ class AsyncRun:
                 metrics["replica_idle_seconds"] = float(last_sync["replica_idle_s"])
         self.history.append(metrics)
         self.reporter.metric(step + 1, metrics)
+        warning = None if self._told_no_signal else no_signal_warning(self.history)
+        if warning:  # the Train page and the Logbook show it while the run goes on
+            self._told_no_signal = True
+            self.reporter.warn(warning)
         first = batch[0].payload
         self.reporter.sample(
             step + 1,

@@ -19,6 +19,7 @@ from podium.app.async_rl_model import AsyncView, async_view, job_config
 from podium.app.charts import chart_groups
 from podium.jobs.logbook import kind_model, metrics_frame, progress_fraction, samples
 from podium.jobs.queue import Job, get_job, list_jobs, request_cancel
+from podium.jobs.tables import warnings_of
 from podium.models.registry import get_model, list_models
 from podium.store.catalog.catalog import list_tables, load_table
 from podium.store.read.snapshots import list_snapshots
@@ -42,12 +43,14 @@ REWARD_CHOICES = (
 ROLLOUTS = ("sync", "async")
 
 
-def default_rewards() -> dict[str, float]:
-    """The card's default rewards (rule -> weight), which the form preselects."""
-    from trainers.config import GrpoConfig
+def default_rewards(preset: str) -> dict[str, float]:
+    """The rewards a card with `preset` and no rewards of its own gets (rule -> weight),
+    which the form preselects: a length penalty scaled to the preset's completion
+    budget, so the run has a learning signal from its first step."""
+    from trainers.presets import length_reward
 
-    specs = GrpoConfig.model_fields["rewards"].get_default(call_default_factory=True)
-    return {spec.rule: spec.weight for spec in specs}
+    budget = int(preset_defaults("grpo", preset)["max_completion_length"])
+    return {str(r["rule"]): float(r["weight"]) for r in length_reward(budget)}
 
 
 # GrpoConfig's fields that only an async rollout reads (the model marks them): shown
@@ -78,6 +81,25 @@ def snapshot_choices(table: str) -> list[tuple[str, int]]:
         )
         for s in snaps
     ]
+
+
+def only_valid_default(table: str, snapshot: int | str | None) -> tuple[bool, str]:
+    """Whether "Only valid rows" starts on for this snapshot, and the line that says
+    why: on (skipping the rows it names) when a validation report of this very snapshot
+    exists, off (every row) when none does."""
+    from podium.validate.report import malformed_ids
+
+    bad = malformed_ids(table, snapshot)
+    if bad is None:
+        return False, (
+            f"No validation report covers this snapshot of {table}: every row is trained "
+            "on. Validate it first to skip malformed rows."
+        )
+    rows = f"{len(bad):,} row" + ("" if len(bad) == 1 else "s")
+    return True, (
+        f"The validation report of this snapshot marks {rows} malformed: "
+        f'"Only valid" skips {"them" if len(bad) != 1 else "it"}.'
+    )
 
 
 def default_out(model: str, table: str, kind: str) -> str:
@@ -155,6 +177,8 @@ class RunView:
     table: str | None = None  # what it trained on, so Compare can prompt with it
     error: str | None = None
     async_rl: AsyncView | None = None  # an async GRPO run's versions, staleness, syncs
+    # What the run warned about as it ran (a reward with no variance: it cannot learn).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -183,4 +207,5 @@ def run_view(job_id: str) -> RunView:
         table=(config.get("table") or {}).get("name"),
         error=(job["error"] or "").splitlines()[0] if job["error"] else None,
         async_rl=async_view(job, metrics),
+        warnings=warnings_of(job["id"]),
     )

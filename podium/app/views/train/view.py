@@ -24,6 +24,7 @@ from podium.app.charts import line_chart
 from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.pages import page_file
+from podium.app.recent import saw
 from podium.app.rows.snapshots import linked_snapshot_labels
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.train.model import (
@@ -38,6 +39,7 @@ from podium.app.views.train.model import (
     default_out,
     default_rewards,
     form_fields,
+    only_valid_default,
     preset_defaults,
     rollout_fields,
     run_label,
@@ -61,13 +63,13 @@ st.caption(
 )
 
 
-def _rewards() -> list[dict[str, object]]:
-    defaults = default_rewards()
+def _rewards(preset: str) -> list[dict[str, object]]:
+    defaults = default_rewards(preset)
     chosen = st.multiselect(
         "Rewards",
-        REWARD_CHOICES,
+        list(dict.fromkeys([*defaults, *REWARD_CHOICES])),
         default=list(defaults),
-        key="train.rewards",
+        key=f"train.rewards.{preset}",  # another preset starts from its own defaults
         accept_new_options=True,
         help="validate:RULE (any validation rule), sandbox:output, sandbox:tests, "
         "exact_match, length:N — type your own, e.g. validate:regex:^\\{.*",
@@ -100,6 +102,7 @@ def _launch_form() -> None:
     if linked_model in bases and st.session_state.get("train.model.linked") != linked_model:
         st.session_state["train.model"] = st.session_state["train.model.linked"] = linked_model
     model = c1.selectbox("Base checkpoint", bases, key="train.model")
+    saw("model", model)
     with c2:
         table = widgets.table_select(
             "train.table", label="Table", linked=st.query_params.get("table")
@@ -135,7 +138,7 @@ def _launch_form() -> None:
     }
     rollout = "sync"
     if kind == "grpo":
-        fixed["rewards"] = _rewards()
+        fixed["rewards"] = _rewards(preset)
         rollout = _choice(
             "Rollout",
             dict(zip(ROLLOUTS, ("sync (TRL, one process)", "async (Ray)"), strict=True)),
@@ -148,12 +151,18 @@ def _launch_form() -> None:
     shown, hidden = rollout_fields(kind, rollout)
     fixed.update(hidden)
     model_fields = form_fields(kind)
-    basic = (*BASIC, *shown)
+    basic = (*BASIC, "only_valid", *shown)
+    only_valid, only_valid_note = only_valid_default(table, snapshot)
+    st.caption(escape_markdown(only_valid_note))
     job_id = queue_form(
         kind,
         f"train.{kind}",
         advanced=[f for f in model_fields if f not in basic and f not in fixed],
-        values={"out": default_out(model, table, kind), **preset_defaults(kind, preset)},
+        values={
+            "out": default_out(model, table, kind),
+            **preset_defaults(kind, preset),
+            "only_valid": only_valid,
+        },
         fixed=fixed,
     )
     if job_id is not None:
@@ -179,6 +188,8 @@ def _watch(job_id: str, key: str) -> RunView:
             st.rerun()
     if view.error:
         show_error(view.error)
+    for warning in view.warnings:  # shown as the run goes, not only in the Logbook
+        st.warning(escape_markdown(warning), icon=":material/warning:")
     if not view.groups:
         st.caption("No metrics yet.")
     for left, right in zip(view.groups[::2], view.groups[1::2] + [None], strict=False):
@@ -197,6 +208,7 @@ def _watch(job_id: str, key: str) -> RunView:
             st.markdown(f"step {s['step']} · {escape_markdown(scores)}\n\n> {prompt}")
             st.code(str(s.get("completion", "")), language=None)
     if view.checkpoint:
+        saw("model", view.checkpoint)  # Compare starts a new comparison with it
         st.success(
             f"Checkpoint **{escape_markdown(view.checkpoint)}** registered "
             f"(from {escape_markdown(view.base)})."
