@@ -23,13 +23,14 @@ import pyarrow as pa
 from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
+from podium.store.catalog import kinds
 from podium.store.catalog.catalog import load_or_none, name_of, parse_name
 from podium.store.catalog.names import table_names
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
 from podium.store.write.write import replace_batches
 
-SIGNAL_SUFFIX = "__sig_"  # reserved: a name a person chooses may not contain it
-SIGNAL_KIND = "signal"
+SIGNAL_SUFFIX = "__sig_"  # reserved (store.catalog.table_name.RESERVED_NAMES: *.*__sig_*)
+SIGNAL_KIND = kinds.SIGNAL
 PROP_SIGNAL = "podium.signal.name"
 PROP_VERSION = "podium.signal.version"
 PROP_SETTINGS = "podium.signal.settings"

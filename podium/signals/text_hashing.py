@@ -74,13 +74,21 @@ def code_points(texts: Sequence[str]) -> CodePoints:
     return CodePoints(points, starts)
 
 
+_POWERS: list[tuple[U64, U64]] = []
+
+
 def _powers(n: int) -> tuple[U64, U64]:
-    """BASE^i and BASE^-i for i in [0, n)."""
+    """BASE^i and BASE^-i for i in [0, n), kept for the next batch (at least 1M long)."""
+    if _POWERS and len(_POWERS[0][0]) >= n:
+        up, down = _POWERS[0]
+        return up[:n], down[:n]
+    size = max(n, 1 << 20)
     with np.errstate(over="ignore"):
-        up = np.cumprod(np.full(n, _BASE, dtype=np.uint64), dtype=np.uint64)
-        down = np.cumprod(np.full(n, _BASE_INV, dtype=np.uint64), dtype=np.uint64)
+        up = np.cumprod(np.full(size, _BASE, dtype=np.uint64), dtype=np.uint64)
+        down = np.cumprod(np.full(size, _BASE_INV, dtype=np.uint64), dtype=np.uint64)
     one = np.ones(1, dtype=np.uint64)
-    return np.concatenate((one, up[:-1])), np.concatenate((one, down[:-1]))
+    _POWERS[:] = [(np.concatenate((one, up[:-1])), np.concatenate((one, down[:-1])))]
+    return _POWERS[0][0][:n], _POWERS[0][1][:n]
 
 
 def segment_hashes(values: U64, starts: I64, ends: I64) -> U64:
@@ -155,10 +163,14 @@ def shingles(cps: CodePoints, k: int) -> tuple[U64, I64]:
     is_space[in_bmp] = space_table[pts[in_bmp]]
     is_sep = pts == SEPARATOR
     prev_space = np.concatenate(([True], is_space[:-1] | is_sep[:-1]))
-    # drop a space that follows a space or a text's start, and a space before its end
-    drop = is_space & (prev_space | _trailing_space(is_space, is_sep))
-    kept = pts[~drop].astype(np.uint64)
-    kept[is_space[~drop]] = 32
+    # drop a space that follows a space or a text's start; what is left of a run of
+    # white space is one character, dropped too when a separator (a text's end) follows
+    keep = ~(is_space & prev_space)
+    kept = pts[keep].astype(np.uint64)
+    space_left = is_space[keep]
+    kept[space_left] = 32
+    before_end = space_left & np.concatenate((kept[1:] == SEPARATOR, [False]))
+    kept = kept[~before_end]
     sep_at = np.flatnonzero(kept == SEPARATOR).astype(np.int64)
     text_starts = np.concatenate(([0], sep_at[:-1] + 1)).astype(np.int64)
     lengths = sep_at - text_starts
@@ -167,16 +179,3 @@ def shingles(cps: CodePoints, k: int) -> tuple[U64, I64]:
     firsts = np.repeat(text_starts - offsets[:-1], per_text) + np.arange(offsets[-1])
     hashes = segment_hashes(kept, firsts, firsts + k)
     return hashes, offsets
-
-
-def _trailing_space(
-    is_space: npt.NDArray[np.bool_], is_sep: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.bool_]:
-    """Spaces in a run that reaches the end of its text."""
-    # walking backwards: a space is trailing when the next non-space is a separator
-    n = len(is_space)
-    idx = np.arange(n)
-    non_space = np.where(~is_space, idx, n)
-    next_non_space = np.minimum.accumulate(non_space[::-1])[::-1]
-    safe = np.minimum(next_non_space, n - 1)
-    return is_space & (next_non_space < n) & is_sep[safe]

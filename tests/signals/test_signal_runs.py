@@ -156,3 +156,13 @@ def test_unknown_signal_and_bad_bands_name_the_problem() -> None:
         SignalsConfig.model_validate(
             {"table": {"name": "t.x"}, "signals": ["near-dup"], "near_dup": {"bands": 5}}
         )
+
+
+def test_signal_table_names_are_reserved_and_kept_out_of_dataset_pickers(chat: None) -> None:
+    from podium.store.catalog.kinds import group_of
+    from podium.store.catalog.table_name import check_not_reserved
+
+    with pytest.raises(InvalidInput, match="Podium keeps for a table's signals"):
+        check_not_reserved("t.chat__sig_near_dup")
+    compute_signals(config("length"))
+    assert group_of(load_table("t.chat__sig_length").properties["podium.kind"]) == "reports"

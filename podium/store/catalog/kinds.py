@@ -22,6 +22,7 @@ COMPARE_VOTES = "compare-votes"
 VIBES = "vibes"
 COMPARISON = "comparison"
 ANNOTATIONS = "annotations"
+SIGNAL = "signal"  # a signal's values beside its table (podium/signals), NS.T__sig_KIND
 UNKNOWN = ""  # imported by hand or by another engine: no podium.kind property
 
 GROUP_OF_KIND = {
@@ -38,6 +39,7 @@ GROUP_OF_KIND = {
     VIBES: "votes",
     COMPARISON: "comparisons",
     ANNOTATIONS: "annotations",
+    SIGNAL: "reports",
 }
 # Groups that hold Podium's own bookkeeping about other tables, not data to train on.
 # (Tables under the names Podium keeps, `table_name.RESERVED_NAMES`, are internal too,

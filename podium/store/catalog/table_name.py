@@ -49,6 +49,7 @@ def split_table_name(name: str, default_namespace: str) -> tuple[str, str]:
 RESERVED_NAMES: dict[str, str] = {
     "*.*__validation": "a table's validation report",
     "*.*__annotations": "a table's labels, ratings and notes",
+    "*.*__sig_*": "a table's signals (podium signals run)",
     "compare.votes": "the votes of every comparison",
     "vibes.prompts": "the vibe-check submissions",
 }
