@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -120,6 +120,18 @@ def summarize_rows(
             line["tags"] = ", ".join(row.get("tags") or [])
         out.append(line)
     return out
+
+
+# Grid widths for a chat table's summary columns: the answer is what a reviewer reads,
+# so it gets the room (Streamlit's "large"); ids and counts stay narrow.
+Width = Literal["small", "medium", "large"]
+_GRID_WIDTHS: dict[str, Width] = {"id": "small", "turns": "small", "review": "small",
+    "prompt": "medium", "answer": "large", "source": "small", "split": "small"}  # fmt: skip
+
+
+def grid_widths(columns: Sequence[str]) -> dict[str, Width]:
+    """The grid's width for each known summary column among `columns`."""
+    return {c: _GRID_WIDTHS[c] for c in columns if c in _GRID_WIDTHS}
 
 
 def sample_choice_label(row: Mapping[str, Any], key: str, columns: Sequence[str]) -> str:

@@ -99,7 +99,9 @@ def _sample_panel(
 
 
 def _rows_view(tables: PageTables, view: vs.ViewState, result: bm.Page) -> None:
-    grid_col, sample_col = st.columns([3, 2], gap="medium")
+    # The picker and the row count share a line above the grid, which gets the page's
+    # width (beside the picker it had three fifths, and its answers were cut short).
+    range_col, sample_col = st.columns([3, 2], gap="medium", vertical_alignment="bottom")
     keys = [bm.sample_key(r, view.offset + i) for i, r in enumerate(result.rows)]
     st.session_state[bs.ROW_KEYS] = keys
     summary = bm.summarize_rows(result.rows, result.columns)
@@ -116,22 +118,7 @@ def _rows_view(tables: PageTables, view: vs.ViewState, result: bm.Page) -> None:
             }
             for line, r in zip(summary, result.rows, strict=True)
         ]
-    with grid_col:
-        st.caption(bm.row_range(result.offset, len(result.rows), _counted(result)))
-        if result.rows:
-            grid, ticked = bm.grid_state(keys, view.sample)
-            st.dataframe(
-                pd.DataFrame(summary),
-                hide_index=True,
-                key=grid,
-                on_select=functools.partial(_grid_selected, grid),
-                selection_mode="single-row",
-                selection_default={"selection": {"rows": ticked}},
-            )
-        elif view.search or view.where or view.filters or view.malformed_only:
-            st.info("No rows match. Clear the search or filters to see more.")
-        else:
-            st.info("This snapshot has no rows.")
+    range_col.caption(bm.row_range(result.offset, len(result.rows), _counted(result)))
     with sample_col:
         labels = {
             k: bm.sample_choice_label(r, k, result.columns)
@@ -150,6 +137,24 @@ def _rows_view(tables: PageTables, view: vs.ViewState, result: bm.Page) -> None:
             format_func=lambda k: "Choose a row…" if k is None else labels[k],
             help="Or click a row in the table.",
         )
+    if result.rows:
+        grid, ticked = bm.grid_state(keys, view.sample)
+        st.dataframe(
+            pd.DataFrame(summary),
+            hide_index=True,
+            key=grid,
+            on_select=functools.partial(_grid_selected, grid),
+            selection_mode="single-row",
+            selection_default={"selection": {"rows": ticked}},
+            column_config={
+                c: st.column_config.Column(width=w)
+                for c, w in bm.grid_widths(list(summary[0])).items()
+            },
+        )
+    elif view.search or view.where or view.filters or view.malformed_only:
+        st.info("No rows match. Clear the search or filters to see more.")
+    else:
+        st.info("This snapshot has no rows.")
     if view.sample:  # the conversation gets the page's full width
         _sample_panel(tables, view, result.columns, result.snapshot_id)
 
