@@ -14,6 +14,7 @@ import pytest
 
 from podium.errors import InvalidInput
 from podium.store.read.read import read_small
+from podium.store.write import columnar_import
 from podium.store.write.arrow_json import encode
 from podium.store.write.ingest import ImportConfig, import_file, sft_batches
 
@@ -21,17 +22,17 @@ NOW = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
 BLOCK = 700  # bytes: every file below spans several blocks
 
 
-def both_paths(path: Path, **options: Any) -> tuple[pa.Table, pa.Table, int]:
+def both_paths(path: Path, block: int = BLOCK, **options: Any) -> tuple[pa.Table, pa.Table, int]:
     """(columnar rows, row-path rows, how many rows Arrow typed)."""
     cfg = ImportConfig(path=str(path), out="ns.t", **options)
     counts: dict[str, int] = {}
-    fast = pa.Table.from_batches(list(sft_batches(cfg, None, BLOCK, counts, now=NOW)))
-    rows = pa.Table.from_batches(list(sft_batches(cfg, None, BLOCK, columnar=False, now=NOW)))
+    fast = pa.Table.from_batches(list(sft_batches(cfg, None, block, counts, now=NOW)))
+    rows = pa.Table.from_batches(list(sft_batches(cfg, None, block, columnar=False, now=NOW)))
     return fast, rows, counts["columnar_rows"]
 
 
-def same_rows(path: Path, **options: Any) -> int:
-    fast, rows, typed = both_paths(path, **options)
+def same_rows(path: Path, block: int = BLOCK, **options: Any) -> int:
+    fast, rows, typed = both_paths(path, block, **options)
     assert fast.schema == rows.schema
     for name in rows.column_names:
         assert fast.column(name).to_pylist() == rows.column(name).to_pylist(), name
@@ -70,6 +71,13 @@ OPENAI = [
 def test_openai_rows_are_the_same_both_ways(podium_home: Path, tmp_path: Path) -> None:
     typed = same_rows(jsonl(tmp_path / "o.jsonl", OPENAI))
     assert typed == len(OPENAI)  # the columns were really typed by Arrow
+
+
+def test_blocks_parsed_in_several_chunks_give_the_same_rows(
+    podium_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(columnar_import, "PARSE_CHUNK_BYTES", 1500)  # ~2 lines a chunk
+    assert same_rows(jsonl(tmp_path / "o.jsonl", OPENAI), block=10_000) == len(OPENAI)
 
 
 def test_minimal_rows_generated_ids_and_naive_times(podium_home: Path, tmp_path: Path) -> None:

@@ -100,8 +100,9 @@ class Typed:
 
 def typed_block(
     block: Block, cfg: ChatOptions, fmt: ChatFormat, default_source: str, now: datetime, limit: int
-) -> Typed:
-    """The block as SFT rows (ids not yet generated), or Unfit."""
+) -> list[Typed]:
+    """The block as SFT rows (ids not yet generated), a batch per chunk Arrow parsed, or
+    Unfit."""
     starts = _line_starts(block.data, limit)
     if not block.data.isascii():
         try:  # Arrow's reader takes bytes that are not UTF-8 into its strings
@@ -120,37 +121,43 @@ def typed_block(
         raise Unfit from None
     if table.num_rows != len(starts) or not _readable(table.schema):
         raise Unfit  # two objects on one line, a float or NaN, deep nesting
-    cols = {name: _one_chunk(table.column(name)) for name in table.column_names}
+    typed, first = [], block.first
+    for chunk in table.to_batches():  # each as parsed: no copy into one
+        rows = _sft_rows(chunk, cfg, fmt, default_source, now)
+        typed.append(Typed(rows, first + np.arange(chunk.num_rows)))
+        first += chunk.num_rows
+    return typed
+
+
+def _sft_rows(
+    chunk: pa.RecordBatch, cfg: ChatOptions, fmt: ChatFormat, default_source: str, now: datetime
+) -> pa.RecordBatch:
+    cols = {name: chunk.column(name) for name in chunk.schema.names}
     if fmt == "openai":
         messages = _openai(cols["messages"])
     elif fmt == "sharegpt":
         messages = _sharegpt(cols["conversations"])
     else:
         messages = _prompt_response(cols, cfg)
-    batch = pa.RecordBatch.from_arrays(
+    return pa.RecordBatch.from_arrays(
         [
-            _ids(cols.get("id"), table.num_rows),
+            _ids(cols.get("id"), chunk.num_rows),
             messages,
             cols["system"],
             pc.fill_null(_blank_as_null(cols["source"]), default_source),
             cols["split"],
             _tags(cols["tags"]),
-            _metadata(cols, _used(fmt, cfg), table.num_rows),
+            _metadata(cols, _used(fmt, cfg), chunk.num_rows),
             _created_at(cols["created_at"], now),
         ],
         names=SFT_ARROW_SCHEMA.names,
     ).cast(SFT_ARROW_SCHEMA)
-    return Typed(batch, block.first + np.arange(len(starts)))
 
 
 def _chunk_bytes(starts: np.ndarray, block: Block) -> int:
     """Arrow parses a block in chunks on several threads; a chunk holds whole lines."""
     longest = int(np.diff(starts, append=len(block.data)).max())
     return max(PARSE_CHUNK_BYTES, longest + 1)
-
-
-def _one_chunk(column: pa.ChunkedArray) -> pa.Array:
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _line_starts(data: bytes, limit: int) -> np.ndarray:

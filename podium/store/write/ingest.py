@@ -6,10 +6,11 @@ Recognised shapes (detected per file, or named with `format`):
 - `prompt-response`: one prompt column and one response column (`prompt`/`instruction`/
   `question`/`input` and `response`/`output`/`completion`/`answer`, or named).
 The input is streamed: parsed and checked in batches that are written straight into
-Parquet data files (JSONL typed and normalised by Arrow a block at a time,
-`columnar_import`; what Arrow cannot type surely goes row by row through `chat_rows`), and the files are committed in one Iceberg snapshot at the end. A
+Parquet data files, and the files are committed in one Iceberg snapshot at the end. A
 bad line anywhere (even at 90%) deletes the files written so far and leaves the
-catalog exactly as it was; memory stays flat however large the file.
+catalog exactly as it was; memory stays flat however large the file. JSONL is typed
+and normalised by Arrow a block at a time (`columnar_import`); what Arrow cannot type
+surely goes row by row through `chat_rows`, which defines what a row becomes.
 """
 
 from __future__ import annotations
@@ -230,7 +231,8 @@ def _jsonl_parts(path: Path, pos: Position, row_path: _RowPath) -> Iterator[Part
                 continue
             row_path.fmt = fmt
             pos.done += len(block.data)
-            yield typed.batch, Lines(f"{path.name} line ", pa.array(typed.lines, pa.int64()))
+            for part in typed:
+                yield part.batch, Lines(f"{path.name} line ", pa.array(part.lines, pa.int64()))
 
 
 def _first_format(block: Block, name: str, cfg: ImportConfig) -> ChatFormat:
