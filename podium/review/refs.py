@@ -21,6 +21,7 @@ from podium.errors import InvalidInput
 from podium.identity import User, require
 from podium.review.changes import ACTION, AUTHOR, touched_rows
 from podium.store.catalog.catalog import load_table
+from podium.store.catalog.commit_outcome import REFUSED, settle_by
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.write.row_locations import branch_head
 
@@ -59,6 +60,9 @@ def refs_of(table: Table) -> list[Ref]:
     ]
 
 
+ATTEMPTS = 8  # a tag or branch lost to another commit is tried again on the new head
+
+
 def _create(table_name: str, name: str, user: User, snapshot: int | str | None, kind: str) -> Ref:
     require(user, "edit")
     _check_name(table_name, name)
@@ -66,9 +70,37 @@ def _create(table_name: str, name: str, user: User, snapshot: int | str | None, 
     sid = resolve_snapshot(table, snapshot)
     if sid is None:
         raise InvalidInput(f"{table_name} has no snapshot to {kind} yet.")
-    manage = table.manage_snapshots()
-    (manage.create_tag if kind == "tag" else manage.create_branch)(sid, name).commit()
-    return Ref(name, kind, sid)
+    what = f"creating {kind} {name!r} of {table_name}"
+    for _ in range(ATTEMPTS):
+        manage = table.manage_snapshots()
+        try:
+            (manage.create_tag if kind == "tag" else manage.create_branch)(sid, name).commit()
+        except REFUSED:  # another commit landed first: look again
+            table = load_table(table_name)
+            if name in table.refs():
+                raise InvalidInput(
+                    f"{table_name} already has a tag or branch named {name!r} "
+                    "(made meanwhile by someone else)."
+                ) from None
+            continue
+        except (Exception, KeyboardInterrupt) as exc:  # unknown outcome: did it land?
+            settle_by(
+                exc,
+                landed=lambda t: _names(t, name, sid, kind),
+                reload=lambda: load_table(table_name),
+                what=what,
+            )
+        return Ref(name, kind, sid)
+    raise InvalidInput(
+        f"{table_name} kept changing while {what} ({ATTEMPTS} tries); nothing was created. "
+        "Try again."
+    )
+
+
+def _names(table: Table, name: str, sid: int, kind: str) -> bool:
+    """Whether `table` has the ref `name` of `kind` at `sid` (the change landed)."""
+    ref = table.refs().get(name)
+    return ref is not None and ref.snapshot_id == sid and ref.snapshot_ref_type.value == kind
 
 
 def create_tag(table_name: str, name: str, user: User, snapshot: int | str | None = None) -> Ref:

@@ -123,6 +123,16 @@ def settle(exc: BaseException, *, token: str, reload: Callable[[], Table], what:
     """After `exc` from a commit sent with `token`: the reloaded table when the commit
     landed (the lost answer is logged), else raise `CommitNotLanded` (or
     `CommitOutcomeUnknown` when the table cannot be read) from `exc`."""
+    table = settle_by(exc, landed=lambda t: holds(t, token), reload=reload, what=what)
+    _note_token(table, token)
+    return table
+
+
+def settle_by(
+    exc: BaseException, *, landed: Callable[[Table], bool], reload: Callable[[], Table], what: str
+) -> Table:
+    """`settle` for any change `landed` can recognise in the reloaded table (a tag or
+    branch that now names its snapshot, a snapshot with a token)."""
     try:
         table = reload()
     except NoSuchTableError:
@@ -134,8 +144,7 @@ def settle(exc: BaseException, *, token: str, reload: Callable[[], Table], what:
             "with `podium snapshots` once the catalog answers again (an unused file is "
             "removed by `podium maintain` after the grace period)."
         ) from exc
-    if holds(table, token):
-        _note_token(table, token)
+    if landed(table):
         log.warning(
             "%s: the catalog's answer was lost (%s), but the commit landed; nothing to redo",
             what,
