@@ -95,14 +95,17 @@ def test_cli_delete_rows_with_the_payload_deletes_nothing(chat: str) -> None:
         "NOT " * 400 + "source = 'a'",
         " + ".join(["length(id)"] * 400) + " > 0",
         "abs(" * 400 + "length(id)" + ")" * 400 + " > 0",
+        "id IN (SELECT * FROM " + "(SELECT * FROM " * 400 + "t" + ")" * 400 + ")",
     ],
 )
 def test_cli_refuses_a_deeply_nested_where_without_a_traceback(chat: str, where: str) -> None:
     """Issue 44, point 20: a condition nested a few hundred levels deep ended the CLI in
-    an uncaught RecursionError (reading DuckDB's parse tree back)."""
-    refused(podium("show", chat, "--where", where, "--json"), "nested more than 100 levels")
-    refused(podium("delete-rows", chat, "--where", where, "-m", "x"), "nested more than 100")
+    an uncaught RecursionError (reading DuckDB's parse tree back), and so did `podium sql`."""
+    refused(podium("show", chat, "--where", where, "--json"), "is nested too deeply")
+    refused(podium("delete-rows", chat, "--where", where, "-m", "x"), "is nested too deeply")
     assert page(chat).total == 10
+    query = f"SELECT count(*) FROM {chat} WHERE " + where.replace(" t)", f" {chat})")
+    refused(podium("sql", query), "The query is nested too deeply")
 
 
 def test_a_where_nested_a_few_levels_still_works(chat: str) -> None:

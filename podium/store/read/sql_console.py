@@ -14,7 +14,6 @@ name the server's folders."""
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from podium.store.read import scan
 from podium.store.read.guarded import Limits, call_guarded, parse_size
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import run_relation
-from podium.store.read.where import revealing_calls
+from podium.store.read.where import parse_tree, revealing_calls
 
 if TYPE_CHECKING:
     import duckdb
@@ -57,8 +56,7 @@ def _single_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 def check_reads_only_tables(con: duckdb.DuckDBPyConnection, sql: str, known: set[str]) -> None:
     """Refuse `sql` unless every table it reads is a catalog table in `known` or a CTE of
     its own, and it calls nothing that reads the server's settings, state or files."""
-    row = con.execute("SELECT json_serialize_sql($q)", {"q": sql}).fetchone()
-    tree = json.loads(row[0]) if row else {"error": True}
+    _, tree = parse_tree(sql, "The query", con)
     if tree.get("error"):
         raise InvalidInput(f"SQL does not parse: {tree.get('error_message')}")
     nodes = list(_nodes(tree))

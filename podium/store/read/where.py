@@ -5,6 +5,7 @@ tree is checked to be one condition over the row, and the SQL is rebuilt from th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +23,8 @@ def where_select(where: str) -> str:
     back out from the tree, fully parenthesised. Callers use the result as a subquery:
     a payload such as `a') OR (1=1` cannot close it and escape the conditions and id
     sets that are ANDed around it, because its text never reaches the final query."""
-    con, tree = _parsed(where)
     shown = where if len(where) <= 200 else where[:200] + "..."
-    if tree.get("error") and "expression depth" in str(tree.get("error_message")):
-        raise InvalidInput(
-            f"Filter expression {shown!r} is nested more than {MAX_DEPTH} levels deep; "
-            "write it with fewer nested operators, NOTs and calls."
-        )
+    con, tree = parse_tree(f"SELECT * FROM t WHERE {where}", f"Filter expression {shown!r}")
     if tree.get("error"):
         raise InvalidInput(
             f"Filter expression {shown!r} does not parse as a single SQL condition: "
@@ -81,7 +77,7 @@ def where_columns(where: str, names: Sequence[str]) -> list[str]:
     refers to, matched as DuckDB matches identifiers (ignoring case). A name that is no
     column (a lambda's parameter, the alias `t`) is left out; a struct field that shares a
     column's name only adds that column."""
-    _, tree = _parsed(where)
+    _, tree = parse_tree(f"SELECT * FROM t WHERE {where}", "Filter expression")
     tree = tree["statements"][0]["node"]["where_clause"]  # not `SELECT *` around it
     if _reads_whole_rows(tree):
         return list(names)
@@ -89,21 +85,44 @@ def where_columns(where: str, names: Sequence[str]) -> list[str]:
     return [name for name in names if name.lower() in refs]
 
 
-# How deep a condition's expressions may nest. DuckDB's parse tree comes back as JSON about
-# three levels per expression level, and reading it (json, the checks below) recurses once
-# a level: at DuckDB's own limit (1,000) a few hundred NOTs ended in a RecursionError.
+# How deep a query or condition may nest. DuckDB's parse tree comes back as JSON about
+# three levels per level of the SQL, and reading it (json, the checks below and in
+# podium sql) recurses once a level: a few hundred NOTs (DuckDB's own limit is 1,000
+# expression levels) or nested FROM subqueries (no limit) ended in a RecursionError.
 MAX_DEPTH = 100
+_MAX_TREE_DEPTH = 3 * MAX_DEPTH + 20
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
-def _parsed(where: str) -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
-    """A connection that parses no deeper than MAX_DEPTH, and DuckDB's parse tree of
-    `SELECT * FROM t WHERE <where>` (with `error` set when it does not parse)."""
+def parse_tree(
+    sql: str, what: str, con: duckdb.DuckDBPyConnection | None = None
+) -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
+    """The connection that parsed (`con`, else a fresh one; it parses no deeper than
+    MAX_DEPTH from now on) and DuckDB's parse tree of `sql` (`error` set when it does not
+    parse); InvalidInput naming `what` when it nests more than MAX_DEPTH levels."""
     import duckdb
 
-    con = duckdb.connect()
+    con = con or duckdb.connect()
     con.execute(f"SET max_expression_depth = {MAX_DEPTH}")
-    sql = f"SELECT * FROM t WHERE {where}"
-    return con, json.loads(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    text = str(_one_value(con, "SELECT json_serialize_sql($q)", {"q": sql}))
+    if _json_depth(text) <= _MAX_TREE_DEPTH:
+        tree: dict[str, Any] = json.loads(text)
+        if "max_expression_depth" not in str(tree.get("error_message")):
+            return con, tree
+    raise InvalidInput(
+        f"{what} is nested too deeply (more than about {MAX_DEPTH} levels of operators, "
+        "calls or subqueries); write it with fewer nested parts."
+    )
+
+
+def _json_depth(text: str) -> int:
+    """How deep JSON `text` nests, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _reads_whole_rows(tree: Any) -> bool:
