@@ -6,13 +6,14 @@ Its properties name what it describes and how it was computed: the input table a
 snapshot (lineage, as a validation report's do), the signal, its version and its
 settings with their hash. A signal is *current* for a snapshot when the table and
 snapshot match and its version is the one this Podium computes; otherwise it is
-*stale*, and says why. Each run replaces the table whole in one commit
-(`podium.store.write.write.replace_batches`, as validation reports are written): a run
-that fails or is killed leaves the previous values, never half of new ones.
+*stale*, and says why. Each run replaces the table whole in one commit: a signal and a
+validation report are both `Describing` tables (podium/store/write/describing.py), so a
+run that fails or is killed leaves the previous values, never half of new ones.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -22,12 +23,11 @@ from typing import Any
 import pyarrow as pa
 from pyiceberg.table import Table
 
-from podium.errors import InvalidInput
 from podium.store.catalog import kinds
 from podium.store.catalog.catalog import load_or_none, name_of, parse_name
 from podium.store.catalog.names import table_names
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
-from podium.store.write.write import replace_batches
+from podium.store.write.describing import Describing
 
 SIGNAL_SUFFIX = "__sig_"  # reserved (store.catalog.table_name.RESERVED_NAMES: *.*__sig_*)
 SIGNAL_KIND = kinds.SIGNAL
@@ -38,6 +38,8 @@ PROP_SETTINGS_HASH = "podium.signal.settings_hash"
 PROP_SUMMARY = "podium.signal.summary"
 PROP_TABLE = f"{PROP_LINEAGE_PREFIX}signal_table"
 PROP_SNAPSHOT = f"{PROP_LINEAGE_PREFIX}signal_snapshot"
+# A signal describes one snapshot of its table, as a validation report does.
+SIGNAL = Describing(SIGNAL_KIND, PROP_TABLE, PROP_SNAPSHOT, "a signal")
 
 
 def signal_table_name(table: str, signal: str) -> str:
@@ -68,13 +70,11 @@ class Described:
     def properties(self, lineage: Mapping[str, str]) -> dict[str, str]:
         return {
             **lineage,
-            PROP_KIND: SIGNAL_KIND,
+            **SIGNAL.lineage(self.table, self.snapshot_id),
             PROP_SIGNAL: self.signal,
             PROP_VERSION: str(self.version),
             PROP_SETTINGS: settings_json(self.settings),
             PROP_SETTINGS_HASH: settings_hash(self.settings),
-            PROP_TABLE: self.table,
-            PROP_SNAPSHOT: str(self.snapshot_id),
         }
 
 
@@ -89,21 +89,14 @@ def write_signal(
     """Create or replace signal table `name` with `batches` in one commit. Refuses to
     replace a table that is not this signal of this table (a dataset, another signal)."""
 
-    def may_replace(existing: Table) -> None:
-        props = existing.properties
-        if props.get(PROP_KIND) != SIGNAL_KIND or props.get(PROP_SIGNAL) != described.signal:
-            raise InvalidInput(
-                f"Table {name_of(existing)} exists and is not the {described.signal} signal "
-                f"(podium.kind={props.get(PROP_KIND)!r}); drop or rename it, then run again."
-            )
-
-    return replace_batches(
+    return dataclasses.replace(SIGNAL, what=f"the {described.signal} signal").replace(
         name,
         batches,
         schema=schema,
         properties=described.properties(lineage),
         final_properties=lambda: {PROP_SUMMARY: json.dumps(dict(summary()), sort_keys=True)},
-        may_replace=may_replace,
+        also_owned=lambda existing: existing.properties.get(PROP_SIGNAL) == described.signal,
+        advice="drop or rename it, then run again",
     )
 
 
@@ -146,11 +139,10 @@ def signal_status(
     """The status of `stored` for `table` at `snapshot_id`; None when `stored` is not a
     signal of `table` at all. `versions`: the version this Podium computes per signal."""
     props = stored.properties
-    if props.get(PROP_KIND) != SIGNAL_KIND or props.get(PROP_TABLE) != name_of(table):
+    of_table, described = SIGNAL.described(stored)
+    if props.get(PROP_KIND) != SIGNAL_KIND or of_table != name_of(table):
         return None
     signal = props.get(PROP_SIGNAL, "")
-    raw_sid = props.get(PROP_SNAPSHOT, "")
-    described = int(raw_sid) if raw_sid.lstrip("-").isdigit() else None
     version = int(props.get(PROP_VERSION, "0") or 0)
     stale = ""
     if described != snapshot_id:

@@ -15,13 +15,11 @@ from typing import Any
 import pyarrow as pa
 from pyiceberg.table import Table
 
-from podium.errors import InvalidInput
 from podium.store.catalog import kinds
-from podium.store.catalog.catalog import load_or_none, load_table, name_of, parse_name
+from podium.store.catalog.catalog import load_or_none, load_table, parse_name
 from podium.store.read.read import iter_table_batches, read_small_table
-from podium.store.read.snapshots import resolve_snapshot
-from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX
-from podium.store.write.write import replace_batches
+from podium.store.schema import PROP_LINEAGE_PREFIX
+from podium.store.write.describing import Describing
 
 REPORT_KIND = kinds.VALIDATION_REPORT
 PROP_VALIDATED_TABLE = f"{PROP_LINEAGE_PREFIX}validated_table"
@@ -30,6 +28,10 @@ PROP_RULES = "podium.validate.rules"
 PROP_EXTRACT = "podium.validate.extract"
 PROP_ROLES = "podium.validate.roles"
 PROP_SUMMARY = "podium.validate.summary"
+# A report describes one snapshot of its table, as a signal does (store/write/describing.py).
+REPORT = Describing(
+    REPORT_KIND, PROP_VALIDATED_TABLE, PROP_VALIDATED_SNAPSHOT, "a validation report"
+)
 
 REPORT_SCHEMA = pa.schema(
     [
@@ -69,13 +71,13 @@ def write_report(
     with warnings.catch_warnings():
         # Replacing a report with an empty one deletes nothing, which pyiceberg warns about.
         warnings.filterwarnings("ignore", message="Delete operation did not match any records")
-        table = replace_batches(
+        table = REPORT.replace(
             name,
             failures,
             schema=REPORT_SCHEMA,
-            properties={PROP_KIND: REPORT_KIND, **properties},
+            properties=properties,
             final_properties=final_properties,
-            may_replace=_must_be_report,
+            advice="choose another --report name",
         )
     snapshot = table.current_snapshot()
     return snapshot.snapshot_id if snapshot else None
@@ -84,15 +86,6 @@ def write_report(
 def failure_batch(failures: Sequence[Mapping[str, Any]]) -> pa.RecordBatch:
     """Report rows as one Arrow batch of the report's schema."""
     return pa.RecordBatch.from_pylist(list(failures), schema=REPORT_SCHEMA)
-
-
-def _must_be_report(table: Table) -> None:
-    kind = table.properties.get(PROP_KIND)
-    if kind != REPORT_KIND:
-        raise InvalidInput(
-            f"Table {'.'.join(table.name())} exists and is not a validation report "
-            f"(podium.kind={kind!r}); choose another --report name."
-        )
 
 
 def report_for(
@@ -109,13 +102,7 @@ def report_for(
 def report_covers(report: Table, table: Table, snapshot_id: int | str | None = None) -> bool:
     """Whether `report` is a validation report of `table` at `snapshot_id` (default:
     its current snapshot)."""
-    props = report.properties
-    sid = resolve_snapshot(table, snapshot_id)
-    return (
-        props.get(PROP_KIND) == REPORT_KIND
-        and props.get(PROP_VALIDATED_TABLE) == name_of(table)
-        and props.get(PROP_VALIDATED_SNAPSHOT) == str(sid)
-    )
+    return REPORT.covers(report, table, snapshot_id)
 
 
 def read_report(name: str) -> pa.Table:
