@@ -11,9 +11,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
 import cli_fork
 import pytest
+from pydantic import TypeAdapter
 from streamlit.testing.v1 import AppTest
 
 from generators.code_exec.config import CodeExecConfig
@@ -22,6 +24,7 @@ from podium.compare.votes import VOTES_TABLE
 from podium.config import reset_settings
 from podium.errors import InvalidInput
 from podium.identity import User
+from podium.jobs.kinds import KINDS
 from podium.models import add_endpoint
 from podium.review.annotations import SUFFIX as ANNOTATIONS_SUFFIX
 from podium.store.catalog.catalog import list_tables
@@ -164,3 +167,26 @@ def test_the_app_refuses_an_eval_set_named_as_the_votes(home: Path) -> None:
     errors = " ".join(" ".join(str(e.value).split()) for e in at.error)
     assert RESERVED in errors, errors
     assert VOTES_TABLE not in list_tables()
+
+
+# A guard for new job kinds and fields.
+
+INPUT_TABLE_FIELDS = {("maintain", "table")}  # names a table it reads or maintains
+
+
+def test_every_job_field_that_names_a_table_to_write_refuses_reserved_names() -> None:
+    """Every text field of a job's config whose help speaks of a table (bar the inputs
+    above) is an output name, and is held to the reserved names when the config is built."""
+    checked = []
+    for kind in KINDS.values():
+        for name, field in kind.config_model().model_fields.items():
+            typed = field.annotation
+            if "str" not in str(typed) or "table" not in (field.description or "").lower():
+                continue
+            if (kind.name, name) in INPUT_TABLE_FIELDS:
+                continue
+            adapter = TypeAdapter(Annotated[typed, *field.metadata] if field.metadata else typed)
+            with pytest.raises(InvalidInput, match=RESERVED):
+                adapter.validate_python(VOTES_TABLE)
+            checked.append(f"{kind.name}.{name}")
+    assert {"import.out", "generate.out", "compare.out", "validate.report"} <= set(checked)
