@@ -443,6 +443,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="Print one JSON document.")
     parser.add_argument("--no-baseline", action="store_true", help="Skip the datasketch loop.")
+    parser.add_argument(
+        "--only",
+        default="near-dup,exact-dup,contamination,private-data,language,length",
+        help="Comma-separated signals to measure (default: all).",
+    )
     args = parser.parse_args()
 
     home = tempfile.mkdtemp(prefix="podium-bench-signals-")
@@ -456,6 +461,7 @@ def main() -> int:
     from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
     from podium.store.write.write import write_batches
 
+    only = {s.strip() for s in args.only.split(",")}
     corpus = build_corpus(args.rows, args.seed)
     texts: list[str] = corpus["texts"]
 
@@ -491,137 +497,151 @@ def main() -> int:
     def rate(seconds: float) -> float:
         return round(len(texts) / seconds, 1)
 
-    # near-duplicates
-    settings = NearDupSettings()
-    near, seconds = run("near-dup")
-    cluster = {r["id"]: r["cluster"] for r in near}
-    jac = exact_jaccard_of(texts, settings.shingle)
-    constructed = {(a, b): how for a, b, how in corpus["pairs"]}
-    base_seconds, base_pairs = (0.0, set())
-    if not args.no_baseline:
-        base_seconds, base_pairs = datasketch_loop(
-            texts, settings.num_perm, settings.bands, settings.shingle, settings.seed
-        )
-    members: dict[str, list[int]] = defaultdict(list)
-    for r in near:
-        members[r["cluster"]].append(int(r["id"][3:]))
-    ours = {
-        (min(a, b), max(a, b)) for group in members.values() for a in group for b in group if a < b
-    }
-    considered = set(constructed) | ours | base_pairs
-    truth = {p for p in considered if jac(*p) >= settings.threshold}
-    ours_tp = len(ours & truth)
-    base_tp = len(base_pairs & truth)
-    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for (a, b), how in constructed.items():
-        by_kind[how][1] += 1
-        by_kind[how][0] += int(
-            cluster.get(row_id(a)) is not None and cluster.get(row_id(a)) == cluster.get(row_id(b))
-        )
-    report["signals"]["near-dup"] = {
-        **pr(ours_tp, len(ours), len(truth)),
-        "rows_per_s": rate(seconds),
-        "seconds": round(seconds, 2),
-        "settings": settings.model_dump(),
-        "constructed_pairs_found": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_kind.items())},
-        "datasketch": (
-            {
-                **pr(base_tp, len(base_pairs), len(truth)),
-                "rows_per_s": rate(base_seconds),
-                "seconds": round(base_seconds, 2),
-                "note": "LSH candidates, no verification; texts in memory",
-            }
-            if base_seconds
-            else None
-        ),
-        "speedup_vs_datasketch": round(base_seconds / seconds, 2) if base_seconds else None,
-    }
+    if "near-dup" in only:
+        # near-duplicates
+        settings = NearDupSettings()
+        near, seconds = run("near-dup")
+        cluster = {r["id"]: r["cluster"] for r in near}
+        jac = exact_jaccard_of(texts, settings.shingle)
+        constructed = {(a, b): how for a, b, how in corpus["pairs"]}
+        base_seconds, base_pairs = (0.0, set())
+        if not args.no_baseline:
+            base_seconds, base_pairs = datasketch_loop(
+                texts, settings.num_perm, settings.bands, settings.shingle, settings.seed
+            )
+        members: dict[str, list[int]] = defaultdict(list)
+        for r in near:
+            members[r["cluster"]].append(int(r["id"][3:]))
+        ours = {
+            (min(a, b), max(a, b))
+            for group in members.values()
+            for a in group
+            for b in group
+            if a < b
+        }
+        considered = set(constructed) | ours | base_pairs
+        truth = {p for p in considered if jac(*p) >= settings.threshold}
+        ours_tp = len(ours & truth)
+        base_tp = len(base_pairs & truth)
+        by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for (a, b), how in constructed.items():
+            by_kind[how][1] += 1
+            by_kind[how][0] += int(
+                cluster.get(row_id(a)) is not None
+                and cluster.get(row_id(a)) == cluster.get(row_id(b))
+            )
+        report["signals"]["near-dup"] = {
+            **pr(ours_tp, len(ours), len(truth)),
+            "rows_per_s": rate(seconds),
+            "seconds": round(seconds, 2),
+            "settings": settings.model_dump(),
+            "constructed_pairs_found": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_kind.items())},
+            "datasketch": (
+                {
+                    **pr(base_tp, len(base_pairs), len(truth)),
+                    "rows_per_s": rate(base_seconds),
+                    "seconds": round(base_seconds, 2),
+                    "note": "LSH candidates, no verification; texts in memory",
+                }
+                if base_seconds
+                else None
+            ),
+            "speedup_vs_datasketch": round(base_seconds / seconds, 2) if base_seconds else None,
+        }
 
-    # exact duplicates: truth = equal normalised texts
-    from podium.signals.exact_dup import normalised
+    if "exact-dup" in only:
+        # exact duplicates: truth = equal normalised texts
+        from podium.signals.exact_dup import normalised
 
-    exact, seconds = run("exact-dup")
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, t in enumerate(texts):
-        groups[normalised(t)].append(i)
-    truth_rows = {i for g in groups.values() if len(g) > 1 for i in g}
-    found_rows = {int(r["id"][3:]) for r in exact}
-    report["signals"]["exact-dup"] = {
-        **pr(len(found_rows & truth_rows), len(found_rows), len(truth_rows)),
-        "rows_per_s": rate(seconds),
-    }
+        exact, seconds = run("exact-dup")
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(texts):
+            groups[normalised(t)].append(i)
+        truth_rows = {i for g in groups.values() if len(g) > 1 for i in g}
+        found_rows = {int(r["id"][3:]) for r in exact}
+        report["signals"]["exact-dup"] = {
+            **pr(len(found_rows & truth_rows), len(found_rows), len(truth_rows)),
+            "rows_per_s": rate(seconds),
+        }
 
-    # contamination
-    hits, seconds = run("contamination", contamination={"evals": ["bench.evals"]})
-    flagged = {int(r["id"][3:]) for r in hits}
-    right_eval = {
-        int(r["id"][3:])
-        for r in hits
-        if int(r["id"][3:]) in corpus["pasted"]
-        and r["eval_id"] == f"eval{corpus['pasted'][int(r['id'][3:])]:08d}"
-    }
-    pasted = set(corpus["pasted"])
-    # a near-copy of a pasted row carries the problem too: it is contaminated, not clean
-    carriers = pasted | {b for a, b, _ in corpus["pairs"] if a in pasted}
-    clean = len(texts) - len(carriers)
-    report["signals"]["contamination"] = {
-        "recall_on_pasted": round(len(flagged & pasted) / len(pasted), 4) if pasted else 1.0,
-        "right_eval_row": round(len(right_eval) / len(pasted), 4) if pasted else 1.0,
-        "clean_rows_flagged": len(flagged - carriers),
-        "clean_flagged_fraction": round(len(flagged - carriers) / clean, 6),
-        "pasted": len(pasted),
-        "rows_per_s": rate(seconds),
-    }
+    if "contamination" in only:
+        # contamination
+        hits, seconds = run("contamination", contamination={"evals": ["bench.evals"]})
+        flagged = {int(r["id"][3:]) for r in hits}
+        right_eval = {
+            int(r["id"][3:])
+            for r in hits
+            if int(r["id"][3:]) in corpus["pasted"]
+            and r["eval_id"] == f"eval{corpus['pasted'][int(r['id'][3:])]:08d}"
+        }
+        pasted = set(corpus["pasted"])
+        # a near-copy of a pasted row carries the problem too: it is contaminated, not clean
+        carriers = pasted | {b for a, b, _ in corpus["pairs"] if a in pasted}
+        clean = len(texts) - len(carriers)
+        report["signals"]["contamination"] = {
+            "recall_on_pasted": round(len(flagged & pasted) / len(pasted), 4) if pasted else 1.0,
+            "right_eval_row": round(len(right_eval) / len(pasted), 4) if pasted else 1.0,
+            "clean_rows_flagged": len(flagged - carriers),
+            "clean_flagged_fraction": round(len(flagged - carriers) / clean, 6),
+            "pasted": len(pasted),
+            "rows_per_s": rate(seconds),
+        }
 
-    # private data: a hit counts when its kind matches and its span overlaps the value
-    found, seconds = run("private-data")
-    planted: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
-    for row, kind, start, end in corpus["private"]:
-        planted[row].append((kind, start, end))
-    # a near-copy of a row with private data may carry it too (edited or not): leave
-    # such rows out of the count either way
-    copied = {b for a, b, _ in corpus["pairs"] if a in planted}
-    per_kind: dict[str, list[int]] = {k: [0, 0, 0] for k in PRIVATE_KINDS}  # tp, predicted, truth
-    for items in planted.values():
-        for kind, _, _ in items:
-            per_kind[kind][2] += 1
-    matched: set[tuple[int, str]] = set()
-    for r in found:
-        row = int(r["id"][3:])
-        if row in copied:
-            continue
-        per_kind[r["kind"]][1] += 1
-        if any(
-            k == r["kind"] and r["start"] < e and s < r["end"] for k, s, e in planted.get(row, [])
-        ):
-            if (row, r["kind"]) not in matched:
-                per_kind[r["kind"]][0] += 1
-                matched.add((row, r["kind"]))
-    report["signals"]["private-data"] = {
-        **{k: pr(v[0], v[1], v[2]) for k, v in per_kind.items()},
-        "rows_per_s": rate(seconds),
-    }
+    if "private-data" in only:
+        # private data: a hit counts when its kind matches and its span overlaps the value
+        found, seconds = run("private-data")
+        planted: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
+        for row, kind, start, end in corpus["private"]:
+            planted[row].append((kind, start, end))
+        # a near-copy of a row with private data may carry it too (edited or not): leave
+        # such rows out of the count either way
+        copied = {b for a, b, _ in corpus["pairs"] if a in planted}
+        per_kind: dict[str, list[int]] = {
+            k: [0, 0, 0] for k in PRIVATE_KINDS
+        }  # tp, predicted, truth
+        for items in planted.values():
+            for kind, _, _ in items:
+                per_kind[kind][2] += 1
+        matched: set[tuple[int, str]] = set()
+        for r in found:
+            row = int(r["id"][3:])
+            if row in copied:
+                continue
+            per_kind[r["kind"]][1] += 1
+            if any(
+                k == r["kind"] and r["start"] < e and s < r["end"]
+                for k, s, e in planted.get(row, [])
+            ):
+                if (row, r["kind"]) not in matched:
+                    per_kind[r["kind"]][0] += 1
+                    matched.add((row, r["kind"]))
+        report["signals"]["private-data"] = {
+            **{k: pr(v[0], v[1], v[2]) for k, v in per_kind.items()},
+            "rows_per_s": rate(seconds),
+        }
 
-    # language
-    langs, seconds = run("language")
-    got = {int(r["id"][3:]): r["language"] for r in langs}
-    right = sum(1 for i, lang in corpus["language"].items() if got.get(i) == lang)
-    report["signals"]["language"] = {
-        "accuracy": round(right / len(corpus["language"]), 4) if corpus["language"] else 1.0,
-        "rows": len(corpus["language"]),
-        "rows_per_s": rate(seconds),
-    }
-    five = sorted(LANG_SENTENCES)
-    langs, seconds = run("language", language={"languages": five})
-    got = {int(r["id"][3:]): r["language"] for r in langs}
-    right = sum(1 for i, lang in corpus["language"].items() if got.get(i) == lang)
-    report["signals"]["language (5 languages)"] = {
-        "accuracy": round(right / len(corpus["language"]), 4) if corpus["language"] else 1.0,
-        "rows_per_s": rate(seconds),
-    }
+    if "language" in only:
+        # language
+        langs, seconds = run("language")
+        got = {int(r["id"][3:]): r["language"] for r in langs}
+        right = sum(1 for i, lang in corpus["language"].items() if got.get(i) == lang)
+        report["signals"]["language"] = {
+            "accuracy": round(right / len(corpus["language"]), 4) if corpus["language"] else 1.0,
+            "rows": len(corpus["language"]),
+            "rows_per_s": rate(seconds),
+        }
+        five = sorted(LANG_SENTENCES)
+        langs, seconds = run("language", language={"languages": five})
+        got = {int(r["id"][3:]): r["language"] for r in langs}
+        right = sum(1 for i, lang in corpus["language"].items() if got.get(i) == lang)
+        report["signals"]["language (5 languages)"] = {
+            "accuracy": round(right / len(corpus["language"]), 4) if corpus["language"] else 1.0,
+            "rows_per_s": rate(seconds),
+        }
 
-    _, seconds = run("length")
-    report["signals"]["length"] = {"rows_per_s": rate(seconds)}
+    if "length" in only:
+        _, seconds = run("length")
+        report["signals"]["length"] = {"rows_per_s": rate(seconds)}
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if args.json:
         print(json.dumps(report, indent=2))

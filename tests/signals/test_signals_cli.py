@@ -72,3 +72,34 @@ def test_bad_input_is_one_line_and_writes_nothing(podium_home: Path) -> None:
     assert out.returncode != 0
     assert "Eval table 't.missing' does not exist" in out.stderr
     assert not table_exists("t.chat__sig_contamination")
+
+
+def test_a_run_killed_before_its_commit_leaves_the_old_values(podium_home: Path) -> None:
+    from podium.signals.job import SignalsConfig, compute_signals
+
+    write_chat("t.chat", [PROSE, PROSE, "other"])
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.chat"}, "signals": ["length"]})
+    )
+    before = load_table("t.chat__sig_length").current_snapshot()
+    env = {**os.environ, "PODIUM_FAILPOINTS": "commit.before=kill"}
+    out = cli_fork.run(
+        [
+            sys.executable,
+            "-m",
+            "podium.cli",
+            "signals",
+            "run",
+            "t.chat",
+            "--signal",
+            "length,exact-dup",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode != 0
+    after = load_table("t.chat__sig_length").current_snapshot()
+    assert before is not None and after is not None and after.snapshot_id == before.snapshot_id
+    assert not table_exists("t.chat__sig_exact_dup")
