@@ -12,6 +12,7 @@ import orjson
 import pyarrow as pa
 import pytest
 
+from podium.config import reset_settings
 from podium.errors import InvalidInput
 from podium.store.read.read import read_small
 from podium.store.write import columnar_import
@@ -234,6 +235,21 @@ def test_a_bad_line_late_in_the_file_is_refused_the_same_way(
     message = refusal(path, columnar=True)
     assert message.startswith("late.jsonl line 31: ")
     assert message == refusal(path, columnar=False)
+
+
+def test_a_long_first_line_is_refused_for_its_length_first(
+    podium_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PODIUM_IMPORT_MAX_LINE_BYTES", "100")
+    reset_settings()
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"messages": [{"role": "user", "content": "' + b"x" * 200 + b"\n")
+    try:
+        message = refusal(path, columnar=True)
+    finally:
+        monkeypatch.delenv("PODIUM_IMPORT_MAX_LINE_BYTES")
+        reset_settings()
+    assert message.startswith("long.jsonl line 1: the line is longer than 100 bytes")
 
 
 def test_duplicate_ids_across_typed_blocks_name_both_lines(

@@ -223,7 +223,7 @@ def _jsonl_parts(path: Path, pos: Position, row_path: _RowPath) -> Iterator[Part
     with path.open("rb") as fh:
         for block in blocks(fh, row_path.batch_bytes, limit):
             try:
-                fmt = row_path.fmt or _first_format(block, path.name, row_path.cfg)
+                fmt = row_path.fmt or _first_format(block, path.name, row_path.cfg, limit)
                 typed = typed_block(block, row_path.cfg, fmt, source, row_path.now, limit)
             except Unfit:
                 lines = BytesIO(block.data)
@@ -235,11 +235,11 @@ def _jsonl_parts(path: Path, pos: Position, row_path: _RowPath) -> Iterator[Part
                 yield part.batch, Lines(f"{path.name} line ", pa.array(part.lines, pa.int64()))
 
 
-def _first_format(block: Block, name: str, cfg: ImportConfig) -> ChatFormat:
+def _first_format(block: Block, name: str, cfg: ImportConfig, limit: int) -> ChatFormat:
     """The file's chat shape, from its first line (as the row path finds it)."""
     first = block.data.split(b"\n", 1)[0]
-    if not first.startswith(b"{"):
-        raise Unfit  # a blank first line: the row path skips it
+    if not first.startswith(b"{") or len(first) > limit:
+        raise Unfit  # a blank first line (skipped), or one refused for its length
     where = f"{name} line {block.first}"
     return detect_format(parse_line(first, where), cfg, where)
 
