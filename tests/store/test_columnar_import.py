@@ -94,6 +94,34 @@ def test_minimal_rows_generated_ids_and_naive_times(podium_home: Path, tmp_path:
     assert fast.column("created_at")[0].as_py() == NOW
 
 
+@pytest.mark.parametrize(
+    "stamps",
+    [
+        ["2025-01-02T03:04:05Z", "2025-01-02 03:04:05.123456+05:30", "2025-01-02T03:04:05-0100"],
+        ["2025-01-02", "2025-01-02T03:04", "2025-01-02T03:04:05.5"],
+        ["2025-01-02T03:04:05+00:00", "2025-01-02T03:04:05"],
+        ["2025-W01-1", "20250102T030405"],
+    ],
+)
+def test_times_are_read_the_same_both_ways(
+    podium_home: Path, tmp_path: Path, stamps: list[str]
+) -> None:
+    chat = OPENAI[0]["messages"]
+    records = [{"messages": chat, "created_at": stamps[i % len(stamps)]} for i in range(20)]
+    same_rows(jsonl(tmp_path / "t.jsonl", records))
+
+
+def test_source_is_named_after_the_path_given_not_a_link_target(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    target = jsonl(tmp_path / "target.jsonl", [{"messages": OPENAI[0]["messages"]}] * 3)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert same_rows(link) == 3
+    fast, _, _ = both_paths(link)
+    assert set(fast.column("source").to_pylist()) == {"link.jsonl"}
+
+
 def test_integer_ids_and_allowed_duplicates(podium_home: Path, tmp_path: Path) -> None:
     records = [{"id": i % 25, "messages": OPENAI[0]["messages"]} for i in range(50)]
     path = jsonl(tmp_path / "d.jsonl", records)

@@ -219,7 +219,7 @@ def _jsonl_parts(path: Path, pos: Position, row_path: _RowPath) -> Iterator[Part
     """A JSONL file in blocks: each typed by Arrow when it can be, through the row path
     when not (`columnar_import.Unfit`), in file order."""
     limit = get_settings().import_max_line_bytes
-    source = row_path.cfg.source or path.name
+    source = row_path.cfg.source or Path(row_path.cfg.path).name  # as `to_sft_row` names it
     with path.open("rb") as fh:
         for block in blocks(fh, row_path.batch_bytes, limit):
             try:
