@@ -224,6 +224,13 @@ def _disk_full(exc: BaseException) -> PodiumError | None:
     )
 
 
+def _damaged(exc: BaseException) -> str | None:
+    """The one-line error for a table file that cannot be parsed, else None."""
+    from podium.store.catalog.damaged_files import damaged_file_message
+
+    return damaged_file_message(exc)
+
+
 def _is_storage_error(exc: OSError) -> bool:
     text = str(exc)
     return isinstance(exc, ConnectionError) or any(
@@ -248,6 +255,10 @@ def main() -> None:
         if full is not None:
             _report(str(full))
             sys.exit(full.exit_code)
+        damaged = _damaged(exc)
+        if damaged is not None:
+            _report(damaged)
+            sys.exit(65)  # EX_DATAERR: a table's file cannot be parsed
         outage = _outage(exc)
         if outage is not None:
             _report(outage)
