@@ -6,6 +6,7 @@
     podium signals run demo.chat --signal private-data --roles user,assistant --json
     podium signals list demo.chat [--snapshot ID] [--json]
     podium signals remove demo.chat --signal near-dup [--preview]   # keep one per cluster
+    podium signals redact demo.chat --kind secret [--preview]       # [SECRET] in place
 
 A run is a `signals` job (recorded in the logbook, re-runnable from its card); each
 signal is written to `NS.TABLE__sig_KIND` in one commit. `list` says, per signal,
@@ -135,9 +136,38 @@ def remove_command(table: str, signal: str, why: str | None, preview: bool, as_j
         )
 
 
+@click.command("redact")
+@click.argument("table")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    help="Only spans of this kind (email, phone, ip_address, card_number, iban, secret); "
+    "repeatable. Default: every kind.",
+)
+@click.option("--why", default=None, help="The reason kept in the snapshot (default: says what).")
+@click.option("--preview", is_flag=True, help="Count rows and spans; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def redact_command(
+    table: str, kinds: tuple[str, ...], why: str | None, preview: bool, as_json: bool
+) -> None:
+    """Replace each span the current private-data signal of TABLE found with a
+    placeholder ([EMAIL], [SECRET], ...): one edit snapshot (time travel keeps the text)."""
+    from podium.signals.actions import redact_private_data
+
+    result = redact_private_data(table, kinds=list(kinds) or None, why=why, preview=preview)
+    if as_json:
+        typer.echo(neutralise_json(json.dumps(result, indent=2)))
+        return
+    verb = "would redact" if preview or result["snapshot_id"] is None else "redacted"
+    where = f": snapshot {result['snapshot_id']}" if result["snapshot_id"] else ""
+    console.print(plain_text(f"{verb} {result['spans']} spans in {result['rows']} rows{where}"))
+
+
 def click_commands() -> dict[str, click.Command]:
     group = click.Group("signals", help=__doc__, no_args_is_help=True)
     group.add_command(run_command(), "run")
     group.add_command(list_command, "list")
     group.add_command(remove_command, "remove")
+    group.add_command(redact_command, "redact")
     return {"signals": group}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podium.identity import require
 from podium.review.changes import Change, commit_change
 from podium.signals.registry import signal_kind
 from podium.signals.values import REMOVES, ids_to_remove
@@ -21,6 +22,8 @@ def remove_by_signal(
     """Remove the rows the current `signal` names (near-dup, exact-dup: all but each
     cluster's canonical row): one snapshot, or only the count with `preview`."""
     name = signal_kind(signal).name
+    if not preview:  # the role before any read: a viewer is told so, not "0 rows"
+        require(acting_user(), "edit")
     loaded = load_table(full_name(table))
     sid = resolve_snapshot(loaded, None)
     ids = ids_to_remove(loaded, sid, name)
@@ -37,6 +40,78 @@ def remove_by_signal(
         return result
     committed = commit_change(
         loaded, Change(deletes=frozenset(ids), message=message), acting_user(), base=sid
+    )
+    result["snapshot_id"] = committed.snapshot_id
+    result["parent_id"] = committed.parent_id
+    return result
+
+
+def placeholder(kind: str) -> str:
+    """What a redacted span becomes: its kind, so a reader knows what was there."""
+    return f"[{kind.upper()}]"
+
+
+def redacted(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, end, kind) span replaced by its placeholder; spans that
+    overlap one already replaced are skipped (the first, longest one wins)."""
+    out: list[str] = []
+    at = 0
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start < at or end > len(text):
+            continue
+        out.append(text[at:start])
+        out.append(placeholder(kind))
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def redact_private_data(
+    table: str,
+    *,
+    kinds: list[str] | None = None,
+    why: str | None = None,
+    preview: bool = False,
+) -> dict[str, Any]:
+    """Replace every span the current private-data signal found (of `kinds`, default
+    all) by a placeholder such as `[SECRET]`: one edit snapshot of the rows touched."""
+    from podium.signals.values import current_signal, hits_by_row
+    from podium.store.read import scan
+    from podium.store.read.query import matching_positions, open_view
+
+    loaded = load_table(full_name(table))
+    sid = resolve_snapshot(loaded, None)
+    hits = hits_by_row(current_signal(loaded, sid, "private-data"), kinds)
+    spans = sum(len(v) for v in hits.values())
+    message = why or (
+        f"signals: redact {spans} private-data spans ({', '.join(kinds or ['every kind'])}) "
+        f"of snapshot {sid}"
+    )
+    result: dict[str, Any] = {
+        "table": name_of(loaded),
+        "rows": len(hits),
+        "spans": spans,
+        "message": message,
+        "snapshot_id": None,
+        "parent_id": sid,
+    }
+    if preview or not hits:
+        return result
+    view = open_view(name_of(loaded), sid)
+    positions = matching_positions(view, ids=list(hits))
+    rows = view.canonical(scan.read_positions(view.table, view.plan, positions)).to_pylist()
+    updates: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        by_turn: dict[int, list[tuple[int, int, str]]] = {}
+        for turn, start, end, kind in hits[str(row["id"])]:
+            by_turn.setdefault(turn, []).append((start, end, kind))
+        messages = [dict(m) for m in row.get("messages") or []]
+        for turn, found in by_turn.items():
+            if 0 <= turn < len(messages) and isinstance(messages[turn].get("content"), str):
+                messages[turn]["content"] = redacted(messages[turn]["content"], found)
+        updates[str(row["id"])] = {"messages": messages}
+    committed = commit_change(
+        loaded, Change(updates=updates, message=message), acting_user(), base=sid
     )
     result["snapshot_id"] = committed.snapshot_id
     result["parent_id"] = committed.parent_id

@@ -188,3 +188,17 @@ def narrowed(
         ids = ids_for(table, snapshot_id, facet.signal, facet.value)
         keep = ids if keep is None else keep & ids
     return keep
+
+
+def hits_by_row(
+    stored: Table, kinds: Sequence[str] | None = None
+) -> dict[str, list[tuple[int, int, int, str]]]:
+    """A private-data signal's hits by row id: (turn, start, end, kind) each."""
+    found: dict[str, list[tuple[int, int, int, str]]] = {}
+    for batch in _column_batches(stored, ["id", "turn", "start", "end", "kind"]):
+        columns = [batch.column(c).to_pylist() for c in ("id", "turn", "start", "end", "kind")]
+        for row_id, turn, start, end, kind in zip(*columns, strict=True):
+            if kinds and kind not in kinds:
+                continue
+            found.setdefault(row_id, []).append((turn, start, end, kind))
+    return found

@@ -91,3 +91,33 @@ def test_facets_and_filters_of_current_signals(podium_home: Path) -> None:
     assert facets(table, table.current_snapshot().snapshot_id) == []  # type: ignore[union-attr]
     with pytest.raises(InvalidInput, match="No contamination signal"):
         ids_for(table, sid, "contamination", "contaminated")
+
+
+def test_redact_replaces_each_span_in_one_edit_snapshot(podium_home: Path) -> None:
+    from podium.signals.actions import redact_private_data
+
+    key = "AKIAIOSFODNN7EXAMPLE"
+    texts = [f"use {key} and mail bob@example.com", "nothing here", f"again {key}"]
+    write_chat("t.pii", texts)
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.pii"}, "signals": ["private-data"]})
+    )
+    before = load_table("t.pii").current_snapshot().snapshot_id  # type: ignore[union-attr]
+    preview = redact_private_data("t.pii", kinds=["secret"], preview=True)
+    assert (preview["rows"], preview["spans"], preview["snapshot_id"]) == (2, 2, None)
+    done = redact_private_data("t.pii", kinds=["secret"])
+    rows = {r["id"]: r["messages"][1]["content"] for r in read_small("t.pii")[0].to_pylist()}
+    assert rows == {
+        "r0000": "use [SECRET] and mail bob@example.com",  # only the kind asked for
+        "r0001": "nothing here",
+        "r0002": "again [SECRET]",
+    }
+    assert done["parent_id"] == before
+    old = {r["id"]: r["messages"][1]["content"] for r in read_small("t.pii", before)[0].to_pylist()}
+    assert old["r0000"] == texts[0]  # time travel keeps the original text
+
+
+def test_redacted_spans_never_overlap() -> None:
+    from podium.signals.actions import redacted
+
+    assert redacted("abcdefgh", [(1, 3, "x"), (2, 5, "y"), (6, 8, "z")]) == "a[X]def[Z]"
