@@ -22,6 +22,7 @@ import streamlit as st
 
 from podium.app.chat_markdown import render_turn, render_value
 from podium.app.pages import page_file
+from podium.app.recent import saw
 from podium.app.rows.turns import Turn
 from podium.app.rows.view_state import ViewState, snapshot_label, to_query
 from podium.app.safe_markdown import escape_markdown, neutralize_images
@@ -136,6 +137,7 @@ def table_select(
         format_func=lambda n: by_name[n].label if n in by_name else n,
         on_change=on_change,
     )
+    saw("table", chosen)  # what Compare starts a new comparison on
     st.checkbox(
         "Show all tables",
         key=key + ".internal",

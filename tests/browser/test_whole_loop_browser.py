@@ -275,7 +275,7 @@ def test_the_whole_loop_by_clicks(
     comparison = loop.queue()
     job = loop.succeeded(comparison)
     name = job["outputs"]["tables"][0]["name"]
-    loop.click("link", f"Open {name}")
+    loop.click("button", f"Open {name}")
     page.get_by_text("Blind vote", exact=True).click()
     wait_for_app(page)
     loop.click("button", "A is better")

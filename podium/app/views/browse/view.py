@@ -24,6 +24,7 @@ import streamlit as st
 from podium.app import widgets
 from podium.app.feedback import PodiumError
 from podium.app.page_tables import PageTables
+from podium.app.recent import saw
 from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import panels as row_panels
@@ -261,6 +262,7 @@ def main() -> None:
         st.error(escape_markdown(str(exc)))
         return
     name = at_hand.name
+    saw("table", name)  # what Compare starts a new comparison on
     older = bm.older_snapshot_note(snapshots, sid)
     if older:
         st.warning(escape_markdown(older), icon=":material/history:")

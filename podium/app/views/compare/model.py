@@ -62,40 +62,80 @@ def default_out(models: Sequence[str], table: str) -> str:
 
 # ---- a new comparison's defaults: a first result within minutes on a 2-core CPU ----
 
-NEW_LIMIT = 4  # prompts
-NEW_MAX_TOKENS = 64  # two models x 4 x 64 tokens at ~20 tok/s: under a minute of decoding
+# Prompts: the base model answers none of demo.json_sft's first 4 with valid JSON, 2 of
+# its first 8 (7 of 16); vLLM decodes them together, so 8 cost little more than 4.
+NEW_LIMIT = 8
+# Room for a whole JSON record (the demo's take 60-120 tokens, more in a ```json fence):
+# at 64 every answer was cut and failed its check. Two models x 8 prompts x 256 tokens is
+# 1-3 minutes of decoding on a 2-core CPU; most answers end well before.
+NEW_MAX_TOKENS = 256
+
+
+def default_checks(table: str) -> list[str]:
+    """The checks a new comparison on `table` starts with: `json` where the table stores
+    a JSON schema (its answers are meant to be JSON records), else none."""
+    from podium.store.catalog.catalog import load_table
+    from podium.validate.rules import PROP_JSON_SCHEMA
+
+    return ["json"] if PROP_JSON_SCHEMA in load_table(table).properties else []
 
 
 def new_form_values(models: Sequence[str], table: str) -> dict[str, Any]:
     """The new-comparison form's starting values (the card's own defaults are the
-    whole table at 256 tokens: right for a GPU, tens of minutes on a small CPU)."""
-    return {"out": default_out(models, table), "limit": NEW_LIMIT, "max_tokens": NEW_MAX_TOKENS}
+    whole table at 256 tokens: right for a GPU, tens of minutes on a small CPU). Answers
+    are checked in their first fenced block when they have one: models wrap JSON in
+    ```json."""
+    return {
+        "out": default_out(models, table),
+        "limit": NEW_LIMIT,
+        "max_tokens": NEW_MAX_TOKENS,
+        "checks": default_checks(table),
+        "extract": "auto",
+    }
 
 
-def default_models(models: Sequence[ModelInfo] | None = None) -> list[str]:
-    """What a new comparison preselects: the newest trained checkpoint and the model it
-    was trained from; with no trained checkpoint, the two newest models; else none. A
-    checkpoint of a run that did not finish (partial) is never preselected."""
+def default_models(models: Sequence[ModelInfo] | None = None, last: str | None = None) -> list[str]:
+    """What a new comparison preselects: the model the person last looked at (`last`)
+    beside the one it was trained from (a base: beside the newest trained checkpoint);
+    else the newest trained checkpoint and its parent; with no trained checkpoint, the
+    two newest models; else none. A checkpoint of a run that did not finish (partial)
+    is never preselected."""
     models = [m for m in (list_models() if models is None else models) if not m.partial]
     names = {m.name for m in models}
-    trained = [m for m in models if m.kind == "trained"]
+    default = next((m.name for m in models if m.is_default), None)
+    trained = sorted(
+        (m for m in models if m.kind == "trained"), key=lambda m: m.created_at, reverse=True
+    )
+
+    def parent_of(info: ModelInfo) -> str | None:
+        parent = default if info.parent == DEFAULT_ALIAS else info.parent
+        return parent if parent in names and parent != info.name else None
+
+    chosen = next((m for m in models if m.name == last), None)
+    if chosen is not None:
+        partner = parent_of(chosen) or next(
+            (m.name for m in trained if m.name != chosen.name), None
+        )
+        return [chosen.name] + ([partner] if partner else [])
     if trained:
-        newest = max(trained, key=lambda m: m.created_at)
-        parent = newest.parent
-        if parent == DEFAULT_ALIAS:
-            parent = next((m.name for m in models if m.is_default), None)
-        return [newest.name] + ([parent] if parent in names and parent != newest.name else [])
+        parent = parent_of(trained[0])
+        return [trained[0].name] + ([parent] if parent else [])
     if len(models) >= 2:
         newest_two = sorted(models, key=lambda m: m.created_at, reverse=True)[:2]
         return [m.name for m in newest_two]
     return []
 
 
-def default_prompt_table(choices: Sequence[TableChoice] | None = None) -> str | None:
-    """The prompt set a new comparison starts on: the newest chat dataset (an SFT table
-    or eval set), not the newest table of any kind (a samples or code-exec table);
-    None when there is none (the picker's own order then decides)."""
+def default_prompt_table(
+    choices: Sequence[TableChoice] | None = None, last: str | None = None
+) -> str | None:
+    """The prompt set a new comparison starts on: the dataset the person last looked
+    at (`last`), else the newest chat dataset (an SFT table or eval set), not
+    the newest table of any kind (a samples or code-exec table); None when there is
+    none (the picker's own order then decides)."""
     offered = pick(table_choices() if choices is None else choices, groups=("datasets",))
+    if last in {c.name for c in offered}:
+        return last
     chats = [c for c in offered if c.kind in (kinds.SFT, kinds.EVAL_SET)]
     chosen = chats or offered
     return chosen[0].name if chosen else None

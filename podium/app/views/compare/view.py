@@ -15,7 +15,8 @@ from podium.app import widgets
 from podium.app.base_model_panel import offer_base_model
 from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
-from podium.app.job_panel import Job, page_link, table_links, watch_job
+from podium.app.job_panel import Job, table_links, watch_job
+from podium.app.recent import last_seen
 from podium.app.roles import current_user, missing_role
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
@@ -149,8 +150,8 @@ def _new(preset: list[str]) -> None:
     if preset and st.session_state.get("compare.new.linked") != preset:
         st.session_state["compare.new.models"] = [m for m in preset if m in choices]
         st.session_state["compare.new.linked"] = preset
-    elif "compare.new.models" not in st.session_state:  # newest checkpoint and its parent
-        st.session_state["compare.new.models"] = cm.default_models()
+    elif "compare.new.models" not in st.session_state:  # what was last looked at
+        st.session_state["compare.new.models"] = cm.default_models(last=last_seen("model"))
     models = st.multiselect(
         "Checkpoints",
         list(choices),
@@ -160,7 +161,7 @@ def _new(preset: list[str]) -> None:
     table = widgets.table_select(
         "compare.new.table",
         label="Prompt set",
-        linked=st.query_params.get("table") or cm.default_prompt_table(),
+        linked=st.query_params.get("table") or cm.default_prompt_table(last=last_seen("table")),
     )
     if table is None:
         empty_state("No prompt tables yet.", "Run `podium demo` or import one.")
@@ -179,13 +180,26 @@ def _new(preset: list[str]) -> None:
 
 
 def _open_comparison(job: Job) -> None:
+    """ "Open NAME" for the comparison the job wrote: the page itself switches to it (a
+    link to this same page with ?name= left the mode and picker as they were: nothing
+    happened)."""
     for name, _ in table_links(job)["outputs"]:
-        if name in cm.list_comparisons():
-            page_link("compare", f"Open {escape_markdown(name)}", ":material/compare:", name=name)
+        if name in cm.list_comparisons() and st.button(
+            f"Open {escape_markdown(name)}", icon=":material/compare:", key=f"compare.open.{name}"
+        ):
+            st.session_state[OPEN] = name
+            st.rerun()  # the whole page: the mode radio is drawn above this fragment
 
 
+OPEN = "compare.open"  # a comparison to show, set by "Open ..." for the next run
 names = cm.list_comparisons()
 wanted = st.query_params.get("name")
+opening = st.session_state.pop(OPEN, None)
+if opening in names:  # before the widgets are drawn, so their state may be set
+    st.query_params.pop("models", None)  # the new comparison's, now done
+    st.query_params["name"] = wanted = opening
+    st.session_state["compare.mode"] = MODES[0]
+    st.session_state.pop("compare.name", None)  # the picker takes ?name= as it starts
 preset = [m for m in (st.query_params.get("models") or "").split(",") if m]
 mode = st.radio(
     "Mode",

@@ -20,6 +20,7 @@ from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import field_label, queue_form
 from podium.app.job_panel import Job, page_link, watch_job
 from podium.app.model_choices import model_choices
+from podium.app.recent import saw
 from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.table_choices import CONVERSATIONS, snapshots_of
@@ -53,6 +54,7 @@ def _next_steps(job: Job) -> None:
 def _form(models: list[str], model_index: int) -> None:
     c1, c2 = st.columns(2)
     model = c1.selectbox("Checkpoint", models, index=model_index, key=P + "model")
+    saw("model", model)  # what Compare starts a new comparison with
     source = c2.radio("Prompts from", ["table", "eval set"], horizontal=True, key=P + "source")
     if source == "eval set":
         tables = gm.prompt_tables(eval_sets_only=True)

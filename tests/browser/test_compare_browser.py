@@ -1,0 +1,58 @@
+"""A new comparison by clicks in a real Chromium: queued from the page, run by a real
+worker, then opened by its "Open ..." button (issue 45: the link did nothing)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from app_driver import using_home, wait_for_app
+from playwright.sync_api import Page, expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+from queue_runner import run_queued  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def open_setup(app_home: Path) -> tuple[list[str], str]:
+    """Two models on a closed port whose samples for the page's defaults already exist:
+    the comparison the page queues succeeds without a vLLM server."""
+    from compare_data import BAD, GOOD, register_dead, write_prompts, write_samples
+
+    from podium.app.views.compare import model as cm
+    from podium.compare.job import CompareConfig
+    from podium.store.read.refs import TableRef
+
+    with using_home(app_home):
+        table = write_prompts("evals.open_colours")
+        models = [register_dead("open-alpha"), register_dead("open-omega")]
+        values = cm.new_form_values(models, table)
+        cfg = CompareConfig(models=models, input=TableRef(name=table), **values)
+        write_samples("gen.open_alpha", models[0], table, cfg, GOOD)
+        write_samples("gen.open_omega", models[1], table, cfg, BAD)
+    return models, table
+
+
+def test_open_shows_the_comparison_just_made(
+    app_page: Page, app_url: str, app_home: Path, open_setup: tuple[list[str], str]
+) -> None:
+    models, table = open_setup
+    page = app_page
+    page.goto(f"{app_url}/compare?models={','.join(models)}&table={table}")
+    wait_for_app(page)
+    page.get_by_role("button", name="Queue job").click()
+    wait_for_app(page)
+    expect(page.get_by_text("Details in the Logbook")).to_be_visible()  # the job, watched
+    with using_home(app_home):
+        run_queued()
+    opener = page.get_by_text("Open cmp.open_colours")  # was a link, now a button
+    expect(opener).to_be_visible(timeout=60_000)
+    opener.click()
+    wait_for_app(page)
+    expect(page.get_by_text("prompt 1 of 4")).to_be_visible()
+    expect(page.get_by_role("radio", name="Side by side")).to_be_checked()
+    expect(page.get_by_role("heading", name="open-alpha")).to_be_visible()
+    assert "name=cmp.open_colours" in page.url
