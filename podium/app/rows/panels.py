@@ -353,17 +353,22 @@ def _reload() -> None:
 
 
 def save_feedback() -> None:
-    """The last save's outcome; after a conflict, a button to reload the newest snapshot."""
+    """The last save's outcome; after a conflict, a button to reload the newest snapshot.
+
+    Always one container, empty on most runs: a message that came and went shifted what
+    follows it, and Streamlit took Browse's tabs for new ones and opened the first (an
+    edit's question was then hidden in the Edit tab)."""
+    box = st.container()
     outcome = st.session_state.pop(SAVED, None)
     if outcome is None:
         return
     kind, text = outcome
     if kind == "ok":
-        st.success(escape_markdown(text))
+        box.success(escape_markdown(text))
         return
-    st.error(escape_markdown(text))
+    box.error(escape_markdown(text))
     if kind == "conflict":
-        st.button(
+        box.button(
             "Reload the newest snapshot", key="review.reload", type="primary", on_click=_reload
         )
 
