@@ -69,41 +69,48 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
-# Every snapshot this process committed, in order: (table, snapshot id). A job reads the
-# ones landed since it began, so a job that fails after its output landed still records
-# (and pins against expiry) what it wrote, and its message can say so.
+# Every snapshot this process committed, in order: (table, snapshot id). A job (one to a
+# process) reads the ones landed since it began, so a job that fails after its output
+# landed still records (and pins against expiry) what it wrote, and its message says so.
 _landed: list[tuple[str, int]] = []
+_dropped = 0  # entries trimmed from the front: a long-lived process (the app) keeps the last
+_KEEP = 10_000
 _landed_lock = threading.Lock()
 
 
 def landed_mark() -> int:
     """A mark for `landed_since`: how many commits this process has made so far."""
     with _landed_lock:
-        return len(_landed)
+        return _dropped + len(_landed)
 
 
 def landed_since(mark: int) -> list[tuple[str, int]]:
-    """(table, snapshot id) of each snapshot committed in this process after `mark`."""
+    """(table, snapshot id) of each snapshot committed in this process after `mark` (the
+    newest `_KEEP` at most)."""
     with _landed_lock:
-        return list(_landed[mark:])
+        return list(_landed[max(0, mark - _dropped) :])
+
+
+def _record(entries: list[tuple[str, int]]) -> None:
+    global _dropped
+    with _landed_lock:
+        _landed.extend(entries)
+        if len(_landed) > 2 * _KEEP:
+            _dropped += len(_landed) - _KEEP
+            del _landed[:-_KEEP]
 
 
 def note_landed(table: str, updates: tuple[TableUpdate, ...]) -> None:
     """Record the snapshots a commit to `table` just added."""
     from pyiceberg.table.update import AddSnapshotUpdate
 
-    added = [u.snapshot.snapshot_id for u in updates if isinstance(u, AddSnapshotUpdate)]
-    with _landed_lock:
-        _landed.extend((table, sid) for sid in added)
+    _record([(table, u.snapshot.snapshot_id) for u in updates if isinstance(u, AddSnapshotUpdate)])
 
 
 def _note_token(table: Table, token: str) -> None:
-    for snapshot in reversed(table.snapshots()):
-        summary = snapshot.summary
-        if summary is not None and summary.additional_properties.get(TOKEN) == token:
-            with _landed_lock:
-                _landed.append((".".join(table.name()), snapshot.snapshot_id))
-            return
+    sid = _snapshot_with(table, token)
+    if sid is not None:
+        _record([(".".join(table.name()), sid)])
 
 
 def certainly_refused(exc: BaseException) -> bool:
@@ -111,12 +118,17 @@ def certainly_refused(exc: BaseException) -> bool:
 
 
 def holds(table: Table, token: str) -> bool:
-    """Whether any snapshot of `table` was committed with `token` (newest first)."""
+    """Whether any snapshot of `table` was committed with `token`."""
+    return _snapshot_with(table, token) is not None
+
+
+def _snapshot_with(table: Table, token: str) -> int | None:
+    """The id of the snapshot of `table` committed with `token` (newest first), if any."""
     for snapshot in reversed(table.snapshots()):
         summary = snapshot.summary
         if summary is not None and summary.additional_properties.get(TOKEN) == token:
-            return True
-    return False
+            return snapshot.snapshot_id
+    return None
 
 
 def settle(exc: BaseException, *, token: str, reload: Callable[[], Table], what: str) -> Table:
