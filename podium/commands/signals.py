@@ -7,6 +7,7 @@
     podium signals list demo.chat [--snapshot ID] [--json]
     podium signals remove demo.chat --signal near-dup [--preview]   # keep one per cluster
     podium signals redact demo.chat --kind secret [--preview]       # [SECRET] in place
+    podium signals label demo.chat --signal private-data --tag has-secrets
 
 A run is a `signals` job (recorded in the logbook, re-runnable from its card); each
 signal is written to `NS.TABLE__sig_KIND` in one commit. `list` says, per signal,
@@ -164,10 +165,49 @@ def redact_command(
     console.print(plain_text(f"{verb} {result['spans']} spans in {result['rows']} rows{where}"))
 
 
+@click.command("label")
+@click.argument("table")
+@click.option("--signal", "signal", required=True, help="The signal whose rows to annotate.")
+@click.option(
+    "--value",
+    default=None,
+    help="Which of its rows: a facet value (duplicate, member, contaminated, any, a "
+    "private-data kind, a language). Default: what `remove` would take.",
+)
+@click.option("--label", "label_", default=None, help="A label from the table's set.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--preview", is_flag=True, help="Count the rows; annotate nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def label_command(
+    table: str,
+    signal: str,
+    value: str | None,
+    label_: str | None,
+    tags: tuple[str, ...],
+    preview: bool,
+    as_json: bool,
+) -> None:
+    """Label or tag the rows a current signal of TABLE names (one snapshot of its
+    annotations table), e.g. every row with a secret."""
+    from podium.signals.actions import label_by_signal
+
+    result = label_by_signal(
+        table, signal, value=value, label=label_, tags=list(tags) or None, preview=preview
+    )
+    if as_json:
+        typer.echo(neutralise_json(json.dumps(result, indent=2)))
+        return
+    verb = "would annotate" if result["snapshot_id"] is None else "annotated"
+    console.print(
+        plain_text(f"{verb} {result['rows']} rows ({result['signal']}={result['value']})")
+    )
+
+
 def click_commands() -> dict[str, click.Command]:
     group = click.Group("signals", help=__doc__, no_args_is_help=True)
     group.add_command(run_command(), "run")
     group.add_command(list_command, "list")
     group.add_command(remove_command, "remove")
     group.add_command(redact_command, "redact")
+    group.add_command(label_command, "label")
     return {"signals": group}

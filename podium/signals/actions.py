@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from podium.errors import InvalidInput
 from podium.identity import require
 from podium.review.changes import Change, commit_change
 from podium.signals.registry import signal_kind
@@ -79,6 +80,8 @@ def redact_private_data(
     from podium.store.read import scan
     from podium.store.read.query import matching_positions, open_view
 
+    if not preview:  # the role before any read, as for remove
+        require(acting_user(), "edit")
     loaded = load_table(full_name(table))
     sid = resolve_snapshot(loaded, None)
     hits = hits_by_row(current_signal(loaded, sid, "private-data"), kinds)
@@ -115,4 +118,43 @@ def redact_private_data(
     )
     result["snapshot_id"] = committed.snapshot_id
     result["parent_id"] = committed.parent_id
+    return result
+
+
+def label_by_signal(
+    table: str,
+    signal: str,
+    *,
+    value: str | None = None,
+    label: str | None = None,
+    tags: list[str] | None = None,
+    preview: bool = False,
+) -> dict[str, Any]:
+    """Annotate the rows a current signal names (a facet: `value`, default what `remove`
+    takes) with a label from the table's set or tags: one snapshot of its annotations."""
+    from podium.review.annotations import annotate, annotations_table
+    from podium.signals.values import ids_for
+
+    name = signal_kind(signal).name
+    if not preview:
+        require(acting_user(), "annotate")
+    loaded = load_table(full_name(table))
+    sid = resolve_snapshot(loaded, None)
+    if value is None:
+        if name not in REMOVES:
+            raise InvalidInput(f"Say which {name} value to label (--value, e.g. en).")
+        value = REMOVES[name][0]
+    ids = ids_for(loaded, sid, name, value)
+    result: dict[str, Any] = {
+        "table": annotations_table(name_of(loaded)),
+        "signal": name,
+        "value": value,
+        "rows": len(ids),
+        "snapshot_id": None,
+    }
+    if preview or not ids:
+        return result
+    result["snapshot_id"] = annotate(
+        loaded, sorted(ids), acting_user(), label=label, tags=tags, snapshot=sid
+    )
     return result

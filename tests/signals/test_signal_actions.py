@@ -121,3 +121,19 @@ def test_redacted_spans_never_overlap() -> None:
     from podium.signals.actions import redacted
 
     assert redacted("abcdefgh", [(1, 3, "x"), (2, 5, "y"), (6, 8, "z")]) == "a[X]def[Z]"
+
+
+def test_label_tags_every_row_a_signal_names(podium_home: Path) -> None:
+    from podium.review.annotations import latest, load_annotations
+    from podium.signals.actions import label_by_signal
+
+    write_chat("t.tag", ["key AKIAIOSFODNN7EXAMPLE", "plain", "mail bob@example.com"])
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.tag"}, "signals": ["private-data"]})
+    )
+    assert label_by_signal("t.tag", "private-data", preview=True)["rows"] == 2
+    label_by_signal("t.tag", "private-data", value="secret", tags=["has-secret"])
+    found = {(a.row_id, tuple(a.tags)) for a in latest(load_annotations("t.tag"))}
+    assert found == {("r0000", ("has-secret",))}
+    with pytest.raises(InvalidInput, match="Say which language value"):
+        label_by_signal("t.tag", "language", tags=["x"])
