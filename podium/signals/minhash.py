@@ -90,7 +90,7 @@ def candidate_pairs(keys: U64, valid: npt.NDArray[np.bool_]) -> I64:
     return np.unique(pairs, axis=0)
 
 
-def jaccard(a: U64, b: U64) -> float:
+def jaccard(a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]) -> float:
     """Exact Jaccard of two sorted, unique hash sets."""
     if len(a) == 0 and len(b) == 0:
         return 1.0
