@@ -261,7 +261,9 @@ def may_cancel(user: User, job: Job) -> bool:
 
 
 def require_may_steer(user: User, job: Job, verb: str) -> None:
-    """Refuse `user` acting on a job (cancel, scale) they did not submit, unless admin."""
+    """Refuse `user` acting on a job (cancel, scale) they did not submit, unless admin;
+    the role first, through the one check every action takes."""
+    require(user, "run_job")
     if not may_cancel(user, job):
         raise PermissionDenied(
             f"{user.name} cannot {verb} job {job['id']}: it was submitted by "
