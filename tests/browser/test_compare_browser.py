@@ -56,3 +56,36 @@ def test_open_shows_the_comparison_just_made(
     expect(page.get_by_role("radio", name="Side by side")).to_be_checked()
     expect(page.get_by_role("heading", name="open-alpha")).to_be_visible()
     assert "name=cmp.open_colours" in page.url
+
+
+def test_a_partial_checkpoint_says_so_on_home_and_in_compare(
+    app_page: Page, app_url: str, app_home: Path, tmp_path: Path
+) -> None:
+    """Before: a cancelled run's checkpoint read as a finished one on Home and in
+    Compare's picker, which preselected it as the newest checkpoint (issue 45)."""
+    from podium.models.registry import register_model
+
+    ckpt = tmp_path / "cut"
+    ckpt.mkdir()
+    with using_home(app_home):
+        register_model(
+            "grpo-cut-step-2",
+            kind="trained",
+            path=str(ckpt),
+            parent="open-alpha",
+            lineage={"partial": "cancelled at step 2 of 20"},
+        )
+    page = app_page
+    page.goto(app_url)
+    wait_for_app(page)
+    expect(page.get_by_text("grpo-cut-step-2 (partial: cancelled at step 2 of 20)")).to_be_visible()
+    page.goto(f"{app_url}/compare")
+    wait_for_app(page)
+    page.get_by_text("New comparison", exact=True).click()
+    wait_for_app(page)
+    picker = page.get_by_role("combobox", name="Checkpoints").first
+    expect(page.get_by_text("grpo-cut-step-2", exact=False)).to_have_count(0)  # not chosen
+    picker.click()
+    expect(
+        page.get_by_role("option", name="grpo-cut-step-2 (partial: cancelled at step 2 of 20)")
+    ).to_be_visible()

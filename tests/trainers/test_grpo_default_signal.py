@@ -6,6 +6,7 @@ The real base model (SmolLM2-135M), the card the Train page queues by default.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from vllm_fixtures import base_checkpoint  # noqa: F401  (a fixture, requested by name)
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.train
 def test_default_grpo_on_demo_data_has_a_signal_at_step_one(
     podium_home: Path,
     base_checkpoint: Path,  # noqa: F811
-    recorder,  # type: ignore[no-untyped-def]
+    recorder: Any,
 ) -> None:
     register_model("smollm2", kind="base", path=str(base_checkpoint), is_default=True)
     load_demo()
