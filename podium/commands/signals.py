@@ -1,8 +1,8 @@
 """`podium signals`: compute signals over a table snapshot, and list the stored ones.
 
+\b
     podium signals run demo.chat --signal near-dup,exact-dup
-    podium signals run demo.chat --signal contamination --eval evals.gsm8k \
-        --set contamination.ngram=8
+    podium signals run demo.chat -s contamination --eval evals.gsm8k --set contamination.ngram=8
     podium signals run demo.chat --signal private-data --roles user,assistant --json
     podium signals list demo.chat [--snapshot ID] [--json]
     podium signals remove demo.chat --signal near-dup [--preview]   # keep one per cluster

@@ -55,12 +55,30 @@ class SignalsConfig(BaseModel):
         [], description="Roles of the turns the signals read (empty: every turn)."
     )
     batch_rows: int = Field(2048, ge=1, le=1_000_000, description="Rows read per batch.")
-    length: LengthSettings = Field(default_factory=LengthSettings)
-    language: LanguageSettings = Field(default_factory=LanguageSettings)
-    private_data: PrivateDataSettings = Field(default_factory=PrivateDataSettings)
-    exact_dup: ExactDupSettings = Field(default_factory=ExactDupSettings)
-    near_dup: NearDupSettings = Field(default_factory=NearDupSettings)
-    contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
+    length: LengthSettings = Field(
+        default_factory=LengthSettings, description="length: no settings."
+    )
+    language: LanguageSettings = Field(
+        default_factory=LanguageSettings,
+        description="language: accuracy (low|high), max_chars, languages (ISO 639-1 codes).",
+    )
+    private_data: PrivateDataSettings = Field(
+        default_factory=PrivateDataSettings,
+        description="private-data: kinds (email, phone, ip_address, card_number, iban, secret).",
+    )
+    exact_dup: ExactDupSettings = Field(
+        default_factory=ExactDupSettings, description="exact-dup: no settings."
+    )
+    near_dup: NearDupSettings = Field(
+        default_factory=NearDupSettings,
+        description="near-dup: shingle (characters), num_perm, bands, threshold (exact "
+        "Jaccard), seed.",
+    )
+    contamination: ContaminationSettings = Field(
+        default_factory=ContaminationSettings,
+        description="contamination: evals (NS.TABLE[@SNAPSHOT] each; --eval), ngram "
+        "(words), eval_roles.",
+    )
 
     @field_validator("signals")
     @classmethod
