@@ -21,6 +21,7 @@ from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
+from podium.signals.map_settings import EmbeddingSettings, ProjectionSettings, TopicsSettings
 from podium.signals.registry import SIGNAL_KINDS, SignalKind, signal_kind
 from podium.signals.settings import (
     ContaminationSettings,
@@ -79,6 +80,9 @@ class SignalsConfig(BaseModel):
         description="contamination: evals (NS.TABLE[@SNAPSHOT] each; --eval), ngram "
         "(words), eval_roles.",
     )
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    topics: TopicsSettings = Field(default_factory=TopicsSettings)
+    projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
 
     @field_validator("signals")
     @classmethod
@@ -216,6 +220,7 @@ def compute_signals(
             reporter.lineage,
             signal.summary,
         )
+        signal.after_write(written)
         snapshot = written.current_snapshot()
         summary = {"signal": kind.name, "table": out, **signal.summary()}
         summary["snapshot_id"] = snapshot.snapshot_id if snapshot else None

@@ -64,6 +64,24 @@ SIGNAL_KINDS: dict[str, SignalKind] = {
             "contamination",
             "Word n-gram overlap with eval tables: eval table, eval row and span.",
         ),
+        SignalKind(
+            "embedding",
+            "podium.signals.embedding:Embedding",
+            "embedding",
+            "A vector per row (wordllama, offline on CPU) and a vector index beside it.",
+        ),
+        SignalKind(
+            "topics",
+            "podium.signals.topics:Topics",
+            "topics",
+            "Two levels of topics (categories and clusters) over the rows' embeddings.",
+        ),
+        SignalKind(
+            "projection",
+            "podium.signals.projection:Projection",
+            "projection",
+            "A 2-D point per row for the map, from its embedding.",
+        ),
     )
 }
 

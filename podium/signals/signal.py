@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 import pyarrow as pa
+from pyiceberg.table import Table
 
 from podium.reporting import Reporter
 from podium.signals.settings import SignalSettings
@@ -69,6 +70,10 @@ class Signal(ABC, Generic[S]):
     def summary(self) -> dict[str, int]:
         """Counts stored with the signal table once it is written."""
         return {}
+
+    def after_write(self, written: Table) -> None:
+        """Build what lives beside the committed signal table (a vector index, titles).
+        Default: nothing."""
 
     def empty(self) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([], schema=self.schema)

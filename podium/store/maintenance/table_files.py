@@ -8,6 +8,7 @@ file or a statistics entry (table or partition statistics) of the metadata names
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
 
 STAGED_DIR = "staged-"  # store.write.staged: shards a resumable job has not committed yet
+# JSON list of files kept beside a table that its metadata does not name (a signal's
+# vector index): referenced like its data files, so no sweep deletes them.
+PROP_SIDE_FILES = "podium.side_files"
 
 
 def walk_files(table: Table) -> Iterator[tuple[str, int, float]]:
@@ -64,6 +68,7 @@ def referenced_files(table: Table) -> set[str]:
     out.update(entry.metadata_file for entry in table.metadata.metadata_log)
     out.update(s.statistics_path for s in table.metadata.statistics)
     out.update(s.statistics_path for s in table.metadata.partition_statistics)
+    out.update(json.loads(table.properties.get(PROP_SIDE_FILES) or "[]"))
     for snapshot in table.snapshots():
         out.add(snapshot.manifest_list)
         for manifest in snapshot.manifests(io):

@@ -1,0 +1,73 @@
+"""Coverage: the prompts of an eval set with no training row near them. Each eval
+row's nearest training row by cosine distance (1 - similarity) of their embeddings; a
+prompt is uncovered when that distance exceeds the threshold."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from podium.errors import InvalidInput
+from podium.signals.similar import EXACT_MAX_ROWS
+from podium.signals.vector_index import load_index
+from podium.signals.vectors import embedding_signal, stored_vectors
+from podium.store.catalog.catalog import full_name
+
+
+@dataclass(frozen=True)
+class Nearest:
+    id: str  # the eval row
+    nearest: str  # the closest training row
+    distance: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "nearest": self.nearest, "distance": round(self.distance, 6)}
+
+
+def _model(table: str) -> tuple[str, int]:
+    _, stored, _ = embedding_signal(table)
+    settings = json.loads(stored.properties.get("podium.signal.settings") or "{}")
+    return str(settings.get("model", "")), int(settings.get("dims", 0))
+
+
+def nearest_training(eval_table: str, train_table: str) -> list[Nearest]:
+    """Every embedded eval row with its nearest training row, farthest first."""
+    eval_model, train_model = _model(eval_table), _model(train_table)
+    if eval_model != train_model:
+        raise InvalidInput(
+            f"{full_name(eval_table)} was embedded by {eval_model[0]}:{eval_model[1]}, "
+            f"{full_name(train_table)} by {train_model[0]}:{train_model[1]}; embed both with "
+            "the same model and dimensions."
+        )
+    queries = stored_vectors(eval_table)
+    _, train_stored, _ = embedding_signal(train_table)
+    rows = int(
+        json.loads(train_stored.properties.get("podium.signal.summary") or "{}").get("rows", 0)
+    )
+    if len(queries.ids) == 0 or rows == 0:
+        return []
+    if rows <= EXACT_MAX_ROWS:
+        train = stored_vectors(train_table)
+        sims = queries.vectors @ train.vectors.T
+        best = sims.argmax(axis=1)
+        near = train.ids.take(best).to_pylist()
+        dist = 1 - sims[np.arange(len(best)), best]
+    else:
+        loaded = load_index(train_stored)
+        matches = loaded.graph.search(queries.vectors, 1)
+        keys = np.asarray(matches.keys, np.int64).reshape(-1)
+        near = loaded.ids.take(keys).to_pylist()
+        dist = np.asarray(matches.distances, np.float32).reshape(-1)
+    found = [
+        Nearest(str(i), str(n), float(d))
+        for i, n, d in zip(queries.ids.to_pylist(), near, dist.tolist(), strict=True)
+    ]
+    return sorted(found, key=lambda f: (-f.distance, f.id))
+
+
+def uncovered(eval_table: str, train_table: str, distance: float) -> list[Nearest]:
+    if not 0 < distance < 2:
+        raise InvalidInput(f"distance={distance}: a cosine distance lies between 0 and 2.")
+    return [n for n in nearest_training(eval_table, train_table) if n.distance > distance]

@@ -1,0 +1,69 @@
+"""Embedding models: text in, unit-length float32 vectors out.
+
+The default, wordllama's l2_supercat, runs offline on CPU from weights its wheel ships
+(`wordllama/weights/l2_supercat_256.safetensors`). `WordLlama.load` looks for them in
+`<package>/weights` but for the tokenizer in `<package>/tokenizer` (the wheel's folder is
+`tokenizers`), then downloads; naming the package folder as its cache finds both with
+downloads disabled.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.signals.map_settings import EmbeddingSettings
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder:
+    def __init__(self, model: str, dims: int, max_chars: int) -> None:
+        self.model = model
+        self.dims = dims
+        self.max_chars = max_chars
+        self._inference = _wordllama(dims)
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}:{self.dims}"
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """One unit vector per text; an empty text gets the zero vector."""
+        if not texts:
+            return np.zeros((0, self.dims), np.float32)
+        cut = [t[: self.max_chars] for t in texts]
+        raw = np.asarray(
+            self._inference.embed(cut, norm=False, batch_size=64), dtype=np.float32
+        ).reshape(len(cut), self.dims)
+        return unit(raw)
+
+
+def unit(vectors: Vectors) -> Vectors:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(norms > 0, vectors / np.where(norms > 0, norms, 1), 0)
+    return out.astype(np.float32)
+
+
+@lru_cache(maxsize=4)
+def _wordllama(dims: int) -> Any:
+    import wordllama
+    from wordllama import WordLlama
+
+    package = Path(wordllama.__file__).parent
+    return WordLlama.load(
+        "l2_supercat",
+        dim=256,
+        trunc_dim=None if dims == 256 else dims,
+        cache_dir=package,
+        disable_download=True,
+    )
+
+
+def embedder_for(settings: EmbeddingSettings) -> Embedder:
+    return Embedder(settings.model, settings.dims, settings.max_chars)

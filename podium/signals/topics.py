@@ -1,0 +1,155 @@
+"""Topics: two levels over the rows' embeddings. k-means (fitted on a sample, then
+every row assigned) makes the clusters; Ward's agglomerative clustering of their
+centroids groups them into categories. Each cluster's keywords (its most distinctive
+words, c-TF-IDF over a sample of its rows) are stored with the signal as its provisional
+title, until a model writes one."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+from pyiceberg.table import Table
+
+from podium.reporting import Reporter
+from podium.signals.map_settings import TopicsSettings
+from podium.signals.signal import Source, TableSignal
+from podium.signals.vectors import source_vectors
+
+PROP_TOPICS = "podium.signal.topics"  # JSON: one entry per cluster
+SAMPLE_PER_CLUSTER = 50
+WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def two_levels(
+    vectors: npt.NDArray[Any],
+    settings: TopicsSettings,
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]:
+    """(cluster per row, category per cluster, distance of each row to its centroid)."""
+    from sklearn.cluster import AgglomerativeClustering, MiniBatchKMeans
+
+    n = len(vectors)
+    k = max(1, min(settings.clusters, n))
+    rng = np.random.default_rng(settings.seed)
+    fit = vectors if n <= settings.fit_rows else vectors[rng.choice(n, settings.fit_rows, False)]
+    km = MiniBatchKMeans(n_clusters=k, random_state=settings.seed, n_init=3, batch_size=4096).fit(
+        fit
+    )
+    clusters = np.empty(n, np.int32)
+    distance = np.empty(n, np.float32)
+    for start in range(0, n, 65536):
+        part = vectors[start : start + 65536]
+        d = km.transform(part)
+        clusters[start : start + 65536] = d.argmin(axis=1)
+        distance[start : start + 65536] = d.min(axis=1)
+    centroids = km.cluster_centers_
+    c = max(1, min(settings.categories, k))
+    if c == k:
+        categories = np.arange(k, dtype=np.int32)
+    elif c == 1:
+        categories = np.zeros(k, np.int32)
+    else:
+        categories = AgglomerativeClustering(n_clusters=c, linkage="ward").fit_predict(centroids)
+    return clusters, categories.astype(np.int32), distance
+
+
+def keywords(texts_by_cluster: dict[int, list[str]], top: int = 4) -> dict[int, list[str]]:
+    """The words most frequent in a cluster relative to all clusters (c-TF-IDF)."""
+    counts = {
+        c: Counter(w.lower() for t in ts for w in WORD.findall(t))
+        for c, ts in texts_by_cluster.items()
+    }
+    df = Counter(w for cnt in counts.values() for w in cnt)
+    n = max(1, len(counts))
+    out = {}
+    for c, cnt in counts.items():
+        total = sum(cnt.values()) or 1
+        scored = sorted(cnt, key=lambda w: (-(cnt[w] / total) * np.log(1 + n / df[w]), w))
+        out[c] = scored[:top]
+    return out
+
+
+class Topics(TableSignal[TopicsSettings]):
+    name: ClassVar[str] = "topics"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = "Categories and clusters over the rows' embeddings."
+    schema: ClassVar[pa.Schema] = pa.schema(
+        [
+            pa.field("id", pa.string()),
+            pa.field("category", pa.int32()),
+            pa.field("cluster", pa.int32()),
+            pa.field("distance", pa.float32()),
+        ]
+    )
+
+    def __init__(self, settings: TopicsSettings) -> None:
+        super().__init__(settings)
+        self.counts = {"rows": 0, "clusters": 0, "categories": 0}
+        self.topics: list[dict[str, Any]] = []
+
+    def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
+        reporter.log("topics: vectors")
+        found = source_vectors(source)
+        reporter.log(f"topics: clustering {len(found.ids)} rows")
+        clusters, categories, distance = two_levels(found.vectors, self.settings)
+        self.counts["rows"] = len(found.ids)
+        self.counts["clusters"] = int(len(np.unique(clusters)))
+        self.counts["categories"] = (
+            int(len(np.unique(categories[clusters]))) if len(clusters) else 0
+        )
+        self._describe(source, found.ids, clusters, categories)
+        yield pa.RecordBatch.from_arrays(
+            [found.ids, pa.array(categories[clusters]), pa.array(clusters), pa.array(distance)],
+            schema=self.schema,
+        )
+
+    def _describe(
+        self,
+        source: Source,
+        ids: pa.Array,
+        clusters: npt.NDArray[Any],
+        categories: npt.NDArray[Any],
+    ) -> None:
+        rng = np.random.default_rng(self.settings.seed)
+        sample: set[str] = set()
+        for c in np.unique(clusters):
+            rows = np.flatnonzero(clusters == c)
+            take = (
+                rows
+                if len(rows) <= SAMPLE_PER_CLUSTER
+                else rng.choice(rows, SAMPLE_PER_CLUSTER, False)
+            )
+            sample.update(ids.take(pa.array(take)).to_pylist())
+        cluster_of = dict(zip(ids.to_pylist(), clusters.tolist(), strict=True)) if sample else {}
+        texts: dict[int, list[str]] = {}
+        for turns in source.turns():
+            for row_id, text in zip(turns.ids, turns.row_texts(), strict=True):
+                if row_id in sample:
+                    texts.setdefault(cluster_of[row_id], []).append(text[:2000])
+        words = keywords(texts)
+        sizes = np.bincount(clusters, minlength=len(categories))
+        self.topics = [
+            {
+                "cluster": int(c),
+                "category": int(categories[c]),
+                "rows": int(sizes[c]),
+                "title": ", ".join(words.get(int(c), [])),
+                "description": "",
+                "keywords": words.get(int(c), []),
+            }
+            for c in range(len(categories))
+            if sizes[c]
+        ]
+
+    def summary(self) -> dict[str, int]:
+        return dict(self.counts)
+
+    def after_write(self, written: Table) -> None:
+        with written.transaction() as tx:
+            tx.set_properties({PROP_TOPICS: json.dumps(self.topics, ensure_ascii=False)})

@@ -1,0 +1,72 @@
+"""Topics, the projection and coverage over real embeddings: clusters found on a corpus
+with known topics (adjusted Rand index), their keywords, a 2-D point per row, and the
+eval prompts with no training row near them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from signal_tables import write_chat
+from sklearn.metrics import adjusted_rand_score
+from topic_corpus import topic_rows
+
+from podium.errors import InvalidInput
+from podium.signals.coverage import uncovered
+from podium.signals.job import SignalsConfig, compute_signals
+from podium.signals.store import signal_table_name
+from podium.signals.topics import PROP_TOPICS
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_small
+
+
+def config(table: str, *signals: str, **settings: Any) -> SignalsConfig:
+    return SignalsConfig.model_validate(
+        {"table": {"name": table}, "signals": list(signals), "roles": ["assistant"], **settings}
+    )
+
+
+def test_topics_find_the_known_topics_with_their_keywords(podium_home: Path) -> None:
+    corpus = topic_rows(400, k=8)
+    write_chat("t.topics", [text for text, _ in corpus])
+    compute_signals(
+        config("t.topics", "embedding,topics,projection", topics={"clusters": 8, "categories": 3})
+    )
+    rows = read_small(signal_table_name("t.topics", "topics"))[0].to_pylist()
+    truth = [topic for _, topic in corpus]
+    found = {r["id"]: r["cluster"] for r in rows}
+    ari = adjusted_rand_score(truth, [found[f"r{i:04d}"] for i in range(len(corpus))])
+    assert ari >= 0.8, ari
+    assert len({r["category"] for r in rows}) == 3
+    topics = json.loads(load_table(signal_table_name("t.topics", "topics")).properties[PROP_TOPICS])
+    assert sum(t["rows"] for t in topics) == 400 and len(topics) == 8
+    titles = " ".join(t["title"] for t in topics)
+    assert "striker" in titles or "goal" in titles or "match" in titles, titles
+    points = read_small(signal_table_name("t.topics", "projection"))[0]
+    assert points.num_rows == 400 and set(points.column_names) == {"id", "x", "y"}
+
+
+def test_coverage_lists_the_eval_prompts_far_from_every_training_row(podium_home: Path) -> None:
+    corpus = topic_rows(60, k=4)  # baking, football, python, astronomy
+    write_chat("t.train", [text for text, _ in corpus])
+    write_chat(
+        "t.evals",
+        [
+            "How long should the sourdough loaf bake in the oven?",
+            "Which striker scored the late goal in the match?",
+            "What are the side effects of this antibiotic for an infection?",
+            "Should the central bank raise interest rates against inflation?",
+        ],
+        prefix="e",
+    )
+    compute_signals(config("t.train", "embedding"))
+    with pytest.raises(InvalidInput, match="has no embeddings"):
+        uncovered("t.evals", "t.train", 0.5)
+    compute_signals(config("t.evals", "embedding", embedding={"dims": 128}))
+    with pytest.raises(InvalidInput, match="same model and dimensions"):
+        uncovered("t.evals", "t.train", 0.5)
+    compute_signals(config("t.evals", "embedding"))
+    far = uncovered("t.evals", "t.train", 0.5)
+    assert {f.id for f in far} == {"e0002", "e0003"}, [f.to_dict() for f in far]
