@@ -17,7 +17,7 @@ from podium.app.safe_markdown import escape_markdown
 from podium.config import get_settings
 from podium.errors import PermissionDenied
 from podium.identity import User, local_user
-from podium.store.state.sessions import end_sessions, login_refusal
+from podium.store.state.sessions import LoginEnded, end_sessions, login_refusal
 from podium.store.state.users import use_session_user, user_from_claims
 
 NO_AUTH_BANNER = (
@@ -37,7 +37,7 @@ def app_user() -> User:
     user = user_from_claims(claims, settings)
     why = login_refusal(claims, user.name)
     if why is not None:
-        raise PermissionDenied(why)
+        raise LoginEnded(why)
     return user
 
 
@@ -66,7 +66,7 @@ def gate() -> User:
     except PermissionDenied as exc:
         st.error(escape_markdown(str(exc)))
         st.button("Log out", on_click=st.logout, key="login.logout")
-        if settings.login_configured:
+        if isinstance(exc, LoginEnded):
             st.button("Log in again", on_click=st.login, key="login.again")
         st.stop()
     with st.sidebar:

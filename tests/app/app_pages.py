@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from html import unescape
 from pathlib import Path
 
@@ -19,12 +20,19 @@ def shown(text: str) -> str:
     return unescape(text).replace(WORD_JOINER, "")
 
 
+def token_times(user: dict[str, object]) -> dict[str, object]:
+    """`user` as the provider's ID token has it: issued now, valid an hour (a login
+    without them does not count: podium.store.state.sessions)."""
+    now = int(time.time())
+    return {"iat": now, "exp": now + 3600, **user}
+
+
 def open_page(view: str, *, user: dict[str, object] | None = None, **query: str) -> AppTest:
     """`views/<view>/view.py` after Home's first run (its own path), with `query` in the URL;
     `user` seeds `st.user` when login is configured."""
     at = AppTest.from_file(MAIN, default_timeout=90)
     if user is not None:
-        at.user = user
+        at.user = token_times(user)
     at.run()
     at.switch_page(f"views/{view}/view.py")
     at.query_params.update(query)

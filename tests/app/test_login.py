@@ -7,7 +7,7 @@ from pathlib import Path
 
 import compare_data
 import pytest
-from app_pages import shown
+from app_pages import shown, token_times
 from streamlit.testing.v1 import AppTest
 
 from podium.compare.votes import list_votes
@@ -45,7 +45,7 @@ def login(podium_home: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPa
 def _app(user: dict[str, object] | None = None, page: str | None = None) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=60)
     if user is not None:
-        at.user = user
+        at.user = token_times(user)
     at.run()
     if page:
         at.switch_page(page)
@@ -92,6 +92,16 @@ def test_outside_allowed_domains_is_refused(login: pytest.MonkeyPatch) -> None:
     at = _app({"is_logged_in": True, "email_verified": True, "email": "eve@evil.test"})
     assert "eve@evil.test is not allowed to use this Podium" in _texts(at)
     assert [b.label for b in at.button] == ["Log out"]
+
+
+def test_an_expired_login_asks_to_log_in_again(login: pytest.MonkeyPatch) -> None:
+    """Issue 44, point 21: a login's `exp` was never checked (a copied cookie worked for
+    the 30 days Streamlit keeps it)."""
+    user = {"is_logged_in": True, "email_verified": True, "email": ADMIN.name}
+    at = _app({**user, "iat": 1_700_000_000, "exp": 1_700_003_600})
+    assert "This login has expired; log in again." in _texts(at)
+    assert [b.label for b in at.button] == ["Log out", "Log in again"]
+    assert "Signed in as" not in _texts(at)
 
 
 def test_a_viewer_sees_no_job_controls_and_no_users_page(login: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Column, DateTime, String, Table
 
+from podium.errors import PermissionDenied
 from podium.store.state.state import METADATA
 
 LEEWAY_S = 60  # clocks of the provider and this host may differ this much
@@ -24,6 +25,10 @@ sessions_ended_table = Table(
     Column("name", String(255), primary_key=True),  # the user name a login resolved to
     Column("ended_at", DateTime(timezone=True), nullable=False),
 )
+
+
+class LoginEnded(PermissionDenied):
+    """The login expired or was ended by "Log out": logging in again helps."""
 
 
 def end_sessions(name: str, at: datetime | None = None) -> None:
