@@ -10,8 +10,8 @@ Logbook, Home, `podium models list` and Compare all tell the same story.
 from __future__ import annotations
 
 from podium.errors import PodiumError
-from podium.jobs.queue import get_job
-from podium.reporting import JobOutputs, Reporter, cancelled_at
+from podium.jobs.reporter import JobReporter
+from podium.reporting import JobOutputs, cancelled_at
 from podium.store.catalog.catalog import list_tables, load_table, open_catalog
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
@@ -32,13 +32,13 @@ def tables_written_by(job_id: str) -> list[str]:
     return found
 
 
-def cancelled_outputs(job_id: str, reporter: Reporter) -> JobOutputs:
+def cancelled_outputs(job_id: str, reporter: JobReporter) -> JobOutputs:
     """The outputs a cancelled job records: what its run said it leaves (checkpoints
     marked partial), the tables it wrote, and where it stopped (the run's own words,
     else its last progress count)."""
     left = reporter.partial_outputs or JobOutputs()
-    job = get_job(job_id)
-    note = left.summary.get("partial") or cancelled_at(job["progress_done"], job["progress_total"])
+    # The reporter's own count: its heartbeat thread may not have written the last one.
+    note = left.summary.get("partial") or cancelled_at(*reporter.last_progress)
     return JobOutputs(
         tables=left.tables or tables_written_by(job_id),
         checkpoints=list(left.checkpoints),

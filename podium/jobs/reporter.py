@@ -71,6 +71,13 @@ class JobReporter(Reporter):
         self.flush()
         self._log.close()
 
+    @property
+    def last_progress(self) -> tuple[int | None, int | None]:
+        """(done, total) of the last `progress`: what the job's row holds once written
+        (the heartbeat thread may still be writing it)."""
+        with self._lock:
+            return self._count
+
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         with self._lock:
             if done != self._count[0]:

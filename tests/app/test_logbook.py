@@ -77,6 +77,38 @@ def test_finished_job_shows_card_links_log_and_metrics(home: Path) -> None:
     assert at.query_params["job"] in (job["id"], [job["id"]])
 
 
+def test_cancelled_job_lists_what_it_left_as_partial(home: Path) -> None:
+    """Before: a cancelled job said "Outputs: none" though its table (or a training
+    run's checkpoint) was there (issue 45)."""
+    import threading
+
+    from podium.jobs.launch import JobFailed
+    from podium.jobs.queue import request_cancel
+
+    card = "---\nkind: test-steps\nsteps: 400\nsleep: 0.05\ntable: ns.cut\nwrite_first: true\n---\n"
+
+    def run() -> None:
+        try:
+            run_foreground(parse_card(card), quiet=True)
+        except JobFailed:
+            pass  # the cancel
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    while not ((jobs := list_jobs()) and jobs[0]["progress_done"]):
+        thread.join(timeout=0.1)
+    request_cancel(jobs[0]["id"])
+    thread.join(timeout=60)
+    job = get_job(jobs[0]["id"])
+    assert job["status"] == "cancelled"
+    at = _logbook()
+    note = f"cancelled at {job['progress_done']} of 400"
+    assert [shown(w.value) for w in at.warning] == [f"Partial: {note}"]
+    snapshot = load_table("ns.cut").current_snapshot().snapshot_id
+    links = {shown(p.proto.label) for p in at.get("page_link")}
+    assert f"ns.cut@{snapshot}" in links  # among the outputs, not "none"
+
+
 def test_new_job_form_queues_a_valid_card_and_lists_bad_fields(home: Path) -> None:
     at = _logbook()
     at.selectbox(key="logbook.new.kind").set_value("test-steps").run()
