@@ -24,6 +24,28 @@ from podium.signals.minhash import band_keys, candidate_pairs, jaccard, shingle_
 from podium.signals.settings import NearDupSettings
 from podium.signals.signal import Source, TableSignal
 
+# Rows whose shingle sets one verification scan holds: ~4 KB each for ~1 KiB of text,
+# so ~600 MB; more candidate rows than this take another scan of the snapshot.
+VERIFY_ROWS = 150_000
+
+
+def pair_groups(pairs: npt.NDArray[np.int64], most_rows: int) -> list[npt.NDArray[np.int64]]:
+    """Indices of `pairs` in consecutive groups whose pairs touch at most `most_rows`
+    distinct rows each (a pair is never split)."""
+    groups: list[npt.NDArray[np.int64]] = []
+    seen: set[int] = set()
+    start = 0
+    for i, (a, b) in enumerate(pairs.tolist()):
+        new = {a, b} - seen
+        if seen and len(seen) + len(new) > most_rows:
+            groups.append(np.arange(start, i, dtype=np.int64))
+            seen, start = set(), i
+            new = {a, b}
+        seen |= new
+    if len(pairs):
+        groups.append(np.arange(start, len(pairs), dtype=np.int64))
+    return groups
+
 
 class NearDup(TableSignal[NearDupSettings]):
     name: ClassVar[str] = "near-dup"
@@ -56,11 +78,23 @@ class NearDup(TableSignal[NearDupSettings]):
     def verified(
         self, source: Source, pairs: npt.NDArray[np.int64]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Stage 3: the candidate pairs whose exact Jaccard reaches the threshold."""
-        wanted = np.unique(pairs)
+        """Stage 3: the candidate pairs whose exact Jaccard reaches the threshold. The
+        pairs go in groups touching at most `VERIFY_ROWS` rows, one scan each, so the
+        shingle sets held stay bounded however many rows have a candidate."""
+        scores = np.zeros(len(pairs), np.float64)
+        for group in pair_groups(pairs, VERIFY_ROWS):
+            sets = self._shingle_sets(source, np.unique(pairs[group]))
+            scores[group] = [jaccard(sets[int(a)], sets[int(b)]) for a, b in pairs[group]]
+        keep = scores >= self.settings.threshold
+        return pairs[keep], scores[keep].astype(np.float32)
+
+    def _shingle_sets(
+        self, source: Source, wanted: npt.NDArray[np.int64]
+    ) -> dict[int, npt.NDArray[np.uint32]]:
+        """One scan: the shingle sets of the rows at `wanted` (sorted row indices)."""
         sets: dict[int, npt.NDArray[np.uint32]] = {}
         base = 0
-        for turns in source.turns():  # second scan: shingles of candidate rows only
+        for turns in source.turns():
             here = wanted[(wanted >= base) & (wanted < base + turns.rows)]
             if len(here):
                 texts = turns.row_texts()
@@ -73,11 +107,7 @@ class NearDup(TableSignal[NearDupSettings]):
                     top = hashes[offsets[j] : offsets[j + 1]] >> np.uint64(32)
                     sets[row] = np.unique(top.astype(np.uint32))
             base += turns.rows
-        scores = np.fromiter(
-            (jaccard(sets[int(a)], sets[int(b)]) for a, b in pairs), np.float64, len(pairs)
-        )
-        keep = scores >= self.settings.threshold
-        return pairs[keep], scores[keep].astype(np.float32)
+        return sets
 
     def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
         reporter.log("near-dup: signatures")

@@ -61,3 +61,13 @@ def test_exact_jaccard() -> None:
     a = np.array([1, 2, 3, 4], np.uint64)
     b = np.array([3, 4, 5], np.uint64)
     assert jaccard(a, b) == 2 / 5
+
+
+def test_pair_groups_bound_the_rows_each_verification_scan_holds() -> None:
+    from podium.signals.near_dup import pair_groups
+
+    pairs = np.array([[0, 1], [0, 2], [3, 4], [5, 6], [5, 7]], np.int64)
+    groups = pair_groups(pairs, 3)
+    assert [g.tolist() for g in groups] == [[0, 1], [2], [3, 4]]
+    assert all(len(np.unique(pairs[g])) <= 3 for g in groups)
+    assert pair_groups(np.zeros((0, 2), np.int64), 3) == []

@@ -166,3 +166,16 @@ def test_signal_table_names_are_reserved_and_kept_out_of_dataset_pickers(chat: N
         check_not_reserved("t.chat__sig_near_dup")
     compute_signals(config("length"))
     assert group_of(load_table("t.chat__sig_length").properties["podium.kind"]) == "reports"
+
+
+def test_near_dup_verified_in_several_scans_finds_the_same_clusters(
+    chat: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.signals import near_dup
+
+    compute_signals(config("near-dup"))
+    once = sorted((r["id"], r["cluster"]) for r in values("near-dup"))
+    monkeypatch.setattr(near_dup, "VERIFY_ROWS", 2)  # one pair a scan
+    compute_signals(config("near-dup"))
+    assert sorted((r["id"], r["cluster"]) for r in values("near-dup")) == once
+    assert len(once) == 3
