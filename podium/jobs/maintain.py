@@ -39,7 +39,6 @@ from podium.jobs.tables import FINISHED, db, jobs
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog.catalog import full_name
 from podium.store.catalog.every_table import every_table
-from podium.store.catalog.table_name import RULE
 from podium.store.maintenance import expiry, maintenance, orphans, warehouse_sweep
 from podium.store.schema import PROP_LINEAGE_PREFIX
 from podium.store.state.users import author_name
@@ -270,8 +269,9 @@ def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
             summary["failed"][entry.name] = f"cannot be read: {entry.problem}"
         elif entry.name not in names:
             summary["skipped"][entry.name] = (
-                f"named outside Podium's rule ({RULE}): not compacted or expired (its own "
-                "engine maintains it); every file it references is kept"
+                "named outside Podium's rule (NAMESPACE.TABLE of letters, digits and '_'): "
+                "not compacted or expired (its own engine maintains it); every file it "
+                "references is kept"
             )
     for name, why in {**summary["failed"], **summary["skipped"]}.items():
         reporter.log(f"{name}: {why}")
@@ -290,6 +290,8 @@ def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
     except PodiumError as exc:  # each table's removal would say the same
         summary["orphans_skipped"] = str(exc)
         reporter.log(str(exc))
+        for name, why in guard.unreadable.items():  # one may have broken since the listing
+            summary["failed"].setdefault(name, f"cannot be read: {why}")
     for name, one in done.items():
         try:
             if cfg.remove_orphans and "orphans_skipped" not in summary:
@@ -308,15 +310,28 @@ def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
         reporter.log(f"warehouse: removed {files} files of no known table ({size} bytes)")
     summary["warehouse_orphans_removed"] = {"files": files, "bytes": size}
     if summary["failed"]:
-        failed = ", ".join(summary["failed"])
-        skipped = f" {summary['orphans_skipped']}" if "orphans_skipped" in summary else ""
-        raise InvalidInput(
-            f"maintain --all: {len(summary['failed'])} of {len(catalog)} tables failed "
-            f"({failed}); the others were maintained.{skipped} Run `podium maintain TABLE` "
-            f"for each that can be read: "
-            f"{'; '.join(f'{n}: {e}' for n, e in summary['failed'].items())}"
-        )
+        raise InvalidInput(_failure(summary, len(catalog), guard.unreadable))
     return JobOutputs(tables=names, summary=summary)
+
+
+def _failure(summary: dict[str, Any], tables: int, unreadable: dict[str, str]) -> str:
+    """One message for the tables `maintain --all` could not maintain, and what to do."""
+    failed = summary["failed"]
+    out = f"maintain --all: {len(failed)} of {tables} tables failed; the others were maintained."
+    if unreadable:
+        out += (
+            f" {', '.join(sorted(unreadable))} cannot be read, so no file was deleted "
+            "anywhere (which files it needs is unknown): restore its metadata or drop it "
+            "from the catalog, then run maintain --all again ("
+            + "; ".join(f"{n}: {why}" for n, why in sorted(unreadable.items()))
+            + ")."
+        )
+    others = {n: e for n, e in failed.items() if n not in unreadable}
+    if others:
+        out += " Run `podium maintain TABLE` for each of: " + "; ".join(
+            f"{n}: {e}" for n, e in others.items()
+        )
+    return out
 
 
 def _named_now(keep: frozenset[int], table: str, pin_days: float | None) -> set[int]:
