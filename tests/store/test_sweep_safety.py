@@ -227,3 +227,34 @@ def test_a_table_located_at_the_warehouse_root_is_not_swept() -> None:
     assert report.returncode != 0
     assert "warehouse root" in report.stderr and "nothing deleted" in report.stderr
     assert notes.exists() and rows("ns.t") == sft_rows(20, start=20).to_pylist()
+
+
+@pytest.mark.usefixtures("podium_home")
+def test_one_tables_orphan_removal_deletes_nothing_while_another_cannot_be_read() -> None:
+    two_snapshots("ns.t")
+    write_table("ns.gone", sft_rows(10), mode="create")
+    _lose_metadata("ns.gone")
+    t_files = files_under(local(load_table("ns.t").location()))
+    age(warehouse())
+
+    report = podium("maintain", "ns.t", "--no-compact", "--no-expire", *SWEEP)
+
+    assert report.returncode != 0 and "Traceback" not in report.stderr
+    assert "ns.gone" in report.stderr and "nothing deleted" in report.stderr
+    assert {p for p in t_files if not p.exists()} == set()
+
+
+@pytest.mark.usefixtures("podium_home")
+def test_a_table_sharing_its_location_with_another_is_not_swept() -> None:
+    two_snapshots("ns.t")
+    location = load_table("ns.t").location()
+    twin = foreign_table(("ext", "twin"), location=location)
+    files = files_under(local(location))
+    before = foreign_rows(("ext", "twin"))
+    age(warehouse())
+
+    report = podium("maintain", "ns.t", "--no-compact", "--no-expire", *SWEEP)
+
+    assert report.returncode != 0 and "same location" in report.stderr
+    assert {p for p in files if not p.exists()} == set()
+    assert foreign_rows(("ext", "twin")) == before and twin.location() == location
