@@ -210,4 +210,9 @@ def click_commands() -> dict[str, click.Command]:
     group.add_command(remove_command, "remove")
     group.add_command(redact_command, "redact")
     group.add_command(label_command, "label")
+    from podium.commands.signal_map import coverage_command, similar_command, topics_command
+
+    group.add_command(similar_command, "similar")
+    group.add_command(topics_command, "topics")
+    group.add_command(coverage_command, "coverage")
     return {"signals": group}

@@ -119,3 +119,18 @@ def recall_at(exact_hits: list[list[str]], approx_hits: list[list[str]]) -> floa
         len(set(a) & set(e)) / len(e) for e, a in zip(exact_hits, approx_hits, strict=True) if e
     ]
     return float(np.mean(found)) if found else 1.0
+
+
+def row_texts(table: str, ids: list[str], chars: int = 300) -> dict[str, str]:
+    """The first `chars` characters of each row's turns (role: text), found by id as
+    an edit finds them (a few footers, not a scan)."""
+    from podium.store.catalog.catalog import full_name, load_table
+    from podium.store.write.row_locations import rows_by_id
+
+    _, rows = rows_by_id(load_table(full_name(table)), ids)
+    out = {}
+    for row_id, row in rows.items():
+        turns = row.get("messages") or []
+        text = " | ".join(f"{t.get('role')}: {t.get('content') or ''}" for t in turns)
+        out[row_id] = text[:chars]
+    return out

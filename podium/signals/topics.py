@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pyarrow as pa
 from pyiceberg.table import Table
 
+from podium.errors import InvalidInput
 from podium.reporting import Reporter
 from podium.signals.map_settings import TopicsSettings
 from podium.signals.signal import Source, TableSignal
@@ -153,3 +154,25 @@ class Topics(TableSignal[TopicsSettings]):
     def after_write(self, written: Table) -> None:
         with written.transaction() as tx:
             tx.set_properties({PROP_TOPICS: json.dumps(self.topics, ensure_ascii=False)})
+
+
+def stored_topics(table: str) -> list[dict[str, Any]]:
+    """The topics of `table`'s current topics signal, biggest first."""
+    from podium.signals.store import signal_status, signal_table_name
+    from podium.store.catalog.catalog import full_name, load_or_none, load_table
+    from podium.store.read.snapshots import resolve_snapshot
+
+    loaded = load_table(full_name(table))
+    stored = load_or_none(signal_table_name(full_name(table), "topics"))
+    status = (
+        signal_status(stored, loaded, resolve_snapshot(loaded, None), {"topics": Topics.version})
+        if stored is not None
+        else None
+    )
+    run = f"run `podium signals run {full_name(table)} --signal embedding,topics`"
+    if stored is None or status is None:
+        raise InvalidInput(f"{full_name(table)} has no topics; {run}.")
+    if status.stale:
+        raise InvalidInput(f"The topics of {full_name(table)} are stale ({status.stale}); {run}.")
+    topics: list[dict[str, Any]] = json.loads(stored.properties.get(PROP_TOPICS) or "[]")
+    return sorted(topics, key=lambda t: (-int(t["rows"]), int(t["cluster"])))
