@@ -137,3 +137,30 @@ def test_label_tags_every_row_a_signal_names(podium_home: Path) -> None:
     assert found == {("r0000", ("has-secret",))}
     with pytest.raises(InvalidInput, match="Say which language value"):
         label_by_signal("t.tag", "language", tags=["x"])
+
+
+def test_evidence_of_one_row(podium_home: Path) -> None:
+    from podium.signals.values import evidence
+
+    key = "AKIAIOSFODNN7EXAMPLE"
+    problem = "How many clips did Natalia sell in April and May if she sold forty eight in April?"
+    write_chat("t.ev", [f"key {key} here. Question: {problem}", "plain text row"])
+    write_chat("t.evals", [problem], prefix="g")
+    compute_signals(
+        SignalsConfig.model_validate(
+            {
+                "table": {"name": "t.ev"},
+                "signals": ["private-data,contamination,language"],
+                "contamination": {"evals": ["t.evals"]},
+            }
+        )
+    )
+    table = load_table("t.ev")
+    sid = table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    (row,) = [r for r in read_small("t.ev")[0].to_pylist() if r["id"] == "r0000"]
+    found = dict(evidence(table, sid, row))
+    (secret,) = found["private-data"]
+    assert "secret (AWS Access Key) 'AKIA…LE'" in secret and key not in secret
+    (hit,) = found["contamination"]
+    assert "match t.evals row g0000" in hit and "Natalia" in hit
+    assert found["language"] == ["en"]

@@ -40,6 +40,11 @@ def test_browse_filters_on_a_current_signal_and_names_a_stale_one(podium_home: P
     assert not at.exception, at.exception
     assert sorted(at.dataframe[0].value["id"]) == ["r0001", "r0002"]
 
+    at.selectbox(key="browse.sample").set_value("r0001").run()
+    assert not at.exception, at.exception
+    shown = unescape("\n".join(m.value for m in at.markdown))
+    assert "duplicate of r0000; cluster of 3: r0000, r0002" in shown
+
     write_chat("t.sig", ["a new row"], prefix="n", mode="append")
     at = open_browse(table="t.sig", size="100")
     assert not [m for m in at.sidebar.multiselect if m.key == "browse.signals"]

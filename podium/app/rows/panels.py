@@ -30,6 +30,7 @@ from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.review import annotations as ann
 from podium.review.changes import EditConflict
+from podium.signals import values as signal_values
 from podium.store.catalog.catalog import name_of
 from podium.store.read.query import page
 from podium.store.read.stats import TableStats, table_stats
@@ -86,6 +87,20 @@ def stats_panel(name: str, sid: int | None, view: vs.ViewState | None = None) ->
             st.markdown("**Sources**")
             sources = pd.DataFrame(stats.sources).fillna({"source": "(none)"})
             st.altair_chart(charts.bar_chart(sources, "source", "rows", horizontal=True))
+
+
+def signals_panel(tables: PageTables, sid: int | None, row: Mapping[str, Any]) -> None:
+    """What the signals current for `sid` say about the row: spans found (secrets
+    masked), the eval row a span matches, the other members of its cluster."""
+    found = signal_values.evidence(tables.table, sid, dict(row))
+    if not found:
+        return
+    with st.expander(f"Signals ({', '.join(signal for signal, _ in found)})"):
+        for signal, lines in found:
+            st.markdown(
+                f"**{escape_markdown(signal)}**\n"
+                + "\n".join(f"- {escape_markdown(line)}" for line in lines)
+            )
 
 
 def failures_panel(tables: PageTables, sid: int | None, row: Mapping[str, Any]) -> None:

@@ -70,6 +70,7 @@ def _sample_panel(
         return
     row_id = str(row.get("id"))
     row_panels.failures_panel(tables, sid, row)
+    row_panels.signals_panel(tables, sid, row)
     row_panels.system_prompt(row)
     errors = row_panels.error_locations(tables, sid, row)
     row_panels.review_conversation(
