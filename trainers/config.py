@@ -68,6 +68,12 @@ class TrainConfig(BaseModel):
     only_valid: bool = Field(
         False, description="Skip rows that the table's latest validation report marks malformed."
     )
+    exclude_signals: list[str] = Field(
+        [],
+        description="Skip rows a current signal names: near-dup or exact-dup (all but each "
+        "cluster's canonical row), contamination, private-data, or SIGNAL=VALUE (e.g. "
+        "private-data=secret, language=fr); see `podium signals`.",
+    )
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="Where to train; auto = cuda when available."
     )

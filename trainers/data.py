@@ -109,13 +109,14 @@ def load_training_data(
     ref: TableRef,
     *,
     only_valid: bool = False,
+    exclude_signals: Sequence[str] = (),
     max_rows: int | None = None,
     eval_fraction: float = 0.0,
     seed: int = 0,
     max_eval_rows: int = 64,
 ) -> TrainingData:
     """Read `ref` and split it; raises InvalidInput when nothing is trainable."""
-    plan = open_snapshot(ref.name, ref.snapshot_id)[1]
+    table, plan = open_snapshot(ref.name, ref.snapshot_id)
     snapshot_id, columns = plan.snapshot_id, plan.column_names
     if "messages" not in columns:
         raise InvalidInput(
@@ -123,6 +124,10 @@ def load_training_data(
             "training needs an SFT chat table. Import one with `podium import`."
         )
     bad = malformed_row_ids(ref, snapshot_id) if only_valid else set()
+    if exclude_signals:
+        from podium.signals.values import excluded_ids
+
+        bad |= excluded_ids(table, snapshot_id, exclude_signals)
     skipped = Counter[str]()
 
     def conversations() -> Iterator[dict[str, Any]]:
@@ -149,6 +154,7 @@ def load_training_data(
     if rows is None or not len(rows):
         reason = (
             f"all {invalid} rows are marked malformed by its validation report"
+            + (" or left out by signals" if exclude_signals else "")
             if invalid and not no_assistant
             else "no row has an assistant turn to learn from"
         )

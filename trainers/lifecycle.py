@@ -55,6 +55,7 @@ def check_card(cfg: TrainConfig) -> tuple[BaseModelRef, TrainingData]:
     data = load_training_data(
         cfg.table,
         only_valid=cfg.only_valid,
+        exclude_signals=cfg.exclude_signals,
         max_rows=cfg.max_rows,
         eval_fraction=cfg.eval_fraction,
         seed=cfg.seed,

@@ -274,3 +274,21 @@ def evidence(
             continue
         out.append((status.signal, lines))
     return out
+
+
+def excluded_ids(table: Table, snapshot_id: int | None, specs: Sequence[str]) -> set[str]:
+    """The rows a training run leaves out by signal: each spec `SIGNAL` (what `remove`
+    takes: non-canonical duplicates, contaminated rows, rows with private data) or
+    `SIGNAL=VALUE` (a facet, e.g. `private-data=secret`, `language=fr`), from signals
+    current for `snapshot_id` (a stale one is refused, as for remove)."""
+    from podium.signals.registry import signal_kind
+
+    out: set[str] = set()
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        signal = signal_kind(name).name
+        if value.strip():
+            out |= ids_for(table, snapshot_id, signal, value.strip())
+        else:
+            out |= ids_to_remove(table, snapshot_id, signal)
+    return out
