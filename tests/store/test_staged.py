@@ -89,3 +89,15 @@ def test_files_committed_then_compacted_away_are_not_pending_again(podium_home: 
     table = commit_staged(again, list(pending_files(again).values()))
     ids = table.scan().to_arrow()["id"].to_pylist()
     assert sorted(ids) == sorted(f"r{i}" for i in range(9))  # each row once
+
+
+def test_committing_the_same_staged_files_again_adds_nothing(podium_home: Path) -> None:
+    staging = stage("ns.twice", SCHEMA, key="k7")
+    paths = [write_staged(staging, f"s{i}", _rows(i * 2, 2)) for i in range(2)]
+    commit_staged(staging, paths)
+    more = write_staged(staging, "s2", _rows(4, 2))
+
+    table = commit_staged(staging, [*paths, more])  # a caller that kept its old list
+
+    assert sorted(table.scan().to_arrow()["id"].to_pylist()) == sorted(f"r{i}" for i in range(6))
+    assert commit_staged(staging, paths).current_snapshot() == table.current_snapshot()

@@ -188,14 +188,20 @@ def _name(staging: Staging, path: str) -> str:
 def commit_staged(
     staging: Staging, paths: list[str], *, properties: dict[str, str] | None = None
 ) -> Table:
-    """Add `paths` to the table in ONE snapshot (creating the table in it if new)."""
+    """Add `paths` to the table in ONE snapshot (creating the table in it if new). A file
+    some snapshot already committed is not added again (a retry after a lost answer)."""
     if not paths:
         raise InvalidInput(f"Nothing to commit to {staging.table}: no staged files.")
     catalog = open_catalog()
     ident = parse_name(staging.table)
     props = {k: str(v) for k, v in (properties or {}).items()}
     if catalog.table_exists(ident):
-        txn = catalog.load_table(ident).transaction()
+        table = catalog.load_table(ident)
+        done = committed_names(table, staging)
+        paths = [p for p in paths if _name(staging, p) not in done]
+        if not paths:
+            return table
+        txn = table.transaction()
         if props:
             txn.set_properties(props)
     else:
