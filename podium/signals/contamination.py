@@ -84,6 +84,14 @@ class Contamination(TableSignal[ContaminationSettings]):
             sid = resolve_snapshot(table, snapshot)
             if sid is None:
                 raise InvalidInput(f"Eval table {name_of(table)} has no rows.")
+            columns = columns_of(table)
+            stored = [f.name for f in table.schema().fields]
+            if columns.id not in stored or columns.messages not in stored:
+                raise InvalidInput(
+                    f"Eval table {name_of(table)} has no {columns.id!r} and "
+                    f"{columns.messages!r} columns (columns: {', '.join(stored)}); "
+                    "contamination compares chat messages. Map or import it as SFT."
+                )
             self.evals.append((table, sid))
 
     def pinned(self) -> dict[str, Any]:

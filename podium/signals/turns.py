@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyiceberg.table import Table
 
+from podium.errors import InvalidInput
 from podium.store.schema import PROP_MAPPING
 from podium.validate.turns import Columns
 
@@ -73,7 +74,14 @@ def turns_of(
         where = np.flatnonzero(keep.to_numpy(zero_copy_only=False))
         role, content = role.take(where), content.take(where)
         row_of, turn_of = row_of[where], turn_of[where]
-    ids = batch.column(columns.id).cast(pa.string()).to_pylist()
+    id_column = batch.column(columns.id)
+    if id_column.null_count:
+        raise InvalidInput(
+            f"{id_column.null_count} row(s) of this table have no {columns.id!r}; signals "
+            "are stored by row id, so every row needs one (re-import the table, which "
+            "gives each row an id)."
+        )
+    ids = id_column.cast(pa.string()).to_pylist()
     return Turns(
         ids=[str(i) for i in ids],
         row_of=row_of,

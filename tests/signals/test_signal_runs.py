@@ -179,3 +179,17 @@ def test_near_dup_verified_in_several_scans_finds_the_same_clusters(
     compute_signals(config("near-dup"))
     assert sorted((r["id"], r["cluster"]) for r in values("near-dup")) == once
     assert len(once) == 3
+
+
+def test_rows_without_ids_and_eval_tables_without_messages_are_refused(chat: None) -> None:
+    write_table(
+        "t.noid", chat_rows(["a", "b"]).set_column(0, "id", pa.array([None, "x"], pa.string()))
+    )
+    with pytest.raises(InvalidInput, match="1 row\\(s\\) of this table have no 'id'"):
+        compute_signals(
+            SignalsConfig.model_validate({"table": {"name": "t.noid"}, "signals": ["length"]})
+        )
+    assert not table_exists("t.noid__sig_length")
+    write_table("t.flat", pa.table({"id": ["a"], "text": ["hello"]}))
+    with pytest.raises(InvalidInput, match="Eval table t.flat has no 'id' and 'messages'"):
+        compute_signals(config("contamination", contamination={"evals": ["t.flat"]}))
