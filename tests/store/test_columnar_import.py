@@ -159,20 +159,36 @@ def test_prompt_response_shapes_are_the_same_both_ways(podium_home: Path, tmp_pa
     assert typed == 40
 
 
-AMBIGUOUS = [
-    # A key some rows lack (Arrow reads it as null in those rows, as it would `null`).
+SOME_KEYS = [
+    # A key some rows lack: Arrow reads it as null in those rows, as it would `null`.
     [{"messages": OPENAI[0]["messages"], **({"extra": 1} if i % 2 else {})} for i in range(20)],
     [
         {"messages": OPENAI[0]["messages"], "metadata": {"a": 1} if i % 2 else {"b": None}}
         for i in range(20)
     ],
-    # Floats (Arrow and orjson print some differently), text metadata, tool calls,
-    # content parts, blank lines, prompt keys that change from row to row.
-    [{"messages": OPENAI[0]["messages"], "metadata": {"score": 0.1 * i}} for i in range(20)],
+    # Floats (Arrow and orjson print some differently) and JSON text as metadata.
+    [
+        {"messages": OPENAI[0]["messages"], "metadata": {"score": 0.1 * i, "n": [1e-7, 2.0]}}
+        for i in range(20)
+    ],
     [
         {"messages": OPENAI[0]["messages"], "metadata": json.dumps({"z": 1, "a": [i]})}
         for i in range(20)
     ],
+]
+
+
+@pytest.mark.parametrize("records", SOME_KEYS)
+def test_rows_arrow_cannot_write_surely_get_their_metadata_from_their_line(
+    podium_home: Path, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    """The block is still typed by Arrow; only those rows' metadata is read again."""
+    assert same_rows(jsonl(tmp_path / "x.jsonl", records)) == len(records)
+
+
+AMBIGUOUS = [
+    # Tool calls, content parts, prompt keys that change from row to row, a float
+    # outside metadata (where NaN would pass unseen).
     [
         {
             "messages": [
@@ -187,6 +203,10 @@ AMBIGUOUS = [
         for i in range(20)
     ],
     [{"prompt" if i % 2 else "question": f"q{i}", "response": "r"} for i in range(20)],
+    [
+        {"messages": [{"role": "user", "content": "x", "weight": 0.5 * i}], "id": f"w{i}"}
+        for i in range(20)
+    ],
 ]
 
 
@@ -235,6 +255,9 @@ def refusal(path: Path, columnar: bool) -> str:
         b'{"messages": [{"role": "user", "content": "x\\ud800"}]}',
         b'{"messages": [{"role": "user", "content": "x"}], "metadata": {"n": 1e400}}',
         b'{"messages": [{"role": "user", "content": "x"}], "metadata": {"n": NaN}}',
+        b'{"messages": [{"role": "user", "content": "x"}], "metadata": "{\\"a\\": 1, \\"a\\": 2}"}',
+        b'{"messages": [{"role": "user", "content": "x"}], "metadata": "not json"}',
+        b'{"messages": [{"role": "user", "content": "x", "w": NaN}]}',
         b'{"messages": [{"role": "user", "content": "x"}], "id": "a", "id": "b"}',
         b'{"messages": [{"role": "user", "content": "x"}], "id": "a\\u0000b"}',
         b'{"messages": [{"role": "user", "content": "x"}]} {"messages": []}',

@@ -69,15 +69,18 @@ def _strings(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
 def object_text(pieces: list[tuple[str, pa.Array]], length: int) -> pa.Array:
     """`{"k":v,...}` from (key, value text) pairs in key order; a null value leaves its
     key out of that row; a row with no key left is null."""
-    parts = [pc.binary_join_element_wise(key_text(key), text, "") for key, text in pieces]
-    if not parts:
+    if not pieces:
         return pa.nulls(length, pa.string())
-    if len(parts) == 1:  # (the join of one array answers an empty array)
-        joined = pc.fill_null(parts[0], "")
-    else:
-        joined = pc.binary_join_element_wise(*parts, ",", null_handling="skip")
+    # Each `"k":v,` or "" (arrays with nulls in a join misbehave: all-null ones come
+    # back empty), then the last comma cut.
+    parts = [
+        pc.fill_null(pc.binary_join_element_wise(key_text(key), text, ",", ""), "")
+        for key, text in pieces
+    ]
+    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "")
     empty = pc.equal(joined, "")
-    return pc.if_else(empty, pa.scalar(None, pa.string()), _wrap("{", joined, "}"))
+    body = pc.utf8_slice_codeunits(joined, 0, -1)
+    return pc.if_else(empty, pa.scalar(None, pa.string()), _wrap("{", body, "}"))
 
 
 def _struct(arr: pa.StructArray) -> tuple[pa.Array, np.ndarray]:

@@ -173,19 +173,18 @@ def _created_at(value: Any, where: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def to_sft_row(
-    record: Mapping[str, Any], cfg: ChatOptions, where: str, fmt: ChatFormat
-) -> dict[str, Any]:
-    if fmt == "openai":
-        messages = _messages_openai(record, where)
-    elif fmt == "sharegpt":
-        messages = _messages_sharegpt(record, where)
-    else:
-        messages = _messages_prompt_response(record, cfg, where)
+def used_keys(fmt: ChatFormat, cfg: ChatOptions) -> set[str]:
+    """The keys a row of this shape is made of; every other key goes into its metadata."""
     used = set(KNOWN_KEYS)
     if fmt == "prompt-response":
         named = {c for c in (cfg.prompt_column, cfg.response_column) if c}
         used |= {*named, *PROMPT_KEYS, *RESPONSE_KEYS, "input"}
+    return used
+
+
+def row_metadata(record: Mapping[str, Any], used: set[str], where: str) -> str | None:
+    """The row's metadata as stored: `metadata`'s keys (an object, or JSON text of one),
+    then every key not `used` (over them), then `tools` unless null; None when empty."""
     metadata = record.get("metadata")
     if isinstance(metadata, str):
         try:
@@ -201,6 +200,19 @@ def to_sft_row(
     metadata.update({k: v for k, v in record.items() if k not in used})
     if record.get("tools") is not None:
         metadata["tools"] = record["tools"]
+    return metadata_json(metadata) if metadata else None
+
+
+def to_sft_row(
+    record: Mapping[str, Any], cfg: ChatOptions, where: str, fmt: ChatFormat
+) -> dict[str, Any]:
+    if fmt == "openai":
+        messages = _messages_openai(record, where)
+    elif fmt == "sharegpt":
+        messages = _messages_sharegpt(record, where)
+    else:
+        messages = _messages_prompt_response(record, cfg, where)
+    metadata = row_metadata(record, used_keys(fmt, cfg), where)
     tags = record.get("tags")
     if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
         raise InvalidInput(f"{where}: `tags` must be a list of strings.")
@@ -221,7 +233,7 @@ def to_sft_row(
         "source": _string(record, "source", where) or cfg.source or Path(cfg.path).name,
         "split": _string(record, "split", where),
         "tags": tags,
-        "metadata": metadata_json(metadata) if metadata else None,
+        "metadata": metadata,
         "created_at": _created_at(record.get("created_at"), where),
     }
 

@@ -8,10 +8,12 @@ takes the blocks where doing the same with columns is certain, and answers `Unfi
 any other block, which then goes through the row path and gets its errors (line
 numbers, the field, what to do) from there. So a block is unfit when it has a line
 that is blank or not an object, a line past the size limit, anything Arrow's reader
-refuses or reads differently from orjson (two objects on one line, NaN, floats,
-bytes that are not UTF-8, nesting near orjson's limit), a
-value of another type than the row path takes, a null where the row path would have
-to tell a missing key from `null`, a NUL in an id, or anything the row path refuses.
+refuses or reads differently from orjson (two objects on one line, bytes that are not
+UTF-8, nesting near orjson's limit, a float or NaN outside what becomes metadata), a
+value of another type than the row path takes, a NUL in an id, or anything the row
+path refuses. Metadata Arrow cannot write surely (a float; a key some rows lack, which
+Arrow reads as null just like `null`; JSON text) is written for those rows alone from
+their own line, by the row path's `row_metadata`.
 `tests/store/test_columnar_import.py` imports the same files both ways and compares.
 """
 
@@ -23,18 +25,21 @@ from datetime import datetime
 from typing import IO
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from podium.errors import InvalidInput
 from podium.store.schema import SFT_ARROW_SCHEMA
 from podium.store.write.arrow_json import encode, object_text
 from podium.store.write.chat_rows import (
-    KNOWN_KEYS,
     PROMPT_KEYS,
     RESPONSE_KEYS,
     SHAREGPT_ROLES,
     ChatOptions,
+    row_metadata,
+    used_keys,
 )
 from podium.store.write.modes import ChatFormat
 
@@ -103,7 +108,7 @@ def typed_block(
 ) -> list[Typed]:
     """The block as SFT rows (ids not yet generated), a batch per chunk Arrow parsed, or
     Unfit."""
-    starts = _line_starts(block.data, limit)
+    starts, ends = _line_spans(block.data, limit)
     if not block.data.isascii():
         try:  # Arrow's reader takes bytes that are not UTF-8 into its strings
             block.data.decode("utf-8")
@@ -119,18 +124,39 @@ def typed_block(
         )
     except (pa.ArrowInvalid, UnicodeDecodeError):
         raise Unfit from None
-    if table.num_rows != len(starts) or not _readable(table.schema):
-        raise Unfit  # two objects on one line, a float or NaN, deep nesting
-    typed, first = [], block.first
+    used = used_keys(fmt, cfg)
+    if table.num_rows != len(starts) or not _readable(table.schema, used):
+        raise Unfit  # two objects on one line, a float outside metadata, deep nesting
+    typed, first = [], 0
     for chunk in table.to_batches():  # each as parsed: no copy into one
-        rows = _sft_rows(chunk, cfg, fmt, default_source, now)
-        typed.append(Typed(rows, first + np.arange(chunk.num_rows)))
+        lines = _Lines(block.data, starts[first:], ends[first:])
+        rows = _sft_rows(chunk, cfg, fmt, used, default_source, now, lines)
+        typed.append(Typed(rows, block.first + first + np.arange(chunk.num_rows)))
         first += chunk.num_rows
     return typed
 
 
+@dataclass(frozen=True)
+class _Lines:
+    """Where a chunk's lines are in its block: rows Arrow cannot write surely are
+    read again from their own line."""
+
+    data: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def line(self, row: int) -> bytes:
+        return self.data[self.starts[row] : self.ends[row]]
+
+
 def _sft_rows(
-    chunk: pa.RecordBatch, cfg: ChatOptions, fmt: ChatFormat, default_source: str, now: datetime
+    chunk: pa.RecordBatch,
+    cfg: ChatOptions,
+    fmt: ChatFormat,
+    used: set[str],
+    default_source: str,
+    now: datetime,
+    lines: _Lines,
 ) -> pa.RecordBatch:
     cols = {name: chunk.column(name) for name in chunk.schema.names}
     if fmt == "openai":
@@ -147,7 +173,7 @@ def _sft_rows(
             pc.fill_null(_blank_as_null(cols["source"]), default_source),
             cols["split"],
             _tags(cols["tags"]),
-            _metadata(cols, _used(fmt, cfg), chunk.num_rows),
+            _metadata(cols, used, chunk.num_rows, lines),
             _created_at(cols["created_at"], now),
         ],
         names=SFT_ARROW_SCHEMA.names,
@@ -160,7 +186,8 @@ def _chunk_bytes(starts: np.ndarray, block: Block) -> int:
     return max(PARSE_CHUNK_BYTES, longest + 1)
 
 
-def _line_starts(data: bytes, limit: int) -> np.ndarray:
+def _line_spans(data: bytes, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) of each line of the block, its newline left out."""
     buf = np.frombuffer(data, np.uint8)
     ends = np.flatnonzero(buf == 0x0A)
     if not data.endswith(b"\n"):
@@ -170,19 +197,24 @@ def _line_starts(data: bytes, limit: int) -> np.ndarray:
     # a line that is not an object, and a line past the limit are the row path's.
     if len(starts) == 0 or (ends - starts).max() > limit or (buf[starts] != ord("{")).any():
         raise Unfit
-    return starts
+    return starts, ends
 
 
-def _readable(schema: pa.Schema) -> bool:
-    """No float anywhere (NaN, which orjson refuses, is a float to Arrow, and orjson
-    prints some floats otherwise), and nested well under orjson's 1024 levels."""
-    stack = [(field.type, 2) for field in schema]  # level 1 is the line's object
+def _readable(schema: pa.Schema, used: set[str]) -> bool:
+    """Nested well under orjson's 1024 levels, and no float but in what becomes
+    metadata: those rows are written by orjson from the line itself (so NaN, which
+    Arrow reads and orjson refuses, sends the block to the row path there)."""
+    stack = [(f.type, 2, f.name in _META or f.name not in used) for f in schema]
     while stack:
-        kind, depth = stack.pop()
-        if pa.types.is_floating(kind) or pa.types.is_decimal(kind) or depth > MAX_DEPTH:
+        kind, depth, meta = stack.pop()
+        floating = pa.types.is_floating(kind) or pa.types.is_decimal(kind)
+        if (floating and not meta) or depth > MAX_DEPTH:
             return False
-        stack.extend((kind.field(i).type, depth + 1) for i in range(kind.num_fields))
+        stack.extend((kind.field(i).type, depth + 1, meta) for i in range(kind.num_fields))
     return True
+
+
+_META = ("metadata", "tools")
 
 
 def _turns(turns: pa.Array) -> tuple[pa.Array, pa.StructArray]:
@@ -297,38 +329,46 @@ def _created_at(column: pa.Array, now: datetime) -> pa.Array:
     return pc.fill_null(stamps, pa.scalar(now, _CREATED))
 
 
-def _used(fmt: ChatFormat, cfg: ChatOptions) -> set[str]:
-    used = set(KNOWN_KEYS)
-    if fmt == "prompt-response":
-        named = {c for c in (cfg.prompt_column, cfg.response_column) if c}
-        used |= {*named, *PROMPT_KEYS, *RESPONSE_KEYS, "input"}
-    return used
-
-
-def _metadata(cols: dict[str, pa.Array], used: set[str], n: int) -> pa.Array:
-    """The row path's metadata text: `metadata`'s keys, then every key the row path does
-    not use (over them), then `tools` when not null, sorted, as orjson writes them."""
+def _metadata(cols: dict[str, pa.Array], used: set[str], n: int, lines: _Lines) -> pa.Array:
+    """The row path's metadata text (`chat_rows.row_metadata`), written by Arrow where
+    that is certain (`arrow_json`) and from the row's own line elsewhere."""
     values: dict[str, pa.Array] = {}
+    certain = np.ones(n, bool)
     meta = cols.get("metadata")
     if meta is not None and not pa.types.is_null(meta.type):
-        if not pa.types.is_struct(meta.type):
-            raise Unfit  # JSON text (parsed per row) or not an object (refused)
-        present = np.asarray(meta.is_valid())
-        for field, child in zip(meta.type, meta.flatten(), strict=True):
-            text, certain = encode(child)
-            # In a present `metadata`, a null field is `"k": null` or no `k` at all.
-            if not (certain & (np.asarray(child.is_valid()) | ~present)).all():
-                raise Unfit
-            values[field.name] = text
+        if pa.types.is_string(meta.type):
+            certain &= ~np.asarray(meta.is_valid())  # JSON text: read per row
+        elif pa.types.is_struct(meta.type):
+            present = np.asarray(meta.is_valid())
+            for field, child in zip(meta.type, meta.flatten(), strict=True):
+                text, sure = encode(child)
+                # In a present `metadata`, a null field is `"k": null` or no `k` at all.
+                certain &= sure & (np.asarray(child.is_valid()) | ~present)
+                values[field.name] = text
+        else:
+            raise Unfit  # not an object: refused by the row path
     for name in sorted(set(cols) - used):
-        text, certain = encode(cols[name])
-        if cols[name].null_count or not certain.all():
-            raise Unfit  # a null extra key may be a missing one
+        text, sure = encode(cols[name])
+        certain &= sure & np.asarray(cols[name].is_valid())  # a null key may be a missing one
         values[name] = text
     tools = cols.get("tools")
     if tools is not None and tools.null_count != len(tools):
-        text, certain = encode(tools)
-        if not certain[np.asarray(tools.is_valid())].all():
-            raise Unfit
+        text, sure = encode(tools)
+        certain &= sure | ~np.asarray(tools.is_valid())
         values["tools"] = text if "tools" not in values else pc.coalesce(text, values["tools"])
-    return object_text(sorted(values.items()), n)
+    texts = object_text(sorted(values.items()), n)
+    if certain.all():
+        return texts
+    doubtful = np.flatnonzero(~certain)
+    written = [_row_metadata(lines.line(int(i)), used) for i in doubtful]
+    return pc.replace_with_mask(texts, pa.array(~certain), pa.array(written, texts.type))
+
+
+def _row_metadata(line: bytes, used: set[str]) -> str | None:
+    """One row's metadata from its line, as the row path writes it; any doubt (a line
+    orjson refuses, metadata the row path refuses) sends the block to the row path,
+    which names the first bad line."""
+    try:
+        return row_metadata(orjson.loads(line), used, "")
+    except (orjson.JSONDecodeError, InvalidInput):
+        raise Unfit from None
