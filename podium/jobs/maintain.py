@@ -38,7 +38,7 @@ from podium.errors import InvalidInput, PodiumError
 from podium.jobs.tables import FINISHED, db, jobs
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog.catalog import full_name
-from podium.store.catalog.every_table import every_table
+from podium.store.catalog.every_table import CatalogTable, every_table
 from podium.store.maintenance import expiry, maintenance, orphans, warehouse_sweep
 from podium.store.schema import PROP_LINEAGE_PREFIX
 from podium.store.state.users import author_name
@@ -203,15 +203,15 @@ def job_snapshots(table: str, pin_days: float | None = None) -> set[int]:
     return set(job_pins(table, pin_days))
 
 
-def tables_lineage() -> Lineage:
+def tables_lineage(tables: list[CatalogTable] | None = None) -> Lineage:
     """Every readable table's lineage properties, any namespace depth (loaded once for a
-    run over many tables)."""
+    run over many tables; `tables` when they are loaded already)."""
     return [
         (
             entry.name,
             {k: v for k, v in entry.table.properties.items() if k.startswith(PROP_LINEAGE_PREFIX)},
         )
-        for entry in every_table()
+        for entry in (every_table() if tables is None else tables)
         if entry.table is not None
     ]
 
@@ -275,7 +275,7 @@ def _maintain_all(cfg: MaintainConfig, reporter: Reporter) -> JobOutputs:
             )
     for name, why in {**summary["failed"], **summary["skipped"]}.items():
         reporter.log(f"{name}: {why}")
-    lineage = tables_lineage() if cfg.expire else []
+    lineage = tables_lineage(catalog) if cfg.expire else []
     done: dict[str, dict[str, Any]] = {}
     for name in names:
         reporter.check_cancelled()
