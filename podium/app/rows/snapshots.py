@@ -14,6 +14,7 @@ from pyiceberg.table import Table
 
 from podium.app.page_tables import PageTables
 from podium.app.rows.filters import ALL, filter_ids
+from podium.app.rows.view_state import snapshot_label
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User
 from podium.review import annotations as ann
@@ -23,7 +24,7 @@ from podium.review.changes import (
 )
 from podium.review.refs import Ref, create_branch, refs_of
 from podium.store.catalog.catalog import load_table
-from podium.store.read.snapshots import resolve_snapshot
+from podium.store.read.snapshots import list_snapshots, resolve_snapshot
 
 
 def resolve(name: str, choice: str | int | None) -> int | None:
@@ -52,12 +53,17 @@ def linked_snapshot_labels(
     stays a name (the card keeps it and pins its snapshot when written)."""
     if not linked:
         return {k: v for k, v in labels.items()}
+    table = load_table(name)
     try:
-        sid = resolve(name, linked)
+        sid = resolve_snapshot(table, linked)
     except NotFound:  # a stale link: the usual choices
         return {k: v for k, v in labels.items()}
     value: int | str = int(linked) if linked.lstrip("-").isdigit() else linked
-    label = labels.get(sid or 0, str(sid)) if isinstance(value, int) else f"{linked} → {sid}"
+    label = labels.get(sid or 0, str(sid))
+    if isinstance(value, str):  # the tag or branch, then its snapshot as every picker says it
+        info = next((s for s in list_snapshots(table) if s.snapshot_id == sid), None)
+        kind = next((r.kind for r in refs_of(table) if r.name == linked), "ref")
+        label = snapshot_label(info, [f"{linked} ({kind})"]) if info else f"{linked} ({kind})"
     return {value: label, **{k: v for k, v in labels.items() if k != value}}
 
 

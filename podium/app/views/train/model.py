@@ -17,10 +17,12 @@ import pandas as pd
 
 from podium.app.async_rl_model import AsyncView, async_view, job_config
 from podium.app.charts import chart_groups
+from podium.app.rows.view_state import ref_names, snapshot_label
 from podium.jobs.logbook import kind_model, metrics_frame, progress_fraction, samples
 from podium.jobs.queue import Job, get_job, list_jobs, request_cancel
 from podium.jobs.tables import warnings_of
 from podium.models.registry import get_model, list_models
+from podium.review.refs import refs_of
 from podium.store.catalog.catalog import list_tables, load_table
 from podium.store.read.snapshots import list_snapshots
 from trainers.config import ASYNC_ONLY
@@ -71,16 +73,11 @@ def table_choices() -> list[str]:
 
 
 def snapshot_choices(table: str) -> list[tuple[str, int]]:
-    """(label, snapshot id), newest first."""
-    snaps = list(reversed(list_snapshots(load_table(table))))
-    return [
-        (
-            f"{s.snapshot_id} · {s.committed_at[:19]} · {s.total_rows} rows"
-            + (" (current)" if s.current else ""),
-            s.snapshot_id,
-        )
-        for s in snaps
-    ]
+    """(label, snapshot id), newest first, in the one snapshot format (tags named)."""
+    loaded = load_table(table)
+    names = ref_names(refs_of(loaded))
+    snaps = list(reversed(list_snapshots(loaded)))
+    return [(snapshot_label(s, names.get(s.snapshot_id, ())), s.snapshot_id) for s in snaps]
 
 
 def only_valid_default(table: str, snapshot: int | str | None) -> tuple[bool, str]:
