@@ -83,7 +83,7 @@ def test_the_default_rewards_vary_within_a_group_on_demo_chat(podium_home: Path)
     prompt, answer = row["messages"][:-1], row["messages"][-1]["content"]
     group = [f"Sure. {'Here is more detail. ' * k}" for k in (1, 3, 5, 8)]
     completions = [[{"role": "assistant", "content": text}] for text in group]
-    specs = [RewardSpec(rule=r, weight=w) for r, w in default_rewards().items()]
+    specs = [RewardSpec(rule=r, weight=w) for r, w in default_rewards("cpu-smoke").items()]
     fns, weights = build_rewards(specs, None, {}, "demo.chat")
     totals = [0.0] * len(group)
     for fn, weight in zip(fns, weights, strict=True):
