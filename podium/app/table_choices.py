@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from podium.app.rows.view_state import ref_names
+from podium.review.refs import list_refs
 from podium.store.catalog.catalog import list_tables, load_table, open_catalog, parse_name
 from podium.store.catalog.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, group_of
 from podium.store.catalog.table_name import reserved_for
@@ -117,3 +119,8 @@ def default_of(names: Sequence[str]) -> str | None:
 def snapshots_of(name: str) -> list[SnapshotInfo]:
     """Table `name`'s snapshots, oldest first, as a snapshot picker offers them."""
     return list_snapshots(load_table(name))
+
+
+def snapshot_names_of(name: str) -> dict[int, list[str]]:
+    """{snapshot id: ['cleaned (tag)']} of table `name`, for a snapshot picker's labels."""
+    return ref_names(list_refs(name))

@@ -150,3 +150,14 @@ def test_auto_takes_the_fenced_block_when_there_is_one() -> None:
     rules = parse_rules(["json"])
     assert check_texts(rules, [fenced, '{"a": 1}'], mode="auto") == []
     assert len(check_texts(rules, [fenced], mode="whole")) == 1
+
+
+def test_the_snapshot_picker_names_a_tag(demo: dict[str, dict]) -> None:
+    """Before: a tag was never shown in the snapshot pickers, only ids and times."""
+    from podium.identity import User
+    from podium.review.refs import create_tag
+
+    create_tag("demo.json_sft", "reviewed", User(name="t", role="admin", source="config"))
+    at = _open()
+    options = at.selectbox(key="validate.snapshot").options
+    assert options[0].startswith("reviewed (tag) · ") and options[0].endswith("(current)")

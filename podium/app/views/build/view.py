@@ -18,7 +18,7 @@ from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import Job, page_link, table_links, watch_job
 from podium.app.safe_markdown import escape_markdown
-from podium.app.table_choices import snapshots_of
+from podium.app.table_choices import snapshot_names_of, snapshots_of
 from podium.app.views.build import model as build_model
 from podium.app.views.build.model import sft_table_of
 
@@ -48,7 +48,9 @@ def _settings() -> None:
         sources, key=TABLE, label="Functions" if mode == "build" else "Rows"
     )
     assert table is not None
-    snapshot = widgets.snapshot_picker(snapshots_of(table), key=SNAPSHOT)
+    snapshot = widgets.snapshot_picker(
+        snapshots_of(table), key=SNAPSHOT, names=snapshot_names_of(table)
+    )
     fixed: dict[str, object] = {
         "table": {"name": table, "snapshot_id": snapshot},
         "mode": mode,

@@ -19,7 +19,7 @@ from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import Job, page_link, table_links, watch_job
 from podium.app.safe_markdown import code_span, escape_markdown
-from podium.app.table_choices import snapshots_of
+from podium.app.table_choices import snapshot_names_of, snapshots_of
 from podium.app.views.validate import model as validate_model
 from podium.app.views.validate.model import settings_seed
 
@@ -58,7 +58,9 @@ def _settings(table: str) -> None:
     linked = st.query_params.get("snapshot")
     if linked and linked.isdigit() and st.session_state.get(SNAPSHOT + ".linked") != linked:
         st.session_state[SNAPSHOT] = st.session_state[SNAPSHOT + ".linked"] = int(linked)
-    snapshot = widgets.snapshot_picker(snapshots_of(table), key=SNAPSHOT)
+    snapshot = widgets.snapshot_picker(
+        snapshots_of(table), key=SNAPSHOT, names=snapshot_names_of(table)
+    )
     # What the report on screen used (after a reload too), else the defaults.
     custom = (st.session_state.get(REPORT) or "").strip() or None
     seed = settings_seed(table, snapshot, props, custom)
