@@ -9,6 +9,7 @@ resolves these names (`podium.store.read.snapshots.resolve_snapshot`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -122,21 +123,44 @@ def fast_forward(table_name: str, branch: str, user: User) -> Ref:
     (the next `podium maintain` compacts again). Any other change to main refuses.
     """
     require(user, "edit")
-    table = load_table(table_name)
-    target = branch_head(table, branch)
-    main = branch_head(table, MAIN_BRANCH)
-    if target is None:
-        raise InvalidInput(f"Branch {branch!r} of {table_name} has no snapshot to move main to.")
-    blocker = _row_change_since(table, main, set(_lineage(table, target)))
-    if blocker is not None:
-        raise InvalidInput(
-            f"main of {table_name} changed rows since branch {branch!r} began ({blocker}); "
-            "it cannot be fast-forwarded. Make the branch's edits again on main."
-        )
-    if main != target:
-        # Committed with a requirement on main's head: a change landing meanwhile fails it.
-        table.manage_snapshots().set_current_snapshot(snapshot_id=target).commit()
-    return Ref(MAIN_BRANCH, "branch", target)
+    for _ in range(ATTEMPTS):
+        table = load_table(table_name)
+        target = branch_head(table, branch)
+        main = branch_head(table, MAIN_BRANCH)
+        if target is None:
+            raise InvalidInput(
+                f"Branch {branch!r} of {table_name} has no snapshot to move main to."
+            )
+        blocker = _row_change_since(table, main, set(_lineage(table, target)))
+        if blocker is not None:
+            raise InvalidInput(
+                f"main of {table_name} changed rows since branch {branch!r} began ({blocker}); "
+                "it cannot be fast-forwarded. Make the branch's edits again on main."
+            )
+        if main == target:
+            return Ref(MAIN_BRANCH, "branch", target)
+        try:
+            # Committed with a requirement on main's head: a change landing meanwhile fails
+            # it, and main is looked at again.
+            table.manage_snapshots().set_current_snapshot(snapshot_id=target).commit()
+        except REFUSED:
+            continue
+        except (Exception, KeyboardInterrupt) as exc:  # unknown outcome: did main move?
+            settle_by(
+                exc,
+                landed=functools.partial(_main_at, snapshot_id=target),
+                reload=lambda: load_table(table_name),
+                what=f"fast-forwarding main of {table_name} to {branch!r}",
+            )
+        return Ref(MAIN_BRANCH, "branch", target)
+    raise InvalidInput(
+        f"main of {table_name} kept changing while it was fast-forwarded ({ATTEMPTS} tries); "
+        "nothing was changed. Try again."
+    )
+
+
+def _main_at(table: Table, snapshot_id: int) -> bool:
+    return branch_head(table, MAIN_BRANCH) == snapshot_id
 
 
 def _lineage(table: Table, sid: int | None) -> Iterator[int]:

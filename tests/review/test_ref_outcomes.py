@@ -12,11 +12,12 @@ from pathlib import Path
 
 import cli_fork
 import pytest
-from review_data import ALICE, make_table, sft_batches
+from review_data import ALICE, make_table, row_id, sft_batches
 
 from podium import failpoints
 from podium.config import reset_settings
-from podium.review.refs import create_tag
+from podium.review.changes import Change, commit_change
+from podium.review.refs import create_branch, create_tag
 from podium.store.catalog import catalog as catalog_module
 from podium.store.catalog.catalog import load_table
 from podium.store.write.write import write_into
@@ -84,3 +85,26 @@ def test_a_tag_that_lost_a_race_to_another_commit_is_tried_again(
     assert table.refs()["v1"].snapshot_id == head
     assert table.current_snapshot().snapshot_id != head  # type: ignore[union-attr]
     assert len(table.scan().to_arrow()) == 12
+
+
+@pytest.mark.parametrize(
+    ("faults", "moved"), [("commit.after=raise", True), ("commit.before=raise", False)]
+)
+def test_a_fast_forward_whose_commit_fails_says_whether_main_moved(
+    podium_home: Path, faults: str, moved: bool
+) -> None:
+    make_table(T, 10)
+    main = load_table(T).current_snapshot().snapshot_id  # type: ignore[union-attr]
+    create_branch(T, "review", ALICE)
+    change = Change(deletes=frozenset({row_id(2)}), message="junk")
+    commit_change(load_table(T), change, ALICE, branch="review")
+    target = load_table(T).refs()["review"].snapshot_id
+
+    code, out = _podium("branch", T, "review", "--fast-forward", faults=faults)
+
+    assert "Traceback" not in out, out
+    head = load_table(T).current_snapshot().snapshot_id  # type: ignore[union-attr]
+    if moved:
+        assert code == 0 and "answer was lost" in out and head == target, out
+    else:
+        assert code not in (0, 75) and "did not land" in out and head == main, out
