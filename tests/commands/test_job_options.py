@@ -149,10 +149,7 @@ def test_jobs_kinds_json_lists_every_kind_with_json_defaults(planted: dict[str, 
     assert result.returncode == 0, result.stderr  # RewardSpec defaults crashed it
     kinds = {k["name"]: k for k in json.loads(result.stdout)}
     rewards = next(f for f in kinds["grpo"]["fields"] if f["name"] == "rewards")
-    assert rewards["default"] == [
-        {"rule": "exact_match", "weight": 1.0},
-        {"rule": "length:64", "weight": 0.5},
-    ]
+    assert rewards["default"] == [{"rule": "length:72", "weight": 1.0}]
     assert {"generate", "sft", "validate", "compare", "test-planted"} <= set(kinds)
 
 
