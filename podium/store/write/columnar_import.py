@@ -130,7 +130,11 @@ def typed_block(
     typed, first = [], 0
     for chunk in table.to_batches():  # each as parsed: no copy into one
         lines = _Lines(block.data, starts[first:], ends[first:])
-        rows = _sft_rows(chunk, cfg, fmt, used, default_source, now, lines)
+        try:
+            rows = _sft_rows(chunk, cfg, fmt, used, default_source, now, lines)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            # A shape these kernels do not take: the row path is the reference anyway.
+            raise Unfit from None
         typed.append(Typed(rows, block.first + first + np.arange(chunk.num_rows)))
         first += chunk.num_rows
     return typed
