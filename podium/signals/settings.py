@@ -25,6 +25,17 @@ class LengthSettings(SignalSettings):
     loaded: the base model's costs seconds and its vocabulary is not the trainer's)."""
 
 
+def check_installed() -> None:
+    """lingua is the `signals` extra (its wheel is 96 MB): a clear error without it."""
+    try:
+        import lingua  # noqa: F401
+    except ImportError:
+        raise InvalidInput(
+            "The language signal needs lingua-language-detector, the `signals` extra: "
+            "pip install 'podium[signals]' (make setup installs it)."
+        ) from None
+
+
 class LanguageSettings(SignalSettings):
     accuracy: Literal["low", "high"] = Field(
         "low",
@@ -43,6 +54,7 @@ class LanguageSettings(SignalSettings):
     @field_validator("languages")
     @classmethod
     def _known_codes(cls, codes: list[str]) -> list[str]:
+        check_installed()
         from lingua import Language  # only when languages are named
 
         known = {lang.iso_code_639_1.name.lower() for lang in Language.all()}
