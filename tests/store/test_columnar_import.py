@@ -243,6 +243,18 @@ def test_deep_nesting_gives_the_same_rows(podium_home: Path, tmp_path: Path) -> 
 DEEP = b"[" * 5000 + b"]" * 5000
 
 
+def test_crlf_lines_and_no_last_newline_are_typed_the_same(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    text = jsonl(tmp_path / "o.jsonl", OPENAI).read_bytes()
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes(text.replace(b"\n", b"\r\n"))
+    assert same_rows(crlf) == len(OPENAI)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(text.rstrip(b"\n"))
+    assert same_rows(cut) == len(OPENAI)
+
+
 def refusal(path: Path, columnar: bool) -> str:
     cfg = ImportConfig(path=str(path), out="ns.t")
     with pytest.raises(InvalidInput) as caught:

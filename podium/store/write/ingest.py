@@ -237,7 +237,8 @@ def _jsonl_parts(path: Path, pos: Position, row_path: _RowPath) -> Iterator[Part
 
 def _first_format(block: Block, name: str, cfg: ImportConfig, limit: int) -> ChatFormat:
     """The file's chat shape, from its first line (as the row path finds it)."""
-    first = block.data.split(b"\n", 1)[0]
+    end = block.data.find(b"\n")
+    first = block.data if end < 0 else block.data[:end]
     if not first.startswith(b"{") or len(first) > limit:
         raise Unfit  # a blank first line (skipped), or one refused for its length
     where = f"{name} line {block.first}"
