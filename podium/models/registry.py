@@ -221,12 +221,13 @@ def add_endpoint(
 
 def checkpoint_pin(name: str) -> str | None:
     """What a run card records for model `name`: its checkpoint's content digest, the URL
-    and model id of an endpoint, or None when the name or its directory is gone."""
+    (credentials left out: viewers read cards) and model id of an endpoint, or None when
+    the name or its directory is gone."""
     info = get_model_or_none(name)
     if info is None:
         return None
     if info.kind == "endpoint":
-        return f"endpoint:{info.url}#{info.remote_model or ''}"
+        return f"endpoint:{shown_url(info.url)}#{info.remote_model or ''}"
     if not info.path or not Path(info.path).is_dir():
         return None
     return checkpoint_digest(info.path)

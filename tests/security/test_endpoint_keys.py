@@ -117,10 +117,12 @@ def test_a_password_in_an_endpoint_url_is_not_shown(
     """Issue 44, point 22: `user:pass@` in an endpoint's URL was shown to viewers by
     `podium models list` (and its --json)."""
     from podium.models.endpoint_keys import shown_url
+    from podium.models.registry import checkpoint_pin
 
     info = add_endpoint("http://alice:s3cret@127.0.0.1:9/v1", "basic", remote_model="m")
     assert info.url == "http://alice:s3cret@127.0.0.1:9/v1"  # the client still needs it
     assert info.location == "http://***@127.0.0.1:9/v1"
+    assert checkpoint_pin("basic") == "endpoint:http://***@127.0.0.1:9/v1#m"  # in run cards
     monkeypatch.setenv("PODIUM_USER", "vera")  # a viewer (the default role)
     monkeypatch.setenv("PODIUM_DEFAULT_ROLE", "viewer")
     reset_settings()
