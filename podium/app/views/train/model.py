@@ -84,9 +84,13 @@ def only_valid_default(table: str, snapshot: int | str | None) -> tuple[bool, st
     """Whether "Only valid rows" starts on for this snapshot, and the line that says
     why: on (skipping the rows it names) when a validation report of this very snapshot
     exists, off (every row) when none does."""
+    from podium.errors import PodiumError
     from podium.validate.report import malformed_ids
 
-    bad = malformed_ids(table, snapshot)
+    try:
+        bad = malformed_ids(table, snapshot)
+    except PodiumError as exc:  # an unreadable report: the form still opens, and says so
+        return False, f"Its validation report could not be read ({exc}): every row is trained on."
     if bad is None:
         return False, (
             f"No validation report covers this snapshot of {table}: every row is trained "
