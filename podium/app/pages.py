@@ -23,6 +23,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "browse": ("browse", "Browse", ":material/table_view:"),
     "validate": ("validate", "Validate", ":material/rule:"),
     "sql": ("sql", "SQL", ":material/database:"),
+    "map": ("map", "Map", ":material/scatter_plot:"),
     "review": ("review", "Review", ":material/fact_check:"),
     "generate": ("generate", "Generate", ":material/auto_awesome:"),
     "vibes": ("vibes", "Vibe check", ":material/sentiment_dissatisfied:"),
@@ -34,7 +35,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
 }
 SECTIONS = {
     "": ["home"],
-    "Data": ["browse", "review", "validate", "sql"],
+    "Data": ["browse", "review", "validate", "sql", "map"],
     "Models": ["generate", "vibes", "build", "train", "compare"],
     "Runs": ["logbook"],
     "Admin": ["users"],  # shown to admins only

@@ -62,8 +62,12 @@ def two_levels(
 
 def keywords(texts_by_cluster: dict[int, list[str]], top: int = 4) -> dict[int, list[str]]:
     """The words most frequent in a cluster relative to all clusters (c-TF-IDF)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
     counts = {
-        c: Counter(w.lower() for t in ts for w in WORD.findall(t))
+        c: Counter(
+            w.lower() for t in ts for w in WORD.findall(t) if w.lower() not in ENGLISH_STOP_WORDS
+        )
         for c, ts in texts_by_cluster.items()
     }
     df = Counter(w for cnt in counts.values() for w in cnt)

@@ -1,0 +1,193 @@
+"""What the Map page shows, without Streamlit: every row of a table as a point (its
+projection signal), colored by topic (its topics signal) or category, with its id,
+topic title and the start of its text for hover; the points selected on the map as a
+Browse link that filters to them.
+
+The deck is pydeck's ScatterplotLayer on an orthographic view (WebGL, no base map);
+hover text is a tooltip of plain text, never markup.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from podium.app.pages import url
+from podium.errors import InvalidInput
+from podium.signals.store import signal_status, signal_table_name
+from podium.signals.topics import PROP_TOPICS, Topics
+from podium.signals.turns import columns_of, turns_of
+from podium.store.catalog.catalog import full_name, list_tables, load_or_none, load_table
+from podium.store.read.read import iter_table_batches
+from podium.store.read.scan import literal
+from podium.store.read.snapshots import resolve_snapshot
+
+LAYER = "points"
+MAX_POINTS = 200_000  # drawn; a bigger table shows an even sample of its rows
+MAX_LINKED = 500  # ids a Browse link filters to (the URL holds them)
+HOVER_CHARS = 160
+COLOR_BY = ("topic", "category")
+
+
+def mapped_tables() -> list[str]:
+    """Tables with a projection signal (the ones the map can draw)."""
+    names = set(list_tables())
+    return sorted(
+        t
+        for t in names
+        if "__" not in t.split(".")[-1] and signal_table_name(t, "projection") in names
+    )
+
+
+def _current(table: str, signal: str, version: int) -> pa.Table | None:
+    loaded = load_table(full_name(table))
+    stored = load_or_none(signal_table_name(full_name(table), signal))
+    if stored is None:
+        return None
+    status = signal_status(stored, loaded, resolve_snapshot(loaded, None), {signal: version})
+    if status is None or status.stale:
+        return None
+    snap = stored.current_snapshot()
+    batches = list(iter_table_batches(stored, snap.snapshot_id if snap else None))
+    return pa.Table.from_batches(batches) if batches else None
+
+
+@dataclass
+class MapData:
+    table: str
+    points: pd.DataFrame  # id, x, y, cluster, category, title, text, color
+    titles: dict[int, str]
+    total: int  # rows with a point (before sampling)
+
+
+def palette(n: int) -> list[list[int]]:
+    """`n` distinct colors (hues evenly spaced), as RGB."""
+    out = []
+    for i in range(max(n, 1)):
+        r, g, b = colorsys.hsv_to_rgb((i * 0.618033988749895) % 1, 0.65, 0.9)
+        out.append([int(r * 255), int(g * 255), int(b * 255)])
+    return out
+
+
+def load_map(table: str, color_by: str = "topic", max_points: int = MAX_POINTS) -> MapData:
+    """The table's points, joined with its topics (when current) and hover text."""
+    from podium.signals.projection import Projection
+
+    if color_by not in COLOR_BY:
+        raise InvalidInput(f"Color by {color_by!r}: choose one of {', '.join(COLOR_BY)}.")
+    points = _current(table, "projection", Projection.version)
+    if points is None:
+        raise InvalidInput(
+            f"{full_name(table)} has no current projection; run "
+            f"`podium signals run {full_name(table)} --signal embedding,topics,projection`."
+        )
+    frame = points.to_pandas()
+    total = len(frame)
+    if total > max_points:
+        frame = frame.iloc[:: -(-total // max_points)].reset_index(drop=True)
+    topics = _current(table, "topics", Topics.version)
+    titles: dict[int, str] = {}
+    if topics is not None:
+        frame = frame.merge(
+            topics.select(["id", "cluster", "category"]).to_pandas(), on="id", how="left"
+        )
+        stored = load_table(signal_table_name(full_name(table), "topics"))
+
+        for t in json.loads(stored.properties.get(PROP_TOPICS) or "[]"):
+            titles[int(t["cluster"])] = str(t["title"])
+    else:
+        frame["cluster"] = 0
+        frame["category"] = 0
+    frame["cluster"] = frame["cluster"].fillna(-1).astype(int)
+    frame["category"] = frame["category"].fillna(-1).astype(int)
+    frame["title"] = [titles.get(c, "") for c in frame["cluster"]]
+    frame["text"] = _hover_texts(table, set(frame["id"]), frame["id"])
+    key = "cluster" if color_by == "topic" else "category"
+    colors = palette(int(frame[key].max()) + 1 if len(frame) else 1)
+    frame["color"] = [colors[v] if v >= 0 else [160, 160, 160] for v in frame[key]]
+    return MapData(full_name(table), frame, titles, total)
+
+
+def _hover_texts(table: str, wanted: set[str], order: pd.Series) -> list[str]:
+    loaded = load_table(full_name(table))
+    columns = columns_of(loaded)
+    texts: dict[str, str] = {}
+    for batch in iter_table_batches(
+        loaded, resolve_snapshot(loaded, None), columns=[columns.id, columns.messages]
+    ):
+        turns = turns_of(batch, columns)
+        for row_id, text in zip(turns.ids, turns.row_texts(" | "), strict=True):
+            if row_id in wanted:
+                texts[row_id] = text[:HOVER_CHARS]
+    return [texts.get(i, "") for i in order]
+
+
+def deck(data: MapData) -> Any:
+    """The WebGL scatter of `data`'s points: pickable, hover shows id, topic and text."""
+    import pydeck as pdk
+
+    frame = data.points
+    xs, ys = frame["x"], frame["y"]
+    span = float(max(xs.max() - xs.min(), ys.max() - ys.min(), 1e-6)) if len(frame) else 1.0
+    layer = pdk.Layer(
+        "ScatterplotLayer",
+        id=LAYER,
+        data=frame[["id", "x", "y", "cluster", "category", "title", "text", "color"]],
+        get_position="[x, y]",
+        get_fill_color="color",
+        get_radius=span / 300,
+        radius_min_pixels=2,
+        radius_max_pixels=8,
+        pickable=True,
+        auto_highlight=True,
+    )
+    view = pdk.ViewState(
+        target=[float(xs.mean()) if len(frame) else 0, float(ys.mean()) if len(frame) else 0, 0],
+        zoom=float(math.log2(600 / span)),  # the points fill ~600 px
+    )
+    return pdk.Deck(
+        layers=[layer],
+        views=[pdk.View(type="OrthographicView", controller=True)],
+        initial_view_state=view,
+        map_provider=None,
+        map_style=None,
+        tooltip={"text": "{id} · topic {cluster}: {title}\n{text}"},
+    )
+
+
+def selected_ids(selection: Any) -> list[str]:
+    """The ids of the points a pydeck chart's selection event holds."""
+    objects = ((selection or {}).get("selection") or {}).get("objects") or {}
+    return [str(o["id"]) for o in objects.get(LAYER, []) if isinstance(o, dict) and "id" in o]
+
+
+def browse_filter(ids: list[str]) -> str:
+    """A Browse filter (its `where`) matching exactly these rows; ids are quoted as SQL
+    string literals (and Browse parses the filter again before it runs)."""
+    if not ids:
+        raise InvalidInput("Select some points first.")
+    if len(ids) > MAX_LINKED:
+        raise InvalidInput(
+            f"{len(ids)} points selected; Browse takes at most {MAX_LINKED} by id. "
+            "Select fewer, or filter Browse by the topic instead."
+        )
+    return "id IN (" + ", ".join(literal(i) for i in dict.fromkeys(ids)) + ")"
+
+
+def browse_query(table: str, ids: list[str]) -> dict[str, str]:
+    """The query string of the Browse page showing exactly these rows of `table`."""
+    return {"table": full_name(table), "where": browse_filter(ids)}
+
+
+def browse_link(table: str, ids: list[str]) -> str:
+    return url("browse", **browse_query(table, ids))
+
+
+def cluster_ids(data: MapData, cluster: int) -> list[str]:
+    return [str(i) for i in data.points.loc[data.points["cluster"] == cluster, "id"]]

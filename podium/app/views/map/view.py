@@ -1,0 +1,67 @@
+"""Map page: a table's rows as points (its projection signal) colored by topic or
+category, hover for the row, points selected on the map opened in Browse.
+
+Logic: `podium.app.views.map.model`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from podium.app.feedback import PodiumError, show_error
+from podium.app.job_panel import page_link
+from podium.app.views.map import model as map_model
+
+st.title("Map")
+tables = map_model.mapped_tables()
+if not tables:
+    st.info(
+        "No table has a map yet: run `podium signals run NS.TABLE --signal "
+        "embedding,topics,projection` (or a signals job from the Logbook)."
+    )
+    st.stop()
+wanted = st.query_params.get("table")
+left, right = st.columns([3, 1])
+table = left.selectbox(
+    "Table", tables, index=tables.index(wanted) if wanted in tables else 0, key="map.table"
+)
+color_by = right.radio("Color by", map_model.COLOR_BY, horizontal=True, key="map.color")
+try:
+    data = map_model.load_map(table, color_by)
+except PodiumError as exc:
+    show_error(exc)
+    st.stop()
+shown = len(data.points)
+st.caption(
+    f"{data.total:,} rows with a point"
+    + (f", {shown:,} drawn" if shown < data.total else "")
+    + ". Hover a point for its row; click points to select them (several: keep clicking)."
+)
+event = st.pydeck_chart(
+    map_model.deck(data),
+    on_select="rerun",
+    selection_mode="multi-object",
+    key="map.chart",
+    height=560,
+)
+ids = map_model.selected_ids(event)
+if ids:
+    try:
+        query = map_model.browse_query(table, ids)
+        label = f"Open the {len(ids)} selected rows in Browse"
+        page_link("browse", label, ":material/table_view:", **query)
+    except PodiumError as exc:
+        show_error(exc)
+if data.titles:
+    st.subheader("Topics")
+    st.dataframe(
+        [
+            {
+                "topic": c,
+                "title": t,
+                "rows": int((data.points["cluster"] == c).sum()),
+            }
+            for c, t in sorted(data.titles.items())
+        ],
+        hide_index=True,
+    )

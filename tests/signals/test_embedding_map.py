@@ -1,0 +1,57 @@
+"""The Map page's model without Streamlit: points joined with their topics and hover
+text, a deck that draws them, and a selection turned into a Browse filter that Browse's
+own filter parser accepts and that matches exactly the selected rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from signal_tables import write_chat
+from topic_corpus import topic_rows
+
+from podium.app.views.map import model as map_model
+from podium.errors import InvalidInput
+from podium.signals.job import SignalsConfig, compute_signals
+from podium.store.read.where import where_select
+
+
+def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Path) -> None:
+    write_chat("t.chat", [text for text, _ in topic_rows(80, k=4)])
+    assert map_model.mapped_tables() == []
+    compute_signals(
+        SignalsConfig.model_validate(
+            {
+                "table": {"name": "t.chat"},
+                "signals": ["embedding,topics,projection"],
+                "roles": ["assistant"],
+                "topics": {"clusters": 4, "categories": 2},
+            }
+        )
+    )
+    assert map_model.mapped_tables() == ["t.chat"]
+    data = map_model.load_map("t.chat")
+    points = data.points
+    assert len(points) == 80 and data.total == 80
+    assert set(points["cluster"]) == {0, 1, 2, 3} and len(data.titles) == 4
+    row = points.set_index("id").loc["r0005"].to_dict()
+    assert "(5) " in row["text"] and row["title"] == data.titles[int(row["cluster"])]
+    by_topic = points.groupby("cluster")["color"].first().apply(tuple)
+    assert len(set(by_topic)) == 4  # one color per topic
+    deck = map_model.deck(data)
+    assert deck.layers[0].id == map_model.LAYER and "{text}" in deck._tooltip["text"]
+    sampled = map_model.load_map("t.chat", "category", max_points=30)
+    assert len(sampled.points) <= 30 and sampled.total == 80
+    assert set(sampled.points["category"]) <= {0, 1}
+
+    event = {"selection": {"objects": {map_model.LAYER: [{"id": "r0001"}, {"id": "o'brien"}]}}}
+    ids = map_model.selected_ids(event)
+    assert ids == ["r0001", "o'brien"]
+    where = map_model.browse_filter(ids)
+    assert where == "id IN ('r0001', 'o''brien')"
+    where_select(where)  # Browse's parser takes it as one condition
+    assert map_model.browse_link("t.chat", ["r0001"]).startswith("browse?table=t.chat&where=")
+    with pytest.raises(InvalidInput, match="at most"):
+        map_model.browse_filter([f"r{i}" for i in range(map_model.MAX_LINKED + 1)])
+    with pytest.raises(InvalidInput, match="Select some points"):
+        map_model.browse_filter([])
