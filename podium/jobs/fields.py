@@ -19,7 +19,7 @@ import logging
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -150,12 +150,18 @@ def applied_defaults(model: type[BaseModel]) -> tuple[str, dict[str, Any]]:
 
 
 def unwrap_optional(annotation: Any) -> tuple[Any, bool]:
-    """`X | None` -> (X, True); anything else -> (annotation, False)."""
+    """`X | None` -> (X, True); anything else -> (annotation, False). `Annotated[X, ...]`
+    counts as X (pydantic strips it from a plain field, not from inside `| None`: an
+    optional `TableName` became a YAML box, and the report name "T__validation\n...")."""
     if get_origin(annotation) in (Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
         if len(args) == 1:
-            return args[0], len(args) < len(get_args(annotation))
-    return annotation, False
+            return _plain_type(args[0]), len(args) < len(get_args(annotation))
+    return _plain_type(annotation), False
+
+
+def _plain_type(annotation: Any) -> Any:
+    return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
 
 
 def value_kind(base: Any) -> tuple[ValueKind, tuple[Any, ...]]:

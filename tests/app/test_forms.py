@@ -40,3 +40,15 @@ def test_the_train_form_shows_the_learning_rate_the_card_holds() -> None:
     assert box.label == "Learning rate"
     assert box.value == 0.0005
     assert box.proto.format == "%.1e"
+
+
+def test_an_optional_table_name_is_a_text_box_not_yaml() -> None:
+    """Before: `TableName | None` (validate's report, code-exec's sft_out) was drawn as a
+    YAML box, so the report name came back "T__validation\\n..." and was refused."""
+    from generators.code_exec.config import CodeExecConfig
+    from podium.app.forms import field_specs
+    from podium.validate.job import ValidateConfig
+
+    widgets = {s.name: s.widget for s in field_specs(ValidateConfig)}
+    assert widgets["report"] == "text"
+    assert {s.name: s.widget for s in field_specs(CodeExecConfig)}["sft_out"] == "text"
