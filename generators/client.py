@@ -56,6 +56,13 @@ class Endpoint:
     api_key: str | None = None
     checkpoint: str = ""  # registry name, for lineage
 
+    @property
+    def shown_url(self) -> str:
+        """`base_url` as messages and logs (which viewers read) show it: no password."""
+        from podium.models.endpoint_keys import shown_url
+
+        return shown_url(self.base_url)
+
     def async_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
             base_url=self.base_url,
@@ -182,7 +189,7 @@ async def _one(
 ) -> ChatResult:
     async with sem:
         try:
-            async for attempt in retrying(retry, reporter, endpoint.base_url):
+            async for attempt in retrying(retry, reporter, endpoint.shown_url):
                 with attempt:
                     started = time.perf_counter()
                     resp = await client.chat.completions.create(**req.api_kwargs(endpoint.model))
@@ -192,7 +199,7 @@ async def _one(
         except RetryError as exc:
             tries = exc.last_attempt.attempt_number
             raise ServerUnavailable(
-                f"The model server at {endpoint.base_url} did not answer after {tries} tries "
+                f"The model server at {endpoint.shown_url} did not answer after {tries} tries "
                 f"({describe(exc.last_attempt.exception())}). Check `podium models servers` "
                 "or the server log."
             ) from exc
@@ -258,7 +265,7 @@ def stream_chat(endpoint: Endpoint, request: ChatRequest) -> Iterator[str]:
                     yield chunk.choices[0].delta.content
     except (openai.APIConnectionError, openai.APITimeoutError) as exc:
         raise ServerUnavailable(
-            f"The model server at {endpoint.base_url} is unreachable: {exc}"
+            f"The model server at {endpoint.shown_url} is unreachable: {exc}"
         ) from exc
     except openai.APIStatusError as exc:
         raise PodiumError(

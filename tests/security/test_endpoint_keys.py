@@ -116,6 +116,8 @@ def test_a_password_in_an_endpoint_url_is_not_shown(
 ) -> None:
     """Issue 44, point 22: `user:pass@` in an endpoint's URL was shown to viewers by
     `podium models list` (and its --json)."""
+    from generators.vibes import answer_stream
+    from podium.errors import PodiumError
     from podium.models.endpoint_keys import shown_url
     from podium.models.registry import checkpoint_pin
 
@@ -123,6 +125,9 @@ def test_a_password_in_an_endpoint_url_is_not_shown(
     assert info.url == "http://alice:s3cret@127.0.0.1:9/v1"  # the client still needs it
     assert info.location == "http://***@127.0.0.1:9/v1"
     assert checkpoint_pin("basic") == "endpoint:http://***@127.0.0.1:9/v1#m"  # in run cards
+    with pytest.raises(PodiumError, match="unreachable") as unreachable:
+        list(answer_stream("basic", "hi"))  # nothing listens on port 9
+    assert "s3cret" not in str(unreachable.value) and "***@127.0.0.1:9" in str(unreachable.value)
     monkeypatch.setenv("PODIUM_USER", "vera")  # a viewer (the default role)
     monkeypatch.setenv("PODIUM_DEFAULT_ROLE", "viewer")
     reset_settings()
