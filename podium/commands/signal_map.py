@@ -16,6 +16,7 @@ import typer
 from rich.table import Table as RichTable
 
 from podium.commands.terminal import neutralise_json, plain_text, safe_console
+from podium.terminal_text import neutralise
 
 console = safe_console()
 
@@ -85,12 +86,32 @@ def topics_command(table: str, as_json: bool) -> None:
     show_default=True,
     help="Cosine distance beyond which an eval prompt has no training row near it.",
 )
+@click.option(
+    "--write",
+    "write",
+    default=None,
+    metavar="NS.TABLE",
+    help="Also write those prompts to this new table (for `podium generate`).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def coverage_command(eval_table: str, train: str, distance: float, as_json: bool) -> None:
+def coverage_command(
+    eval_table: str, train: str, distance: float, write: str | None, as_json: bool
+) -> None:
     """The prompts of EVAL_TABLE with no row of the training table within DISTANCE
-    (both need current embeddings of the same model), farthest first."""
-    from podium.signals.coverage import uncovered
+    (both need current embeddings of the same model), farthest first; --write saves them
+    as a table to generate answers for."""
+    from podium.signals.coverage import uncovered, write_uncovered
     from podium.signals.similar import row_texts
+
+    if write:
+        written = write_uncovered(eval_table, train, distance, write)
+        typer.echo(
+            neutralise(
+                f"wrote {written['rows']} prompts to {written['table']}@{written['snapshot_id']};"
+                f" next: podium generate --table {written['table']} --model NAME --out NS.TABLE"
+            ),
+            err=True,
+        )
 
     far = uncovered(eval_table, train, distance)
     texts = row_texts(eval_table, [f.id for f in far])

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from podium.errors import InvalidInput
 from podium.signals.similar import EXACT_MAX_ROWS
 from podium.signals.vector_index import load_index
 from podium.signals.vectors import embedding_signal, stored_vectors
-from podium.store.catalog.catalog import full_name
+from podium.store.catalog.catalog import full_name, load_table
+from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, PROP_MAPPING
+from podium.store.write.row_locations import rows_by_id
+from podium.store.write.write import write_table
+
+PROP_COVERAGE = f"{PROP_LINEAGE_PREFIX}uncovered_by"  # eval@snapshot, train, distance
 
 
 @dataclass(frozen=True)
@@ -71,3 +78,38 @@ def uncovered(eval_table: str, train_table: str, distance: float) -> list[Neares
     if not 0 < distance < 2:
         raise InvalidInput(f"distance={distance}: a cosine distance lies between 0 and 2.")
     return [n for n in nearest_training(eval_table, train_table) if n.distance > distance]
+
+
+def write_uncovered(eval_table: str, train_table: str, distance: float, out: str) -> dict[str, Any]:
+    """Write the uncovered eval rows, as they are, to a new table `out` (one commit, its
+    author the acting user), ready for a generation job; refuses when there are none or
+    `out` exists (nothing is written then)."""
+    far = uncovered(eval_table, train_table, distance)
+    if not far:
+        raise InvalidInput(
+            f"Every prompt of {full_name(eval_table)} has a training row within {distance}; "
+            "there is nothing to write."
+        )
+    loaded = load_table(full_name(eval_table))
+    sid, rows = rows_by_id(loaded, [f.id for f in far])
+    arrow = loaded.schema().as_arrow()
+    data = pa.Table.from_pylist([rows[f.id] for f in far if f.id in rows], schema=arrow)
+    keep = {PROP_KIND: loaded.properties.get(PROP_KIND, "sft")}  # a prompt table as its source
+    if PROP_MAPPING in loaded.properties:
+        keep[PROP_MAPPING] = loaded.properties[PROP_MAPPING]
+    lineage = {
+        PROP_COVERAGE: json.dumps(
+            {
+                "eval": f"{full_name(eval_table)}@{sid}",
+                "train": full_name(train_table),
+                "distance": distance,
+            }
+        )
+    }
+    written = write_table(out, data, schema=loaded.schema(), properties={**keep, **lineage})
+    snapshot = written.current_snapshot()
+    return {
+        "table": out,
+        "snapshot_id": snapshot.snapshot_id if snapshot else None,
+        "rows": data.num_rows,
+    }

@@ -13,6 +13,8 @@ import cli_fork
 from signal_tables import write_chat
 from topic_corpus import topic_rows
 
+from podium.store.read.read import read_small
+
 
 def podium(*args: str) -> subprocess.CompletedProcess[str]:
     return cli_fork.run(
@@ -67,3 +69,7 @@ def test_similar_topics_and_coverage_from_the_cli(podium_home: Path) -> None:
     out = podium("signals", "coverage", "t.vibes", "--train", "t.chat", "--json")
     assert out.returncode == 0, out.stderr
     assert [f["id"] for f in json.loads(out.stdout)] == ["v0000"], out.stdout
+    out = podium("signals", "coverage", "t.vibes", "--train", "t.chat", "--write", "t.gaps")
+    assert out.returncode == 0 and "wrote 1 prompts to t.gaps@" in out.stderr, out.stderr
+    assert "v0000" in out.stdout
+    assert [r["id"] for r in read_small("t.gaps")[0].to_pylist()] == ["v0000"]

@@ -14,7 +14,7 @@ from sklearn.metrics import adjusted_rand_score
 from topic_corpus import topic_rows
 
 from podium.errors import InvalidInput
-from podium.signals.coverage import uncovered
+from podium.signals.coverage import PROP_COVERAGE, uncovered, write_uncovered
 from podium.signals.job import SignalsConfig, compute_signals
 from podium.signals.store import signal_table_name
 from podium.signals.topics import PROP_TOPICS
@@ -70,3 +70,19 @@ def test_coverage_lists_the_eval_prompts_far_from_every_training_row(podium_home
     compute_signals(config("t.evals", "embedding"))
     far = uncovered("t.evals", "t.train", 0.5)
     assert {f.id for f in far} == {"e0002", "e0003"}, [f.to_dict() for f in far]
+
+    written = write_uncovered("t.evals", "t.train", 0.5, "t.uncovered")
+    assert written["rows"] == 2
+    prompts = read_small("t.uncovered")[0].to_pylist()
+    assert {r["id"] for r in prompts} == {"e0002", "e0003"}
+    assert prompts[0]["messages"][1]["content"].startswith(("What are", "Should"))
+    out = load_table("t.uncovered")
+    assert out.properties["podium.kind"] == "sft" and "t.evals@" in out.properties[PROP_COVERAGE]
+    snapshot = out.current_snapshot()
+    assert snapshot is not None and snapshot.summary is not None
+    assert snapshot.summary.additional_properties.get("podium.author")
+    with pytest.raises(InvalidInput):  # the table exists: refused, nothing lost
+        write_uncovered("t.evals", "t.train", 0.5, "t.uncovered")
+    assert read_small("t.uncovered")[0].num_rows == 2
+    with pytest.raises(InvalidInput, match="nothing to write"):
+        write_uncovered("t.evals", "t.train", 1.9, "t.none")
