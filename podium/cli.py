@@ -70,6 +70,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("podium.commands.train", "Train SFT and GRPO checkpoints with TRL."),
     "compare": ("podium.commands.compare", "Compare checkpoints side by side; ratings."),
     "vote": ("podium.commands.vote", "Vote blind on a comparison's answer pairs."),
+    "judge": ("podium.commands.judge", "A model judges a comparison; its agreement with people."),
     "label": ("podium.commands.row_changes", "Label, tag, rate or note rows (annotations table)."),
     "edit": ("podium.commands.row_changes", "Edit a row's messages: one new snapshot."),
     "delete-rows": (

@@ -200,6 +200,16 @@ register(
 )
 register(
     JobKind(
+        "judge",
+        "podium.compare.judge:JudgeConfig",
+        "podium.compare.judge:run_judge",
+        "A model judges every pair of a comparison in both orders (JSON verdicts, flips "
+        "count as ties); verdicts stored beside the human votes as judge:NAME.",
+        resumable=True,
+    )
+)
+register(
+    JobKind(
         "maintain",
         "podium.jobs.maintain:MaintainConfig",
         "podium.jobs.maintain:run_maintain",
