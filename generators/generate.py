@@ -85,6 +85,12 @@ class GenerateConfig(SamplingParams, RetryPolicy, LaunchOptions):
         description="vLLM replicas to spread the prompts over (more than 1: Ray actors on "
         "the cluster, one snapshot at the end; see generators/sharded.py).",
     )
+    replica_gpus: float | None = Field(
+        None,
+        ge=0,
+        description="GPUs each replica reserves on the Ray cluster (vLLM starts on them); "
+        "default: 1 where the cluster has GPUs, else 0.",
+    )
     replica_urls: list[str] = Field(
         default_factory=list,
         description="Servers already serving this model to spread the prompts over "
@@ -206,7 +212,9 @@ def _on_replicas(
     reporter: Reporter,
 ) -> dict[str, float]:
     sampling = sampling_json(cfg)
-    with replicas(cfg.model, cfg.replicas, urls=cfg.replica_urls, reporter=reporter) as endpoints:
+    with replicas(
+        cfg.model, cfg.replicas, urls=cfg.replica_urls, reporter=reporter, gpus=cfg.replica_gpus
+    ) as endpoints:
         return generate_sharded(
             endpoints=endpoints,
             prompts=prompts,

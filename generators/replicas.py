@@ -3,8 +3,11 @@
     with replicas("base", 2, urls=[], reporter=reporter) as endpoints:
         ...  # endpoints[i].base_url; each actor runs one vLLM server on its node
 
-Each actor takes one CPU (`REPLICA_CPUS`), so Ray places replicas where cores are free,
-one node or many; it starts the server with Podium's own serving code (same command,
+Each actor takes one CPU (`REPLICA_CPUS`) and `gpus` GPUs, so Ray places replicas where
+cores (and GPUs) are free, one node or many, and gives each GPU to one replica (Ray sets
+its CUDA_VISIBLE_DEVICES, which vLLM starts on); one that cannot be placed within
+`podium.cluster.PLACE_TIMEOUT_S` fails the job with what it asked and what the cluster
+has. It starts the server with Podium's own serving code (same command,
 environment and warm-up as `podium models serve`) bound to its node's address, and
 stops it when the job leaves the `with` (success, failure or cancel: the Ray launcher
 gives a stopped job 30 s before SIGKILL for this). The actors fate-share with the job:
@@ -27,7 +30,8 @@ from typing import Any
 
 from generators.client import Endpoint
 from podium import processes
-from podium.cluster import routable_address
+from podium.cluster import actor_seat, placement_shortfall, routable_address
+from podium.errors import PodiumError
 from podium.processes import ray_module
 from podium.reporting import Reporter
 
@@ -59,8 +63,7 @@ class VllmReplica:
             "pid": self.proc.pid,
             "started": processes.started_at(self.proc.pid),
             "log": str(log),
-            "node": host,
-            "node_id": ray_module().get_runtime_context().get_node_id(),
+            **actor_seat(),  # node, node_id, gpus, cuda_visible_devices
         }
 
     def stop(self) -> None:
@@ -71,24 +74,34 @@ class VllmReplica:
 
 @contextmanager
 def replicas(
-    model: str, count: int, *, urls: list[str], reporter: Reporter
+    model: str, count: int, *, urls: list[str], reporter: Reporter, gpus: float | None = None
 ) -> Iterator[list[Endpoint]]:
-    """Endpoints of `count` replicas of `model` (or of the servers at `urls`)."""
+    """Endpoints of `count` replicas of `model` (or of the servers at `urls`), each with
+    `gpus` GPUs (None: one where the cluster has GPUs, else none)."""
     if urls:
         yield [Endpoint(base_url=u.rstrip("/"), model=model, checkpoint=model) for u in urls]
         return
     ray = ray_module()
-    actor_cls = ray.remote(num_cpus=REPLICA_CPUS, max_restarts=0)(VllmReplica)
+    if gpus is None:
+        gpus = 1.0 if ray.cluster_resources().get("GPU", 0.0) > 0 else 0.0
+    asked = {"CPU": REPLICA_CPUS, "GPU": gpus}
+    actor_cls = ray.remote(max_restarts=0)(VllmReplica)
     env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
-    actors = [actor_cls.options(runtime_env=env).remote(model) for _ in range(count)]
+    actors = [
+        actor_cls.options(runtime_env=env, num_cpus=REPLICA_CPUS, num_gpus=gpus).remote(model)
+        for _ in range(count)
+    ]
     started: list[dict[str, Any]] = []
     try:
-        reporter.log(f"starting {count} vLLM replicas of {model} as Ray actors")
+        reporter.log(f"starting {count} vLLM replicas of {model} as Ray actors ({asked} each)")
+        short = placement_shortfall(ray, actors, asked, f"{count} generation replica(s)")
+        if short:
+            raise PodiumError(short)
         started += ray.get([a.start.remote() for a in actors])
         for i, info in enumerate(started):
             reporter.log(
-                f"replica {i}: {info['url']} (pid {info['pid']} on {info['node']}, "
-                f"log {info['log']})"
+                f"replica {i}: {info['url']} (pid {info['pid']} on {info['node']}, GPUs "
+                f"{info['cuda_visible_devices'] or 'none'}, log {info['log']})"
             )
         yield [Endpoint(base_url=s["url"], model=model, checkpoint=model) for s in started]
     finally:

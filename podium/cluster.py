@@ -1,8 +1,11 @@
-"""Which address other nodes reach this process at: the one place Podium chooses the
-addresses it hands out (a weight-transfer rendezvous, a learner group's, a replica's
-server) and binds its listeners on.
+"""Which address other nodes reach this process at (the one place Podium chooses the
+addresses it hands out, a weight-transfer rendezvous, a learner group's, a replica's
+server, and binds its listeners on), and where Ray placed an actor, or why it could not
+within a stated time: generation replicas and async RL's learner and replicas alike.
 
     routable_address()   # Ray's node IP inside Ray; loopback when all is on this host
+    actor_seat()         # inside an actor: its node, GPUs and CUDA_VISIBLE_DEVICES
+    placement_shortfall(ray, actors, asked, "replica 1")  # '' once placed, else why not
 
 Inside Ray (a driver joined to a cluster, or an actor) that is the node's IP as Ray
 knows it (`ray start --node-ip-address`), the address every other node already uses
@@ -13,7 +16,10 @@ leaves this host, and loopback keeps the listener off the network.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 LOOPBACK = "127.0.0.1"
 
@@ -25,3 +31,79 @@ def routable_address() -> str:
         return LOOPBACK
     address: str = ray.util.get_node_ip_address()
     return address
+
+
+# How long an actor may wait for the resources it asked for before its job says so:
+# Ray would queue it for ever (a replacement on a cluster whose node died, a GPU asked
+# of a cluster that has none).
+PLACE_TIMEOUT_S = 300.0
+
+
+def actor_seat() -> dict[str, Any]:
+    """Where this Ray actor runs: its node's address and id, the GPUs Ray gave it and
+    the CUDA_VISIBLE_DEVICES it set (None outside Ray, or with no GPU asked)."""
+    seat: dict[str, Any] = {
+        "node": routable_address(),
+        "node_id": None,
+        "gpus": [],
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        seat["node_id"] = ray.get_runtime_context().get_node_id()
+        seat["gpus"] = [str(g) for g in ray.get_gpu_ids()]
+    return seat
+
+
+def placement_shortfall(
+    ray: Any,
+    actors: Sequence[Any],
+    asked: Mapping[str, float],
+    what: str,
+    timeout_s: float = PLACE_TIMEOUT_S,
+) -> str:
+    """'' once every one of `actors` is placed (its constructor ran); else, after
+    `timeout_s`, they are all killed and the line says what each asked for and what
+    the cluster has. An actor whose constructor failed raises that error here."""
+    refs = [actor.__ray_ready__.remote() for actor in actors]
+    ready, pending = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    ray.get(ready)
+    if not pending:
+        return ""
+    for actor in actors:
+        ray.kill(actor)
+    return shortfall_line(
+        what,
+        len(pending),
+        asked,
+        free=ray.available_resources(),
+        total=ray.cluster_resources(),
+        timeout_s=timeout_s,
+    )
+
+
+def shortfall_line(
+    what: str,
+    unplaced: int,
+    asked: Mapping[str, float],
+    *,
+    free: Mapping[str, float],
+    total: Mapping[str, float],
+    timeout_s: float,
+) -> str:
+    """One line: `unplaced` actors of `what`, each asking `asked`, not placed in time."""
+    wanted = ", ".join(f"{amount:g} {name}" for name, amount in asked.items() if amount)
+    names = [name for name in ("CPU", "GPU", "memory") if name in asked or name in total]
+    have = ", ".join(
+        f"{name} {_amount(name, free.get(name, 0.0))} free of {_amount(name, total.get(name, 0.0))}"
+        for name in names
+    )
+    return (
+        f"{what}: {unplaced} actor(s) asking for {wanted or 'nothing'} each could not be "
+        f"placed within {timeout_s:g} s; the Ray cluster has {have}. Free some, add a node "
+        "with those resources, or ask for less"
+    )
+
+
+def _amount(name: str, value: float) -> str:
+    return f"{value / 2**30:.1f} GiB" if name == "memory" else f"{value:g}"

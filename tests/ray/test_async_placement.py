@@ -101,3 +101,34 @@ def test_the_rendezvous_sent_to_a_replica_is_the_nodes_address_in_ray(
         assert sent["host"] != LOOPBACK
     finally:
         sync.close()
+
+
+def test_a_replica_the_cluster_cannot_place_fails_its_start_saying_why(fake_gpu_ray: Any) -> None:
+    """All three GPUs (and both CPUs) taken, a replacement (or a scale-out) asking for
+    one is not queued for ever: its start fails within the stated time, naming what it
+    asked for and what the cluster has, and its actor is gone. Before, `Pool.start`
+    waited without end."""
+    from podium.errors import PodiumError
+    from trainers.async_rl.placement import hold_learner_seats, plan_placement
+    from trainers.async_rl.pool import Pool
+
+    ray = fake_gpu_ray
+    placement = plan_placement(SimpleNamespace(learner_ranks=1, replicas=2), "cuda")
+    seats = hold_learner_seats(ray, placement, name="test-unplaced-learner")
+    pool = Pool(ray, "unused", tag="test-unplaced", placement=placement, place_timeout_s=5)
+    probe_cls = ray.remote(GpuProbe)
+    probes = [probe_cls.options(**pool.replica_options(i)).remote() for i in range(2)]
+    try:
+        ray.get([p.where.remote() for p in probes], timeout=300)  # the other two GPUs
+        with pytest.raises(PodiumError) as caught:
+            pool.start([2], generation=1)
+        line = str(caught.value)
+        assert "replica(s) [2]: 1 actor(s) asking for 1 CPU, 1 GPU each" in line, line
+        assert "GPU 0 free of 3" in line, line
+        assert 2 not in pool.actors
+        with pytest.raises(ValueError):  # killed: its name is free again
+            ray.get_actor(pool.actor_name(2, 1))
+    finally:
+        for probe in probes:
+            ray.kill(probe)
+        seats.release(ray)

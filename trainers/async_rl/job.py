@@ -8,6 +8,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from podium.cluster import actor_seat
 from podium.errors import Cancelled, PodiumError
 from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
@@ -91,6 +92,7 @@ def _run(
         sync: WeightSync | None = None
         job_run: AsyncRun | None = None
         pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
+        learner_nodes: list[dict[str, Any]] = []
         stage = "reserving the learner's GPUs"
         try:
             seats = hold_learner_seats(ray, placement, name=f"podium-async-{job}-learner")
@@ -102,6 +104,7 @@ def _run(
                     os.environ.get("CUDA_VISIBLE_DEVICES"),
                 )
                 reporter.log(f"learner: {learner_on} (GPU {seats.where[0]['gpus']} reserved)")
+            learner_nodes = _learner_nodes(cfg.learner_ranks, seats, learner_on)
             learner, sync = _learner_and_sync(
                 cfg, base, learner_on, int(tokenizer.pad_token_id or 0), run, reporter
             )
@@ -182,9 +185,16 @@ def _run(
             "replica_restarts": pool.restarts,
             # Where each replica ran (replaced ones too): the node's routable address.
             "replica_nodes": [
-                {"replica": info["index"], "node": info["node"], "url": info["url"]}
+                {
+                    "replica": info["index"],
+                    "node": info["node"],
+                    "url": info["url"],
+                    "cuda_visible_devices": info.get("cuda_visible_devices"),
+                }
                 for info in pool.every_info
             ],
+            # Where each learner rank ran: its node and the GPU Ray reserved for it.
+            "learner_nodes": learner_nodes,
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
             "replicas": len(pool.actors),  # the card's, and any added by `jobs scale`
@@ -197,6 +207,23 @@ def _run(
             "loop_steps_per_minute": cfg.max_steps / max(loop_seconds, 1e-9) * 60,
         },
     )
+
+
+def _learner_nodes(ranks: int, seats: LearnerSeats, device: str) -> list[dict[str, Any]]:
+    """Each learner rank's node and devices: the GPU seat Ray reserved for it, else this
+    process's node (its CPU ranks run beside the job's process)."""
+    here = actor_seat()
+    return [
+        {
+            "rank": rank,
+            "node": (seats.where[rank] if seats.where else here)["node"],
+            "device": device,
+            "cuda_visible_devices": (seats.where[rank] if seats.where else here)[
+                "cuda_visible_devices"
+            ],
+        }
+        for rank in range(ranks)
+    ]
 
 
 def _learner_and_sync(

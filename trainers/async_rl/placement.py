@@ -94,6 +94,7 @@ def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
     on this node when it can be: the learner runs in this process."""
     if not placement.learner_bundles:
         return None
+    from podium.cluster import shortfall_line
     from podium.errors import PodiumError
 
     group = ray.util.placement_group(
@@ -105,11 +106,15 @@ def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
     ready, _ = ray.wait([group.ready()], timeout=LEARNER_GROUP_TIMEOUT_S)
     if not ready:
         ray.util.remove_placement_group(group)
-        wanted = len(placement.learner_bundles)
         raise PodiumError(
-            f"the cluster has no node with {wanted} free GPU(s) for the learner ranks "
-            f"({ray.available_resources().get('GPU', 0)} GPU(s) free); free some or lower "
-            "--learner-ranks"
+            shortfall_line(
+                "the learner ranks (one node, --learner-ranks)",
+                len(placement.learner_bundles),
+                placement.learner_bundles[0],
+                free=ray.available_resources(),
+                total=ray.cluster_resources(),
+                timeout_s=LEARNER_GROUP_TIMEOUT_S,
+            )
         )
     return group
 
@@ -118,18 +123,9 @@ class LearnerSeat:
     """Holds a learner rank's GPU for the job (a Ray actor in its bundle) and says which."""
 
     def where(self) -> dict[str, Any]:
-        import os
+        from podium.cluster import actor_seat
 
-        import ray
-
-        from podium.cluster import routable_address
-
-        return {
-            "node": routable_address(),
-            "node_id": ray.get_runtime_context().get_node_id(),
-            "gpus": [str(g) for g in ray.get_gpu_ids()],
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        }
+        return actor_seat()
 
 
 def learner_device(where: dict[str, Any], node_id: str, visible: str | None) -> str:

@@ -10,6 +10,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from podium.cluster import PLACE_TIMEOUT_S, placement_shortfall
+from podium.errors import PodiumError
 from podium.reporting import Reporter
 from trainers.async_rl.placement import Placement, ray_options
 
@@ -67,6 +69,7 @@ class Pool:
     held: dict[int, int] = field(default_factory=dict)  # replica -> weight version
     replacing: set[int] = field(default_factory=set)
     restarts: int = 0
+    place_timeout_s: float = PLACE_TIMEOUT_S  # a replica not placed by then fails its start
 
     def actor_name(self, index: int, generation: int = 0) -> str:
         return f"{self.tag}-replica-{index}" + (f"-r{generation}" if generation else "")
@@ -82,6 +85,18 @@ class Pool:
             ).remote(self.model, i, True)
             for i in indices
         }
+        # Placed first, within a stated time: Ray would queue an actor it cannot place
+        # for ever (a replacement after its node died, a GPU the cluster lacks).
+        seat = self.placement.replica_seat(indices[0])
+        short = placement_shortfall(
+            self.ray,
+            list(actors.values()),
+            {"CPU": seat.num_cpus, "GPU": seat.num_gpus},
+            f"replica(s) {indices}",
+            self.place_timeout_s,
+        )
+        if short:
+            raise PodiumError(short)
         infos = self.ray.get([a.start.remote() for a in actors.values()])
         for i, info in zip(actors, infos, strict=True):
             self.actors[i], self.infos[i] = actors[i], info

@@ -27,6 +27,7 @@ reaped by pid (`reap_servers`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,8 @@ class PolicyReplica(VllmReplica):
             "log": str(log),
             "node": host,
             "node_id": node_id,
+            # The GPUs Ray gave this actor (vLLM starts on them): the job's record.
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         }
 
     @property
