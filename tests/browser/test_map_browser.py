@@ -14,6 +14,7 @@ from playwright.sync_api import FloatRect, Page, expect
 
 pytestmark = pytest.mark.browser
 TABLE = "mapped.topics"
+VIBES = "mapped.vibes"
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,7 @@ def mapped(app_home: Path) -> None:
 
     with using_home(app_home):
         write_chat(TABLE, [text for text, _ in topic_rows(120, k=6)])
+        write_chat(VIBES, ["What do vaccines do to a virus?", "How do I knead dough?"], "v")
         compute_signals(
             SignalsConfig.model_validate(
                 {
@@ -36,6 +38,11 @@ def mapped(app_home: Path) -> None:
                     "roles": ["assistant"],
                     "topics": {"clusters": 6, "categories": 3},
                 }
+            )
+        )
+        compute_signals(
+            SignalsConfig.model_validate(
+                {"table": {"name": VIBES}, "signals": ["embedding"], "roles": ["assistant"]}
             )
         )
 
@@ -72,6 +79,7 @@ def test_the_map_draws_hovers_and_a_selection_opens_browse(
     box = canvas.first.bounding_box()
     assert box is not None
     page.screenshot(path=str(artifacts_dir / "map.png"))
+    expect(page.get_by_role("heading", name="Coverage")).to_be_visible()
 
     tooltip = page.locator(".deck-tooltip")
     spot, row = None, ""
@@ -96,3 +104,11 @@ def test_the_map_draws_hovers_and_a_selection_opens_browse(
     expect(page.get_by_text("Rows 1–1 of 1", exact=True)).to_be_visible()
     query = parse_qs(urlparse(page.url).query)
     assert query["table"] == [TABLE] and query["where"] == [f"id IN ('{row}')"]
+
+    page.goto(f"{app_url}/map?table={TABLE}")
+    wait_for_app(page)
+    page.get_by_label("Eval set", exact=True).click()
+    page.get_by_role("option", name=VIBES).first.click()
+    wait_for_app(page)
+    expect(page.get_by_text("1 prompts with no training row within 0.5")).to_be_visible()
+    expect(page.get_by_role("button", name="Queue job")).to_be_visible()

@@ -55,3 +55,28 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
         map_model.browse_filter([f"r{i}" for i in range(map_model.MAX_LINKED + 1)])
     with pytest.raises(InvalidInput, match="Select some points"):
         map_model.browse_filter([])
+
+
+def test_coverage_on_the_map_page_writes_the_prompts_for_a_generation_job(
+    podium_home: Path,
+) -> None:
+    write_chat("t.train", [text for text, _ in topic_rows(40, k=4)])
+    write_chat("t.vibes", ["What do vaccines do to a virus?", "Who scored the goal?"], "v")
+    for table in ("t.train", "t.vibes"):
+        compute_signals(
+            SignalsConfig.model_validate(
+                {"table": {"name": table}, "signals": ["embedding"], "roles": ["assistant"]}
+            )
+        )
+    assert map_model.embedded_tables() == ["t.train", "t.vibes"]
+    far = map_model.coverage_rows("t.vibes", "t.train", 0.5)
+    assert [f["id"] for f in far] == ["v0000"] and "vaccines" in far[0]["text"]
+    out = map_model.prompts_name("t.vibes")
+    assert out == "t.vibes_uncovered"
+    ref = map_model.prompt_table("t.vibes", "t.train", 0.5, out)
+    assert ref["name"] == out and isinstance(ref["snapshot_id"], int)
+    assert map_model.prompts_name("t.vibes") == "t.vibes_uncovered_2"  # never an existing one
+    from generators.generate import GenerateConfig
+
+    GenerateConfig(table=ref, out="t.answers")  # a generation job's table reference
+    assert "model" not in map_model.generate_advanced()

@@ -33,6 +33,14 @@ MAX_POINTS = 200_000  # drawn; a bigger table shows an even sample of its rows
 MAX_LINKED = 500  # ids a Browse link filters to (the URL holds them)
 HOVER_CHARS = 160
 COLOR_BY = ("topic", "category")
+GENERATE_SHOWN = ("model", "out", "max_tokens", "temperature", "n")  # the rest folded away
+
+
+def generate_advanced() -> list[str]:
+    """The generation form's fields folded under "advanced" on this page."""
+    from generators.generate import GenerateConfig
+
+    return [f for f in GenerateConfig.model_fields if f not in (*GENERATE_SHOWN, "table")]
 
 
 def mapped_tables() -> list[str]:
@@ -191,3 +199,45 @@ def browse_link(table: str, ids: list[str]) -> str:
 
 def cluster_ids(data: MapData, cluster: int) -> list[str]:
     return [str(i) for i in data.points.loc[data.points["cluster"] == cluster, "id"]]
+
+
+def embedded_tables() -> list[str]:
+    """Tables with an embedding signal (what coverage compares)."""
+    names = set(list_tables())
+    return sorted(
+        t
+        for t in names
+        if "__" not in t.split(".")[-1] and signal_table_name(t, "embedding") in names
+    )
+
+
+def coverage_rows(eval_table: str, train_table: str, distance: float) -> list[dict[str, Any]]:
+    """The eval prompts with no training row within `distance`, farthest first, each
+    with its nearest training row and the start of its text."""
+    from podium.signals.coverage import uncovered
+    from podium.signals.similar import row_texts
+
+    far = uncovered(eval_table, train_table, distance)
+    texts = row_texts(eval_table, [f.id for f in far], HOVER_CHARS)
+    return [{**f.to_dict(), "text": texts.get(f.id, "")} for f in far]
+
+
+def prompts_name(eval_table: str) -> str:
+    """A new table name for the uncovered prompts of `eval_table` (never an existing one)."""
+    from podium.store.catalog.catalog import table_exists
+
+    ns, name = full_name(eval_table).split(".", 1)
+    base = f"{ns}.{name[:80]}_uncovered"
+    found, n = base, 1
+    while table_exists(found):
+        n += 1
+        found = f"{base}_{n}"
+    return found
+
+
+def prompt_table(eval_table: str, train_table: str, distance: float, out: str) -> dict[str, Any]:
+    """Write the uncovered prompts to `out`; the generation job's `table` reference."""
+    from podium.signals.coverage import write_uncovered
+
+    written = write_uncovered(eval_table, train_table, distance, out)
+    return {"name": written["table"], "snapshot_id": written["snapshot_id"]}

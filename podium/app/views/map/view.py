@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from podium.app.feedback import PodiumError, show_error
+from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.views.map import model as map_model
 
@@ -65,3 +66,38 @@ if data.titles:
         ],
         hide_index=True,
     )
+
+st.subheader("Coverage")
+st.caption(
+    "The prompts of an eval set with no training row near them (cosine distance of their "
+    "embeddings); queue a generation job for exactly those prompts."
+)
+embedded = map_model.embedded_tables()
+if len(embedded) < 1:
+    st.info("Embed an eval set and a training table first (the embedding signal).")
+    st.stop()
+first, second, third = st.columns([2, 2, 1])
+eval_table = first.selectbox("Eval set", embedded, key="map.eval")
+train_table = second.selectbox("Training table", embedded, key="map.train")
+distance = third.number_input(
+    "Distance", min_value=0.05, max_value=1.95, value=0.5, step=0.05, key="map.distance"
+)
+try:
+    far = map_model.coverage_rows(eval_table, train_table, float(distance))
+except PodiumError as exc:
+    show_error(exc)
+    st.stop()
+if not far:
+    st.success(f"Every prompt has a training row within {distance:g}.")
+    st.stop()
+st.caption(f"{len(far)} prompts with no training row within {distance:g}")
+st.dataframe(far, hide_index=True)
+out = map_model.prompts_name(eval_table)
+st.caption(f"Queuing writes these prompts to a new table, {out}, and generates for it.")
+queue_form(
+    "generate",
+    "map.generate",
+    values={"out": f"{out}_answers"},
+    advanced=map_model.generate_advanced(),
+    fixed={"table": lambda: map_model.prompt_table(eval_table, train_table, float(distance), out)},
+)
