@@ -7,7 +7,7 @@ read in, on one machine or many.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -64,3 +64,30 @@ def clusters_from_groups(
         sizes[which].astype(np.int64),
         first,
     )
+
+
+def split_at_canonical(
+    members: list[int], similarity: Callable[[int, int], float], threshold: float
+) -> Iterator[tuple[int, list[tuple[int, float]]]]:
+    """Split one connected component (row indices in canonical order: smallest id first)
+    into clusters whose every member is within `threshold` of the cluster's canonical.
+
+    Union-find chains rows: A~B and B~C put A and C together though they may share
+    little (six sentences mixed into many rows link them all). So, as NeMo Curator
+    checks each member against its group's anchor: the first row left is a canonical,
+    every row left within the threshold of it joins it, and the rest start again.
+    Yields (canonical, [(member, similarity to the canonical)]) for clusters of two or
+    more; a row within the threshold of no canonical is in no cluster."""
+    left = members
+    while len(left) > 1:
+        canonical, rest = left[0], []
+        joined: list[tuple[int, float]] = []
+        for row in left[1:]:
+            score = similarity(canonical, row)
+            if score >= threshold:
+                joined.append((row, score))
+            else:
+                rest.append(row)
+        if joined:
+            yield canonical, joined
+        left = rest

@@ -1,6 +1,8 @@
 """Near-duplicates: MinHash signatures of character shingles, LSH buckets by band,
-candidate pairs verified by their exact Jaccard, clusters by union-find, one canonical
-row per cluster (the smallest id). A table signal in the stages of
+candidate pairs verified by their exact Jaccard, connected components by union-find,
+split so that every member of a cluster is within the threshold of its canonical row
+(the smallest id): "keep one per cluster" then removes only rows that are near-copies
+of the row it keeps. A table signal in the stages of
 `podium.signals.minhash`; only rows in a cluster are stored.
 
 Memory grows with the rows only by their band keys (8 bytes per band) and ids: the
@@ -18,7 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from podium.reporting import Reporter
-from podium.signals.clusters import UnionFind, clusters_from_groups
+from podium.signals.clusters import UnionFind, clusters_from_groups, split_at_canonical
 from podium.signals.exact_dup import CLUSTER_FIELDS
 from podium.signals.minhash import band_keys, candidate_pairs, jaccard, shingle_sets, signatures
 from podium.signals.settings import NearDupSettings
@@ -27,6 +29,35 @@ from podium.signals.signal import Source, TableSignal
 # Rows whose shingle sets one verification scan holds: ~4 KB each for ~1 KiB of text,
 # so ~600 MB; more candidate rows than this take another scan of the snapshot.
 VERIFY_ROWS = 150_000
+
+
+def components(
+    rows: npt.NDArray[np.int64], roots: npt.NDArray[np.int64], ids: pa.Array
+) -> list[list[int]]:
+    """The rows of each connected component (labelled by its root), smallest id first."""
+    if len(rows) == 0:
+        return []
+    table = pa.table({"root": pa.array(roots), "id": ids.take(pa.array(rows)), "row": rows})
+    table = table.sort_by([("root", "ascending"), ("id", "ascending")])
+    root = table.column("root").to_numpy()
+    ordered = table.column("row").to_numpy()
+    cuts = np.flatnonzero(root[1:] != root[:-1]) + 1
+    return [part.tolist() for part in np.split(ordered, cuts)]
+
+
+def component_groups(parts: list[list[int]], most_rows: int) -> Iterator[list[list[int]]]:
+    """Components in consecutive groups of at most `most_rows` rows (a component is never
+    split, so one bigger than that is a group of its own)."""
+    group: list[list[int]] = []
+    held = 0
+    for part in parts:
+        if group and held + len(part) > most_rows:
+            yield group
+            group, held = [], 0
+        group.append(part)
+        held += len(part)
+    if group:
+        yield group
 
 
 def pair_groups(pairs: npt.NDArray[np.int64], most_rows: int) -> list[npt.NDArray[np.int64]]:
@@ -49,13 +80,14 @@ def pair_groups(pairs: npt.NDArray[np.int64], most_rows: int) -> list[npt.NDArra
 
 class NearDup(TableSignal[NearDupSettings]):
     name: ClassVar[str] = "near-dup"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: every member within the threshold of its canonical
     description: ClassVar[str] = "Near-duplicate clusters (MinHash + LSH, exact Jaccard)."
     schema: ClassVar[pa.Schema] = pa.schema([*CLUSTER_FIELDS, pa.field("jaccard", pa.float32())])
 
     def __init__(self, settings: NearDupSettings) -> None:
         super().__init__(settings)
         self.counts = {"rows": 0, "candidates": 0, "verified": 0, "clusters": 0, "duplicates": 0}
+        self._sets: dict[int, npt.NDArray[np.uint32]] | None = None
 
     def keys(
         self, source: Source
@@ -82,8 +114,11 @@ class NearDup(TableSignal[NearDupSettings]):
         pairs go in groups touching at most `VERIFY_ROWS` rows, one scan each, so the
         shingle sets held stay bounded however many rows have a candidate."""
         scores = np.zeros(len(pairs), np.float64)
-        for group in pair_groups(pairs, VERIFY_ROWS):
+        groups = pair_groups(pairs, VERIFY_ROWS)
+        for group in groups:
             sets = self._shingle_sets(source, np.unique(pairs[group]))
+            # one group: the next stage needs the same rows' sets, so keep them
+            self._sets = sets if len(groups) == 1 else None
             scores[group] = [jaccard(sets[int(a)], sets[int(b)]) for a, b in pairs[group]]
         keep = scores >= self.settings.threshold
         return pairs[keep], scores[keep].astype(np.float32)
@@ -119,30 +154,73 @@ class NearDup(TableSignal[NearDupSettings]):
         del keys
         self.counts["candidates"] = len(pairs)
         reporter.log(f"near-dup: verifying {len(pairs)} candidate pairs")
-        pairs, scores = (
-            self.verified(source, pairs) if len(pairs) else (pairs, np.zeros(0, np.float32))
-        )
+        pairs, _ = self.verified(source, pairs) if len(pairs) else (pairs, np.zeros(0, np.float32))
         self.counts["verified"] = len(pairs)
         links = UnionFind(n)
-        best = np.zeros(n, np.float32)
-        for (a, b), score in zip(pairs.tolist(), scores.tolist(), strict=True):
+        for a, b in pairs.tolist():
             links.union(a, b)
-            best[a] = max(best[a], score)
-            best[b] = max(best[b], score)
         rows = np.unique(pairs).astype(np.int64)
-        for found, canonical, size, first in clusters_from_groups(rows, links.roots(rows), ids):
+        del pairs
+        reporter.log("near-dup: clusters (each member checked against its canonical)")
+        found, canonical_row, score = self.split(source, components(rows, links.roots(rows), ids))
+        self._sets = None
+        if not len(found):
+            return
+        score_of = np.zeros(n, np.float32)
+        score_of[found] = score
+        for rows_out, canonical, size, first in clusters_from_groups(found, canonical_row, ids):
             self.counts["clusters"] += int(first.sum())
             self.counts["duplicates"] += int((~first).sum())
             yield pa.RecordBatch.from_arrays(
                 [
-                    ids.take(pa.array(found)),
+                    ids.take(pa.array(rows_out)),
                     canonical,
                     pa.array(size.astype(np.int32)),
                     pa.array(first),
-                    pa.array(best[found]),
+                    pa.array(score_of[rows_out]),
                 ],
                 schema=self.schema,
             )
+
+    def split(
+        self, source: Source, parts: list[list[int]]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Stage 4: each connected component split so that every member is within the
+        threshold of its cluster's canonical (`split_at_canonical`). Returns the rows in
+        a cluster, each one's canonical row, and its Jaccard to it (a canonical's: the
+        highest of its members'). Components go in groups of at most `VERIFY_ROWS` rows,
+        one scan each, unless the verification scan's sets are still held."""
+        found: list[int] = []
+        canonical_of: list[int] = []
+        score: list[float] = []
+        for group in component_groups(parts, VERIFY_ROWS):
+            wanted = np.unique(np.concatenate([np.array(p, np.int64) for p in group]))
+            cached = self._sets
+            sets = (
+                cached
+                if cached is not None and all(int(r) in cached for r in wanted)
+                else self._shingle_sets(source, wanted)
+            )
+
+            def similarity(a: int, b: int, sets: dict[int, npt.NDArray[np.uint32]] = sets) -> float:
+                return jaccard(sets[a], sets[b])
+
+            for part in group:
+                for canonical, joined in split_at_canonical(
+                    part, similarity, self.settings.threshold
+                ):
+                    found.append(canonical)
+                    canonical_of.append(canonical)
+                    score.append(max(s for _, s in joined))
+                    for row, s in joined:
+                        found.append(row)
+                        canonical_of.append(canonical)
+                        score.append(s)
+        return (
+            np.array(found, np.int64),
+            np.array(canonical_of, np.int64),
+            np.array(score, np.float32),
+        )
 
     def summary(self) -> dict[str, int]:
         return dict(self.counts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from podium.signals.clusters import UnionFind, clusters_from_groups
 from podium.signals.minhash import (
@@ -71,3 +72,56 @@ def test_pair_groups_bound_the_rows_each_verification_scan_holds() -> None:
     assert [g.tolist() for g in groups] == [[0, 1], [2], [3, 4]]
     assert all(len(np.unique(pairs[g])) <= 3 for g in groups)
     assert pair_groups(np.zeros((0, 2), np.int64), 3) == []
+
+
+def test_a_chain_of_near_copies_is_split_so_every_member_is_near_its_canonical(
+    podium_home: object,
+) -> None:
+    """A~B and B~C but not A~C: union-find put all three in one cluster, so keeping one
+    removed C, a row that shares little with the one kept. Each member is now checked
+    against its canonical: A keeps B, and C is in no cluster of A's."""
+    import random
+
+    from podium.signals.job import SignalsConfig, compute_signals
+    from podium.store.read.read import read_small
+    from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+    from podium.store.write.write import write_batches
+
+    rng = random.Random(3)
+    words = [f"w{rng.randrange(10**6)}" for _ in range(400)]
+    a = " ".join(words)
+    x = [f"x{rng.randrange(10**6)}" for _ in range(35)]
+    b = " ".join(words[35:] + x)
+    c = " ".join(words[70:] + x + [f"y{rng.randrange(10**6)}" for _ in range(35)])
+    texts = {"r1": a, "r2": b, "r3": c}
+    hashes, offsets = shingle_sets(list(texts.values()), 5)
+    sets = [np.unique(hashes[offsets[i] : offsets[i + 1]]) for i in range(3)]
+    assert jaccard(sets[0], sets[1]) >= 0.8 and jaccard(sets[1], sets[2]) >= 0.8
+    assert jaccard(sets[0], sets[2]) < 0.8
+    rows = [{"id": k, "messages": [{"role": "user", "content": v}]} for k, v in texts.items()]
+    batch = pa.RecordBatch.from_pylist(rows, schema=SFT_ARROW_SCHEMA)
+    write_batches("team.chain", iter([batch]), schema=SFT_SCHEMA)
+    compute_signals(
+        SignalsConfig.model_validate(
+            {"table": {"name": "team.chain"}, "signals": ["near-dup"], "near_dup": {"bands": 56}}
+        )
+    )
+    got = read_small("team.chain__sig_near_dup")[0].to_pylist()
+    assert {r["id"]: (r["cluster"], r["is_canonical"], r["size"]) for r in got} == {
+        "r1": ("r1", True, 2),
+        "r2": ("r1", False, 2),
+    }
+    member = next(r for r in got if r["id"] == "r2")
+    assert member["jaccard"] == pytest.approx(jaccard(sets[0], sets[1]), abs=0.01)
+
+
+def test_split_at_canonical_starts_again_from_the_rows_left() -> None:
+    from podium.signals.clusters import split_at_canonical
+
+    close = {(0, 1), (1, 2), (2, 3)}  # a chain: 0~1, 1~2, 2~3
+
+    def similarity(a: int, b: int) -> float:
+        return 0.9 if (min(a, b), max(a, b)) in close else 0.1
+
+    got = list(split_at_canonical([0, 1, 2, 3], similarity, 0.8))
+    assert got == [(0, [(1, 0.9)]), (2, [(3, 0.9)])]
