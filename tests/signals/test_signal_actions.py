@@ -24,14 +24,17 @@ def sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(words) + str(rng.randint(0, 999)) for _ in range(12)) + "."
 
 
-def test_keep_one_per_cluster(podium_home: Path) -> None:
+@pytest.mark.parametrize("injected", [40, 1000])
+def test_keep_one_per_cluster(podium_home: Path, injected: int) -> None:
+    """The issue's done-when at 1,000 injected near-duplicates (and a small case that
+    reads quickly when it fails)."""
     rng = random.Random(3)
     texts: list[str] = []
     copies: dict[int, int] = {}  # copy -> original
-    for _ in range(60):
+    while len(copies) < injected:
         original = " ".join(sentence(rng) for _ in range(8))
         texts.append(original)
-        for _ in range(rng.randint(0, 2)):
+        for _ in range(min(rng.randint(0, 2), injected - len(copies))):
             sentences = original.split(". ")
             rng.shuffle(sentences)  # the same sentences, reordered
             copies[len(texts)] = texts.index(original)
@@ -47,7 +50,7 @@ def test_keep_one_per_cluster(podium_home: Path) -> None:
     for position, i in enumerate(rng_order):
         groups.setdefault(copies.get(i, i), []).append(f"r{position:04d}")
     expected = {rid for members in groups.values() for rid in sorted(members)[1:]}
-    assert len(expected) == len(copies) > 20
+    assert len(expected) == len(copies) == injected
 
     preview = remove_by_signal("t.dups", "near-dup", preview=True)
     assert preview["rows"] == len(expected) and preview["snapshot_id"] is None
