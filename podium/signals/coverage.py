@@ -12,11 +12,13 @@ import numpy as np
 import pyarrow as pa
 
 from podium.errors import InvalidInput
+from podium.identity import require
 from podium.signals.similar import EXACT_MAX_ROWS
 from podium.signals.vector_index import load_index
 from podium.signals.vectors import embedding_signal, stored_vectors
 from podium.store.catalog.catalog import full_name, load_table
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, PROP_MAPPING
+from podium.store.state.users import acting_user
 from podium.store.write.row_locations import rows_by_id
 from podium.store.write.write import write_table
 
@@ -84,6 +86,7 @@ def write_uncovered(eval_table: str, train_table: str, distance: float, out: str
     """Write the uncovered eval rows, as they are, to a new table `out` (one commit, its
     author the acting user), ready for a generation job; refuses when there are none or
     `out` exists (nothing is written then)."""
+    require(acting_user(), "run_job")  # the prompts of a generation job, as its table
     far = uncovered(eval_table, train_table, distance)
     if not far:
         raise InvalidInput(

@@ -11,9 +11,12 @@ from signal_tables import write_chat
 from topic_corpus import topic_rows
 
 from podium.app.views.map import model as map_model
-from podium.errors import InvalidInput
+from podium.errors import InvalidInput, PermissionDenied
+from podium.identity import User
 from podium.signals.job import SignalsConfig, compute_signals
+from podium.store.catalog.catalog import table_exists
 from podium.store.read.where import where_select
+from podium.store.state.users import use_session_user
 
 
 def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Path) -> None:
@@ -73,6 +76,14 @@ def test_coverage_on_the_map_page_writes_the_prompts_for_a_generation_job(
     assert [f["id"] for f in far] == ["v0000"] and "vaccines" in far[0]["text"]
     out = map_model.prompts_name("t.vibes")
     assert out == "t.vibes_uncovered"
+    use_session_user(lambda: User(name="vera", role="viewer", source="config"))
+    try:  # a viewer may look at coverage but not queue its generation
+        assert map_model.coverage_rows("t.vibes", "t.train", 0.5)
+        with pytest.raises(PermissionDenied):
+            map_model.prompt_table("t.vibes", "t.train", 0.5, out)
+    finally:
+        use_session_user(None)
+    assert not table_exists(out)
     ref = map_model.prompt_table("t.vibes", "t.train", 0.5, out)
     assert ref["name"] == out and isinstance(ref["snapshot_id"], int)
     assert map_model.prompts_name("t.vibes") == "t.vibes_uncovered_2"  # never an existing one
