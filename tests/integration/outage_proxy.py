@@ -80,9 +80,13 @@ class OutageProxy:
             for src, dst in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
 
+    def _passing(self, src: socket.socket, data: bytes) -> None:
+        """Called with each chunk on its way through (a subclass counts requests)."""
+
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(65536):
+                self._passing(src, data)
                 dst.sendall(data)
         except OSError:
             pass

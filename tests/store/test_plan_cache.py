@@ -165,7 +165,7 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(
     # A damaged plan inside a well-formed entry is a miss too, never a wrong read.
     broken = json.loads(good)
     for plan in broken["plans"].values():
-        plan["files"] = [["s3://bucket/elsewhere.parquet", 80, 0]]
+        plan["files"] = [["gs://bucket/elsewhere.parquet", 80, 0]]
     entry.write_text(json.dumps(broken))
     clear_plans()
     assert page(table, offset=33, limit=4).rows == expected
@@ -191,14 +191,20 @@ def test_mapped_tables_read_under_canonical_names_from_the_cache(
     assert got["rows"][0]["id"] == "a" and got["rows"][0]["messages"][0]["role"] == "human"
 
 
-def test_object_store_plans_are_never_cached(podium_home: Path) -> None:
-    s3 = FilePlan(
-        "t.s3", 7, (PlannedFile("s3://bucket/t/data/0.parquet", 10, 0),), pa.schema([]), True
-    )
-    head = plan_cache.TableHead("t.s3", "s3://bucket/t/metadata/1.json", 7, frozenset({7}), None)
-    plan_cache.remember(head, s3)
+def test_s3_plans_are_cached_other_object_stores_and_deletes_are_not(podium_home: Path) -> None:
+    def plan(path: str, simple: bool = True) -> FilePlan:
+        return FilePlan("t.o", 7, (PlannedFile(path, 10, 0),), pa.schema([]), simple)
+
+    for n, kept in enumerate((plan("gs://bucket/t/0.parquet"), plan("s3://b/t/0.parquet", False))):
+        location = f"s3://bucket/t/metadata/{n}.json"
+        plan_cache.remember(plan_cache.TableHead("t.o", location, 7, frozenset({7}), None), kept)
+        assert plan_cache.lookup("t.o", location, 7) is None
     assert entries() == []
-    assert plan_cache.lookup("t.s3", head.metadata_location, 7) is None
+    s3 = plan("s3://bucket/t/data/0.parquet")
+    head = plan_cache.TableHead("t.o", "s3://bucket/t/metadata/9.json", 7, frozenset({7}), None)
+    plan_cache.remember(head, s3)
+    cached = plan_cache.lookup("t.o", head.metadata_location, 7)
+    assert cached is not None and cached.plan.files == s3.files
 
 
 def test_a_deep_page_reads_one_footer_and_one_row_group(

@@ -13,6 +13,8 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
+from podium.store.read.object_store import is_s3
+
 
 @dataclass(frozen=True)
 class PlannedFile:
@@ -63,6 +65,12 @@ class FilePlan:
     def direct(self) -> bool:
         """DuckDB can read the files itself: simple, and on this machine's disk."""
         return self.simple and all(f.local_path is not None for f in self.files)
+
+    @property
+    def self_contained(self) -> bool:
+        """Readable without pyiceberg: simple, every file on this machine's disk or on S3
+        (read with pyarrow's S3 filesystem, `podium.store.read.object_store`)."""
+        return self.simple and all(f.local_path is not None or is_s3(f.path) for f in self.files)
 
     @property
     def total(self) -> int:

@@ -10,9 +10,10 @@ A cold read looks the table's current metadata location up in the catalog databa
 (one SQL query: `podium.store.catalog.names`), finds that metadata's entry here, and reads the
 Parquet files directly. A miss (a new commit, a snapshot not planned yet, a damaged
 entry) loads the table with pyiceberg, plans, and writes the entry for the next process.
-Only direct plans are kept: local Parquet files read as they are (position deletes
-included: the plan's runs already leave deleted rows out). Object stores, equality
-deletes and renamed columns always go through pyiceberg.
+Only self-contained plans are kept: Parquet files on local disk or S3 (read with
+pyarrow's S3 filesystem built from the catalog's properties, `store.read.object_store`),
+read as they are (position deletes included: the plan's runs already leave deleted rows
+out). Other object stores, equality deletes and renamed columns go through pyiceberg.
 
 One JSON file per (catalog, table, metadata location) under `$PODIUM_HOME/.cache/plans`,
 written atomically; a file of another version or that does not parse is ignored and
@@ -137,9 +138,9 @@ def lookup(table: str, metadata_location: str, snapshot_id: int | None) -> Cache
 
 def remember(head: TableHead, plan: FilePlan) -> None:
     """Keep `plan` under `head`'s metadata location, if a later process may read it
-    directly (local files, no deletes, no renames). Best effort: a cache that cannot be
-    written only costs the next process the slow path."""
-    if not plan.direct:
+    without pyiceberg (local or S3 files, position deletes at most, no renames). Best
+    effort: a cache that cannot be written only costs the next process the slow path."""
+    if not plan.self_contained:
         return
     identity = _identity(head.table, head.metadata_location)
     entry = _read_entry(identity) or {
@@ -171,8 +172,8 @@ def _plan_from_json(table: str, snapshot_id: int | None, raw: dict[str, Any]) ->
         for p, n, s, f, r in raw["files"]
     )
     plan = FilePlan(table, snapshot_id, files, schema, simple=True)
-    if not plan.direct:
-        raise ValueError("a cached plan must name local files")
+    if not plan.self_contained:
+        raise ValueError("a cached plan must name local or S3 files")
     return plan
 
 

@@ -116,7 +116,7 @@ def register_snapshot(
 ) -> None:
     """Create view `alias` (in `schema` if given): the snapshot under canonical names,
     plus `__pos` when `with_pos`. The connection must be opened on the plan's files.
-    `table` may be None for a direct plan (one read from the plan cache).
+    `table` may be None for a self-contained plan (one read from the plan cache).
 
     `columns`: the only columns the caller's query uses. DuckDB projects the files it
     reads itself; a plan it cannot read (an object store, conformed files) is streamed
@@ -136,8 +136,9 @@ def register_snapshot(
         _register_runs(con, raw, plan, names)
     else:
         read = None if mapping else columns
-        # An empty snapshot has no file to read, so needs no table either.
-        batches = _positioned(iter_batches(_needed(table), plan, read)) if plan.files else iter(())
+        # A self-contained plan (S3 files, read by pyarrow) and an empty snapshot need no
+        # table; `iter_batches` asks for it where pyiceberg must read.
+        batches = _positioned(iter_batches(table, plan, read)) if plan.files else iter(())
         reader = pa.RecordBatchReader.from_batches(_with_pos(projected_schema(plan, read)), batches)
         con.register(raw, reader)
     target = f"{quote(schema)}.{quote(alias)}" if schema else quote(alias)
@@ -277,7 +278,7 @@ def read_positions(
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """The rows at `positions` (ascending), in that order. `table` may be None for a
-    direct plan (one read from the plan cache)."""
+    self-contained plan (one read from the plan cache)."""
     schema = projected_schema(plan, columns)
     wanted = np.fromiter(positions, dtype=np.int64)
     if len(wanted) == 0:
@@ -413,7 +414,8 @@ def _needed(table: Table | None) -> Table:
     """The table, which only a direct plan can do without."""
     if table is None:
         raise ValueError(
-            "Only a direct plan (local Parquet files, read as stored) is read without its table."
+            "Only a self-contained plan (Parquet files on disk or S3, read as stored) is read "
+            "without its table."
         )
     return table
 

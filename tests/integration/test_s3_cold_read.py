@@ -1,0 +1,120 @@
+"""A cold read of a table on S3 (issue 48, point 2): the plan cache serves it, the data
+files are read with pyarrow's S3 filesystem built from the catalog's properties, and no
+pyiceberg is imported; the rows equal those of the pyiceberg path, in fewer GETs (counted
+by a proxy in front of moto's server, not timed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import cli_fork
+import pytest
+from outage_proxy import OutageProxy  # type: ignore[import-not-found]
+from s3_store import s3_server  # type: ignore[import-not-found]
+
+pytestmark = pytest.mark.integration
+
+PODIUM = [sys.executable, "-m", "podium.cli"]
+
+READ = """
+import json, sys
+from podium.store.read.query import page
+first = page("cold.chat", offset=0, limit=3, count=True)
+deep = page("cold.chat", offset=37, limit=2, count=True)
+test = page("cold.chat", filters={"split": "test"}, limit=100)
+print(json.dumps({
+    "first": [r["id"] for r in first.rows], "total": first.total,
+    "deep": [r["id"] for r in deep.rows],
+    "test": [r["id"] for r in test.rows], "test_total": test.total,
+    "pyiceberg": "pyiceberg" in sys.modules,
+}))
+"""
+
+
+class CountingProxy(OutageProxy):
+    """The outage proxy, counting the HTTP GET requests clients send through it."""
+
+    def __init__(self, upstream_port: int) -> None:
+        super().__init__(upstream_port)
+        self.gets = 0
+        self._count_lock = threading.Lock()
+
+    def _passing(self, src: socket.socket, data: bytes) -> None:
+        try:
+            from_server = src.getpeername()[1] == self.upstream[1]
+        except OSError:
+            return
+        if not from_server:
+            with self._count_lock:
+                self.gets += data.count(b"GET /")
+
+
+def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(tmp_path: Path) -> None:
+    source = tmp_path / "rows.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"r{i:03d}",
+                    "split": "test" if i % 7 == 0 else "train",
+                    "messages": [{"role": "user", "content": f"question {i} " + "x" * 200}],
+                }
+            )
+            + "\n"
+            for i in range(60)
+        ),
+        encoding="utf-8",
+    )
+    with s3_server() as s3:
+        proxy = CountingProxy(int(s3.endpoint.rsplit(":", 1)[1]))
+        proxy.start()
+        properties = {**s3.catalog_properties, "s3.endpoint": f"http://127.0.0.1:{proxy.port}"}
+        home = tmp_path / "home"
+        env = {
+            **os.environ,
+            "PODIUM_HOME": str(home),
+            "PODIUM_WAREHOUSE": f"s3://{s3.bucket}/warehouse",
+            "PODIUM_CATALOG_PROPERTIES": json.dumps(properties),
+        }
+        made = cli_fork.run(
+            [*PODIUM, "import", str(source), "--out", "cold.chat"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert made.returncode == 0, made.stdout + made.stderr
+
+        def cold_read() -> tuple[dict[str, object], int]:
+            before = proxy.gets
+            proc = subprocess.run(
+                [sys.executable, "-c", READ],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+                check=False,
+            )
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            return json.loads(proc.stdout.strip().splitlines()[-1]), proxy.gets - before
+
+        cached, cached_gets = cold_read()
+        assert cached["pyiceberg"] is False  # the import left the plan on disk
+        shutil.rmtree(home / ".cache" / "plans")
+        planned, planned_gets = cold_read()  # loads the table: metadata, manifests
+        assert planned["pyiceberg"] is True
+        assert {k: v for k, v in cached.items() if k != "pyiceberg"} == {
+            k: v for k, v in planned.items() if k != "pyiceberg"
+        }
+        assert cached["first"] == ["r000", "r001", "r002"] and cached["total"] == 60
+        assert cached["deep"] == ["r037", "r038"]
+        assert cached["test"] == [f"r{i:03d}" for i in range(0, 60, 7)]
+        assert cached_gets < planned_gets, (cached_gets, planned_gets)
+        proxy.stop()
