@@ -10,18 +10,12 @@ every card field is an option, `--card`/`--queue` work as for every job.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
 from podium.commands.terminal import neutralise_json, safe_console
-from podium.errors import InvalidInput
 
 console = safe_console(highlight=False, soft_wrap=True)
-
-
-def _fmt(value: Any) -> str:
-    return "–" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 @click.command("agreement")
@@ -30,40 +24,29 @@ def _fmt(value: Any) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def agreement(name: str, bootstrap: int, as_json: bool) -> None:
     """Each judge's agreement with the human majority, position consistency, length bias."""
-    from podium.compare.judge import list_verdicts
-    from podium.compare.judge_agreement import agreement_report
+    from podium.compare.judge_agreement import comparison_agreement
     from podium.compare.table import load_comparison
-    from podium.compare.votes import list_votes
 
-    comparison = load_comparison(name)
-    votes, verdicts = list_votes(comparison.name), list_verdicts(comparison.name)
-    if not votes and not verdicts:
-        raise InvalidInput(
-            f"Comparison {comparison.name} has no votes and no judge verdicts yet; vote on "
-            f"the Compare page or run `podium judge run --comparison {comparison.name} "
-            "--judge MODEL`."
-        )
-    report = agreement_report(comparison, votes, verdicts, bootstrap)
+    report = comparison_agreement(load_comparison(name), bootstrap)
     if as_json:
         click.echo(neutralise_json(json.dumps(report, ensure_ascii=False, indent=2)))
         return
-    console.print(f"people: {report['people']['votes']} votes on {report['people']['pairs']} pairs")
-    for judge, r in report["judges"].items():
-        console.print(
-            f"{judge}: accuracy {_fmt(r['accuracy'])}, kappa {_fmt(r['kappa'])} "
-            f"({r['shared_pairs']} shared pairs) · position consistency "
-            f"{_fmt(r['position_consistency'])} ({r['position_pairs']} pairs, {r['flips']} "
-            f"flips) · unparsed {r['unparsed']} · preferred {_fmt(r['preferred_chars'])} "
-            f"vs other {_fmt(r['other_chars'])} chars"
-        )
+    from podium.compare.judge_agreement import judge_line, win_rate_lines
+
+    people = report["people"]
+    lines = [f"people: {people['votes']} votes on {people['pairs']} pairs"]
+    lines += [judge_line(judge, figures) for judge, figures in report["judges"].items()]
+    for line in lines + win_rate_lines(report):
+        console.print(line, markup=False)
 
 
 def judge_group() -> click.Group:
     from podium.commands.options import job_command
 
     group = click.Group("judge", help="A model as a judge of a comparison's pairs.")
-    run = job_command("judge", "run", help="Judge every pair of a comparison in both orders.")
-    group.add_command(run)
+    group.add_command(
+        job_command("judge", "run", help="Judge every pair of a comparison in both orders.")
+    )
     group.add_command(agreement)
     return group
 

@@ -199,3 +199,47 @@ def agreement_report(
             for name, rows in sorted(by_judge.items())
         },
     }
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def judge_line(name: str, r: dict[str, Any]) -> str:
+    """One judge's figures in a line, each with the count it rests on."""
+    return (
+        f"{name}: accuracy {_fmt(r['accuracy'])}, kappa {_fmt(r['kappa'])} "
+        f"({r['shared_pairs']} shared pairs) · position consistency "
+        f"{_fmt(r['position_consistency'])} ({r['position_pairs']} pairs, {r['flips']} flips) "
+        f"· unparsed {r['unparsed']} of {r['verdicts']} · preferred answers "
+        f"{_fmt(r['preferred_chars'])} vs other {_fmt(r['other_chars'])} characters "
+        f"({r['length_pairs']} pairs)"
+    )
+
+
+def win_rate_lines(report: dict[str, Any]) -> list[str]:
+    """Raw and length-controlled win rates against the baseline, by people and judges."""
+    who = {"people": report["people"], **report["judges"]}
+    return [
+        f"{name}: {model} vs {w['baseline']}: win rate {_fmt(w['win_rate'])}, "
+        f"length-controlled {_fmt(w['lc_win_rate'])} ({w['pairs']} pairs)"
+        for name, r in who.items()
+        for model, w in r["win_rates"].items()
+    ]
+
+
+def comparison_agreement(comparison: Comparison, bootstrap: int = 200) -> dict[str, Any]:
+    """`agreement_report` from the stored votes and verdicts; a clear error when there
+    are neither."""
+    from podium.compare.judge import list_verdicts
+    from podium.compare.votes import list_votes
+    from podium.errors import InvalidInput
+
+    votes, verdicts = list_votes(comparison.name), list_verdicts(comparison.name)
+    if not votes and not verdicts:
+        raise InvalidInput(
+            f"Comparison {comparison.name} has no votes and no judge verdicts yet; vote on "
+            f"the Compare page or run `podium judge run --comparison {comparison.name} "
+            "--judge MODEL`."
+        )
+    return agreement_report(comparison, votes, verdicts, bootstrap)

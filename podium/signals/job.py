@@ -56,6 +56,14 @@ class SignalsConfig(BaseModel):
         [], description="Roles of the turns the signals read (empty: every turn)."
     )
     batch_rows: int = Field(2048, ge=1, le=1_000_000, description="Rows read per batch.")
+    nodes: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="near-dup: signatures and LSH buckets in Ray tasks spread over up to "
+        "this many nodes (data files partitioned, buckets shuffled by band: the same "
+        "clusters); 0 or other signals: in the job's own process.",
+    )
     length: LengthSettings = Field(
         default_factory=LengthSettings, description="length: no settings."
     )
@@ -167,6 +175,11 @@ def signals_of(config: SignalsConfig) -> list[tuple[SignalKind, Signal[Any]]]:
         settings = getattr(config, kind.settings_field)
         signal = kind.load()(settings)
         signal.check()
+        if config.nodes and kind.name == "near-dup":
+            from podium.signals.near_dup import NearDup
+
+            assert isinstance(signal, NearDup)
+            signal.nodes = config.nodes
         built.append((kind, signal))
     return built
 

@@ -168,3 +168,5 @@ def test_agreement_cli_prints_the_figures_and_refuses_an_empty_comparison(compar
     assert figures == (1, 1.0, 1.0)
     assert report["people"]["votes"] == 1  # the judge's verdicts are not human votes
     assert not math.isnan(report["people"]["ratings"][0]["rating"])
+    text = subprocess.run(cmd[:-1], capture_output=True, text=True, timeout=120)
+    assert "judge:x@pairwise-v1: accuracy 1.00, kappa – (1 shared pairs)" in text.stdout

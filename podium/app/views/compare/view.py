@@ -21,9 +21,10 @@ from podium.app.roles import current_user, missing_role
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.shortcuts import keyboard_shortcuts
 from podium.app.views.compare import model as cm
+from podium.app.views.compare.judges import judges_section
 from podium.app.widgets import render_conversation
 
-MODES = ("Side by side", "Blind vote", "Ratings", "New comparison")
+MODES = ("Side by side", "Blind vote", "Ratings", "Judges", "New comparison")
 NEW_BASIC = ("out", "max_tokens", "limit", "checks")
 # j / → next, k / ← previous, 1-4 the verdicts (see podium.app.shortcuts).
 SHORTCUTS = {
@@ -206,7 +207,7 @@ mode = st.radio(
     MODES,
     horizontal=True,
     key="compare.mode",
-    index=3 if preset or not names else 0,
+    index=MODES.index("New comparison") if preset or not names else 0,
     label_visibility="collapsed",
 )
 if mode == "New comparison":
@@ -233,4 +234,5 @@ else:
             f"sampling {cm.sampling_text(comparison.sampling)}"
         )
     )
-    {"Side by side": _side_by_side, "Blind vote": _blind, "Ratings": _ratings}[mode](comparison)
+    sections = {"Side by side": _side_by_side, "Blind vote": _blind, "Ratings": _ratings}
+    {**sections, "Judges": judges_section}[mode](comparison)

@@ -1,0 +1,72 @@
+"""What the Compare page's Judges section shows, computed without Streamlit: people's
+and each judge's ratings side by side, the agreement table with the count each figure
+rests on, the win rates against the baseline, and the judge job's form values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from podium.app.safe_markdown import escape_markdown
+from podium.compare.judge import JudgeConfig
+from podium.compare.judge_agreement import comparison_agreement, judge_line, win_rate_lines
+from podium.compare.table import Comparison
+
+__all__ = ["JudgeConfig", "agreement", "JUDGE_BASIC"]
+
+JUDGE_BASIC = ("judge", "sample")  # the form's visible fields; the rest under Advanced
+
+
+def agreement(comparison: Comparison, bootstrap: int = 200) -> dict[str, Any]:
+    return comparison_agreement(comparison, bootstrap)
+
+
+def _figure(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def agreement_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """One row per judge: each figure beside the number of pairs it rests on."""
+    return pd.DataFrame(
+        [
+            {
+                "judge": name,
+                "shared pairs": r["shared_pairs"],
+                "accuracy": _figure(r["accuracy"]),
+                "kappa": _figure(r["kappa"]),
+                "position consistency": _figure(r["position_consistency"]),
+                "position pairs": r["position_pairs"],
+                "flips (ties)": r["flips"],
+                "unparsed": r["unparsed"],
+                "preferred chars": _figure(r["preferred_chars"]),
+                "other chars": _figure(r["other_chars"]),
+            }
+            for name, r in report["judges"].items()
+        ]
+    )
+
+
+def ratings_side_by_side(report: dict[str, Any]) -> pd.DataFrame:
+    """Bradley-Terry ratings (95% interval) per model: by people, then by each judge."""
+    who = {"people": report["people"], **report["judges"]}
+    rows: dict[str, dict[str, Any]] = {m: {"model": m} for m in report["models"]}
+    for name, r in who.items():
+        for rating in r["ratings"]:
+            rows[rating["model"]][name] = (
+                f"{rating['rating']:.0f} ({rating['low']:.0f}-{rating['high']:.0f}, "
+                f"{rating['votes']} votes)"
+            )
+    return pd.DataFrame(list(rows.values()))
+
+
+def agreement_lines(report: dict[str, Any]) -> list[str]:
+    """The figures as Markdown lines (what tests and screen readers read)."""
+    people = report["people"]
+    head = f"people: {people['votes']} votes on {people['pairs']} pairs"
+    lines = [head, *(judge_line(n, r) for n, r in report["judges"].items())]
+    return [escape_markdown(line) for line in lines + win_rate_lines(report)]
+
+
+def judge_form_values(comparison: Comparison, judges: list[str]) -> dict[str, Any]:
+    return {"comparison": comparison.name, **({"judge": judges[0]} if judges else {})}

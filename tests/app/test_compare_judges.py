@@ -1,0 +1,66 @@
+"""The Compare page's Judges section (AppTest): people beside a judge, the agreement
+figures with their counts, and the form that starts a judge job."""
+
+from __future__ import annotations
+
+from html import unescape
+
+import compare_data
+from test_compare_page import _open, _texts, reviewer
+
+from generators.client import ChatResult, Completion
+from podium.app.views.compare import judges_model as jm
+from podium.compare.judge import PairTask, store_verdicts, verdict_row
+from podium.compare.votes import BlindPair, cast_vote
+
+compare_config = compare_data.compare_config  # fixtures
+comparison = compare_data.comparison
+
+
+def _reply(verdict: str) -> ChatResult:
+    return ChatResult([Completion(f'{{"verdict": "{verdict}", "reason": "r"}}', "stop")], 1, 1, 0.1)
+
+
+def _judged(comparison) -> None:
+    raw = {"p0": ("A", "B"), "p1": ("A", "A"), "p2": ("B", "A")}
+    store_verdicts(
+        [
+            verdict_row(
+                comparison.name,
+                "alpha",
+                "pairwise-v1",
+                PairTask(comparison.item(pid), "alpha", "omega"),
+                _reply(ab),
+                _reply(ba),
+            )
+            for pid, (ab, ba) in raw.items()
+        ]
+    )
+    for pid, verdict in [("p0", "A"), ("p1", "B"), ("p2", "B")]:
+        cast_vote(comparison, BlindPair(pid, "alpha", "omega"), verdict, reviewer("ann"))
+
+
+def test_judges_section_shows_people_beside_the_judge_with_counts(comparison):
+    _judged(comparison)
+    # people: alpha, omega, omega; judge: alpha, tie (flip), omega -> 2 of 3 agree.
+    report = jm.agreement(comparison, bootstrap=10)
+    frame = jm.agreement_frame(report)
+    assert frame.loc[0, "judge"] == "judge:alpha@pairwise-v1"
+    assert (frame.loc[0, "shared pairs"], frame.loc[0, "accuracy"]) == (3, 0.667)
+    assert (frame.loc[0, "position pairs"], frame.loc[0, "flips (ties)"]) == (3, 1)
+    ratings = jm.ratings_side_by_side(report)
+    assert list(ratings.columns) == ["model", "people", "judge:alpha@pairwise-v1"]
+    at = _open("Judges", name="cmp.colours")
+    page = unescape(_texts(at))  # escaped Markdown: ':' is '&#58;'
+    assert "people: 3 votes on 3 pairs" in page
+    assert "judge:alpha@pairwise-v1: accuracy 0.67" in page and "(3 shared pairs)" in page
+    assert "position consistency 0.67 (3 pairs, 1 flips)" in page
+    assert "length-controlled" in page
+    assert "Queue job" in page  # the judge form
+
+
+def test_judges_section_without_votes_says_so_and_offers_the_form(comparison):
+    at = _open("Judges", name="cmp.colours")
+    page = _texts(at)
+    assert "No votes or judge verdicts yet." in page
+    assert "Queue job" in page
