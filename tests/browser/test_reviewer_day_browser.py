@@ -1,7 +1,7 @@
 """A reviewer's day, second pass (issue 45), in a real Chromium: the Review page opens on
 its controls (not a schema dump), a queue counts among the rows left after a removal,
 stops at its end and goes back over labelled rows, and Browse's grid has the page's
-width with no raw snapshot id beside its picker."""
+width with no raw snapshot id beside its picker; Home shows table names whole."""
 
 from __future__ import annotations
 
@@ -19,12 +19,14 @@ from review_data import make_table, row_id  # noqa: E402
 pytestmark = pytest.mark.browser
 
 T = "rv.day"
+LONG = "rv.a_dataset_name_long_enough_to_be_cut_in_a_third"  # Home's table list
 
 
 @pytest.fixture(scope="module")
 def day_table(app_home: Path) -> str:
     with using_home(app_home):
         make_table(T, 10)
+        make_table(LONG, 1)
     return T
 
 
@@ -92,3 +94,12 @@ def test_review_queue_counts_stops_and_goes_back_and_browse_uses_the_width(
     assert grid_box["width"] > 0.85 * main_box["width"], (grid_box, main_box)  # was 3/5
     expect(page.get_by_text(re.compile("^Snapshot id"))).to_have_count(0)
     page.screenshot(path=str(artifacts_dir / "browse-grid-width.png"))
+
+    page.goto(app_url)
+    wait_for_app(page)
+    link = page.get_by_role("link", name=LONG)
+    expect(link).to_be_visible()
+    cut = link.evaluate(
+        "(a) => [a, ...a.querySelectorAll('*')].some((e) => e.scrollWidth > e.clientWidth + 1)"
+    )
+    assert not cut, "the table's name is cut short on Home"
