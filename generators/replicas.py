@@ -30,7 +30,12 @@ from typing import Any
 
 from generators.client import Endpoint
 from podium import processes
-from podium.cluster import actor_seat, placement_shortfall, routable_address
+from podium.cluster import (
+    PLACE_TIMEOUT_S,
+    actor_seat,
+    placement_shortfall,
+    routable_address,
+)
 from podium.errors import PodiumError
 from podium.processes import ray_module
 from podium.reporting import Reporter
@@ -74,7 +79,13 @@ class VllmReplica:
 
 @contextmanager
 def replicas(
-    model: str, count: int, *, urls: list[str], reporter: Reporter, gpus: float | None = None
+    model: str,
+    count: int,
+    *,
+    urls: list[str],
+    reporter: Reporter,
+    gpus: float | None = None,
+    place_timeout_s: float = PLACE_TIMEOUT_S,
 ) -> Iterator[list[Endpoint]]:
     """Endpoints of `count` replicas of `model` (or of the servers at `urls`), each with
     `gpus` GPUs (None: one where the cluster has GPUs, else none)."""
@@ -94,7 +105,9 @@ def replicas(
     started: list[dict[str, Any]] = []
     try:
         reporter.log(f"starting {count} vLLM replicas of {model} as Ray actors ({asked} each)")
-        short = placement_shortfall(ray, actors, asked, f"{count} generation replica(s)")
+        short = placement_shortfall(
+            ray, actors, asked, f"{count} generation replica(s)", place_timeout_s
+        )
         if short:
             raise PodiumError(short)
         started += ray.get([a.start.remote() for a in actors])

@@ -70,28 +70,32 @@ def placement_shortfall(
     ray.get(ready)
     if not pending:
         return ""
-    for actor in actors:
-        ray.kill(actor)
-    return shortfall_line(
+    line = shortfall_line(  # what the cluster had while they waited, before they go
         what,
         len(pending),
+        len(actors),
         asked,
         free=ray.available_resources(),
         total=ray.cluster_resources(),
         timeout_s=timeout_s,
     )
+    for actor in actors:
+        ray.kill(actor)
+    return line
 
 
 def shortfall_line(
     what: str,
     unplaced: int,
+    count: int,
     asked: Mapping[str, float],
     *,
     free: Mapping[str, float],
     total: Mapping[str, float],
     timeout_s: float,
 ) -> str:
-    """One line: `unplaced` actors of `what`, each asking `asked`, not placed in time."""
+    """One line: `unplaced` of the `count` actors of `what`, each asking `asked`, not
+    placed (or, placed, not started: a worker starting on a busy node) in time."""
     wanted = ", ".join(f"{amount:g} {name}" for name, amount in asked.items() if amount)
     names = [name for name in ("CPU", "GPU", "memory") if name in asked or name in total]
     have = ", ".join(
@@ -99,9 +103,9 @@ def shortfall_line(
         for name in names
     )
     return (
-        f"{what}: {unplaced} actor(s) asking for {wanted or 'nothing'} each could not be "
-        f"placed within {timeout_s:g} s; the Ray cluster has {have}. Free some, add a node "
-        "with those resources, or ask for less"
+        f"{what}: {unplaced} of {count} actor(s) asking for {wanted or 'nothing'} each were "
+        f"not placed and started within {timeout_s:g} s; the Ray cluster has {have}. Free "
+        "some, add a node with those resources, or ask for less"
     )
 
 

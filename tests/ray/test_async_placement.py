@@ -1,13 +1,14 @@
-"""An async run's learner and replicas on a real Ray head that declares three fake GPUs
-(`ray start --num-gpus=3` on a CPU host): Ray hands each asker a CUDA_VISIBLE_DEVICES
-of its own, so placement is tested without a GPU and without vLLM. The head's node
-address is this host's routable IP, as on a real cluster, so the addresses Podium hands
-out inside Ray can be told from loopback."""
+"""An async run's learner and replicas, and generation replicas, on a real Ray head that
+declares three fake GPUs (`ray start --num-gpus=3` on a CPU host): Ray hands each asker
+a CUDA_VISIBLE_DEVICES of its own, so placement is tested without a GPU and without
+vLLM. The head's node address is this host's routable IP, as on a real cluster, so the
+addresses Podium hands out inside Ray can be told from loopback."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,7 +124,7 @@ def test_a_replica_the_cluster_cannot_place_fails_its_start_saying_why(fake_gpu_
         with pytest.raises(PodiumError) as caught:
             pool.start([2], generation=1)
         line = str(caught.value)
-        assert "replica(s) [2]: 1 actor(s) asking for 1 CPU, 1 GPU each" in line, line
+        assert "replica(s) [2]: 1 of 1 actor(s) asking for 1 CPU, 1 GPU each" in line, line
         assert "GPU 0 free of 3" in line, line
         assert 2 not in pool.actors
         with pytest.raises(ValueError):  # killed: its name is free again
@@ -132,3 +133,24 @@ def test_a_replica_the_cluster_cannot_place_fails_its_start_saying_why(fake_gpu_
         for probe in probes:
             ray.kill(probe)
         seats.release(ray)
+
+
+def test_generation_replicas_ask_for_a_gpu_where_the_cluster_has_them(fake_gpu_ray: Any) -> None:
+    """`podium generate --replicas 3` on the 3-GPU, 2-CPU head: each replica asks for a
+    CPU and, by default where the cluster declares GPUs, a GPU; the third cannot be
+    placed, so the start fails saying so instead of waiting (no vLLM starts: every
+    replica is placed before any server is)."""
+    from generators.replicas import replicas
+    from podium.errors import PodiumError
+    from podium.reporting import Reporter
+
+    with (
+        pytest.raises(PodiumError) as caught,
+        replicas("unused", 3, urls=[], reporter=Reporter(), place_timeout_s=5),
+    ):
+        pass
+    line = str(caught.value)
+    # What each asked for (a GPU: the cluster declares some) and what the cluster has;
+    # how many are free at that moment depends on the earlier tests' actors going.
+    assert "of 3 actor(s) asking for 1 CPU, 1 GPU each" in line, line
+    assert re.search(r"CPU \d+ free of 2, GPU \d+ free of 3", line), line

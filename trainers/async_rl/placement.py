@@ -110,6 +110,7 @@ def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
             shortfall_line(
                 "the learner ranks (one node, --learner-ranks)",
                 len(placement.learner_bundles),
+                len(placement.learner_bundles),
                 placement.learner_bundles[0],
                 free=ray.available_resources(),
                 total=ray.cluster_resources(),
