@@ -6,12 +6,15 @@ exact Jaccard. Each stage is a function of its input arrays only, so it can run 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
+from podium.signals.settings import NearDupSettings
 from podium.signals.text_hashing import code_points, shingles
+from podium.signals.turns import Turns
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
@@ -96,3 +99,29 @@ def jaccard(a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedintege
         return 1.0
     both = len(np.intersect1d(a, b, assume_unique=True))
     return both / (len(a) + len(b) - both)
+
+
+Keys = tuple[pa.Array, npt.NDArray[np.uint64], npt.NDArray[np.bool_]]
+
+
+def row_keys(turns: Turns, settings: NearDupSettings) -> Keys:
+    """One batch's ids, band keys, and whether each row has any shingle."""
+    hashes, offsets = shingle_sets(turns.row_texts(), settings.shingle)
+    sigs = signatures(hashes, offsets, settings.num_perm, settings.seed)
+    ids = pa.array(turns.ids, pa.string())
+    return ids, band_keys(sigs, settings.bands), np.diff(offsets) > 0
+
+
+def joined_keys(parts: Iterable[Keys], settings: NearDupSettings) -> Keys:
+    """The batches' keys as one run, in row order."""
+    ids: list[pa.Array] = []
+    keys: list[npt.NDArray[np.uint64]] = []
+    valid: list[npt.NDArray[np.bool_]] = []
+    for i, k, v in parts:
+        ids.append(i)
+        keys.append(k)
+        valid.append(v)
+    if not ids:
+        empty = np.zeros((0, settings.bands), np.uint64)
+        return pa.array([], pa.string()), empty, np.zeros(0, bool)
+    return pa.concat_arrays(ids), np.concatenate(keys), np.concatenate(valid)

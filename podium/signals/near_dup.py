@@ -22,7 +22,13 @@ import pyarrow as pa
 from podium.reporting import Reporter
 from podium.signals.clusters import UnionFind, clusters_from_groups, split_at_canonical
 from podium.signals.exact_dup import CLUSTER_FIELDS
-from podium.signals.minhash import band_keys, candidate_pairs, jaccard, shingle_sets, signatures
+from podium.signals.minhash import (
+    candidate_pairs,
+    jaccard,
+    joined_keys,
+    row_keys,
+    shingle_sets,
+)
 from podium.signals.settings import NearDupSettings
 from podium.signals.signal import Source, TableSignal
 
@@ -88,24 +94,32 @@ class NearDup(TableSignal[NearDupSettings]):
         super().__init__(settings)
         self.counts = {"rows": 0, "candidates": 0, "verified": 0, "clusters": 0, "duplicates": 0}
         self._sets: dict[int, npt.NDArray[np.uint32]] | None = None
+        self._ids: pa.Array | None = None
+        self.nodes = 0  # > 0: stages 1 and 2 in Ray tasks over up to this many nodes
 
     def keys(
         self, source: Source
     ) -> tuple[pa.Array, npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
-        """Stage 1: every row's id, band keys, and whether it has any shingle."""
-        s = self.settings
-        ids: list[pa.Array] = []
-        keys: list[npt.NDArray[np.uint64]] = []
-        valid: list[npt.NDArray[np.bool_]] = []
-        for turns in source.turns():
-            hashes, offsets = shingle_sets(turns.row_texts(), s.shingle)
-            sigs = signatures(hashes, offsets, s.num_perm, s.seed)
-            keys.append(band_keys(sigs, s.bands))
-            valid.append(np.diff(offsets) > 0)
-            ids.append(pa.array(turns.ids, pa.string()))
-        if not ids:
-            return pa.array([], pa.string()), np.zeros((0, s.bands), np.uint64), np.zeros(0, bool)
-        return pa.concat_arrays(ids), np.concatenate(keys), np.concatenate(valid)
+        """Stage 1: every row's id, band keys, and whether it has any shingle (on Ray:
+        one task per group of data files, `podium.signals.on_ray`)."""
+        if self.nodes:
+            from podium.signals.on_ray import keys_on_ray  # Ray: only here
+
+            return keys_on_ray(source, self.settings, self.nodes)
+        return joined_keys(
+            (row_keys(turns, self.settings) for turns in source.turns()), self.settings
+        )
+
+    def pairs(
+        self, keys: npt.NDArray[np.uint64], valid: npt.NDArray[np.bool_], reporter: Reporter
+    ) -> npt.NDArray[np.int64]:
+        """Stage 2: candidate pairs, band by band (on Ray: the band keys shuffled by band,
+        one task per group of bands; pairs are found within a band, so the same)."""
+        if self.nodes:
+            from podium.signals.on_ray import pairs_on_ray
+
+            return pairs_on_ray(keys, valid, self.nodes, reporter)
+        return candidate_pairs(keys, valid)
 
     def verified(
         self, source: Source, pairs: npt.NDArray[np.int64]
@@ -132,6 +146,13 @@ class NearDup(TableSignal[NearDupSettings]):
         for turns in source.turns():
             here = wanted[(wanted >= base) & (wanted < base + turns.rows)]
             if len(here):
+                if self._ids is not None and self._ids.take(pa.array(here)).to_pylist() != [
+                    turns.ids[i - base] for i in here.tolist()
+                ]:  # stage 1 ran elsewhere (Ray): its row order must be this scan's
+                    raise RuntimeError(
+                        f"{source.table}@{source.snapshot_id} was read in another row order "
+                        "than its signatures; run near-dup again without --nodes."
+                    )
                 texts = turns.row_texts()
                 hashes, offsets = shingle_sets(
                     [texts[i - base] for i in here], self.settings.shingle
@@ -147,10 +168,11 @@ class NearDup(TableSignal[NearDupSettings]):
     def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
         reporter.log("near-dup: signatures")
         ids, keys, valid = self.keys(source)
+        self._ids = ids
         n = len(ids)
         self.counts["rows"] = n
         reporter.log("near-dup: buckets")
-        pairs = candidate_pairs(keys, valid)
+        pairs = self.pairs(keys, valid, reporter)
         del keys
         self.counts["candidates"] = len(pairs)
         reporter.log(f"near-dup: verifying {len(pairs)} candidate pairs")
@@ -163,7 +185,7 @@ class NearDup(TableSignal[NearDupSettings]):
         del pairs
         reporter.log("near-dup: clusters (each member checked against its canonical)")
         found, canonical_row, score = self.split(source, components(rows, links.roots(rows), ids))
-        self._sets = None
+        self._sets = self._ids = None
         if not len(found):
             return
         score_of = np.zeros(n, np.float32)
