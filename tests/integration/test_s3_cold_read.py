@@ -5,6 +5,7 @@ by a proxy in front of moto's server, not timed)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -17,11 +18,13 @@ from pathlib import Path
 import cli_fork
 import pytest
 from outage_proxy import OutageProxy  # type: ignore[import-not-found]
+from postgres import postgres_server  # type: ignore[import-not-found]
 from s3_store import s3_server  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.integration
 
 PODIUM = [sys.executable, "-m", "podium.cli"]
+MODULES = ("pyiceberg", "sqlalchemy")
 
 READ = """
 import json, sys
@@ -33,7 +36,7 @@ print(json.dumps({
     "first": [r["id"] for r in first.rows], "total": first.total,
     "deep": [r["id"] for r in deep.rows],
     "test": [r["id"] for r in test.rows], "test_total": test.total,
-    "pyiceberg": "pyiceberg" in sys.modules,
+    "pyiceberg": "pyiceberg" in sys.modules, "sqlalchemy": "sqlalchemy" in sys.modules,
 }))
 """
 
@@ -56,7 +59,10 @@ class CountingProxy(OutageProxy):
                 self.gets += data.count(b"GET /")
 
 
-def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(tmp_path: Path) -> None:
+@pytest.mark.parametrize("catalog", ["sqlite", "postgresql"])
+def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(
+    tmp_path: Path, catalog: str
+) -> None:
     source = tmp_path / "rows.jsonl"
     source.write_text(
         "".join(
@@ -72,7 +78,9 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(tmp_path: 
         ),
         encoding="utf-8",
     )
-    with s3_server() as s3:
+    with contextlib.ExitStack() as stack:
+        s3 = stack.enter_context(s3_server())
+        catalog_uri = stack.enter_context(postgres_server()) if catalog == "postgresql" else ""
         proxy = CountingProxy(int(s3.endpoint.rsplit(":", 1)[1]))
         proxy.start()
         properties = {**s3.catalog_properties, "s3.endpoint": f"http://127.0.0.1:{proxy.port}"}
@@ -82,6 +90,7 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(tmp_path: 
             "PODIUM_HOME": str(home),
             "PODIUM_WAREHOUSE": f"s3://{s3.bucket}/warehouse",
             "PODIUM_CATALOG_PROPERTIES": json.dumps(properties),
+            **({"PODIUM_CATALOG_URI": catalog_uri} if catalog_uri else {}),
         }
         made = cli_fork.run(
             [*PODIUM, "import", str(source), "--out", "cold.chat"],
@@ -107,11 +116,12 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(tmp_path: 
 
         cached, cached_gets = cold_read()
         assert cached["pyiceberg"] is False  # the import left the plan on disk
+        assert cached["sqlalchemy"] is False  # the plan's key is read with psycopg2
         shutil.rmtree(home / ".cache" / "plans")
         planned, planned_gets = cold_read()  # loads the table: metadata, manifests
         assert planned["pyiceberg"] is True
-        assert {k: v for k, v in cached.items() if k != "pyiceberg"} == {
-            k: v for k, v in planned.items() if k != "pyiceberg"
+        assert {k: v for k, v in cached.items() if k not in MODULES} == {
+            k: v for k, v in planned.items() if k not in MODULES
         }
         assert cached["first"] == ["r000", "r001", "r002"] and cached["total"] == 60
         assert cached["deep"] == ["r037", "r038"]
