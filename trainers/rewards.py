@@ -13,6 +13,11 @@ A reward is named by a rule string (`RewardSpec.rule`):
   (metadata `tests`) exits cleanly in the sandbox.
 - `exact_match`    1 when the completion equals the reference answer (trimmed).
 - `length:N`       0 up to N characters, falling linearly to -1 at 2N.
+- `judge:MODEL`    a judge model's rubric score of the completion (1-10, built-in
+  rubric-v1 prompt, JSON by guided decoding) as (score - 1) / 9; an unparsed verdict
+  scores 0. MODEL's server is called for each batch (started on first use); the mean
+  request latency and the share unparsed go to the run's metrics as
+  `judge/latency_s` and `judge/unparsed` (TRL's `log_metric`).
 
 Each becomes a TRL reward function `(prompts, completions, **columns) -> list[float]`
 named after its rule, so TRL logs `rewards/<name>/mean` and `/std` per reward, and
@@ -34,7 +39,10 @@ from trainers.config import RewardSpec
 from trainers.data import parse_metadata
 
 RewardFn = Callable[..., list[float]]
-RULES_HELP = "validate:RULE, sandbox:output, sandbox:tests, exact_match, length:N"
+RULES_HELP = "validate:RULE, sandbox:output, sandbox:tests, exact_match, length:N, judge:MODEL"
+# The rubric scoring lives with the judges (podium.compare, beside trainers in the
+# layers): loaded by path when a judge reward is built, as job kinds are.
+_JUDGE_SCORING = "podium.compare.judge_rubric"
 
 
 def completion_text(completion: Any) -> str:
@@ -137,6 +145,40 @@ def _sandbox(mode: str) -> RewardFn:
     return score
 
 
+def _judge(model: str) -> RewardFn:
+    import importlib
+    import time
+
+    from generators.client import Endpoint, endpoint_for
+    from podium.models import get_model
+
+    name = get_model(model).name  # an unknown judge fails before any model loads
+    scoring = importlib.import_module(_JUDGE_SCORING)
+    prompt = scoring.rubric_prompt(None)
+    served: list[Endpoint] = []
+
+    def score(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        log_metric: Callable[[str, float], None] | None = None,
+        **_: Any,
+    ) -> list[float]:
+        if not served:  # the server starts on the first batch, not when rules are checked
+            served.append(endpoint_for(name))
+        questions = [completion_text(p[-1:]) if isinstance(p, list) else str(p) for p in prompts]
+        started = time.perf_counter()
+        scores = scoring.score_with(
+            served[0], prompt, questions, [completion_text(c) for c in completions]
+        )
+        if log_metric is not None and scores:
+            log_metric("judge/latency_s", sum(s.latency_s for s in scores) / len(scores))
+            log_metric("judge/batch_s", time.perf_counter() - started)
+            log_metric("judge/unparsed", sum(s.value is None for s in scores) / len(scores))
+        return [0.0 if s.value is None else (s.value - 1) / 9 for s in scores]
+
+    return score
+
+
 def make_reward(
     rule: str, table_properties: dict[str, str] | None = None, table: str = ""
 ) -> RewardFn:
@@ -161,6 +203,8 @@ def make_reward(
         fn = _validation(arg, table_properties, table)
     elif kind == "sandbox" and arg in ("output", "tests"):
         fn = _sandbox(arg)
+    elif kind == "judge" and arg:
+        fn = _judge(arg)
     else:
         raise InvalidInput(f"Unknown reward rule {rule!r}; use one of: {RULES_HELP}.")
     fn.__name__ = reward_name(rule)

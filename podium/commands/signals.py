@@ -113,7 +113,8 @@ def list_command(table: str, snapshot: str | None, as_json: bool) -> None:
     "signal",
     required=True,
     help="near-dup or exact-dup: keep one row per cluster (its canonical row); "
-    "contamination: the contaminated rows; private-data: rows with private data.",
+    "contamination: the contaminated rows; private-data: rows with private data; "
+    "SIGNAL=VALUE: the rows of a facet (rubric=<5: scored below 5 or unparsed).",
 )
 @click.option("--why", default=None, help="The reason kept in the snapshot (default: says what).")
 @click.option("--preview", is_flag=True, help="Count the rows it would remove; remove nothing.")

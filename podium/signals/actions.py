@@ -11,7 +11,7 @@ from podium.errors import InvalidInput
 from podium.identity import require
 from podium.review.changes import Change, commit_change
 from podium.signals.registry import signal_kind
-from podium.signals.values import REMOVES, ids_to_remove
+from podium.signals.values import REMOVES, ids_for, ids_to_remove
 from podium.store.catalog.catalog import full_name, load_table, name_of
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.state.users import acting_user
@@ -21,14 +21,21 @@ def remove_by_signal(
     table: str, signal: str, *, why: str | None = None, preview: bool = False
 ) -> dict[str, Any]:
     """Remove the rows the current `signal` names (near-dup, exact-dup: all but each
-    cluster's canonical row): one snapshot, or only the count with `preview`."""
-    name = signal_kind(signal).name
+    cluster's canonical row; `SIGNAL=VALUE`, a facet: `rubric=<5`, `language=fr`): one
+    snapshot, or only the count with `preview`."""
+    spec, _, value = signal.partition("=")  # rubric=<5: a facet, as training's exclusions
+    name, value = signal_kind(spec).name, value.strip()
     if not preview:  # the role before any read: a viewer is told so, not "0 rows"
         require(acting_user(), "edit")
     loaded = load_table(full_name(table))
     sid = resolve_snapshot(loaded, None)
-    ids = ids_to_remove(loaded, sid, name)
-    message = why or f"signals: remove {REMOVES[name][1]} ({name} of snapshot {sid})"
+    if value:
+        ids = ids_for(loaded, sid, name, value)
+        what = f"the rows of {name}={value}"
+    else:
+        ids = ids_to_remove(loaded, sid, name)
+        what = REMOVES[name][1]
+    message = why or f"signals: remove {what} ({name} of snapshot {sid})"
     result: dict[str, Any] = {
         "table": name_of(loaded),
         "signal": name,

@@ -23,6 +23,7 @@ from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
 from podium.signals.map_settings import EmbeddingSettings, ProjectionSettings, TopicsSettings
 from podium.signals.registry import SIGNAL_KINDS, SignalKind, signal_kind
+from podium.signals.rubric import RubricSettings
 from podium.signals.settings import (
     ContaminationSettings,
     ExactDupSettings,
@@ -91,6 +92,11 @@ class SignalsConfig(BaseModel):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
     projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
+    rubric: RubricSettings = Field(
+        default_factory=RubricSettings,
+        description="rubric: judge (a registered model), prompt ({question}, {answer}), "
+        "max_tokens, concurrency.",
+    )
 
     @field_validator("signals")
     @classmethod

@@ -77,6 +77,12 @@ SIGNAL_KINDS: dict[str, SignalKind] = {
             "Two levels of topics (categories and clusters) over the rows' embeddings.",
         ),
         SignalKind(
+            "rubric",
+            "podium.signals.rubric:Rubric",
+            "rubric",
+            "A judge model's quality score 1-10 of each row's answer, with a reason.",
+        ),
+        SignalKind(
             "projection",
             "podium.signals.projection:Projection",
             "projection",

@@ -8,7 +8,7 @@ remove a row whose text has changed since.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -97,9 +97,34 @@ def ids_for(table: Table, snapshot_id: int | None, signal: str, value: str) -> s
             out.update(
                 batch.column("id").filter(pc.equal(batch.column("language"), value)).to_pylist()
             )
+    elif signal == "rubric":
+        keep = _score_test(value)
+        for batch in _column_batches(stored, ["id", "score"]):
+            ids, scores = batch.column("id").to_pylist(), batch.column("score").to_pylist()
+            out.update(i for i, score in zip(ids, scores, strict=True) if keep(score))
     else:
         raise InvalidInput(f"The {signal} signal has no facets to filter on.")
     return out
+
+
+def _score_test(value: str) -> Callable[[int | None], bool]:
+    """A rubric facet: `>=N` (scored N or more), `<N` (below N, or unparsed: not known to
+    be good), `N` (exactly), `unparsed`."""
+    value = value.strip()
+    if value == "unparsed":
+        return lambda score: score is None
+    op = ">=" if value.startswith(">=") else "<" if value.startswith("<") else "="
+    number = value.removeprefix(op) if op != "=" else value
+    if not number.strip().isdigit() or not 1 <= int(number) <= 10:
+        raise InvalidInput(
+            f"rubric has no facet {value!r}; use >=N, <N or N (N from 1 to 10), or unparsed."
+        )
+    n = int(number)
+    if op == ">=":
+        return lambda score: score is not None and score >= n
+    if op == "<":
+        return lambda score: score is None or score < n
+    return lambda score: score == n
 
 
 def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
@@ -138,6 +163,16 @@ def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
             found.append(Facet(s, "any", "private data: any", len(every)))
             for kind in sorted(by_kind):
                 found.append(Facet(s, kind, f"private data: {kind}", len(by_kind[kind])))
+        elif s == "rubric":
+            scores: list[int | None] = []
+            for batch in _column_batches(stored, ["score"]):
+                scores += batch.column("score").to_pylist()
+            for n in sorted({x for x in scores if x is not None}, reverse=True):
+                above = sum(x is not None and x >= n for x in scores)
+                found.append(Facet(s, f">={n}", f"quality ≥ {n}", above))
+            unparsed = sum(x is None for x in scores)
+            if unparsed:
+                found.append(Facet(s, "unparsed", "quality: unparsed", unparsed))
         elif s == "language":
             counts: dict[str, int] = {}
             for batch in _column_batches(stored, ["language"]):
@@ -268,6 +303,10 @@ def evidence(
             lines.append(f"{role}; cluster of {member['size']}: {', '.join(ids[:20])}")
         elif status.signal == "language":
             lines.append(str(found[0]["language"]))
+        elif status.signal == "rubric":
+            score = found[0]["score"]
+            shown = "unparsed" if score is None else f"{score}/10"
+            lines.append(f"quality {shown}: {found[0]['reason'] or found[0]['problem'] or ''}")
         elif status.signal == "length":
             lines.append(f"{found[0]['chars']} characters, {found[0]['words']} words")
         else:

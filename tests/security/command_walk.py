@@ -46,7 +46,7 @@ READ_ONLY = {
     "models list", "models servers", "vibes list", "sandbox info", "train presets",
     "compare list", "compare ratings", "compare trend", "refs", "diff",
     "review status", "review history", "review next", "users list", "users whoami",
-    "signals list",
+    "signals list", "judge agreement",
 }  # fmt: skip
 
 CARD = "export-card.md"
@@ -121,6 +121,8 @@ WRITES: dict[str, tuple[list[str], Action]] = {
     "train grpo": (["train", "grpo", "--model", "m1", "--table", "ns.chat", "--out", "t1"], _RUN),
     "train sft": (["train", "sft", "--model", "m1", "--table", "ns.chat", "--out", "t2"], _RUN),
     "vote": (["vote", "cmp.none"], "vote"),
+    "judge run": (["judge", "run", "--comparison", "cmp.none", "--judge", "m1"], _RUN),
+    "start judge": (["start", "judge", "--comparison", "cmp.none", "--judge", "m1"], _RUN),
     "label": (["label", "ns.chat", "r0", "--label", "bad"], "annotate"),
     "edit": (["edit", "ns.chat", "r0", "--turn", "0", "--content", "x", "--why", "w"], "edit"),
     "delete-rows": (["delete-rows", "ns.chat", "r1", "--why", "w"], "edit"),
