@@ -112,3 +112,8 @@ def test_the_map_draws_hovers_and_a_selection_opens_browse(
     wait_for_app(page)
     expect(page.get_by_text("1 prompts with no training row within 0.5")).to_be_visible()
     expect(page.get_by_role("button", name="Queue job")).to_be_visible()
+
+    page.get_by_label("Rows like this text", exact=True).fill("a supernova and its galaxy")
+    page.get_by_role("button", name="Find similar rows").click()
+    wait_for_app(page)
+    expect(page.get_by_role("link", name="Open these 10 rows in Browse")).to_be_visible()

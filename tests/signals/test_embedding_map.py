@@ -47,6 +47,13 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     assert len(sampled.points) <= 30 and sampled.total == 80
     assert set(sampled.points["category"]) <= {0, 1}
 
+    like = map_model.similar_rows("t.chat", text="the striker scored a late goal", k=3)
+    assert len(like) == 3 and all(int(str(r["id"])[1:]) % 4 == 1 for r in like)  # football
+    assert like[0]["score"] >= like[-1]["score"] and like[0]["text"]
+    assert "r0002" not in [r["id"] for r in map_model.similar_rows("t.chat", row="r0002")]
+    with pytest.raises(InvalidInput, match="either a text or a row"):
+        map_model.similar_rows("t.chat")
+
     event = {"selection": {"objects": {map_model.LAYER: [{"id": "r0001"}, {"id": "o'brien"}]}}}
     ids = map_model.selected_ids(event)
     assert ids == ["r0001", "o'brien"]

@@ -241,3 +241,14 @@ def prompt_table(eval_table: str, train_table: str, distance: float, out: str) -
 
     written = write_uncovered(eval_table, train_table, distance, out)
     return {"name": written["table"], "snapshot_id": written["snapshot_id"]}
+
+
+def similar_rows(table: str, *, text: str = "", row: str = "", k: int = 10) -> list[dict[str, Any]]:
+    """Search by meaning from the page: the k rows like `text` or like row `row`, each
+    with its score and the start of its text."""
+    from podium.signals.similar import row_texts, similar
+
+    text, row = text.strip(), row.strip()
+    hits = similar(table, text=text or None, row=row or None, k=k)
+    texts = row_texts(table, [h.id for h in hits], HOVER_CHARS)
+    return [{**h.to_dict(), "text": texts.get(h.id, "")} for h in hits]

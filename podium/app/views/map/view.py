@@ -53,6 +53,27 @@ if ids:
         page_link("browse", label, ":material/table_view:", **query)
     except PodiumError as exc:
         show_error(exc)
+st.subheader("Search by meaning")
+with st.form("map.search", border=False):
+    first, second, third = st.columns([3, 1, 1])
+    like_text = first.text_input("Rows like this text", key="map.like_text")
+    like_row = second.text_input("or like this row (id)", key="map.like_row")
+    k = third.number_input("How many", 1, 100, 10, key="map.k")
+    asked = st.form_submit_button("Find similar rows", icon=":material/search:")
+if asked:
+    try:
+        found = map_model.similar_rows(table, text=like_text, row=like_row, k=int(k))
+        st.dataframe(found, hide_index=True)
+        if found:
+            query = map_model.browse_query(table, [str(f["id"]) for f in found])
+            page_link(
+                "browse",
+                f"Open these {len(found)} rows in Browse",
+                ":material/table_view:",
+                **query,
+            )
+    except PodiumError as exc:
+        show_error(exc)
 if data.titles:
     st.subheader("Topics")
     st.dataframe(
