@@ -170,3 +170,17 @@ def test_agreement_cli_prints_the_figures_and_refuses_an_empty_comparison(compar
     assert not math.isnan(report["people"]["ratings"][0]["rating"])
     text = subprocess.run(cmd[:-1], capture_output=True, text=True, timeout=120)
     assert "judge:x@pairwise-v1: accuracy 1.00, kappa – (1 shared pairs)" in text.stdout
+
+
+def test_a_sample_of_prompts_is_drawn_by_seed_and_a_cut_reply_is_unparsed(comparison):
+    from podium.compare.judge import pair_tasks
+
+    every = pair_tasks(comparison, None, 0)
+    assert [(t.item.prompt_id, t.model_a, t.model_b) for t in every] == [
+        (p, "alpha", "omega") for p in ("p0", "p1", "p2", "p3")
+    ]
+    two = [t.item.prompt_id for t in pair_tasks(comparison, 2, seed=3)]
+    assert len(two) == 2 and two == [t.item.prompt_id for t in pair_tasks(comparison, 2, 3)]
+    cut = ChatResult([Completion('{"verdict": "A", "rea', "length")], 10, 5, 0.1)
+    row = verdict_row(comparison.name, "x", "pairwise-v1", every[0], cut, reply("B"))
+    assert row["verdict"] == "unparsed" and "cut at max_tokens" in row["problem"]
