@@ -126,6 +126,12 @@ def streamlit_command(host: str, port: int, secrets_file: Path | None = None) ->
         # Tracebacks go to the server log with an error id (script_errors.py), not to
         # whoever is looking at the page.
         "--client.showErrorDetails", "none",
+        # A served app's sources do not change under it. Watching them walked every
+        # imported module's path after each rerun of each session, and the forced full
+        # gc.collect(2) after each rerun held the GIL every other session waits on: with
+        # ten sessions the two were a third of the server's samples (docs/faults.md).
+        "--server.fileWatcherType", "none",
+        "--runner.postScriptGC", "false",
         "--server.address", host,
         "--server.port", str(port),
         *extra,

@@ -71,3 +71,20 @@ def test_existing_secret_files_become_private(podium_home: Path) -> None:
     for name in ("secrets.toml", "cookie_secret"):
         assert (folder / name).stat().st_mode & 0o777 == 0o600, name
     assert tomllib.loads(path.read_text())["auth"]["cookie_secret"] == "old"
+
+
+def test_the_served_app_neither_watches_its_sources_nor_forces_a_full_gc_per_rerun() -> None:
+    # py-spy on `podium up` with ten sessions (docs/faults.md): the forced gc.collect(2)
+    # after every rerun and the source watcher's walk of every module were a third of the
+    # server's samples, holding the GIL the other sessions' reruns wait on.
+    from streamlit import config
+
+    from podium.commands.serve_app import streamlit_command
+
+    command = streamlit_command("127.0.0.1", 8501)
+    args = command[command.index("run") + 2 :]
+    options = dict(zip(args[::2], args[1::2], strict=True))
+    assert options["--server.fileWatcherType"] == "none"
+    assert options["--runner.postScriptGC"] == "false"
+    for flag in options:  # each is an option this Streamlit knows (else it raises)
+        config.get_option(flag.removeprefix("--"))

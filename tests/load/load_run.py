@@ -275,6 +275,7 @@ def p95(values: list[float]) -> float:
 def run_sessions(
     url: str, server_pgid: int, count: int, seconds: float, seed: int
 ) -> dict[str, Any]:
+    load_before = os.getloadavg()[0]
     with RssSampler(server_pgid) as rss:
         results = asyncio.run(sessions(url, count, seconds, seed))
     changes = [t for r in results for t in r.page_changes]
@@ -289,6 +290,9 @@ def run_sessions(
         "p50_s": round(statistics.median(changes), 3) if changes else None,
         "p95_s": round(p95(changes), 3),
         "peak_rss_mb": round(rss.peak / 2**20),
+        # The machine's 1-minute load average before and after: figures from a busy
+        # machine are only comparable within one run.
+        "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
         "actions": actions,
         "lost_inputs": sum(r.lost_inputs for r in results),
         "errors": [e for r in results for e in r.errors],
@@ -401,10 +405,43 @@ def stop_server(up: subprocess.Popen[bytes]) -> None:
         up.wait()
 
 
+def profiled(pid: int, out: Path | None) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling `podium up` (`pid`) and its children into `out` (speedscope JSON),
+    or None without `out`; stopped with SIGINT, on which py-spy writes the file."""
+    if out is None:
+        return None
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [spy, "record", "--pid", str(pid), "--subprocesses", "--rate", "20", "--nonblocking"]
+        + ["--format", "speedscope", "--output", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_profile(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(2)
+        try:
+            spy.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            spy.kill()
+            spy.wait()
+
+
 def run(
-    home: Path, rows: int, count: int, seconds: float, lone_seconds: float, jobs: int, seed: int
+    home: Path,
+    rows: int,
+    count: int,
+    seconds: float,
+    lone_seconds: float,
+    jobs: int,
+    seed: int,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
-    """The whole load run in `home`, which must already be this process's PODIUM_HOME."""
+    """The whole load run in `home`, which must already be this process's PODIUM_HOME;
+    `profile`: where py-spy writes a profile of `podium up` during the concurrent run."""
     assert os.environ.get("PODIUM_HOME") == str(home), "point PODIUM_HOME at the home first"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     t0 = time.monotonic()
@@ -424,7 +461,11 @@ def run(
     try:
         wait_healthy(url, up)
         report["lone"] = run_sessions(url, up.pid, 1, lone_seconds, seed)
-        report["concurrent"] = run_sessions(url, up.pid, count, seconds, seed + 100)
+        spy = profiled(up.pid, profile)
+        try:
+            report["concurrent"] = run_sessions(url, up.pid, count, seconds, seed + 100)
+        finally:
+            stop_profile(spy)
     finally:
         stop_server(up)
     lone, many = report["lone"]["p95_s"], report["concurrent"]["p95_s"]
@@ -441,6 +482,9 @@ def main() -> None:
     parser.add_argument("--lone-seconds", type=float, default=60)
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--profile", type=Path, help="py-spy profile of `podium up` in the concurrent run here."
+    )
     parser.add_argument("--home", type=Path, default=REPO / ".cache" / "load-home")
     parser.add_argument("--out", type=Path, default=REPO / "test-artifacts" / "load.json")
     parser.add_argument(
@@ -452,7 +496,14 @@ def main() -> None:
     args.home.mkdir(parents=True, exist_ok=True)
     os.environ["PODIUM_HOME"] = str(args.home)
     report = run(
-        args.home, args.rows, args.sessions, args.seconds, args.lone_seconds, args.jobs, args.seed
+        args.home,
+        args.rows,
+        args.sessions,
+        args.seconds,
+        args.lone_seconds,
+        args.jobs,
+        args.seed,
+        args.profile,
     )
     args.out.parent.mkdir(exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
