@@ -51,6 +51,7 @@ RESERVED_NAMES: dict[str, str] = {
     "*.*__annotations": "a table's labels, ratings and notes",
     "*.*__sig_*": "a table's signals (podium signals run)",
     "compare.votes": "the votes of every comparison",
+    "compare.judge_verdicts": "the verdicts of every judge (podium judge run)",
     "vibes.prompts": "the vibe-check submissions",
 }
 
