@@ -16,8 +16,8 @@ COPY podium ./podium
 COPY generators ./generators
 COPY trainers ./trainers
 RUN case "$ACCEL" in \
-      cpu) lock=requirements.lock extras=train ;; \
-      cuda) lock=requirements-cuda.lock extras=train,gpu ;; \
+      cpu) lock=requirements.lock extras=train,signals ;; \
+      cuda) lock=requirements-cuda.lock extras=train,gpu,signals ;; \
       *) echo "ACCEL=$ACCEL: use cpu or cuda" >&2; exit 2 ;; \
     esac \
     && pip install --no-cache-dir -c "$lock" ".[$extras]" \
