@@ -39,8 +39,10 @@ _MANIFESTS_KEPT = 4096
 def open_parquet(table: Table | None, path: str) -> pq.ParquetFile:
     """One data file, opened straight from disk when it is local, with pyarrow's S3
     filesystem when on S3 (no pyiceberg needed for either), else through the table's
-    FileIO. On S3 the reads of a row group's column chunks are pre-buffered: fetched at
-    once, ranges closer than pyarrow's hole limit merged into one GET."""
+    FileIO. On S3 the column chunks a read needs are pre-buffered (pyarrow's default,
+    stated): requested together, ranges closer than pyarrow's hole limit (8 KiB) merged
+    into one GET; chunks further apart (a filter's column, row group after row group)
+    each remain a GET of their own."""
     local = local_path(path)
     if local is not None:
         return pq.ParquetFile(local)
