@@ -17,6 +17,7 @@ from podium.signals.similar import EXACT_MAX_ROWS
 from podium.signals.vector_index import load_index
 from podium.signals.vectors import embedding_signal, stored_vectors
 from podium.store.catalog.catalog import full_name, load_table
+from podium.store.catalog.table_name import check_not_reserved
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, PROP_MAPPING
 from podium.store.state.users import acting_user
 from podium.store.write.row_locations import rows_by_id
@@ -87,6 +88,7 @@ def write_uncovered(eval_table: str, train_table: str, distance: float, out: str
     author the acting user), ready for a generation job; refuses when there are none or
     `out` exists (nothing is written then)."""
     require(acting_user(), "run_job")  # the prompts of a generation job, as its table
+    check_not_reserved(out)
     far = uncovered(eval_table, train_table, distance)
     if not far:
         raise InvalidInput(

@@ -46,7 +46,7 @@ READ_ONLY = {
     "models list", "models servers", "vibes list", "sandbox info", "train presets",
     "compare list", "compare ratings", "compare trend", "refs", "diff",
     "review status", "review history", "review next", "users list", "users whoami",
-    "signals list", "judge agreement",
+    "signals list", "judge agreement", "signals similar", "signals topics",
 }  # fmt: skip
 
 CARD = "export-card.md"
@@ -94,6 +94,10 @@ WRITES: dict[str, tuple[list[str], Action]] = {
     "signals run": (["signals", "run", "ns.chat", "--signal", "length"], _RUN),
     "signals remove": (["signals", "remove", "ns.chat", "--signal", "exact-dup"], "edit"),
     "signals redact": (["signals", "redact", "ns.chat"], "edit"),
+    "signals coverage": (
+        ["signals", "coverage", "ns.chat", "--train", "ns.chat", "--write", "ns.uncovered"],
+        _RUN,
+    ),
     "signals label": (
         ["signals", "label", "ns.chat", "--signal", "exact-dup", "--label", "bad"],
         "annotate",

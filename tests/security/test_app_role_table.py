@@ -149,6 +149,7 @@ CONTROLS: dict[str, str | None] = {
     "views/logbook/view.py:'Re-run with changes'": None,  # opens the form (Queue job)
     "views/logbook/view.py:'Cancel'": "cancel job",
     "views/logbook/view.py:'Re-run'": "rerun",
+    "views/map/view.py:'Find similar rows'": None,  # reads (search by meaning)
     "views/review/view.py:'Queue'": None,
     "views/review/view.py:'Previous'": None,
     "views/review/view.py:'Next'": None,

@@ -86,3 +86,5 @@ def test_coverage_lists_the_eval_prompts_far_from_every_training_row(podium_home
     assert read_small("t.uncovered")[0].num_rows == 2
     with pytest.raises(InvalidInput, match="nothing to write"):
         write_uncovered("t.evals", "t.train", 1.9, "t.none")
+    with pytest.raises(InvalidInput, match="name Podium keeps"):  # it broke Browse of t.evals
+        write_uncovered("t.evals", "t.train", 0.5, "t.evals__annotations")
