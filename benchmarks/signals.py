@@ -16,8 +16,11 @@ the same run, a plain `datasketch` MinHash + MinHashLSH loop with the same shing
 permutations and bands over the same texts (held in memory, no table read or written).
 
 Near-duplicate truth: pairs whose exact Jaccard of shingles is >= the threshold (among
-the constructed pairs and every pair either side reports); recall is also given per edit
-kind over all constructed pairs, whatever their Jaccard.
+the constructed pairs and every pair either side reports). Precision counts the pairs the
+signal states, each cluster member with its canonical row (what "keep one per cluster"
+acts on); recall, the true pairs put in one cluster (and, as `recall_not_both_kept`, the
+true pairs of which keeping one per cluster keeps at most one row). Recall is also given
+per edit kind over all constructed pairs, whatever their Jaccard.
 """
 
 from __future__ import annotations
