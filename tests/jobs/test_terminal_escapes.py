@@ -59,9 +59,12 @@ def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:
     os.close(follower)
     out = b""
     deadline = time.monotonic() + 120
+    # poll, not select: select() refuses a descriptor past 1024, which a long-lived test
+    # worker's can be
+    watch = select.poll()
+    watch.register(leader, select.POLLIN)
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.5)
-        if ready:
+        if watch.poll(500):
             try:
                 chunk = os.read(leader, 65536)
             except OSError:  # the terminal closed: the process is done
