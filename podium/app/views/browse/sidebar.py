@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
+from pyiceberg.table import Table
 
 from podium.app import widgets
 from podium.app.page_tables import PageTables
@@ -25,7 +26,6 @@ from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.review.refs import refs_of
 from podium.signals import values as signal_values
-from podium.store.catalog.catalog import load_table
 from podium.store.read.query import count_by, page
 from podium.store.read.snapshots import SnapshotInfo, list_snapshots
 from podium.validate.report import failing_ids_in
@@ -131,16 +131,16 @@ SIGNALS = "browse.signals"
 
 @st.cache_data(ttl=10, max_entries=64, show_spinner=False)
 def _signal_facets(
-    catalog_uri: str, table: str, snapshot: int | None
+    catalog_uri: str, table: str, snapshot: int | None, _loaded: Table
 ) -> tuple[list[str], list[signal_values.Facet]]:
-    loaded = load_table(table)
-    return signal_values.stale_notes(loaded, snapshot), signal_values.facets(loaded, snapshot)
+    # `_loaded` (not hashed) is the page's own load of `table`: one load per page run
+    return signal_values.stale_notes(_loaded, snapshot), signal_values.facets(_loaded, snapshot)
 
 
 def _signal_filter(at_hand: PageTables, sid: int | None, keep: set[str] | None) -> set[str] | None:
     """Filters on the signals current for this snapshot (each with its row count), and
     a note naming the stale ones; returns the ids to keep."""
-    stale, found = _signal_facets(get_settings().catalog_uri, at_hand.name, sid)
+    stale, found = _signal_facets(get_settings().catalog_uri, at_hand.name, sid, at_hand.table)
     if not stale and not found:
         return keep
     options = {f"{f.signal}={f.value}": f for f in found}
