@@ -64,7 +64,9 @@ def linked_snapshot_labels(
         info = next((s for s in list_snapshots(table) if s.snapshot_id == sid), None)
         kind = next((r.kind for r in refs_of(table) if r.name == linked), "ref")
         label = snapshot_label(info, [f"{linked} ({kind})"]) if info else f"{linked} ({kind})"
-    return {value: label, **{k: v for k, v in labels.items() if k != value}}
+    # A tag's snapshot is offered once, as the tag: the id beside it had the same label
+    # (each label names its tags), and the picker kept the id, so the card lost the tag.
+    return {value: label, **{k: v for k, v in labels.items() if k not in (value, sid)}}
 
 
 def labelled_snapshot(name: str, label: str, user: User, base: int | str | None = None) -> Ref:
