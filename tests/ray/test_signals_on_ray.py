@@ -5,6 +5,7 @@ machine."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ def _clusters(reporter: Reporter, **config: Any) -> list[dict[str, Any]]:
     )
     rows: list[dict[str, Any]] = read_small(f"{TABLE}__sig_near_dup")[0].to_pylist()
     return sorted(rows, key=lambda r: r["id"])
+
+
+@pytest.fixture(autouse=True)
+def _leave_no_ray_in_this_process() -> Iterator[None]:
+    """compute_signals joins the cluster from this test's own process (ray_module): the
+    next test of this worker calls ray.init itself ("ray.init twice")."""
+    yield
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
 
 
 def test_near_dup_on_ray_gives_the_clusters_of_one_machine(
