@@ -288,7 +288,21 @@ def test_the_whole_loop_by_clicks(
     loop.click("button", "Re-run")
     # Re-run checks the card and queues it before the page moves on: as long as `queue`
     # allows (on a CI machine at load 5 it took past the 30 s default).
-    expect(page).not_to_have_url(re.compile(rf"job={validation}(&|$)"), timeout=120_000)
+    moved = re.compile(rf"job={validation}(&|$)")
+    try:
+        expect(page).not_to_have_url(moved, timeout=60_000)
+    except AssertionError:
+        # A click that lands while the job panel's fragment redraws can be dropped
+        # (streamlit#10928; seen once in a full run at low load): clicked once more only
+        # when no re-run was queued, so a second job is never made.
+        with using_home(home):
+            from podium.jobs.queue import list_jobs
+
+            queued = [j for j in list_jobs() if j["kind"] == "validate" and j["id"] != validation]
+        if queued:
+            raise
+        loop.click("button", "Re-run")
+        expect(page).not_to_have_url(moved, timeout=120_000)
     found = re.search(r"job=([^&]+)", page.url)
     assert found, page.url
     rerun = found.group(1)
