@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -37,3 +39,25 @@ def chat_rows(texts: Sequence[str], prefix: str = "r") -> pa.Table:
 
 def write_chat(name: str, texts: Sequence[str], prefix: str = "r", mode: str = "create") -> None:
     write_table(name, chat_rows(texts, prefix), schema=SFT_SCHEMA, mode=mode)  # type: ignore[arg-type]
+
+
+def benchmark_report(script: str, rows: int, tmp_path: Path) -> dict[str, Any]:
+    """`benchmarks/SCRIPT --rows ROWS --json` in a fresh Python, its report parsed (the
+    benchmark tests keep them from rotting; no timing is asserted)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, str(repo / "benchmarks" / script), "--rows", str(rows), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report

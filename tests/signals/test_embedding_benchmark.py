@@ -4,26 +4,13 @@ timing is asserted."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from signal_tables import benchmark_report
 
 
 def test_the_map_benchmark_reports_recall_and_the_adjusted_rand_index(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "map.py"), "--rows", "800", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout)
+    report = benchmark_report("map.py", 800, tmp_path)
     assert set(report["seconds"]) == {"embedding", "topics", "projection", "total"}
     assert report["recall_at_10"] >= 0.95
     assert report["adjusted_rand_index"] >= 0.8

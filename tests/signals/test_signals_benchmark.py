@@ -3,26 +3,13 @@ its figures, and the corpus's known truth is found. No timing is asserted."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from signal_tables import benchmark_report
 
 
 def test_the_benchmark_measures_every_signal_against_its_truth(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "signals.py"), "--rows", "600", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout)
+    report = benchmark_report("signals.py", 600, tmp_path)
     signals = report["signals"]
     assert set(signals) >= {"near-dup", "exact-dup", "contamination", "private-data", "language"}
     near = signals["near-dup"]
