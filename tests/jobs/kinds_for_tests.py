@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from podium.jobs.kinds import JobKind, register
 from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog.table_name import TableName
 from podium.store.read.refs import TableRef
 from podium.store.write.write import write_table
 
@@ -23,7 +24,7 @@ from podium.store.write.write import write_table
 class StepsConfig(BaseModel):
     steps: int = Field(3, ge=1, description="Units of work.")
     sleep: float = Field(0.0, ge=0, description="Seconds per unit.")
-    table: str | None = Field(None, description="Table to write at the end (NS.NAME).")
+    table: TableName | None = Field(None, description="Table to write at the end (NS.NAME).")
     write_first: bool = Field(
         False, description="Write the table before the steps (a cancel then leaves it)."
     )
@@ -119,7 +120,7 @@ class SamplingConfig(BaseModel):
     """Like a generation: `rows` values drawn from `seed` (unset: drawn when pinned)."""
 
     rows: int = Field(4, ge=1, description="Values to draw.")
-    table: str = Field(description="Table to write (NS.NAME).")
+    table: TableName = Field(description="Table to write (NS.NAME).")
     seed: int | None = Field(None, description="Sampling seed.")
 
 
