@@ -8,7 +8,7 @@ from pathlib import Path
 
 from podium.jobs.cards import parse_card
 from podium.jobs.launch import run_in_process
-from podium.jobs.maintain import job_snapshots
+from podium.jobs.pins import job_snapshots
 from podium.store.catalog.catalog import load_table
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jobs_helpers import podium, run_import_job
 
-from podium.jobs.maintain import job_snapshots
+from podium.jobs.pins import job_snapshots
 from podium.store.catalog.catalog import load_table
 
 
