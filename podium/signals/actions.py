@@ -16,6 +16,8 @@ from podium.store.catalog.catalog import full_name, load_table, name_of
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.state.users import acting_user
 
+SHOWN_IDS = 20  # of the rows an action touches, named in its result (the first, sorted)
+
 
 def remove_by_signal(
     table: str, signal: str, *, why: str | None = None, preview: bool = False
@@ -40,6 +42,7 @@ def remove_by_signal(
         "table": name_of(loaded),
         "signal": name,
         "rows": len(ids),
+        "ids": sorted(ids)[:SHOWN_IDS],
         "message": message,
         "snapshot_id": None,
         "parent_id": sid,
@@ -100,6 +103,7 @@ def redact_private_data(
     result: dict[str, Any] = {
         "table": name_of(loaded),
         "rows": len(hits),
+        "ids": sorted(hits)[:SHOWN_IDS],
         "spans": spans,
         "message": message,
         "snapshot_id": None,
@@ -157,6 +161,7 @@ def label_by_signal(
         "signal": name,
         "value": value,
         "rows": len(ids),
+        "ids": sorted(ids)[:SHOWN_IDS],
         "snapshot_id": None,
     }
     if preview or not ids:

@@ -39,6 +39,7 @@ from podium.jobs.cards import Card
 from podium.jobs.launch import run_in_process
 from podium.jobs.logbook import submit_config
 from podium.models import add_endpoint
+from podium.signals.actions import label_by_signal, remove_by_signal
 from podium.store.state.users import grant, revoke, use_session_user
 from podium.store.write.ingest import ImportConfig
 
@@ -89,6 +90,8 @@ CALLS: dict[str, tuple[Action, Call]] = {
         "edit",
         lambda u, s: saves.delete_rows("ns.chat", ["r1"], u, why="w", base=None),
     ),
+    "remove by signal": ("edit", lambda u, s: remove_by_signal("ns.chat", "near-dup")),
+    "label by signal": ("annotate", lambda u, s: label_by_signal("ns.chat", "near-dup")),
     "tag": ("edit", lambda u, s: review_snapshots.tag("ns.chat", "v1", u)),
     "branch": ("edit", lambda u, s: review_snapshots.branch("ns.chat", "fix", u)),
     "merge": ("edit", lambda u, s: review_snapshots.merge("ns.chat", "fix", u)),
@@ -134,6 +137,9 @@ CONTROLS: dict[str, str | None] = {
     "views/browse/sidebar.py:column.capitalize()": None,
     "views/browse/sidebar.py:f'Train on rows labelled {label}'": None,
     "views/browse/sidebar.py:'Rows with'": None,
+    "views/browse/signal_panel.py:'Preview'": None,  # reads the rows an action would touch
+    "views/browse/signal_panel.py:f\"Label {result['rows']:,} rows\"": "label by signal",
+    "views/browse/signal_panel.py:f\"{act.title}: {result['rows']:,} rows\"": "remove by signal",
     "views/browse/view.py:'Search messages'": None,
     "views/browse/view.py:'Rows per page'": None,
     "views/browse/view.py:f'Label {count:,} rows {label}'": "label",

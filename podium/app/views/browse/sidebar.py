@@ -130,7 +130,7 @@ SIGNALS = "browse.signals"
 
 
 @st.cache_data(ttl=10, max_entries=64, show_spinner=False)
-def _signal_facets(
+def signal_facets(
     catalog_uri: str, table: str, snapshot: int | None, _loaded: Table
 ) -> tuple[list[str], list[signal_values.Facet]]:
     # `_loaded` (not hashed) is the page's own load of `table`: one load per page run
@@ -140,7 +140,7 @@ def _signal_facets(
 def _signal_filter(at_hand: PageTables, sid: int | None, keep: set[str] | None) -> set[str] | None:
     """Filters on the signals current for this snapshot (each with its row count), and
     a note naming the stale ones; returns the ids to keep."""
-    stale, found = _signal_facets(get_settings().catalog_uri, at_hand.name, sid, at_hand.table)
+    stale, found = signal_facets(get_settings().catalog_uri, at_hand.name, sid, at_hand.table)
     if not stale and not found:
         return keep
     options = {f"{f.signal}={f.value}": f for f in found}

@@ -35,6 +35,7 @@ from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.app.views.browse import model as bm
 from podium.app.views.browse import state as bs
 from podium.app.views.browse.sidebar import sidebar
+from podium.app.views.browse.signal_panel import act_on_signals
 
 SCROLLED = "browse.scrolled_to"  # the sample whose error the page last scrolled to
 
@@ -303,6 +304,7 @@ def main() -> None:
             _rows_view(at_hand, view, result)
             if sid is not None and result.total and "id" in result.columns:
                 _bulk_actions(at_hand, view, sid, keep)
+                act_on_signals(at_hand, sid, snapshots)
     except PodiumError as exc:
         st.error(escape_markdown(str(exc)))
     bs.write_url(replace(bs.current(), snapshot=sid))
