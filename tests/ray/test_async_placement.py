@@ -154,3 +154,56 @@ def test_generation_replicas_ask_for_a_gpu_where_the_cluster_has_them(fake_gpu_r
     # how many are free at that moment depends on the earlier tests' actors going.
     assert "of 3 actor(s) asking for 1 CPU, 1 GPU each" in line, line
     assert re.search(r"CPU \d+ free of 2, GPU \d+ free of 3", line), line
+
+
+def test_the_learner_runs_in_an_actor_on_its_own_gpu_and_its_loss_fails_the_run_clearly(
+    fake_gpu_ray: Any, tiny_checkpoint: Path, tmp_path: Path
+) -> None:
+    """On a cluster with GPUs the learner is an actor holding a GPU of its own (the
+    job's process trains nothing); its step is the one-process learner's step (same
+    samples, same loss and weights after), and an actor lost mid-run fails the next
+    call with a line naming it, instead of Ray's page or a hang."""
+    import torch
+
+    from podium.errors import PodiumError
+    from trainers.async_rl.learner import LearnerSettings, Sample
+    from trainers.async_rl.learner_host import LearnerSpec, build_learner, start_remote_learner
+    from trainers.async_rl.placement import plan_placement
+
+    ray = fake_gpu_ray
+    spec = LearnerSpec(
+        checkpoint=str(tiny_checkpoint),
+        device="auto",  # fake GPUs: torch sees none, so the actor trains on CPU
+        settings=LearnerSettings(learning_rate=1e-2, temperature=0.7),
+        pad_token_id=0,
+        sync_backend="gloo",
+        work_dir=str(tmp_path),
+    )
+    samples = [
+        Sample([1, 42, 7, 99], [5, 6, 7], [-2.0, -1.5, -3.0], 1.0),
+        Sample([1, 42, 7, 99], [8, 9], [-1.0, -2.5], -1.0),
+    ]
+    placement = plan_placement(SimpleNamespace(learner_ranks=1, replicas=2), "cuda")
+    learner, sync, seats = start_remote_learner(
+        ray, placement, spec, name="test-learner-actor", timeout_s=120
+    )
+    try:
+        assert seats.where is not None
+        where = seats.where[0]
+        assert where["device"] == "cpu" and where["gpus"] == [where["cuda_visible_devices"]]
+        assert where["cuda_visible_devices"] in {"0", "1", "2"}
+        assert where["node"] != LOOPBACK
+
+        here = build_learner(spec, "cpu")
+        remote_stats, local_stats = learner.step(samples), here.step(samples)
+        assert remote_stats.loss == pytest.approx(local_stats.loss, rel=1e-5)
+        trained = learner.full_model().state_dict()
+        for name, value in here.model.state_dict().items():
+            assert torch.allclose(trained[name], value, atol=1e-6), name
+
+        ray.kill(seats.holders[0])  # type: ignore[index]
+        with pytest.raises(PodiumError, match="the learner was lost with its actor on node"):
+            learner.step(samples)
+    finally:
+        sync.close()
+        seats.release(ray)

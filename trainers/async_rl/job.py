@@ -13,6 +13,13 @@ from podium.errors import Cancelled, PodiumError
 from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 from trainers.async_rl.host import check_async_host, rollouts_table
+from trainers.async_rl.learner_host import (
+    LEARNER_CPUS,
+    LearnerSpec,
+    build_learner,
+    learner_on_a_node_of_its_own,
+    start_remote_learner,
+)
 from trainers.async_rl.memory import ray_oom_line
 from trainers.async_rl.placement import (
     LearnerSeats,
@@ -29,12 +36,12 @@ from trainers.config import GrpoConfig
 from trainers.data import TrainingData
 from trainers.lifecycle import as_config, check_card, start_run
 from trainers.rewards import SampleTap, build_rewards, check_rewards
-from trainers.runtime import BaseModelRef, load_model, load_tokenizer, prepare_env, resolve_device
+from trainers.runtime import BaseModelRef, load_tokenizer, prepare_env, resolve_device
 
 if TYPE_CHECKING:
     from podium.models.registry import ModelInfo
     from trainers.async_rl.learner import LearnerSettings
-    from trainers.async_rl.protocols import PolicyLearner
+    from trainers.async_rl.protocols import PolicyLearner, WeightPusher
     from trainers.lifecycle import Run
     from trainers.weight_sync import WeightSync
 
@@ -73,7 +80,6 @@ def _run(
         "rewards": [r.model_dump() for r in cfg.rewards],
     }
     run = start_run("grpo", cfg, base, data, reporter, lineage)
-    device = resolve_device(cfg.device)
     tokenizer = load_tokenizer(base.path)
     run.writer.tokenizer = tokenizer
     prompts, too_long = load_prompts(cfg, data, tokenizer)
@@ -86,18 +92,39 @@ def _run(
     job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
     began = time.perf_counter()
     with ray_for_job(cfg.replicas, reporter) as ray:
-        placement = plan_placement(cfg, device)
+        remote = _learner_in_an_actor(ray, cfg)
+        # A learner in an actor resolves the card's device where it runs (a head
+        # without GPUs would refuse `device: cuda` here).
+        device = cfg.device if remote else resolve_device(cfg.device)
+        placement = plan_placement(
+            cfg, _seat_kind(ray, cfg, device, remote), LEARNER_CPUS if remote else 0.0
+        )
         seats = LearnerSeats()
         learner: PolicyLearner | None = None
-        sync: WeightSync | None = None
+        sync: WeightPusher | None = None
         job_run: AsyncRun | None = None
         pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
         learner_nodes: list[dict[str, Any]] = []
         stage = "reserving the learner's GPUs"
         try:
-            seats = hold_learner_seats(ray, placement, name=f"podium-async-{job}-learner")
-            learner_on = device
-            if seats.where:
+            if remote:
+                learner, sync, seats = start_remote_learner(
+                    ray,
+                    placement,
+                    _learner_spec(cfg, base, int(tokenizer.pad_token_id or 0), run),
+                    name=f"podium-async-{job}-learner",
+                    timeout_s=pool.place_timeout_s,
+                )
+                assert seats.where is not None
+                learner_on = str(seats.where[0]["device"])
+                reporter.log(
+                    f"learner: an actor on {seats.where[0]['node']}, {learner_on} "
+                    f"(CUDA_VISIBLE_DEVICES={seats.where[0]['cuda_visible_devices']})"
+                )
+            else:
+                seats = hold_learner_seats(ray, placement, name=f"podium-async-{job}-learner")
+                learner_on = device
+            if seats.where and not remote:
                 learner_on = learner_device(
                     seats.where[0],
                     ray.get_runtime_context().get_node_id(),
@@ -105,9 +132,11 @@ def _run(
                 )
                 reporter.log(f"learner: {learner_on} (GPU {seats.where[0]['gpus']} reserved)")
             learner_nodes = _learner_nodes(cfg.learner_ranks, seats, learner_on)
-            learner, sync = _learner_and_sync(
-                cfg, base, learner_on, int(tokenizer.pad_token_id or 0), run, reporter
-            )
+            if not remote:
+                learner, sync = _learner_and_sync(
+                    cfg, base, learner_on, int(tokenizer.pad_token_id or 0), run, reporter
+                )
+            assert learner is not None and sync is not None
             stage = "starting the replicas"
             reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")
             endpoints = pool.start(list(range(cfg.replicas)))
@@ -226,6 +255,32 @@ def _learner_nodes(ranks: int, seats: LearnerSeats, device: str) -> list[dict[st
     ]
 
 
+def _learner_in_an_actor(ray: Any, cfg: GrpoConfig) -> bool:
+    """One learner rank on a cluster whose GPUs, or CPUs, are on other nodes than the
+    job's (learner_host.py); several ranks still run beside the job's process."""
+    return cfg.learner_ranks == 1 and learner_on_a_node_of_its_own(ray)
+
+
+def _seat_kind(ray: Any, cfg: GrpoConfig, device: str, remote: bool) -> str:
+    """What the seats reserve: GPUs where the learner goes to a cluster that has them
+    (its actor then trains on the GPU Ray gave it), else the job's own device."""
+    if remote and cfg.device != "cpu":
+        has_gpus = ray.cluster_resources().get("GPU", 0.0) > 0
+        return "cuda" if has_gpus or cfg.device == "cuda" else "cpu"
+    return device
+
+
+def _learner_spec(cfg: GrpoConfig, base: BaseModelRef, pad_token_id: int, run: Run) -> LearnerSpec:
+    return LearnerSpec(
+        checkpoint=str(base.path),
+        device=cfg.device,
+        settings=learner_settings(cfg),
+        pad_token_id=pad_token_id,
+        sync_backend=cfg.weight_sync,
+        work_dir=str(run.work_dir),
+    )
+
+
 def _learner_and_sync(
     cfg: GrpoConfig,
     base: BaseModelRef,
@@ -237,16 +292,11 @@ def _learner_and_sync(
     """One learner process, or rank 0 of `learner_ranks` (sharded.py), and its sync."""
     from podium.cluster import routable_address
     from podium.models.vllm_launch import free_port
-    from trainers.async_rl.learner import Learner
     from trainers.weight_sync import make_weight_sync
 
     settings = learner_settings(cfg)
     if cfg.learner_ranks == 1:
-        model = load_model(base.path, device)
-        reference = load_model(base.path, device).to(device) if cfg.beta > 0 else None
-        learner = Learner(
-            model.to(device), settings, pad_token_id=pad_token_id, reference=reference
-        )
+        learner = build_learner(_learner_spec(cfg, base, pad_token_id, run), device)
         return learner, make_weight_sync(cfg.weight_sync, work_dir=run.work_dir)
     from trainers.async_rl.sharded import RankSpec, ShardedLearner
 

@@ -55,8 +55,10 @@ class Placement:
         return Seat("replica", index, REPLICA_CPUS, gpus)
 
 
-def plan_placement(card: RunShape, device: str) -> Placement:
-    """The seats of `card`'s learner ranks and replicas on `device` ("cuda" or "cpu")."""
+def plan_placement(card: RunShape, device: str, learner_cpus: float = 0.0) -> Placement:
+    """The seats of `card`'s learner ranks and replicas on `device` ("cuda" or "cpu");
+    `learner_cpus`: what a learner in an actor of its own takes on CPU (learner_host.py;
+    0 for the learner in the job's process)."""
     if device == "cuda":
         return Placement(
             device="cuda",
@@ -64,11 +66,12 @@ def plan_placement(card: RunShape, device: str) -> Placement:
             learner=[Seat("learner", r, 0.0, 1.0, bundle=r) for r in range(card.learner_ranks)],
             replicas=[Seat("replica", i, REPLICA_CPUS, 1.0) for i in range(card.replicas)],
         )
-    # On CPU the learner is the job's own process (and its followers): nothing to reserve.
+    # On CPU the learner is the job's own process (and its followers), or an actor
+    # taking `learner_cpus`: no placement group.
     return Placement(
         device=device,
         learner_bundles=[],
-        learner=[Seat("learner", r, 0.0, 0.0) for r in range(card.learner_ranks)],
+        learner=[Seat("learner", r, learner_cpus, 0.0) for r in range(card.learner_ranks)],
         replicas=[Seat("replica", i, REPLICA_CPUS, 0.0) for i in range(card.replicas)],
     )
 

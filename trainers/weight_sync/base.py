@@ -49,6 +49,10 @@ class ReplicaLoadError(WeightSyncError):
         self.failed = failed
         self.verdicts = verdicts
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Whole across processes (a learner in a Ray actor raises it to the job's).
+        return (type(self), (str(self), self.failed, self.verdicts))
+
 
 @dataclass(frozen=True)
 class ReplicaEndpoint:
