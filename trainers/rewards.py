@@ -13,11 +13,12 @@ A reward is named by a rule string (`RewardSpec.rule`):
   (metadata `tests`) exits cleanly in the sandbox.
 - `exact_match`    1 when the completion equals the reference answer (trimmed).
 - `length:N`       0 up to N characters, falling linearly to -1 at 2N.
-- `judge:MODEL`    a judge model's rubric score of the completion (1-10, built-in
-  rubric-v1 prompt, JSON by guided decoding) as (score - 1) / 9; an unparsed verdict
-  scores 0. MODEL's server is called for each batch (started on first use); the mean
-  request latency and the share unparsed go to the run's metrics as
-  `judge/latency_s` and `judge/unparsed` (TRL's `log_metric`).
+- `judge:NAME`     a rubric judge's score of the completion (1-10, JSON by guided
+  decoding) as (score - 1) / 9; an unparsed verdict scores 0. NAME is a rubric judge
+  (`podium judge add --mode rubric`: its model, prompt and max_tokens) or a registered
+  model with the built-in rubric-v1 prompt. The model's server is called for each
+  batch (started on first use); the mean request latency and the share unparsed go
+  to the run's metrics as `judge/latency_s` and `judge/unparsed` (TRL's `log_metric`).
 
 Each becomes a TRL reward function `(prompts, completions, **columns) -> list[float]`
 named after its rule, so TRL logs `rewards/<name>/mean` and `/std` per reward, and
@@ -39,7 +40,7 @@ from trainers.config import RewardSpec
 from trainers.data import parse_metadata
 
 RewardFn = Callable[..., list[float]]
-RULES_HELP = "validate:RULE, sandbox:output, sandbox:tests, exact_match, length:N, judge:MODEL"
+RULES_HELP = "validate:RULE, sandbox:output, sandbox:tests, exact_match, length:N, judge:NAME"
 # The rubric scoring lives with the judges (podium.compare, beside trainers in the
 # layers): loaded by path when a judge reward is built, as job kinds are.
 _JUDGE_SCORING = "podium.compare.judge_rubric"
@@ -150,11 +151,10 @@ def _judge(model: str) -> RewardFn:
     import time
 
     from generators.client import Endpoint, endpoint_for
-    from podium.models import get_model
 
-    name = get_model(model).name  # an unknown judge fails before any model loads
     scoring = importlib.import_module(_JUDGE_SCORING)
-    prompt = scoring.rubric_prompt(None)
+    judge = scoring.rubric_judge(model)  # an unknown or pairwise judge fails before training
+    prompt = scoring.rubric_prompt(judge.prompt)
     served: list[Endpoint] = []
 
     def score(
@@ -164,11 +164,15 @@ def _judge(model: str) -> RewardFn:
         **_: Any,
     ) -> list[float]:
         if not served:  # the server starts on the first batch, not when rules are checked
-            served.append(endpoint_for(name))
+            served.append(endpoint_for(judge.model))
         questions = [completion_text(p[-1:]) if isinstance(p, list) else str(p) for p in prompts]
         started = time.perf_counter()
         scores = scoring.score_with(
-            served[0], prompt, questions, [completion_text(c) for c in completions]
+            served[0],
+            prompt,
+            questions,
+            [completion_text(c) for c in completions],
+            max_tokens=judge.max_tokens,
         )
         if log_metric is not None and scores:
             log_metric("judge/latency_s", sum(s.latency_s for s in scores) / len(scores))

@@ -31,9 +31,9 @@ from pydantic import BaseModel, Field, field_validator
 from generators.client import ChatRequest, ChatResult, Endpoint, endpoint_for, generate_batch
 from generators.retry import RetryPolicy
 from podium.compare.judge_prompts import JudgePrompt, Parsed, judge_prompt, parse_verdict
+from podium.compare.judge_registry import DEFAULT_MAX_TOKENS, resolve_judge
 from podium.compare.table import Comparison, Item, load_comparison
 from podium.errors import InvalidInput
-from podium.models import get_model
 from podium.reporting import JobOutputs, Reporter
 from podium.store.catalog import kinds
 from podium.store.catalog.catalog import full_name, table_exists
@@ -48,7 +48,7 @@ VERDICTS_SCHEMA = pa.schema(
         pa.field("comparison", pa.string()),
         pa.field("prompt_id", pa.string()),
         pa.field("voter", pa.string()),  # judge:NAME
-        pa.field("judge", pa.string()),  # the registered model
+        pa.field("judge", pa.string()),  # a registered judge, or the model that judged
         pa.field("prompt_version", pa.string()),
         pa.field("verdict", pa.string()),  # A | B | tie (flipped with the order) | unparsed
         pa.field("model_a", pa.string()),  # shown first in the first order
@@ -72,15 +72,20 @@ class JudgeConfig(BaseModel):
     """Run-card front matter of `kind: judge`."""
 
     comparison: str = Field(description="The comparison to judge (NAMESPACE.TABLE).")
-    judge: str = Field(description="A registered checkpoint or endpoint that judges.")
+    judge: str = Field(
+        description="A pairwise judge (`podium judge add`), or a registered checkpoint or "
+        "endpoint that judges with the prompt below."
+    )
     prompt: str | None = Field(
         None,
         description="Pairwise judge prompt with {question}, {answer_a} and {answer_b} "
-        "(blank: the built-in pairwise-v1).",
+        "(blank: the judge's own, else the built-in pairwise-v1).",
     )
     sample: int | None = Field(None, ge=1, description="Judge only N prompts, drawn by seed.")
     seed: int = Field(0, description="Seed of the prompt sample.")
-    max_tokens: int = Field(256, ge=16, le=4096, description="Most tokens per verdict.")
+    max_tokens: int | None = Field(
+        None, ge=16, le=4096, description="Most tokens per verdict (blank: the judge's own, 256)."
+    )
     concurrency: int = Field(16, ge=1, le=256, description="Requests in flight at once.")
     retry: RetryPolicy = Field(default_factory=RetryPolicy, description="Retries per request.")
 
@@ -115,7 +120,7 @@ def pair_tasks(comparison: Comparison, sample: int | None, seed: int) -> list[Pa
     ]
 
 
-def _request(prompt: JudgePrompt, item: Item, first: str, second: str, cfg: JudgeConfig) -> Any:
+def _request(prompt: JudgePrompt, item: Item, first: str, second: str, max_tokens: int) -> Any:
     text = prompt.render(
         question=item.prompt_text,
         answer_a=item.answer_of(first).text,
@@ -125,7 +130,7 @@ def _request(prompt: JudgePrompt, item: Item, first: str, second: str, cfg: Judg
         messages=[{"role": "user", "content": text}],
         json_schema=prompt.schema,
         temperature=0.0,
-        max_tokens=cfg.max_tokens,
+        max_tokens=max_tokens,
         seed=0,
     )
 
@@ -214,14 +219,15 @@ def judge_pairs(
     tasks: Sequence[PairTask],
     cfg: JudgeConfig,
     reporter: Reporter,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> list[tuple[ChatResult, ChatResult]]:
     """Both orders of every pair, one batch; results in task order."""
     requests = [
         r
         for t in tasks
         for r in (
-            _request(prompt, t.item, t.model_a, t.model_b, cfg),
-            _request(prompt, t.item, t.model_b, t.model_a, cfg),
+            _request(prompt, t.item, t.model_a, t.model_b, max_tokens),
+            _request(prompt, t.item, t.model_b, t.model_a, max_tokens),
         )
     ]
     results = generate_batch(
@@ -231,9 +237,10 @@ def judge_pairs(
 
 
 def run_judge(cfg: JudgeConfig, reporter: Reporter) -> JobOutputs:
-    prompt = judge_prompt("pairwise", cfg.prompt)  # a prompt without placeholders: refused
+    named = resolve_judge(cfg.judge, "pairwise", cfg.prompt)  # an unknown judge: refused
+    prompt = judge_prompt("pairwise", named.prompt)  # a prompt without placeholders: refused
     comparison = load_comparison(cfg.comparison)
-    judge = get_model(cfg.judge).name
+    judge = named.name
     tasks = pair_tasks(comparison, cfg.sample, cfg.seed)
     if not tasks:
         raise InvalidInput(f"Comparison {comparison.name} has no pair of answers to judge.")
@@ -250,8 +257,9 @@ def run_judge(cfg: JudgeConfig, reporter: Reporter) -> JobOutputs:
     rows: list[dict[str, Any]] = []
     if todo:
         reporter.phase(f"judging with {judge}")
-        endpoint = endpoint_for(judge, reporter=reporter)
-        results = judge_pairs(endpoint, prompt, todo, cfg, reporter)
+        endpoint = endpoint_for(named.model, reporter=reporter)
+        max_tokens = cfg.max_tokens or named.max_tokens
+        results = judge_pairs(endpoint, prompt, todo, cfg, reporter, max_tokens)
         rows = [
             verdict_row(comparison.name, judge, prompt.version, t, ab, ba)
             for t, (ab, ba) in zip(todo, results, strict=True)
@@ -270,4 +278,6 @@ def run_judge(cfg: JudgeConfig, reporter: Reporter) -> JobOutputs:
         "position_consistent": sum(bool(r["consistent"]) for r in parsed),
         "latency_s": round(sum(r["latency_s"] for r in rows), 3),
     }
-    return JobOutputs(tables=[full_name(VERDICTS_TABLE)], checkpoints=[judge], summary=summary)
+    return JobOutputs(
+        tables=[full_name(VERDICTS_TABLE)], checkpoints=[named.model], summary=summary
+    )

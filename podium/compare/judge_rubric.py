@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from generators.client import ChatRequest, ChatResult, Endpoint, endpoint_for, generate_batch
 from generators.retry import RetryPolicy
 from podium.compare.judge_prompts import JudgePrompt, Parsed, judge_prompt, parse_verdict
+from podium.compare.judge_registry import Judge, resolve_judge
 from podium.reporting import Reporter
 
 
@@ -27,6 +28,12 @@ class Score:
 def rubric_prompt(text: str | None) -> JudgePrompt:
     """The rubric prompt (built-in rubric-v1 or `text`, refused without its placeholders)."""
     return judge_prompt("rubric", text)
+
+
+def rubric_judge(name: str, prompt_text: str | None = None) -> Judge:
+    """A rubric judge (`podium judge add --mode rubric`), or a registered model with
+    `prompt_text` (else rubric-v1); refused: unknown, pairwise, or two prompts."""
+    return resolve_judge(name, "rubric", prompt_text)
 
 
 def _score(result: ChatResult) -> Score:
@@ -79,15 +86,17 @@ def score_texts(
     prompt_text: str | None,
     questions: Sequence[str],
     answers: Sequence[str],
-    max_tokens: int = 256,
+    max_tokens: int | None = None,
     concurrency: int = 16,
 ) -> list[Score]:
-    """Rubric scores by the registered `judge` (its vLLM server started if needed)."""
+    """Rubric scores by `judge` (a rubric judge or a registered model; its vLLM server
+    started if needed); `max_tokens` None: the judge's own."""
+    named = rubric_judge(judge, prompt_text)
     return score_with(
-        endpoint_for(judge),
-        rubric_prompt(prompt_text),
+        endpoint_for(named.model),
+        rubric_prompt(named.prompt),
         questions,
         answers,
-        max_tokens=max_tokens,
+        max_tokens=max_tokens or named.max_tokens,
         concurrency=concurrency,
     )

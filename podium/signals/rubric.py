@@ -30,12 +30,19 @@ def _scoring(attr: str) -> Any:
 
 
 class RubricSettings(SignalSettings):
-    judge: str = Field("", description="The registered checkpoint or endpoint that scores.")
+    judge: str = Field(
+        "",
+        description="A rubric judge (`podium judge add --mode rubric`), or a registered "
+        "checkpoint or endpoint that scores with the prompt below.",
+    )
     prompt: str | None = Field(
         None,
-        description="Rubric prompt with {question} and {answer} (blank: the built-in rubric-v1).",
+        description="Rubric prompt with {question} and {answer} (blank: the judge's own, "
+        "else the built-in rubric-v1).",
     )
-    max_tokens: int = Field(256, ge=16, le=4096, description="Most tokens per verdict.")
+    max_tokens: int | None = Field(
+        None, ge=16, le=4096, description="Most tokens per verdict (blank: the judge's own, 256)."
+    )
     concurrency: int = Field(16, ge=1, le=256, description="Requests in flight at once.")
 
     @field_validator("prompt")
@@ -67,15 +74,15 @@ class Rubric(RowSignal[RubricSettings]):
     def check(self) -> None:
         if not self.settings.judge.strip():
             raise InvalidInput(
-                "The rubric signal needs a judge: --set rubric.judge=MODEL (a registered "
-                "checkpoint or endpoint, see `podium models list`)."
+                "The rubric signal needs a judge: --set rubric.judge=NAME (a rubric judge, "
+                "see `podium judge list`, or a model, see `podium models list`)."
             )
-        from podium.models import get_model
-
-        get_model(self.settings.judge)  # an unknown model is named before anything runs
+        # an unknown judge or model, or a pairwise judge, is named before anything runs
+        _scoring("rubric_judge")(self.settings.judge, self.settings.prompt)
 
     def pinned(self) -> dict[str, Any]:
-        return {"prompt_version": _scoring("rubric_prompt")(self.settings.prompt).version}
+        judge = _scoring("rubric_judge")(self.settings.judge, self.settings.prompt)
+        return {"prompt_version": judge.prompt_version, "model": judge.model}
 
     def compute(self, turns: Turns) -> pa.RecordBatch:
         questions: dict[int, str] = {}

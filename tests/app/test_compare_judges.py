@@ -60,7 +60,15 @@ def test_judges_section_shows_people_beside_the_judge_with_counts(comparison):
 
 
 def test_judges_section_without_votes_says_so_and_offers_the_form(comparison):
+    from podium.compare.judge_registry import add_judge
+
+    add_judge("strict", "alpha", "pairwise", "Q {question} 1 {answer_a} 2 {answer_b}")
+    add_judge("grader", "alpha", "rubric")  # scores rows, judges no pairs: not offered
     at = _open("Judges", name="cmp.colours")
     page = _texts(at)
     assert "No votes or judge verdicts yet." in page
     assert "Queue job" in page
+    picker = at.selectbox(key="compare.judge.name")
+    assert picker.options[0].startswith("strict (judge: alpha, custom-")
+    assert not any(o.startswith("grader") for o in picker.options)
+    assert "alpha (model, pairwise-v1)" in picker.options

@@ -46,7 +46,7 @@ READ_ONLY = {
     "models list", "models servers", "vibes list", "sandbox info", "train presets",
     "compare list", "compare ratings", "compare trend", "refs", "diff",
     "review status", "review history", "review next", "users list", "users whoami",
-    "signals list", "judge agreement", "signals similar", "signals topics",
+    "signals list", "judge agreement", "signals similar", "signals topics", "judge list",
 }  # fmt: skip
 
 CARD = "export-card.md"
@@ -127,6 +127,8 @@ WRITES: dict[str, tuple[list[str], Action]] = {
     "vote": (["vote", "cmp.none"], "vote"),
     "judge run": (["judge", "run", "--comparison", "cmp.none", "--judge", "m1"], _RUN),
     "start judge": (["start", "judge", "--comparison", "cmp.none", "--judge", "m1"], _RUN),
+    "judge add": (["judge", "add", "strict", "--model", "m1"], "serve_model"),
+    "judge remove": (["judge", "remove", "strict"], "serve_model"),
     "label": (["label", "ns.chat", "r0", "--label", "bad"], "annotate"),
     "edit": (["edit", "ns.chat", "r0", "--turn", "0", "--content", "x", "--why", "w"], "edit"),
     "delete-rows": (["delete-rows", "ns.chat", "r1", "--why", "w"], "edit"),

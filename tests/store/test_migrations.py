@@ -13,11 +13,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, select
 
+import podium.compare.judge_registry
 import podium.jobs.tables
 import podium.models.digest
 import podium.models.registry
 import podium.models.server_records
 import podium.review.queues
+import podium.store.state.sessions
 import podium.store.state.users_table  # noqa: F401  (every module that declares state tables)
 from podium.config import get_settings, reset_settings
 from podium.jobs.tables import jobs

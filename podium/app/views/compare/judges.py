@@ -27,12 +27,20 @@ def judges_section(comparison: cm.Comparison) -> None:
         st.markdown("**Ratings: people and each judge** (Bradley-Terry, 95% bootstrap)")
         st.dataframe(jm.ratings_side_by_side(report), width="stretch")
     st.markdown("**Judge this comparison** (every pair in both orders)")
+    choices = jm.judge_choices(list(cm.model_choices()))
+    judge = st.selectbox(
+        "Judge",
+        choices,
+        format_func=jm.judge_label,
+        key="compare.judge.name",
+        help="A named judge (`podium judge add`) or a model with the built-in prompt.",
+    )
     job_id = queue_form(
         "judge",
         "compare.judge.job",
-        advanced=[f for f in jm.JudgeConfig.model_fields if f not in jm.JUDGE_BASIC],
-        values=jm.judge_form_values(comparison, list(cm.model_choices())),
-        fixed={"comparison": comparison.name},
+        advanced=[f for f in jm.JudgeConfig.model_fields if f not in (*jm.JUDGE_BASIC, "judge")],
+        values=jm.judge_form_values(comparison),
+        fixed={"comparison": comparison.name, "judge": judge},
     )
     if job_id is not None:
         st.session_state["compare.judge.job_id"] = job_id

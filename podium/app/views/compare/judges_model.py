@@ -11,11 +11,12 @@ import pandas as pd
 from podium.app.safe_markdown import escape_markdown
 from podium.compare.judge import JudgeConfig
 from podium.compare.judge_agreement import comparison_agreement, judge_line, win_rate_lines
+from podium.compare.judge_registry import get_judge_or_none, list_judges
 from podium.compare.table import Comparison
 
 __all__ = ["JudgeConfig", "agreement", "JUDGE_BASIC"]
 
-JUDGE_BASIC = ("judge", "sample")  # the form's visible fields; the rest under Advanced
+JUDGE_BASIC = ("sample",)  # the form's visible fields (the judge is picked above it)
 
 
 def agreement(comparison: Comparison, bootstrap: int = 200) -> dict[str, Any]:
@@ -68,5 +69,19 @@ def agreement_lines(report: dict[str, Any]) -> list[str]:
     return [escape_markdown(line) for line in lines + win_rate_lines(report)]
 
 
-def judge_form_values(comparison: Comparison, judges: list[str]) -> dict[str, Any]:
-    return {"comparison": comparison.name, **({"judge": judges[0]} if judges else {})}
+def judge_choices(models: list[str]) -> list[str]:
+    """Who may judge a comparison: the named pairwise judges, then every model (with the
+    built-in prompt)."""
+    named = [j.name for j in list_judges() if j.mode == "pairwise"]
+    return named + [m for m in models if m not in named]
+
+
+def judge_label(name: str) -> str:
+    judge = get_judge_or_none(name)
+    if judge is None:
+        return f"{name} (model, pairwise-v1)"
+    return f"{name} (judge: {judge.model}, {judge.prompt_version})"
+
+
+def judge_form_values(comparison: Comparison) -> dict[str, Any]:
+    return {"comparison": comparison.name}
