@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import unquote, urlparse
@@ -334,5 +335,19 @@ def _settings_problem(exc: ValidationError) -> str:
     return "Bad setting: " + "; ".join(problems) + ". Fix or unset it and run again."
 
 
+# What each cache built from the settings does when they are reset: an engine's pooled
+# connections to the old home's database are closed (three descriptors a home on SQLite
+# in WAL mode, never given back: a process that saw a thousand homes ran out of them).
+_on_reset: list[Callable[[], None]] = []
+
+
+def on_settings_reset(forget: Callable[[], None]) -> None:
+    """Call `forget` at every `reset_settings()` (registered by the store's caches: this
+    bottom layer imports nothing of Podium's)."""
+    _on_reset.append(forget)
+
+
 def reset_settings() -> None:
     get_settings.cache_clear()
+    for forget in _on_reset:
+        forget()

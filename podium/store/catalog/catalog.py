@@ -21,7 +21,7 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
-from podium.config import Settings, get_settings
+from podium.config import Settings, get_settings, on_settings_reset
 from podium.errors import InvalidInput, NotFound
 from podium.store.catalog.sqlite_uri import sqlite_file
 from podium.store.catalog.table_name import split_table_name
@@ -43,7 +43,23 @@ def _catalog_for(
         # replaced when it is taken, not found dead by the next statement: that was a job
         # whose output had landed failing as it recorded it.
         properties.setdefault("pool_pre_ping", "true")
-    return checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **properties)
+    catalog = checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **properties)
+    _opened.append(catalog)
+    return catalog
+
+
+_opened: list[Catalog] = []
+
+
+def _close_catalogs() -> None:
+    """Close the pooled connections of every SQL catalog opened so far and forget them
+    (the settings changed: the next `open_catalog()` opens the new home's)."""
+    _catalog_for.cache_clear()
+    _lean_catalog_for.cache_clear()
+    while _opened:
+        engine = getattr(_opened.pop(), "engine", None)
+        if engine is not None:
+            engine.dispose()
 
 
 @functools.cache
@@ -60,6 +76,9 @@ def _lean_catalog_for(
         warehouse=warehouse,
         **dict(extra),
     )
+
+
+on_settings_reset(_close_catalogs)
 
 
 def _sqlite_database(uri: str) -> Path | None:

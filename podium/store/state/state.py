@@ -16,13 +16,34 @@ from pathlib import Path
 
 from sqlalchemy import Engine, MetaData, create_engine, event, inspect, text
 
-from podium.config import Settings, get_settings
+from podium.config import Settings, get_settings, on_settings_reset
 
 METADATA = MetaData()
 
 
 @functools.cache
 def _engine_for(uri: str) -> Engine:
+    eng = _new_engine(uri)
+    _engines.append(eng)
+    return eng
+
+
+_engines: list[Engine] = []
+
+
+def _close_engines() -> None:
+    """Close the pooled connections of every engine made so far and forget them: the
+    settings changed (another home), and the next `engine()` makes its own. An engine
+    still held elsewhere keeps working; its connections open again as it needs them."""
+    _engine_for.cache_clear()
+    while _engines:
+        _engines.pop().dispose()
+
+
+on_settings_reset(_close_engines)
+
+
+def _new_engine(uri: str) -> Engine:
     if uri.startswith("sqlite"):
         eng = create_engine(uri, connect_args={"timeout": 30})
 
