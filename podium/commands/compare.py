@@ -22,7 +22,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from podium.commands.terminal import neutralise_json, safe_console
+from podium.commands.terminal import neutralise_json, plain_text, safe_console
 from podium.errors import InvalidInput
 from podium.validate.extract import EXTRACT_MODES
 
@@ -125,19 +125,30 @@ def list_cmd(as_json: bool) -> None:
     show_default=True,
     help="Bootstrap resamples for the intervals.",
 )
+@click.option(
+    "--with-judge",
+    "with_judge",
+    metavar="NAME[@VERSION]",
+    help="Mix this judge's parsed verdicts into people's votes (default: people alone).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def ratings(name: str, bootstrap: int, as_json: bool) -> None:
+def ratings(name: str, bootstrap: int, with_judge: str | None, as_json: bool) -> None:
     """Bradley-Terry ratings with 95% intervals, win rates and check pass rates."""
-    from podium.compare.ratings import ratings_report
+    from podium.compare.ratings import rated_by, ratings_report
     from podium.compare.table import load_comparison
     from podium.compare.votes import list_votes
 
     comparison = load_comparison(name)
-    report = ratings_report(comparison, list_votes(comparison.name), bootstrap)
+    judge = None
+    if with_judge:
+        from podium.compare.judge_mix import judge_votes
+
+        judge = judge_votes(comparison, with_judge)
+    report = ratings_report(comparison, list_votes(comparison.name), bootstrap, judge)
     if as_json:
         _print_json(report)
         return
-    out = Table(title=f"{report['comparison']}: {report['votes']} votes")
+    out = Table(title=plain_text(f"{report['comparison']}: {rated_by(report)}"))
     for col in ("model", "rating", "95% interval", "votes", "wins", "checks passed"):
         out.add_column(col)
     for r in report["ratings"]:
@@ -146,7 +157,7 @@ def ratings(name: str, bootstrap: int, as_json: bool) -> None:
             r["model"],
             f"{r['rating']:.0f}",
             f"{r['low']:.0f} to {r['high']:.0f}",
-            str(r["votes"]),
+            str(r["votes"]) if judge is None else f"{r['people_votes']} + {r['judge_votes']} judge",
             f"{r['wins']:g}",
             "-" if rate is None else f"{rate:.0%}",
         )

@@ -166,21 +166,51 @@ def pass_rates(comparison: Comparison) -> dict[str, dict[str, float | None]]:
     return out
 
 
+def _met(model: str, votes: Sequence[dict[str, Any]]) -> int:
+    return sum(model in (v["model_a"], v["model_b"]) for v in votes)
+
+
 def ratings_report(
-    comparison: Comparison, votes: Sequence[dict[str, Any]], bootstrap: int = 200
+    comparison: Comparison,
+    votes: Sequence[dict[str, Any]],
+    bootstrap: int = 200,
+    judge: tuple[str, Sequence[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Everything `podium compare ratings --json` prints and the page plots."""
-    tuples = vote_tuples(comparison.models, votes)
+    """Everything `podium compare ratings --json` prints and the page plots: people's
+    votes alone, or with `judge` = (label, its verdicts as votes) mixed in, each count
+    kept apart (`votes` is always people's)."""
+    label, verdicts_as_votes = judge if judge is not None else (None, [])
+    every = [*votes, *verdicts_as_votes]
+    tuples = vote_tuples(comparison.models, every)
     verdicts = {
-        v: sum(1 for x in votes if x["verdict"] == v) for v in ("A", "B", "tie", "both_bad")
+        v: sum(1 for x in every if x["verdict"] == v) for v in ("A", "B", "tie", "both_bad")
     }
+    ratings = [
+        {
+            **asdict(r),
+            "people_votes": _met(r.model, votes),
+            "judge_votes": _met(r.model, verdicts_as_votes),
+        }
+        for r in bradley_terry(comparison.models, tuples, bootstrap)
+    ]
     return {
         "comparison": comparison.name,
         "models": comparison.models,
-        "votes": len(votes),
+        "votes": len(votes),  # people's
+        "judge": label,  # "judge:NAME@VERSION" whose verdicts are mixed in, or None
+        "judge_votes": len(verdicts_as_votes),
         "verdicts": verdicts,  # by side; A and B are shuffled per prompt
-        "better": better_counts(comparison.models, votes),
-        "ratings": [asdict(r) for r in bradley_terry(comparison.models, tuples, bootstrap)],
+        "better": better_counts(comparison.models, every),
+        "ratings": ratings,
         "win_rates": win_matrix(comparison.models, tuples),
         "pass_rates": pass_rates(comparison),
     }
+
+
+def rated_by(report: dict[str, Any]) -> str:
+    """'4 votes' (people's), or '4 votes by people + 6 verdicts by judge:x@pairwise-v1'."""
+    if report.get("judge") is None:
+        return f"{report['votes']} votes"
+    return (
+        f"{report['votes']} votes by people + {report['judge_votes']} verdicts by {report['judge']}"
+    )

@@ -72,3 +72,15 @@ def test_judges_section_without_votes_says_so_and_offers_the_form(comparison):
     assert picker.options[0].startswith("strict (judge: alpha, custom-")
     assert not any(o.startswith("grader") for o in picker.options)
     assert "alpha (model, pairwise-v1)" in picker.options
+
+
+def test_ratings_mix_in_a_judge_only_when_toggled_with_counts_apart(comparison):
+    _judged(comparison)  # people: 3 votes; judge alpha: 3 parsed verdicts (one a tie)
+    at = _open("Ratings", name="cmp.colours")
+    assert "**3 votes** ·" in _texts(at)  # people alone by default
+    at.toggle(key="compare.ratings.mix").set_value(True).run()
+    page = unescape(_texts(at))
+    assert "**3 votes by people + 3 verdicts by judge:alpha@pairwise-v1** ·" in page
+    # alpha: people 1 of 3 and the judge 1 of 3 (+ a tie): 6 votes behind each rating.
+    assert "alpha better: 2 · omega better: 3 · tie: 1" in page
+    assert "6 votes (3 people + 3 judge)" in page

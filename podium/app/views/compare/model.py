@@ -20,8 +20,10 @@ from podium.app.safe_markdown import escape_markdown
 from podium.app.table_choices import TableChoice, pick, table_choices
 from podium.compare.diff import side_by_side_html
 from podium.compare.job import CompareConfig
+from podium.compare.judge_mix import judge_votes
+from podium.compare.judge_mix import judges_of as mixable_judges
 from podium.compare.ratings import better_text as better_text
-from podium.compare.ratings import ratings_report
+from podium.compare.ratings import rated_by, ratings_report
 from podium.compare.table import Answer, Item, list_comparisons, load_comparison
 from podium.compare.table import Comparison as Comparison
 from podium.compare.trends import trend_points, trend_rows
@@ -36,7 +38,14 @@ from podium.store.catalog import kinds
 MAX_COLUMNS = 4
 ANY_CHECK = "(none)"
 
-__all__ = ["CompareConfig", "list_comparisons", "load_comparison", "MAX_COLUMNS", "ANY_CHECK"]
+__all__ = [
+    "CompareConfig",
+    "list_comparisons",
+    "load_comparison",
+    "MAX_COLUMNS",
+    "ANY_CHECK",
+    "mixable_judges",
+]
 
 
 def model_choices() -> dict[str, str]:
@@ -224,8 +233,16 @@ def unvoted(items: Sequence[Item], votes: dict[str, dict[str, Any]]) -> list[Ite
 # Ratings -----------------------------------------------------------------------------
 
 
-def ratings(comparison: Comparison, bootstrap: int = 200) -> dict[str, Any]:
-    return ratings_report(comparison, list_votes(comparison.name), bootstrap)
+def ratings(
+    comparison: Comparison, bootstrap: int = 200, with_judge: str | None = None
+) -> dict[str, Any]:
+    """People's ratings, or with `with_judge` ('NAME@VERSION') its verdicts mixed in."""
+    judge = judge_votes(comparison, with_judge) if with_judge else None
+    return ratings_report(comparison, list_votes(comparison.name), bootstrap, judge)
+
+
+def rated_by_text(report: dict[str, Any]) -> str:
+    return escape_markdown(rated_by(report))
 
 
 def ratings_frame(report: dict[str, Any]) -> pd.DataFrame:
@@ -254,9 +271,12 @@ def ratings_lines(report: dict[str, Any]) -> list[str]:
         if not r["votes"]:  # a rating with no votes is the prior, not a measurement
             lines.append(f"**{model}**: no votes yet{checks}")
             continue
+        votes = f"{r['votes']} votes"
+        if report.get("judge") is not None:
+            votes += f" ({r['people_votes']} people + {r['judge_votes']} judge)"
         lines.append(
             f"**{model}**: {r['rating']:.0f} "
-            f"(95% {r['low']:.0f} to {r['high']:.0f}) · {r['votes']} votes{checks}"
+            f"(95% {r['low']:.0f} to {r['high']:.0f}) · {votes}{checks}"
         )
     return lines
 

@@ -125,11 +125,15 @@ def _blind(comparison: cm.Comparison) -> None:
 
 
 def _ratings(comparison: cm.Comparison) -> None:
-    report = cm.ratings(comparison)
-    st.markdown(f"**{report['votes']} votes** · " + escape_markdown(cm.better_text(report)))
+    judges = cm.mixable_judges(comparison)
+    judge = None
+    if judges and st.toggle("Add a judge's verdicts", key="compare.ratings.mix"):
+        judge = st.selectbox("Judge", judges, key="compare.ratings.judge")
+    report = cm.ratings(comparison, with_judge=judge)
+    st.markdown(f"**{cm.rated_by_text(report)}** · " + escape_markdown(cm.better_text(report)))
     for line in cm.ratings_lines(report):
         st.markdown(line)
-    if not report["votes"]:
+    if not report["votes"] + report["judge_votes"]:
         empty_state("No votes yet.", "Vote under Blind vote; ratings appear with the first vote.")
     else:
         st.altair_chart(cm.ratings_chart(report), width="stretch")
