@@ -45,6 +45,13 @@ class Recorded:
     started: float | None = None
 
 
+def python_module(module: str, *args: str, python: str = sys.executable) -> list[str]:
+    """The command that runs `module` as `python -m` does, without the working directory
+    on `sys.path` (`-P`): a folder a job or the app is started from (a dataset's, anyone's)
+    holding `podium/`, `json.py` or `streamlit.py` is never imported in its place."""
+    return [python, "-P", "-m", module, *args]
+
+
 def spawn(
     cmd: Sequence[str],
     *,
@@ -261,7 +268,7 @@ def watch_owner(
     exits): Ray kills a dead actor's children, and the API server with it, while vLLM's
     engine core and worker live on in the group."""
     started = repr(owner.started or 0.0)  # 0: start time unknown
-    cmd = [sys.executable, "-m", OWNER_WATCH_MARKER, "watch-owner", str(pgid), str(owner.pid)]
+    cmd = python_module(OWNER_WATCH_MARKER, "watch-owner", str(pgid), str(owner.pid))
     proc = spawn([*cmd, started], stdout=stdout)
     try:
         proc.wait(timeout=60)  # the first process, gone once the watcher has forked

@@ -18,7 +18,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -30,6 +29,7 @@ from podium.commands.terminal import safe_console
 from podium.config import Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.lanes import LIGHT_SLOTS_HELP
+from podium.processes import python_module
 from podium.reporting import QUIET_ENV
 from podium.store.private_tmp import write_private_file
 
@@ -119,7 +119,7 @@ def app_environment(settings: Settings, insecure_no_auth: bool) -> dict[str, str
 def streamlit_command(host: str, port: int, secrets_file: Path | None = None) -> list[str]:
     extra = ["--secrets.files", str(secrets_file)] if secrets_file else []
     return [
-        sys.executable, "-m", "streamlit", "run", str(APP_SERVER),
+        *python_module("streamlit"), "run", str(APP_SERVER),
         "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
         "--client.toolbarMode", "minimal",
@@ -140,7 +140,7 @@ def streamlit_command(host: str, port: int, secrets_file: Path | None = None) ->
 
 def worker_command(concurrency: int, light_slots: int = 1) -> list[str]:
     return [
-        *[sys.executable, "-m", "podium.cli", "worker"],
+        *python_module("podium.cli", "worker"),
         *["--concurrency", str(concurrency), "--light-slots", str(light_slots)],
     ]
 
@@ -195,7 +195,10 @@ def _supervise(commands: dict[str, list[str]], env: dict[str, str] | None = None
     code = 0
     try:
         for name, command in commands.items():
-            procs[name] = subprocess.Popen(command, env=env)
+            # Streamlit reads `.streamlit/` (config and secrets) from its working folder:
+            # the app's own package folder, never wherever `podium app` was typed.
+            cwd = APP_SERVER.parent if name == "app" else None
+            procs[name] = subprocess.Popen(command, env=env, cwd=cwd)
             console.print(f"started {name} (pid {procs[name].pid})")
         while not stopping:
             ended = [(name, p.returncode) for name, p in procs.items() if p.poll() is not None]

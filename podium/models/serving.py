@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,7 +231,9 @@ def _start(model: ModelInfo, timeout_s: float, reporter: Reporter) -> str:
 def _start_watcher(model: str) -> int | None:
     if get_settings().server_idle_seconds <= 0:
         return None
-    proc = processes.spawn([sys.executable, "-m", WATCHER_MARKER, model], stdout=subprocess.DEVNULL)
+    proc = processes.spawn(
+        processes.python_module(WATCHER_MARKER, model), stdout=subprocess.DEVNULL
+    )
     return proc.pid
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from podium.config import get_settings
 from podium.errors import PodiumError
+from podium.processes import python_module
 
 MAX_MODEL_LEN = 2048
 CPU_KV_CACHE_GIB = 1
@@ -106,9 +107,7 @@ def server_command(
     python: str, checkpoint: str, served_name: str, port: int, *, gpu: bool, host: str = "127.0.0.1"
 ) -> list[str]:
     cmd = [
-        python,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
+        *python_module("vllm.entrypoints.openai.api_server", python=python),
         "--model",
         checkpoint,
         "--served-model-name",

@@ -36,14 +36,29 @@ def _alive(pid: int) -> bool:
     return find(pid) is not None
 
 
-def test_up_serves_the_app_runs_jobs_and_stops_both(jobs_home: Path) -> None:
+def _hostile_folder(folder: Path) -> Path:
+    """A folder someone starts Podium from (a dataset's): its `podium/` and `.streamlit/`
+    must never be read, by the app, the worker or a job."""
+    (folder / "podium").mkdir(parents=True)
+    (folder / "podium" / "__init__.py").write_text(
+        'raise SystemExit("the podium/ of the working folder was imported")\n'
+    )
+    (folder / ".streamlit").mkdir()
+    (folder / ".streamlit" / "config.toml").write_text('[server]\nbaseUrlPath = "elsewhere"\n')
+    return folder
+
+
+def test_up_serves_the_app_runs_jobs_and_stops_both(jobs_home: Path, tmp_path: Path) -> None:
     port = _free_port()
     log = jobs_home / "up.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)],
+            # -P: as the `podium` script starts, without its own working folder on sys.path
+            [sys.executable, "-P", "-m", "podium.cli", "up", "--host", "127.0.0.1"]
+            + ["--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
+            cwd=_hostile_folder(tmp_path / "data"),
         )
     try:
         wait_for(lambda: _healthy(f"http://127.0.0.1:{port}"), timeout=120, every=0.5)

@@ -23,7 +23,8 @@ from podium.models.vllm_launch import MAX_MODEL_LEN, max_model_len, server_comma
 
 def test_cpu_and_gpu_flags():
     cpu = server_command("py", "/ckpt", "m", 8000, gpu=False)
-    assert cpu[:3] == ["py", "-m", "vllm.entrypoints.openai.api_server"]
+    # -P: the folder the server is started from is never on its sys.path
+    assert cpu[:4] == ["py", "-P", "-m", "vllm.entrypoints.openai.api_server"]
     assert {"--enforce-eager", "float32"} <= set(cpu)
     assert cpu[cpu.index("--distributed-executor-backend") + 1] == "uni"
     assert cpu[cpu.index("--served-model-name") + 1] == "m"

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 import torch
 
 from podium.errors import PodiumError
+from podium.processes import python_module
 from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
 
 FOLLOWER_MODULE = "trainers.async_rl.learner_rank"
@@ -125,7 +125,7 @@ class ShardedLearner:
         env = {**os.environ, "PYTHONPATH": _repo_root()}
         self.followers = [
             subprocess.Popen(
-                [sys.executable, "-m", FOLLOWER_MODULE, str(r), spec.to_json()],
+                python_module(FOLLOWER_MODULE, str(r), spec.to_json()),
                 env=env,
             )
             for r in range(1, spec.ranks)

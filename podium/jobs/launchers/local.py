@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 from podium import processes
@@ -49,7 +48,7 @@ class LocalLauncher:
             env["PODIUM_USER"] = submitter  # its writes are by its submitter
         with log.open("ab") as out:
             proc = processes.spawn(
-                [sys.executable, "-m", JOB_MODULE, job["id"]], stdout=out, env=env
+                processes.python_module(JOB_MODULE, job["id"]), stdout=out, env=env
             )
         return LocalProcess(job["id"], proc)
 

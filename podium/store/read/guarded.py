@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 from podium.config import get_settings
 from podium.errors import InvalidInput, PodiumError
+from podium.processes import python_module
 from podium.store.private_tmp import private_dir, private_scratch
 
 T = TypeVar("T")
@@ -98,7 +99,7 @@ def call_guarded(fn: Callable[..., T], *args: Any, limits: Limits, **kwargs: Any
         stderr_path = Path(scratch) / "stderr"
         with open(stderr_path, "wb") as stderr:
             outcome = _watch(
-                [sys.executable, "-m", "podium.store.read.guarded", str(call_in), str(result_out)],
+                python_module("podium.store.read.guarded", str(call_in), str(result_out)),
                 stderr,
                 limits,
             )
