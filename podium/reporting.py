@@ -87,10 +87,15 @@ class Reporter:
 def cancelled_at(done: int | None, total: int | None, unit: str = "") -> str:
     """What marks an output of a run cancelled part-way: "cancelled at step 3 of 10"
     (a count it never reported reads "cancelled")."""
+    return stopped_at("cancelled", done, total, unit)
+
+
+def stopped_at(how: str, done: int | None, total: int | None, unit: str = "") -> str:
+    """ "failed at 40 of 100", "cancelled at step 3 of 10"; `how` alone without a count."""
     if done is None:
-        return "cancelled"
+        return how
     where = f"{unit} {done}" if unit else str(done)
-    return f"cancelled at {where}" + (f" of {total}" if total else "")
+    return f"{how} at {where}" + (f" of {total}" if total else "")
 
 
 @dataclass

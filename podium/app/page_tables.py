@@ -13,6 +13,7 @@ import functools
 
 from pyiceberg.table import Table
 
+from podium.jobs.partial import partial_note
 from podium.review.annotations import load_annotations
 from podium.store.catalog.catalog import full_name, load_or_none, load_table
 from podium.validate.report import report_covers, report_name
@@ -27,6 +28,12 @@ class PageTables:
     @functools.cached_property
     def table(self) -> Table:
         return load_table(self.name)
+
+    @property
+    def partial(self) -> str | None:
+        """Why the job writing this table left it part-written ("failed at 40 of 100;
+        running it again resumes"), or None."""
+        return partial_note(self.table.properties)
 
     @functools.cached_property
     def notes(self) -> Table | None:

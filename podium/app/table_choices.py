@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from podium.app.rows.view_state import ref_names
+from podium.jobs.partial import partial_note
 from podium.review.refs import list_refs
 from podium.store.catalog.catalog import list_tables, load_table, open_catalog, parse_name
 from podium.store.catalog.kinds import GROUP_OF_KIND, INTERNAL_GROUPS, group_of
@@ -33,6 +34,7 @@ class TableChoice:
     kind: str  # the table's podium.kind property ("" when it has none)
     updated_ms: int  # when its current snapshot was committed (0: never written)
     rows: int | None = None  # rows in the current snapshot (None: unknown)
+    partial: str | None = None  # why its job left it part-written ("failed at 4 of 10; ...")
 
     @property
     def group(self) -> str:
@@ -69,6 +71,7 @@ def table_choices() -> list[TableChoice]:
                 rows=live_rows(props)
                 if "total-records" in props
                 else (0 if snapshot is None else None),
+                partial=partial_note(table.properties),
             )
         )
     return choices

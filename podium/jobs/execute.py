@@ -25,7 +25,7 @@ from podium.jobs.cards import card_environment, parse_card
 from podium.jobs.environment import lineage_properties
 from podium.jobs.kinds import get_kind
 from podium.jobs.logs import log_tail
-from podium.jobs.partial import cancelled_outputs
+from podium.jobs.partial import RESUMES, cancelled_outputs, clear_partial, failed_note, mark_partial
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, record_process, recover, transition
 from podium.jobs.reporter import JobReporter
@@ -80,19 +80,19 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             reporter.flush()
             if get_job(job["id"])["status"] == "cancelling":
                 reporter.log("cancelled: stopped by the worker")
-                _cancel(job, reporter, "stopped by the worker")
+                _cancel(job, reporter, "stopped by the worker", landed_since(mark))
             else:  # not a cancel: the worker is shutting down
                 outcome = recover(get_job(job["id"]), str(exc), kind.resumable)
                 reporter.log(f"{exc} -> {outcome}")
         except (Cancelled, KeyboardInterrupt) as exc:
             reporter.flush()
             reporter.log(f"cancelled: {exc or 'interrupted'}")
-            _cancel(job, reporter, str(exc) or "interrupted")
+            _cancel(job, reporter, str(exc) or "interrupted", landed_since(mark))
         except BaseException as exc:
             reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
             reporter.log(f"failed: {detail}")
-            _fail(job, exc, landed_since(mark))
+            _fail(job, exc, landed_since(mark), reporter if kind.resumable else None)
             if not isinstance(exc, Exception):
                 raise
         else:
@@ -129,6 +129,7 @@ def _succeed(
             "`podium jobs` shows it failed once the database is back."
         ) from exc
     reporter.log(f"succeeded: {json.dumps(recorded)}")
+    clear_partial([t["name"] for t in recorded["tables"]], reporter.log)
 
 
 class OutcomeNotRecorded(PodiumError):
@@ -182,25 +183,38 @@ def failed_line(exc: BaseException) -> str:
     return f"failed: {text}"
 
 
-def _cancel(job: Job, reporter: JobReporter, message: str) -> None:
+def _cancel(job: Job, reporter: JobReporter, message: str, landed: list[tuple[str, int]]) -> None:
     """End the job as cancelled, recording what it left (partial checkpoints, tables)."""
     try:
-        outputs: str | None = json.dumps(outputs_json(cancelled_outputs(job["id"], reporter)))
+        left = cancelled_outputs(job["id"], reporter, [table for table, _ in landed])
+        outputs: str | None = json.dumps(outputs_json(left, landed))
     except Exception as exc:  # the cancel itself must land; what was left is in the log
         reporter.log(f"could not list what the cancelled job left: {exc}")
         outputs = None
+    else:
+        mark_partial(left.tables, left.summary["partial"], reporter.log)
     transition(job["id"], "cancelled", when=_LIVE, message=message, outputs=outputs)
 
 
-def _fail(job: Job, exc: BaseException, landed: list[tuple[str, int]] | None = None) -> None:
+def _fail(
+    job: Job,
+    exc: BaseException,
+    landed: list[tuple[str, int]] | None = None,
+    resumes: JobReporter | None = None,
+) -> None:
     """Record a failed job; what it committed before it failed is recorded as its outputs
-    (so expiry keeps those snapshots) and named in its error."""
+    (so expiry keeps those snapshots) and named in its error. A resumable job's (the
+    reporter it ran with in `resumes`) are marked partial: a re-run carries on there."""
     landed = landed or []
     note = _landed_text(landed)
+    after = RESUMES if resumes is not None else "running it again may write that again"
     if note:
-        note = f"\nIt committed before it failed{note}; running it again may write that again."
+        note = f"\nIt committed before it failed{note}; {after}."
     error = f"{type(exc).__name__}: {exc}{note}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
     left = JobOutputs(tables=[f"{table}@{sid}" for table, sid in dict(landed).items()])
+    if resumes is not None and left.tables:
+        left.summary["partial"] = failed_note(resumes)
+        mark_partial(dict(landed), left.summary["partial"], resumes.log)
     pinned: dict[str, Any] = {"outputs": json.dumps(outputs_json(left))} if left.tables else {}
     transition(
         job["id"],

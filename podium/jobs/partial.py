@@ -1,21 +1,31 @@
-"""What a cancelled job leaves behind, as its recorded outputs.
+"""What a cancelled or failed job leaves behind, as its recorded outputs.
 
 A job cancelled part-way may have registered checkpoints (a training run's saves, marked
 partial in the registry by the trainer) and written tables (a generation's committed
 batches, an async run's rollouts). Its record lists them like a finished job's outputs,
 with `summary["partial"]` saying where it stopped ("cancelled at step 3 of 10"), so the
 Logbook, Home, `podium models list` and Compare all tell the same story.
+
+A resumable job (generate, code-exec build, compare, judge) that fails keeps the batches
+it committed, so that running it again resumes: its record lists those tables the same
+way ("failed at 40 of 100; running it again resumes"). Each such table also carries the
+note itself (`podium.partial`), which Browse and Home show, until a run of the job
+completes it and removes the note.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+
 from podium.errors import PodiumError
 from podium.jobs.reporter import JobReporter
-from podium.reporting import JobOutputs, cancelled_at
-from podium.store.catalog.catalog import list_tables, load_table, open_catalog
-from podium.store.schema import PROP_LINEAGE_PREFIX
+from podium.reporting import JobOutputs, cancelled_at, stopped_at
+from podium.store.catalog.catalog import list_tables, load_or_none, load_table, open_catalog
+from podium.store.schema import PROP_LINEAGE_PREFIX, PROP_PARTIAL
+from podium.store.write.write import remove_properties, set_properties
 
 JOB_ID_PROPERTY = f"{PROP_LINEAGE_PREFIX}job_id"
+RESUMES = "running it again resumes"
 
 
 def tables_written_by(job_id: str) -> list[str]:
@@ -32,15 +42,52 @@ def tables_written_by(job_id: str) -> list[str]:
     return found
 
 
-def cancelled_outputs(job_id: str, reporter: JobReporter) -> JobOutputs:
+def cancelled_outputs(
+    job_id: str, reporter: JobReporter, committed: Iterable[str] = ()
+) -> JobOutputs:
     """The outputs a cancelled job records: what its run said it leaves (checkpoints
-    marked partial), the tables it wrote, and where it stopped (the run's own words,
-    else its last progress count)."""
+    marked partial), the tables it wrote (made, or `committed` to: a resumed one), and
+    where it stopped (the run's own words, else its last progress count)."""
     left = reporter.partial_outputs or JobOutputs()
     # The reporter's own count: its heartbeat thread may not have written the last one.
     note = left.summary.get("partial") or cancelled_at(*reporter.last_progress)
+    tables = left.tables or tables_written_by(job_id)
     return JobOutputs(
-        tables=left.tables or tables_written_by(job_id),
+        tables=tables + [t for t in dict.fromkeys(committed) if t not in tables],
         checkpoints=list(left.checkpoints),
         summary={**left.summary, "partial": note},
     )
+
+
+def failed_note(reporter: JobReporter) -> str:
+    """What marks the tables a resumable job committed before it failed: "failed at 40
+    of 100; running it again resumes"."""
+    return f"{stopped_at('failed', *reporter.last_progress)}; {RESUMES}"
+
+
+def mark_partial(tables: Iterable[str], note: str, log: Callable[[str], None]) -> None:
+    """Put `note` on each table itself, where Browse and Home read it. The job's outcome
+    is recorded whatever happens here: a table that cannot take it is named in the log."""
+    for name in tables:
+        try:
+            set_properties(name, {PROP_PARTIAL: note})
+        except Exception as exc:
+            log(f"could not mark {name} partial: {exc}")
+
+
+def clear_partial(tables: Iterable[str], log: Callable[[str], None]) -> None:
+    """A job that completed these tables (a resume that finished) removes their partial
+    note; tables without one are only read."""
+    for name in tables:
+        try:
+            table = load_or_none(name)
+            if table is not None and PROP_PARTIAL in table.properties:
+                remove_properties(name, [PROP_PARTIAL])
+                log(f"{name} is complete: its partial note is removed")
+        except Exception as exc:
+            log(f"could not remove the partial note of {name}: {exc}")
+
+
+def partial_note(properties: Mapping[str, str]) -> str | None:
+    """A table's partial note (its properties'), or None for a complete table."""
+    return properties.get(PROP_PARTIAL) or None

@@ -206,6 +206,47 @@ def ids_to_remove(table: Table, snapshot_id: int | None, signal: str) -> set[str
     return ids_for(table, snapshot_id, signal, REMOVES[signal][0])
 
 
+# What Browse sorts by: signal -> (its column, what the order says).
+SORTABLE = {
+    "length": ("chars", "length in characters"),
+    "near-dup": ("size", "near-dup cluster size"),
+    "exact-dup": ("size", "exact-dup cluster size"),
+    "rubric": ("score", "quality score"),
+}
+
+
+def sort_choices(table: Table, snapshot_id: int | None) -> list[str]:
+    """The current signals of `snapshot_id` that rows can be sorted by."""
+    return [
+        s.signal for s in signal_statuses(table, snapshot_id) if s.current and s.signal in SORTABLE
+    ]
+
+
+def ordered_ids(
+    table: Table, snapshot_id: int | None, signal: str, *, descending: bool = True
+) -> list[str]:
+    """Ids of the rows the current `signal` has a value for, by that value; a cluster's
+    rows stay together (canonical row first), then by id; unparsed scores come last."""
+    if signal not in SORTABLE:
+        raise InvalidInput(
+            f"Rows cannot be sorted by the {signal} signal; sort by one of: {', '.join(SORTABLE)}."
+        )
+    column = SORTABLE[signal][0]
+    clustered = signal in ("near-dup", "exact-dup")
+    names = ["id", column, *(["cluster", "is_canonical"] if clustered else [])]
+    stored = current_signal(table, snapshot_id, signal)
+    parts = list(_column_batches(stored, names))
+    if not parts:
+        return []
+    values = pa.Table.from_batches(parts)
+    keys = [(column, "descending" if descending else "ascending", "at_end")]
+    if clustered:
+        keys += [("cluster", "ascending", "at_end"), ("is_canonical", "descending", "at_end")]
+    order = pc.sort_indices(values, sort_keys=[*keys, ("id", "ascending", "at_end")])
+    ids: list[str] = values.column("id").take(order).to_pylist()
+    return ids
+
+
 def stale_notes(table: Table, snapshot_id: int | None) -> list[str]:
     """One line per stored signal that does not describe `snapshot_id`."""
     return [
@@ -313,6 +354,19 @@ def evidence(
             continue
         out.append((status.signal, lines))
     return out
+
+
+def canonical_of(table: Table, snapshot_id: int | None, row_id: str, signal: str) -> str | None:
+    """The canonical row of `row_id`'s cluster in the current `signal` (near-dup,
+    exact-dup), or None when it is no other row's copy or the signal is not current."""
+    from podium.store.read.query import page
+
+    for status in signal_statuses(table, snapshot_id):
+        if status.signal == signal and status.current:
+            found = page(status.table, ids=[row_id], limit=1).rows
+            if found and not found[0]["is_canonical"]:
+                return str(found[0]["cluster"])
+    return None
 
 
 def excluded_ids(table: Table, snapshot_id: int | None, specs: Sequence[str]) -> set[str]:

@@ -58,6 +58,9 @@ SFT_ARROW_SCHEMA: pa.Schema = _plain(schema_to_pyarrow(SFT_SCHEMA))
 # Table properties Podium reads and writes.
 PROP_KIND = "podium.kind"  # "sft", "samples", "validation-report", ...
 PROP_MAPPING = "podium.mapping"  # JSON: canonical column -> stored column
+# Set while the job writing the table stopped part-way ("failed at 40 of 100; running it
+# again resumes"); the run that completes it removes it.
+PROP_PARTIAL = "podium.partial"
 PROP_LINEAGE_PREFIX = "podium.lineage."
 # Lineage a generated table carries: the input snapshot ("table@snapshot") and the model.
 PROP_LINEAGE_INPUT = PROP_LINEAGE_PREFIX + "input"

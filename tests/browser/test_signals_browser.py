@@ -1,6 +1,12 @@
 """Signals in Browse, in a real Chromium against a real `podium app` server: the Signals
-filter with its counts, and an opened row's evidence (the screenshot in docs/signals.md
-and the README comes from this test's artifacts)."""
+filter with its counts, an opened row's evidence (the screenshot in docs/signals.md and
+the README comes from this test's artifacts), and "Keep one per cluster" previewed,
+confirmed and written.
+
+Every step waits for a condition the page shows (the row count of a finished run, an
+expander's content), never for time: on a busy machine the first run of a fresh page
+can still be drawing when `wait_for_app` returns, and an expander clicked while its
+element is replaced comes back closed."""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from app_driver import using_home, wait_for_app
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "signals"))
 from signal_tables import GSM_PROBLEM, PROSE, write_chat  # noqa: E402
@@ -47,16 +54,49 @@ def test_filter_on_a_signal_and_read_a_row_s_evidence(
     page = app_page
     page.goto(f"{app_url}/browse?table={TABLE}")
     wait_for_app(page)
+    expect(page.get_by_text("Rows 1–6 of 6", exact=True)).to_be_visible()
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Signals", exact=True).click()
-    sidebar.get_by_role("combobox", name="Rows with").click()
+    rows_with = sidebar.get_by_role("combobox", name="Rows with")
+    open_expander(sidebar.get_by_text("Signals", exact=True), rows_with)
+    rows_with.click()
     page.get_by_role("option", name="near-dup: not canonical (2)").click()
     wait_for_app(page)
     expect(page.get_by_text("Rows 1–2 of 2", exact=True)).to_be_visible()
 
     page.goto(f"{app_url}/browse?table={TABLE}&sample=r0003")
     wait_for_app(page)
-    page.get_by_text(re.compile(r"^Signals \(")).click()
-    expect(page.get_by_text(re.compile(r"secret \(AWS Access Key\) 'AKIA…LE'"))).to_be_visible()
+    expect(page.get_by_text("Sample r0003", exact=True)).to_be_visible()
+    secret = page.get_by_text(re.compile(r"secret \(AWS Access Key\) 'AKIA…LE'"))
+    open_expander(page.get_by_text(re.compile(r"^Signals \(")), secret)
     expect(page.get_by_text(re.compile(r"email \(email\) 'ops@example.com'"))).to_be_visible()
     page.screenshot(path=str(artifacts_dir / "browse-signals.png"), full_page=True)
+
+    # Keep one per cluster: previewed, confirmed, one snapshot; the page then shows it.
+    page.goto(f"{app_url}/browse?table={TABLE}")
+    wait_for_app(page)
+    expect(page.get_by_text("Rows 1–6 of 6", exact=True)).to_be_visible()
+    preview = page.get_by_role("button", name="Preview")
+    open_expander(page.get_by_text("Act on signals", exact=True), preview)
+    preview.click()
+    expect(page.get_by_text(re.compile(r"^Would remove 2 rows: signals: remove"))).to_be_visible()
+    page.get_by_text("Yes, keep one per cluster (near-dup): 2 rows", exact=True).click()
+    do = page.get_by_role("button", name="Keep one per cluster (near-dup): 2 rows")
+    expect(do).to_be_enabled()
+    do.click()
+    expect(page.get_by_text(re.compile(r"^Removed 2 rows: snapshot \d+"))).to_be_visible()
+    expect(page.get_by_text("Rows 1–4 of 4", exact=True)).to_be_visible()
+
+
+def open_expander(summary: Locator, content: Locator, tries: int = 3) -> None:
+    """Click an expander's summary until `content` inside it shows: a click that landed
+    while the page redrew the expander leaves it closed."""
+    for _ in range(tries):
+        if content.is_visible():
+            return
+        summary.click()
+        try:
+            content.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            continue
+        return
+    expect(content).to_be_visible()

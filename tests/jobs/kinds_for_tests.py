@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from podium.jobs.kinds import JobKind, register
 from podium.reporting import JobOutputs, Reporter
+from podium.store.catalog.catalog import table_exists
 from podium.store.catalog.table_name import TableName
 from podium.store.read.refs import TableRef
 from podium.store.write.write import write_table
@@ -26,7 +27,9 @@ class StepsConfig(BaseModel):
     sleep: float = Field(0.0, ge=0, description="Seconds per unit.")
     table: TableName | None = Field(None, description="Table to write at the end (NS.NAME).")
     write_first: bool = Field(
-        False, description="Write the table before the steps (a cancel then leaves it)."
+        False,
+        description="Write the table before the steps (a cancel then leaves it; a second "
+        "run appends to it).",
     )
     source: TableRef | None = Field(None, description="An input table (only recorded).")
     fail_at: int | None = Field(None, description="Raise at this step.")
@@ -45,8 +48,14 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
         stand_in = ["import time; time.sleep(600)", "ray::RuntimeEnvAgent"]
         helper = subprocess.Popen([sys.executable, "-c", *stand_in])
         reporter.log(f"helper pid {helper.pid}")
-    if config.table and config.write_first:
-        write_table(config.table, pa.table({"step": [0]}), properties=reporter.lineage)
+    if config.table and config.write_first:  # a second run appends, as a resume does
+        first = not table_exists(config.table)
+        write_table(
+            config.table,
+            pa.table({"step": [0]}),
+            mode="create" if first else "append",
+            properties=reporter.lineage if first else None,
+        )
     for step in range(config.steps):
         reporter.check_cancelled()
         if config.fail_at is not None and step == config.fail_at:

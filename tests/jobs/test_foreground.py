@@ -11,7 +11,9 @@ from jobs_helpers import wait_for
 from podium.jobs.cards import Card, parse_card
 from podium.jobs.launch import JobFailed, run_foreground
 from podium.jobs.logbook import outputs_text
+from podium.jobs.partial import partial_note
 from podium.jobs.queue import list_jobs, request_cancel
+from podium.store.catalog.catalog import load_table
 
 
 def test_foreground_job_is_recorded_and_cancellable(jobs_home: Path) -> None:
@@ -54,6 +56,7 @@ def test_cancelled_job_lists_the_table_it_left_as_partial(jobs_home: Path) -> No
     note = final["outputs"]["summary"]["partial"]
     assert note == f"cancelled at {final['progress_done']} of 400"
     assert outputs_text(final) == f"ns.left (partial: {note})"
+    assert partial_note(load_table("ns.left").properties) == note  # on the table itself
 
 
 def _run_quietly(card: Card) -> None:

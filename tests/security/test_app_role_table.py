@@ -137,6 +137,7 @@ CONTROLS: dict[str, str | None] = {
     "views/browse/sidebar.py:column.capitalize()": None,
     "views/browse/sidebar.py:f'Train on rows labelled {label}'": None,
     "views/browse/sidebar.py:'Rows with'": None,
+    "views/browse/sidebar.py:'Sort by'": None,
     "views/browse/signal_panel.py:'Preview'": None,  # reads the rows an action would touch
     "views/browse/signal_panel.py:f\"Label {result['rows']:,} rows\"": "label by signal",
     "views/browse/signal_panel.py:f\"{act.title}: {result['rows']:,} rows\"": "remove by signal",

@@ -155,3 +155,37 @@ def test_each_signal_action_from_browse_is_previewed_confirmed_and_one_snapshot(
     _act(at, "contaminated")
     assert heads() == before + 1
     assert sorted(read_small("t.act")[0].column("id").to_pylist()) == ["r0000", "r0003", "r0004"]
+
+
+def test_browse_sorts_by_a_signal_and_shows_a_copy_beside_its_canonical_row(
+    podium_home: Path,
+) -> None:
+    texts = [
+        "short row",
+        PROSE * 2,
+        "a row of middling length, longer than the first one",
+        (PROSE * 2).replace("quick", "quack"),
+    ]
+    write_chat("t.sort", texts)
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.sort"}, "signals": ["near-dup,length"]})
+    )
+    at = open_browse(table="t.sort", size="100")
+    sort = at.sidebar.selectbox(key="browse.signals.sort")
+    assert "near-dup cluster size, high to low" in sort.options, sort.options
+    sort.set_value("length:asc").run()
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value["id"]) == ["r0000", "r0002", "r0001", "r0003"]
+    at.sidebar.selectbox(key="browse.signals.sort").set_value("length:desc").run()
+    assert list(at.dataframe[0].value["id"]) == ["r0001", "r0003", "r0002", "r0000"]
+    # by cluster size: only the rows in a cluster, its canonical row first
+    at.sidebar.selectbox(key="browse.signals.sort").set_value("near-dup:desc").run()
+    assert list(at.dataframe[0].value["id"]) == ["r0001", "r0003"]
+
+    at.selectbox(key="browse.sample").set_value("r0003").run()
+    assert not at.exception, at.exception
+    shown = [e.proto.body for e in at.get("html")]
+    assert len(shown) == 2, shown
+    ours, theirs = shown
+    assert '<span class="podium-diff"' in ours and "quack" in ours
+    assert "quick" in theirs and "quack" not in theirs

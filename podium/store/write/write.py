@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
 import pyarrow as pa
@@ -445,6 +445,13 @@ def set_properties(
     table = catalog.load_table(parse_name(name))
     with table.transaction() as txn:
         txn.set_properties({k: str(v) for k, v in properties.items()})
+
+
+def remove_properties(name: str, keys: Sequence[str], catalog: Catalog | None = None) -> None:
+    catalog = catalog or open_catalog()
+    table = catalog.load_table(parse_name(name))
+    with table.transaction() as txn:
+        txn.remove_properties(*keys)
 
 
 def drop_table(name: str, catalog: Catalog | None = None) -> None:

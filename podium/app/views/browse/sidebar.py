@@ -65,6 +65,8 @@ def sidebar(
         if "id" in columns:
             keep = _signal_filter(at_hand, sid, keep)
             _review_sidebar(at_hand, sid, snapshots)
+        else:  # a sort by a signal orders rows by id
+            st.session_state[SORT] = None
         with st.expander("Filters", expanded=bool(bs.current().filters or bs.current().where)):
             _filters(name, sid, columns)
     return at_hand, sid, keep, snapshots
@@ -137,16 +139,63 @@ def signal_facets(
     return signal_values.stale_notes(_loaded, snapshot), signal_values.facets(_loaded, snapshot)
 
 
+SORT = "browse.signals.sort"  # "SIGNAL:desc" or "SIGNAL:asc"; None: table order
+
+
+@st.cache_data(ttl=10, max_entries=64, show_spinner=False)
+def _sortable(catalog_uri: str, table: str, snapshot: int | None, _loaded: Table) -> list[str]:
+    return signal_values.sort_choices(_loaded, snapshot)
+
+
+@st.cache_data(ttl=60, max_entries=4, show_spinner=False)
+def _ordered(
+    catalog_uri: str, table: str, snapshot: int | None, sort: str, _loaded: Table
+) -> list[str]:
+    # a few entries only: at 10M rows an order is 10M ids
+    signal, _, direction = sort.partition(":")
+    return signal_values.ordered_ids(_loaded, snapshot, signal, descending=direction == "desc")
+
+
+def _sort_label(choice: str | None) -> str:
+    if choice is None:
+        return "Table order"
+    signal, _, direction = choice.partition(":")
+    what = signal_values.SORTABLE[signal][1]
+    return f"{what}, " + ("high to low" if direction == "desc" else "low to high")
+
+
+def signal_order(at_hand: PageTables, sid: int | None) -> list[str] | None:
+    """The ids in the order the Signals section's sort chose (None: table order)."""
+    sort = st.session_state.get(SORT)
+    if not sort:
+        return None
+    return _ordered(get_settings().catalog_uri, at_hand.name, sid, sort, at_hand.table)
+
+
 def _signal_filter(at_hand: PageTables, sid: int | None, keep: set[str] | None) -> set[str] | None:
-    """Filters on the signals current for this snapshot (each with its row count), and
-    a note naming the stale ones; returns the ids to keep."""
-    stale, found = signal_facets(get_settings().catalog_uri, at_hand.name, sid, at_hand.table)
-    if not stale and not found:
+    """Filters on the signals current for this snapshot (each with its row count), a
+    sort by one, and a note naming the stale ones; returns the ids to keep."""
+    uri = get_settings().catalog_uri
+    stale, found = signal_facets(uri, at_hand.name, sid, at_hand.table)
+    sortable = _sortable(uri, at_hand.name, sid, at_hand.table)
+    sorts = [f"{s}:{d}" for s in sortable for d in ("desc", "asc")]
+    if st.session_state.get(SORT) not in sorts:
+        st.session_state[SORT] = None
+    if not stale and not found and not sorts:
         return keep
     options = {f"{f.signal}={f.value}": f for f in found}
     chosen = [c for c in st.session_state.get(SIGNALS) or [] if c in options]
     st.session_state[SIGNALS] = chosen
-    with st.expander("Signals", expanded=bool(chosen)):
+    with st.expander("Signals", expanded=bool(chosen or st.session_state[SORT])):
+        if sorts:
+            st.selectbox(
+                "Sort by",
+                [None, *sorts],
+                key=SORT,
+                format_func=_sort_label,
+                on_change=bs.first_page,
+                help="Rows the signal has a value for, by that value.",
+            )
         for note in stale:
             st.caption(escape_markdown(note))
         if options:

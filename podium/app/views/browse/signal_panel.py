@@ -2,9 +2,13 @@
 or rows with private data, redact private data, label the rows a Signals filter chose.
 Each is previewed (how many rows, which ones, a sample), then written as one snapshot
 with its author after a confirm; the choices and writes are
-`podium.app.views.browse.signal_acts`'s."""
+`podium.app.views.browse.signal_acts`'s. And an opened near-duplicate beside its
+canonical row."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
@@ -15,6 +19,7 @@ from podium.app.rows import panels as row_panels
 from podium.app.rows import saves as rs
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.browse import signal_acts as sa
+from podium.app.views.browse.duplicate_pair import duplicate_pair
 from podium.app.views.browse.sidebar import SIGNALS, signal_facets
 from podium.config import get_settings
 from podium.errors import PodiumError
@@ -112,3 +117,16 @@ def act_on_signals(tables: PageTables, sid: int | None, snapshots: list[Snapshot
             type="primary",
         ):
             row_panels.act(lambda: _write(act, name, why, None, ""))
+
+
+def duplicate_beside(tables: PageTables, sid: int | None, row: Mapping[str, Any]) -> None:
+    """An opened copy beside its cluster's canonical row, the differing words marked."""
+    pair = duplicate_pair(tables.table, sid, row)
+    if pair is None:
+        return
+    with st.expander(f"Beside its canonical row {escape_markdown(pair.canonical)} ({pair.signal})"):
+        ours, theirs = st.columns(2)
+        ours.markdown(f"**This row** ({escape_markdown(row.get('id'))})")
+        ours.html(pair.row_html)
+        theirs.markdown(f"**Canonical row** ({escape_markdown(pair.canonical)})")
+        theirs.html(pair.canonical_html)

@@ -268,6 +268,8 @@ def main() -> None:
     older = bm.older_snapshot_note(snapshots, sid)
     if older:
         st.warning(escape_markdown(older), icon=":material/history:")
+    if partial := at_hand.partial:  # the job writing it stopped part-way
+        st.warning(escape_markdown(f"Partial: {partial}"), icon=":material/timelapse:")
     search_col, size_col, page_col = st.columns([6, 1, 2], vertical_alignment="bottom")
     search_col.text_input(
         "Search messages",

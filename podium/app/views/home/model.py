@@ -52,6 +52,7 @@ class HomeState:
     servers: list[str]  # 'smollm2 at http://127.0.0.1:8000/v1'
     jobs: list[Job] = field(default_factory=list)
     rollouts: int = 0  # async runs' rollouts tables: counted, not listed (they crowded it)
+    partial: dict[str, str] = field(default_factory=dict)  # table -> why it is part-written
 
     def tables_left_out(self, shown: int) -> str:
         """'and 3 more and 1 async run's rollouts table in Browse', or ''."""
@@ -92,4 +93,5 @@ def home_state(user: str | None = None) -> HomeState:
         models=[m.label for m in list_models()],
         servers=[f"{s.model} at {s.url}" for s in list_servers() if s.alive],
         jobs=list_jobs(limit=RECENT_JOBS, submitted_by=user),
+        partial={c.name: c.partial for c in tables if c.partial and c.kind != ROLLOUTS},
     )

@@ -49,6 +49,8 @@ with c1:
     st.markdown("**Tables**")
     for table in state.tables[:8]:
         browse_link(table)  # the label is the table name, as text
+        if table in state.partial:  # its job stopped part-way: say so before it is used
+            st.caption(escape_markdown(f"partial: {state.partial[table]}"))
     if more := state.tables_left_out(8):
         st.caption(escape_markdown(more))
     elif not state.tables:
