@@ -34,8 +34,8 @@ from podium.app.safe_markdown import escape_markdown
 from podium.app.scroll import ERROR_MARK, scroll_once
 from podium.app.views.browse import model as bm
 from podium.app.views.browse import state as bs
-from podium.app.views.browse.sidebar import sidebar
-from podium.app.views.browse.signal_panel import act_on_signals
+from podium.app.views.browse.sidebar import sidebar, signal_order
+from podium.app.views.browse.signal_panel import act_on_signals, duplicate_beside
 
 SCROLLED = "browse.scrolled_to"  # the sample whose error the page last scrolled to
 
@@ -72,6 +72,7 @@ def _sample_panel(
     row_id = str(row.get("id"))
     row_panels.failures_panel(tables, sid, row)
     row_panels.signals_panel(tables, sid, row)
+    duplicate_beside(tables, sid, row)
     row_panels.system_prompt(row)
     errors = row_panels.error_locations(tables, sid, row)
     row_panels.review_conversation(
@@ -281,12 +282,13 @@ def main() -> None:
     view = bs.current()
     _filter_chips(view)
     try:
-        result = bm.rows_of(at_hand, view, sid, keep, bs.review_filter(), current_user())
+        order = signal_order(at_hand, sid)
+        result = bm.rows_of(at_hand, view, sid, keep, bs.review_filter(), current_user(), order)
         clamped = bm.with_page_in_range(view, _counted(result))
         if clamped.page != view.page:  # fewer rows than the link remembered
             st.session_state[bs.PAGE] = clamped.page
             view = clamped
-            result = bm.rows_of(at_hand, view, sid, keep, bs.review_filter(), current_user())
+            result = bm.rows_of(at_hand, view, sid, keep, bs.review_filter(), current_user(), order)
     except PodiumError as exc:  # e.g. a SQL condition that does not parse
         st.error(escape_markdown(str(exc)))
         bs.write_url(replace(view, snapshot=sid))
