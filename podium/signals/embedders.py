@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.signals.map_settings import EmbeddingSettings
+from podium.signals.pooled_tokens import PooledTokens
 
 Vectors = npt.NDArray[np.float32]
 
@@ -26,7 +27,7 @@ class Embedder:
         self.model = model
         self.dims = dims
         self.max_chars = max_chars
-        self._inference = _wordllama(dims)
+        self._pooled = _pooled(dims)
 
     @property
     def name(self) -> str:
@@ -37,10 +38,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dims), np.float32)
         cut = [t[: self.max_chars] for t in texts]
-        raw = np.asarray(
-            self._inference.embed(cut, norm=False, batch_size=64), dtype=np.float32
-        ).reshape(len(cut), self.dims)
-        return unit(raw)
+        return unit(self._pooled.mean(cut).reshape(len(cut), self.dims))
 
 
 def unit(vectors: Vectors) -> Vectors:
@@ -48,6 +46,12 @@ def unit(vectors: Vectors) -> Vectors:
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(norms > 0, vectors / np.where(norms > 0, norms, 1), 0)
     return out.astype(np.float32)
+
+
+@lru_cache(maxsize=4)
+def _pooled(dims: int) -> PooledTokens:
+    inference = _wordllama(dims)
+    return PooledTokens(inference.tokenizer, inference.embedding)
 
 
 @lru_cache(maxsize=4)

@@ -94,7 +94,7 @@ def new_index(dims: int) -> Any:
         metric="cos",
         dtype="f32",
         connectivity=16,
-        expansion_add=128,
+        expansion_add=64,
         expansion_search=128,
     )
 

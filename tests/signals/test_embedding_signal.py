@@ -124,3 +124,28 @@ def test_new_rows_make_the_embeddings_stale(chat: None) -> None:
     write_chat("t.chat", ["Another row about bread."], prefix="n", mode="append")
     with pytest.raises(InvalidInput, match="stale"):
         similar("t.chat", text="bread")
+
+
+@pytest.mark.parametrize("dims", [64, 256])
+def test_pooled_tokens_are_wordllamas_own_vectors(dims: int) -> None:
+    """The embedder tokenizes whitespace pieces once each (podium.signals.pooled_tokens);
+    its vectors are wordllama's own embed() of the whole texts, runs of spaces, code,
+    a literal '▁', non-Latin text and a piece cache that overflows mid-batch included."""
+    from podium.signals import pooled_tokens
+    from podium.signals.embedders import Embedder, _wordllama, unit
+
+    texts = [
+        *TEXTS,
+        "def f(x):\n    return  x  +  1\n\n\tdone",
+        "  leading and trailing  ",
+        "a   b    c",
+        "日本語のテキスト and emoji 😀 x",
+        "▁already▁marked ▁pieces",
+        "numbers 12345 67.89",
+    ] * 3
+    expected = unit(np.asarray(_wordllama(dims).embed(texts, norm=False), np.float32))
+    assert np.abs(Embedder("wordllama", dims, 4000).embed(texts) - expected).max() < 1e-5
+    small = pooled_tokens.PooledTokens(_wordllama(dims).tokenizer, _wordllama(dims).embedding)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pooled_tokens, "CACHE_PIECES", 8)
+        assert np.abs(unit(small.mean(texts)) - expected).max() < 1e-5
