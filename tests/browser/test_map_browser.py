@@ -1,6 +1,7 @@
 """The Map page in a real Chromium against a real `podium app`: a table's rows drawn
-as a WebGL scatter (pydeck), hover shows a row, a clicked point is selected and its
-Browse link opens Browse filtered to exactly that row. Saves the README's screenshot."""
+as a WebGL scatter (plotly's scattergl), hover shows a row, a lasso drawn with the mouse
+selects rows and its Browse link opens Browse filtered to exactly those rows. Saves the
+README's screenshot."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def drawn_points(png: bytes, box: FloatRect) -> list[tuple[float, float]]:
     return [(box["x"] + x * sx, box["y"] + y * sy) for x, y in found[:60]]
 
 
-def test_the_map_draws_hovers_and_a_selection_opens_browse(
+def test_the_map_draws_hovers_and_a_lasso_opens_browse(
     app_page: Page, app_url: str, app_home: Path, mapped: None, artifacts_dir: Path
 ) -> None:
     page = app_page
@@ -74,36 +75,46 @@ def test_the_map_draws_hovers_and_a_selection_opens_browse(
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Map")).to_be_visible()
     expect(page.get_by_text("120 rows with a point")).to_be_visible()
-    canvas = page.locator("canvas#deckgl-overlay, [data-testid='stDeckGlJsonChart'] canvas")
-    expect(canvas.first).to_be_visible()
-    box = canvas.first.bounding_box()
+    chart = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+    expect(chart.locator("canvas").first).to_be_visible()
+    plot = chart.locator(".nsewdrag").first  # the plot area plotly's drag modes act on
+    box = plot.bounding_box()
     assert box is not None
     page.screenshot(path=str(artifacts_dir / "map.png"))
     expect(page.get_by_role("heading", name="Coverage")).to_be_visible()
 
-    tooltip = page.locator(".deck-tooltip")
-    spot, row = None, ""
-    for x, y in drawn_points(canvas.first.screenshot(), box):  # hover what is drawn
+    hover = chart.locator(".hoverlayer .hovertext")
+    found = None
+    for x, y in drawn_points(page.screenshot(clip=box), box):  # hover what is drawn
         page.mouse.move(x, y)
         page.wait_for_timeout(60)
-        text = tooltip.first.text_content() if tooltip.count() else ""
+        text = hover.first.text_content() if hover.count() else ""
         found = re.match(r"(r\d{4}) · topic", text or "")
-        if found and tooltip.first.is_visible():
-            spot, row = (x, y), found.group(1)
+        if found:
             break
-    assert spot is not None, "no tooltip over any drawn point"
-    expect(tooltip).to_contain_text("topic")
+    assert found is not None, "no hover text over any drawn point"
 
-    page.mouse.click(*spot)
+    # a lasso around the left half of the plot (dragmode is lasso): its rows, and only
+    # those, open in Browse
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    corners = [(0.02, 0.02), (0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]
+    page.mouse.move(left + width * 0.02, top + height * 0.02)
+    page.mouse.down()
+    for fx, fy in corners:
+        page.mouse.move(left + width * fx, top + height * fy, steps=12)
+    page.mouse.up()
     wait_for_app(page)
-    link = page.get_by_role("link", name=re.compile(r"Open the 1 selected rows in Browse"))
+    link = page.get_by_role("link", name=re.compile(r"Open the \d+ selected rows in Browse"))
     expect(link).to_be_visible()
+    selected = int(re.findall(r"\d+", link.inner_text())[0])
+    assert 0 < selected < 120
     link.click()
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Browse")).to_be_visible()
-    expect(page.get_by_text("Rows 1–1 of 1", exact=True)).to_be_visible()
+    expect(page.get_by_text(re.compile(rf"Rows 1–\d+ of {selected}$"))).to_be_visible()
     query = parse_qs(urlparse(page.url).query)
-    assert query["table"] == [TABLE] and query["where"] == [f"id IN ('{row}')"]
+    assert query["table"] == [TABLE] and query["where"][0].startswith("id IN ('r")
+    assert query["where"][0].count("'r") == selected
 
     page.goto(f"{app_url}/map?table={TABLE}")
     wait_for_app(page)

@@ -1,6 +1,7 @@
 """The Map page's model without Streamlit: points joined with their topics and hover
-text, a deck that draws them, and a selection turned into a Browse filter that Browse's
-own filter parser accepts and that matches exactly the selected rows."""
+text, a WebGL scatter (lasso first) that draws them, and a selection turned into a
+Browse filter that Browse's own filter parser accepts and that matches exactly the
+selected rows."""
 
 from __future__ import annotations
 
@@ -41,8 +42,12 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     assert "(5) " in row["text"] and row["title"] == data.titles[int(row["cluster"])]
     by_topic = points.groupby("cluster")["color"].first().apply(tuple)
     assert len(set(by_topic)) == 4  # one color per topic
-    deck = map_model.deck(data)
-    assert deck.layers[0].id == map_model.LAYER and "{text}" in deck._tooltip["text"]
+    figure = map_model.figure(data)
+    [trace] = figure.data
+    assert trace.type == "scattergl" and figure.layout.dragmode == "lasso"
+    assert list(trace.customdata) == list(points["id"])
+    assert trace.hovertext[5].startswith("r0005 · topic") and "<br>" in trace.hovertext[5]
+    assert map_model.escape_hover("<b>x</b> & y\nz") == "&lt;b&gt;x&lt;/b&gt; &amp; y<br>z"
     sampled = map_model.load_map("t.chat", "category", max_points=30)
     assert len(sampled.points) <= 30 and sampled.total == 80
     assert set(sampled.points["category"]) <= {0, 1}
@@ -54,9 +59,10 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     with pytest.raises(InvalidInput, match="either a text or a row"):
         map_model.similar_rows("t.chat")
 
-    event = {"selection": {"objects": {map_model.LAYER: [{"id": "r0001"}, {"id": "o'brien"}]}}}
-    ids = map_model.selected_ids(event)
+    lasso = [{"point_index": 1, "customdata": "r0001"}, {"customdata": ["o'brien"]}]
+    ids = map_model.selected_ids({"selection": {"points": lasso, "lasso": [{}]}})
     assert ids == ["r0001", "o'brien"]
+    assert map_model.selected_ids({"selection": {"points": []}}) == []
     where = map_model.browse_filter(ids)
     assert where == "id IN ('r0001', 'o''brien')"
     where_select(where)  # Browse's parser takes it as one condition

@@ -3,15 +3,15 @@ projection signal), colored by topic (its topics signal) or category, with its i
 topic title and the start of its text for hover; the points selected on the map as a
 Browse link that filters to them.
 
-The deck is pydeck's ScatterplotLayer on an orthographic view (WebGL, no base map);
-hover text is a tooltip of plain text, never markup.
+The chart is plotly's scattergl (WebGL) with lasso, box and click selection; hover text
+is escaped, so a row's text never becomes markup.
 """
 
 from __future__ import annotations
 
 import colorsys
+import html
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,43 +136,52 @@ def _hover_texts(table: str, wanted: set[str], order: pd.Series) -> list[str]:
     return [texts.get(i, "") for i in order]
 
 
-def deck(data: MapData) -> Any:
-    """The WebGL scatter of `data`'s points: pickable, hover shows id, topic and text."""
-    import pydeck as pdk
+def figure(data: MapData) -> Any:
+    """The WebGL scatter (plotly's scattergl) of `data`'s points, lasso first: hover
+    shows id, topic and text (as text, never markup); each point carries its row id."""
+    import plotly.graph_objects as go  # type: ignore[import-untyped]  # no type hints
 
     frame = data.points
-    xs, ys = frame["x"], frame["y"]
-    span = float(max(xs.max() - xs.min(), ys.max() - ys.min(), 1e-6)) if len(frame) else 1.0
-    layer = pdk.Layer(
-        "ScatterplotLayer",
-        id=LAYER,
-        data=frame[["id", "x", "y", "cluster", "category", "title", "text", "color"]],
-        get_position="[x, y]",
-        get_fill_color="color",
-        get_radius=span / 300,
-        radius_min_pixels=2,
-        radius_max_pixels=8,
-        pickable=True,
-        auto_highlight=True,
+    colors = [f"rgb({r},{g},{b})" for r, g, b in frame["color"]]
+    hover = [
+        f"{i} · topic {c}: {t}\n{x}"
+        for i, c, t, x in zip(
+            frame["id"], frame["cluster"], frame["title"], frame["text"], strict=True
+        )
+    ]
+    points = go.Scattergl(
+        x=frame["x"],
+        y=frame["y"],
+        mode="markers",
+        marker={"color": colors, "size": 6},
+        customdata=list(frame["id"]),
+        hovertext=[escape_hover(h) for h in hover],
+        hoverinfo="text",
+        name=LAYER,
     )
-    view = pdk.ViewState(
-        target=[float(xs.mean()) if len(frame) else 0, float(ys.mean()) if len(frame) else 0, 0],
-        zoom=float(math.log2(600 / span)),  # the points fill ~600 px
+    layout = go.Layout(
+        dragmode="lasso",
+        height=560,
+        margin={"l": 0, "r": 0, "t": 0, "b": 0},
+        showlegend=False,
+        xaxis={"visible": False},
+        yaxis={"visible": False, "scaleanchor": "x"},
     )
-    return pdk.Deck(
-        layers=[layer],
-        views=[pdk.View(type="OrthographicView", controller=True)],
-        initial_view_state=view,
-        map_provider=None,
-        map_style=None,
-        tooltip={"text": "{id} · topic {cluster}: {title}\n{text}"},
-    )
+    return go.Figure(data=[points], layout=layout)
+
+
+def escape_hover(text: str) -> str:
+    """Plotly's hover text is HTML-like markup: row text shows as text (`<`, `>`, `&`
+    escaped) with its line breaks as plotly's `<br>`."""
+    return html.escape(text, quote=False).replace("\n", "<br>")
 
 
 def selected_ids(selection: Any) -> list[str]:
-    """The ids of the points a pydeck chart's selection event holds."""
-    objects = ((selection or {}).get("selection") or {}).get("objects") or {}
-    return [str(o["id"]) for o in objects.get(LAYER, []) if isinstance(o, dict) and "id" in o]
+    """The row ids of the points a plotly chart's selection event holds (click, box or
+    lasso), in the order selected."""
+    points = ((selection or {}).get("selection") or {}).get("points") or []
+    ids = [p.get("customdata") for p in points if isinstance(p, dict)]
+    return list(dict.fromkeys(str(i[0] if isinstance(i, list) else i) for i in ids if i))
 
 
 def browse_filter(ids: list[str]) -> str:

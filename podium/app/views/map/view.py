@@ -1,5 +1,6 @@
 """Map page: a table's rows as points (its projection signal) colored by topic or
-category, hover for the row, points selected on the map opened in Browse.
+category, hover for the row, points selected on the map (lasso, box or click) opened in
+Browse.
 
 Logic: `podium.app.views.map.model`.
 """
@@ -28,22 +29,22 @@ table = left.selectbox(
 )
 color_by = right.radio("Color by", map_model.COLOR_BY, horizontal=True, key="map.color")
 try:
-    data = map_model.load_map(table, color_by)
+    data = map_model.load_map(table, color_by, map_model.MAX_POINTS)
 except PodiumError as exc:
     show_error(exc)
     st.stop()
 shown = len(data.points)
 st.caption(
     f"{data.total:,} rows with a point"
-    + (f", {shown:,} drawn" if shown < data.total else "")
-    + ". Hover a point for its row; click points to select them (several: keep clicking)."
+    + (f", an even sample of {shown:,} drawn" if shown < data.total else "")
+    + ". Hover a point for its row; draw a lasso (or a box, or click) to select rows."
 )
-event = st.pydeck_chart(
-    map_model.deck(data),
+event = st.plotly_chart(
+    map_model.figure(data),
     on_select="rerun",
-    selection_mode="multi-object",
+    selection_mode=("lasso", "box", "points"),
     key="map.chart",
-    height=560,
+    theme=None,
 )
 ids = map_model.selected_ids(event)
 if ids:
