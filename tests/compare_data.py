@@ -117,3 +117,27 @@ def comparison(compare_config: CompareConfig) -> Comparison:
     """`cmp.colours`, made by the compare job from the existing samples."""
     run_compare(compare_config, Reporter())
     return load_comparison(compare_config.out)
+
+
+def rubric_score(
+    comparison: Comparison, pid: str, model: str, value: int | None, minute: int = 0
+) -> dict[str, object]:
+    """A `compare.judge_scores` row of rubric judge "grader" (None: unparsed), `minute`s
+    after midnight of 2026-12-01."""
+    from datetime import UTC, datetime, timedelta
+
+    return {
+        "id": f"{pid}-{model}-{minute}",
+        "comparison": comparison.name,
+        "prompt_id": pid,
+        "voter": "judge:grader",
+        "judge": "grader",
+        "prompt_version": "rubric-v1",
+        "model": model,
+        "sample_id": comparison.item(pid).answer_of(model).sample_id,
+        "score": value,
+        "reason": "r",
+        "problem": None if value is not None else "not JSON: 'I refuse'",
+        "latency_s": 0.1,
+        "created_at": datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=minute),
+    }

@@ -35,11 +35,12 @@ def agreement(name: str, bootstrap: int, as_json: bool) -> None:
         click.echo(neutralise_json(json.dumps(report, ensure_ascii=False, indent=2)))
         return
     from podium.compare.judge_agreement import judge_line, win_rate_lines
+    from podium.compare.judge_scores import score_lines
 
     people = report["people"]
     lines = [f"people: {people['votes']} votes on {people['pairs']} pairs"]
     lines += [judge_line(judge, figures) for judge, figures in report["judges"].items()]
-    for line in lines + win_rate_lines(report):
+    for line in lines + win_rate_lines(report) + score_lines(report["rubric"]):
         console.print(line, markup=False)
 
 

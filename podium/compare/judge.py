@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field, field_validator
 from generators.client import ChatRequest, ChatResult, Endpoint, endpoint_for, generate_batch
 from generators.retry import RetryPolicy
 from podium.compare.judge_prompts import JudgePrompt, Parsed, judge_prompt, parse_verdict
-from podium.compare.judge_registry import DEFAULT_MAX_TOKENS, resolve_judge
+from podium.compare.judge_registry import DEFAULT_MAX_TOKENS, get_judge_or_none, resolve_judge
 from podium.compare.table import Comparison, Item, load_comparison
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
@@ -73,8 +73,9 @@ class JudgeConfig(BaseModel):
 
     comparison: str = Field(description="The comparison to judge (NAMESPACE.TABLE).")
     judge: str = Field(
-        description="A pairwise judge (`podium judge add`), or a registered checkpoint or "
-        "endpoint that judges with the prompt below."
+        description="A named judge (`podium judge add`: pairwise judges pairs, rubric scores "
+        "each answer), or a registered checkpoint or endpoint that judges pairs with the "
+        "prompt below."
     )
     prompt: str | None = Field(
         None,
@@ -107,15 +108,20 @@ def voter_of(judge: str) -> str:
     return f"{JUDGE_PREFIX}{judge}"
 
 
-def pair_tasks(comparison: Comparison, sample: int | None, seed: int) -> list[PairTask]:
-    """Every pair of checkpoints of every prompt (of a seeded sample of prompts), in the
-    comparison's model order."""
+def sampled_items(comparison: Comparison, sample: int | None, seed: int) -> list[Item]:
+    """The comparison's prompts, or a sample of `sample` of them drawn by `seed`."""
     items = list(comparison.items)
     if sample is not None and sample < len(items):
         items = sorted(random.Random(seed).sample(items, sample), key=lambda i: i.prompt_id)
+    return items
+
+
+def pair_tasks(comparison: Comparison, sample: int | None, seed: int) -> list[PairTask]:
+    """Every pair of checkpoints of every prompt (of a seeded sample of prompts), in the
+    comparison's model order."""
     return [
         PairTask(item, a.model, b.model)
-        for item in items
+        for item in sampled_items(comparison, sample, seed)
         for a, b in itertools.combinations(item.answers, 2)
     ]
 
@@ -237,6 +243,16 @@ def judge_pairs(
 
 
 def run_judge(cfg: JudgeConfig, reporter: Reporter) -> JobOutputs:
+    registered = get_judge_or_none(cfg.judge)
+    if registered is not None and registered.mode == "rubric":  # each answer scored alone
+        from podium.compare.judge_scores import score_comparison
+
+        rubric = resolve_judge(cfg.judge, "rubric", cfg.prompt)  # its own prompt only
+        comparison = load_comparison(cfg.comparison)
+        items = sampled_items(comparison, cfg.sample, cfg.seed)
+        return score_comparison(
+            comparison, rubric, reporter, items, cfg.concurrency, cfg.max_tokens
+        )
     named = resolve_judge(cfg.judge, "pairwise", cfg.prompt)  # an unknown judge: refused
     prompt = judge_prompt("pairwise", named.prompt)  # a prompt without placeholders: refused
     comparison = load_comparison(cfg.comparison)

@@ -14,7 +14,8 @@ Per judge (`podium judge agreement ID --json`, the Compare page):
   "checkpoint preferred" (a tie half each way) on the length difference in hundreds of
   characters; the win rate read at zero difference is sigmoid(intercept).
 - **ratings** by people and by each judge: Bradley-Terry with bootstrap intervals
-  (`podium.compare.ratings`).
+  (`podium.compare.ratings`);
+- beside them, each rubric judge's **mean score per model** (`podium.compare.judge_scores`).
 """
 
 from __future__ import annotations
@@ -232,14 +233,18 @@ def comparison_agreement(comparison: Comparison, bootstrap: int = 200) -> dict[s
     """`agreement_report` from the stored votes and verdicts; a clear error when there
     are neither."""
     from podium.compare.judge import list_verdicts
+    from podium.compare.judge_scores import list_scores, mean_scores
     from podium.compare.votes import list_votes
     from podium.errors import InvalidInput
 
     votes, verdicts = list_votes(comparison.name), list_verdicts(comparison.name)
-    if not votes and not verdicts:
+    scores = list_scores(comparison.name)
+    if not votes and not verdicts and not scores:
         raise InvalidInput(
             f"Comparison {comparison.name} has no votes and no judge verdicts yet; vote on "
             f"the Compare page or run `podium judge run --comparison {comparison.name} "
             "--judge MODEL`."
         )
-    return agreement_report(comparison, votes, verdicts, bootstrap)
+    report = agreement_report(comparison, votes, verdicts, bootstrap)
+    report["rubric"] = mean_scores(comparison, scores)  # mean score per model, per judge
+    return report

@@ -50,8 +50,16 @@ def test_judges_section_shows_people_beside_the_judge_with_counts(comparison):
     assert (frame.loc[0, "position pairs"], frame.loc[0, "flips (ties)"]) == (3, 1)
     ratings = jm.ratings_side_by_side(report)
     assert list(ratings.columns) == ["model", "people", "judge:alpha@pairwise-v1"]
+    from podium.compare.judge_scores import store_scores
+
+    rubric = [
+        compare_data.rubric_score(comparison, "p0", m, v) for m, v in [("alpha", 8), ("omega", 4)]
+    ]
+    store_scores(rubric)
     at = _open("Judges", name="cmp.colours")
     page = unescape(_texts(at))  # escaped Markdown: ':' is '&#58;'
+    assert "Rubric scores" in page  # beside the pairwise figures
+    assert "judge:grader@rubric-v1 rubric: alpha 8.00 (1 scored) · omega 4.00 (1 scored)" in page
     assert "people: 3 votes on 3 pairs" in page
     assert "judge:alpha@pairwise-v1: accuracy 0.67" in page and "(3 shared pairs)" in page
     assert "position consistency 0.67 (3 pairs, 1 flips)" in page
@@ -63,14 +71,14 @@ def test_judges_section_without_votes_says_so_and_offers_the_form(comparison):
     from podium.compare.judge_registry import add_judge
 
     add_judge("strict", "alpha", "pairwise", "Q {question} 1 {answer_a} 2 {answer_b}")
-    add_judge("grader", "alpha", "rubric")  # scores rows, judges no pairs: not offered
+    add_judge("grader", "alpha", "rubric")  # scores each answer of the comparison
     at = _open("Judges", name="cmp.colours")
     page = _texts(at)
     assert "No votes or judge verdicts yet." in page
     assert "Queue job" in page
     picker = at.selectbox(key="compare.judge.name")
-    assert picker.options[0].startswith("strict (judge: alpha, custom-")
-    assert not any(o.startswith("grader") for o in picker.options)
+    assert picker.options[0] == "grader (rubric judge: alpha, rubric-v1)"
+    assert picker.options[1].startswith("strict (pairwise judge: alpha, custom-")
     assert "alpha (model, pairwise-v1)" in picker.options
 
 

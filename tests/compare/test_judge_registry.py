@@ -9,10 +9,8 @@ import sys
 
 import pytest
 
-from podium.compare.judge import JudgeConfig, run_judge
 from podium.compare.judge_registry import add_judge, get_judge, list_judges, resolve_judge
 from podium.errors import InvalidInput, NotFound
-from podium.reporting import Reporter
 from podium.signals.rubric import Rubric, RubricSettings
 from podium.store.state.users import acting_user
 from trainers.rewards import make_reward
@@ -73,7 +71,7 @@ def test_every_user_of_a_judge_resolves_its_name_and_mode(comparison):
     # A model's name still works: that model with the built-in prompt.
     assert resolve_judge("alpha", "pairwise").prompt_version == "pairwise-v1"
     with pytest.raises(InvalidInput, match="'grader' is a rubric judge; this needs a pairwise"):
-        run_judge(JudgeConfig(comparison=comparison.name, judge="grader"), Reporter())
+        resolve_judge("grader", "pairwise")  # a rubric judge scores answers, not pairs
     with pytest.raises(InvalidInput, match="has its own prompt"):
         resolve_judge("strict", "pairwise", "Q {question} A {answer_a} B {answer_b}")
     signal = Rubric(RubricSettings(judge="strict"))

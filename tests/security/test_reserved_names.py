@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 from generators.code_exec.config import CodeExecConfig
 from generators.vibes import build_eval_set, submit_vibe
 from podium.compare.judge import VERDICTS_TABLE
+from podium.compare.judge_scores import SCORES_TABLE
 from podium.compare.votes import VOTES_TABLE
 from podium.config import reset_settings
 from podium.errors import InvalidInput
@@ -75,6 +76,7 @@ def refused(proc: subprocess.CompletedProcess[str], name: str) -> None:
 def test_the_names_podium_writes_its_own_tables_under_are_reserved() -> None:
     assert reserved_for(VOTES_TABLE) and reserved_for("vibes.prompts")
     assert reserved_for(VERDICTS_TABLE)  # an eval set written there broke every judge's view
+    assert reserved_for(SCORES_TABLE)  # and there, every rubric judge's scores
     assert reserved_for("demo.chat" + ANNOTATIONS_SUFFIX)
     assert reserved_for(report_name("demo.chat"))
     assert reserved_for("Compare.VOTES") and reserved_for("demo.Chat__Annotations")

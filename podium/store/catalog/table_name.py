@@ -52,6 +52,7 @@ RESERVED_NAMES: dict[str, str] = {
     "*.*__sig_*": "a table's signals (podium signals run)",
     "compare.votes": "the votes of every comparison",
     "compare.judge_verdicts": "the verdicts of every judge (podium judge run)",
+    "compare.judge_scores": "the rubric scores of every comparison's answers (podium judge run)",
     "vibes.prompts": "the vibe-check submissions",
 }
 

@@ -26,6 +26,9 @@ def judges_section(comparison: cm.Comparison) -> None:
             st.dataframe(jm.agreement_frame(report), width="stretch")
         st.markdown("**Ratings: people and each judge** (Bradley-Terry, 95% bootstrap)")
         st.dataframe(jm.ratings_side_by_side(report), width="stretch")
+        if report["rubric"]:
+            st.markdown("**Rubric scores** (mean 1-10 per model, beside the pairwise figures)")
+            st.dataframe(jm.rubric_frame(report), width="stretch")
     st.markdown("**Judge this comparison** (every pair in both orders)")
     choices = jm.judge_choices(list(cm.model_choices()))
     judge = st.selectbox(
@@ -33,7 +36,8 @@ def judges_section(comparison: cm.Comparison) -> None:
         choices,
         format_func=jm.judge_label,
         key="compare.judge.name",
-        help="A named judge (`podium judge add`) or a model with the built-in prompt.",
+        help="A named judge (`podium judge add`; a rubric judge scores each answer) or a "
+        "model judging pairs with the built-in prompt.",
     )
     job_id = queue_form(
         "judge",

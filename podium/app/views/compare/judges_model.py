@@ -12,6 +12,7 @@ from podium.app.safe_markdown import escape_markdown
 from podium.compare.judge import JudgeConfig
 from podium.compare.judge_agreement import comparison_agreement, judge_line, win_rate_lines
 from podium.compare.judge_registry import get_judge_or_none, list_judges
+from podium.compare.judge_scores import score_lines
 from podium.compare.table import Comparison
 
 __all__ = ["JudgeConfig", "agreement", "JUDGE_BASIC"]
@@ -66,13 +67,24 @@ def agreement_lines(report: dict[str, Any]) -> list[str]:
     people = report["people"]
     head = f"people: {people['votes']} votes on {people['pairs']} pairs"
     lines = [head, *(judge_line(n, r) for n, r in report["judges"].items())]
-    return [escape_markdown(line) for line in lines + win_rate_lines(report)]
+    lines += win_rate_lines(report) + score_lines(report.get("rubric", {}))
+    return [escape_markdown(line) for line in lines]
+
+
+def rubric_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """Mean rubric score per model (rows) by each rubric judge, with its counts."""
+    rows: dict[str, dict[str, Any]] = {m: {"model": m} for m in report["models"]}
+    for judge, by_model in report.get("rubric", {}).items():
+        for model, s in by_model.items():
+            mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
+            rows[model][judge] = f"{mean} ({s['scored']} scored, {s['unparsed']} unparsed)"
+    return pd.DataFrame(list(rows.values()))
 
 
 def judge_choices(models: list[str]) -> list[str]:
-    """Who may judge a comparison: the named pairwise judges, then every model (with the
-    built-in prompt)."""
-    named = [j.name for j in list_judges() if j.mode == "pairwise"]
+    """Who may judge a comparison: the named judges (pairwise judge pairs, rubric judges
+    score each answer), then every model (pairwise, with the built-in prompt)."""
+    named = [j.name for j in list_judges()]
     return named + [m for m in models if m not in named]
 
 
@@ -80,7 +92,7 @@ def judge_label(name: str) -> str:
     judge = get_judge_or_none(name)
     if judge is None:
         return f"{name} (model, pairwise-v1)"
-    return f"{name} (judge: {judge.model}, {judge.prompt_version})"
+    return f"{name} ({judge.mode} judge: {judge.model}, {judge.prompt_version})"
 
 
 def judge_form_values(comparison: Comparison) -> dict[str, Any]:
