@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pyarrow as pa
 
-from podium.signals.private_patterns import detectors, find
+from podium.signals.private_patterns import detectors, find_all
 from podium.signals.settings import PrivateDataSettings
 from podium.signals.signal import RowSignal
 from podium.signals.turns import Turns
@@ -39,10 +39,8 @@ class PrivateData(RowSignal[PrivateDataSettings]):
 
     def compute(self, turns: Turns) -> pa.RecordBatch:
         out: dict[str, list[object]] = {f: [] for f in self.schema.names}
-        for i, text in enumerate(turns.texts):
-            if not text:
-                continue
-            for hit in find(text, self.chosen):
+        for i, hits in enumerate(find_all(turns.texts, self.chosen)):
+            for hit in hits:
                 row_id = turns.ids[int(turns.row_of[i])]
                 out["id"].append(row_id)
                 out["turn"].append(int(turns.turn_of[i]))

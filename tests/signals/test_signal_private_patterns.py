@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from podium.signals.private_patterns import detectors, find, iban_ok, luhn_ok
+from podium.signals.private_patterns import detectors, find, find_all, iban_ok, luhn_ok
 from podium.signals.settings import PRIVATE_KINDS
 
 ALL = detectors(PRIVATE_KINDS)
@@ -72,3 +72,26 @@ def test_checks() -> None:
 def test_only_the_kinds_asked_for_are_looked_for() -> None:
     text = "mail a@b.example or call +44 20 7946 0958"
     assert {h.kind for h in find(text, detectors(("email",)))} == {"email"}
+
+
+def test_a_batch_finds_what_each_text_alone_finds() -> None:
+    """The triggers are searched over a whole batch at once: a trigger's run split across
+    two texts finds nothing, a NUL inside a text is no boundary, and a digit of another
+    script still lets the patterns run."""
+    texts = [
+        *(text for _, text, _ in FOUND),
+        "call 415",  # "415" + " 555-0132" would be a phone across the boundary
+        " 555-0132 x",
+        "ip 10.0.0",  # and "10.0.0" + ".1" an address
+        ".1 here",
+        "a:b",  # three colons, one per text
+        ":c",
+        None,
+        "",
+        "NUL\x00DE89 3704 0044 0532 0130 00 then Call +44 20 7946 0958.",
+        "رقم ٠٥٥٥١٢٣٤٥٦ and Call +44 20 7946 0958",
+    ]
+    expected = [list(find(t, ALL)) if t else [] for t in texts]
+    assert find_all(texts, ALL) == expected
+    assert [h.kind for h in expected[-2]] == ["iban", "phone"]
+    assert not any(expected[len(FOUND) : len(FOUND) + 6])
