@@ -7,8 +7,9 @@
 Sessions: N real Chromium tabs (Playwright, Debian's chromium) against one `podium up`,
 each a seeded loop of page changes, searches, sample openings and labels on one table
 built from benchmarks/real_size.py's rows (~7 KiB each). A page change is timed from the
-Enter in the page box to the new "Rows a–b of n" caption. Every step checks that no
-error or exception is shown. The lone session runs first, alone, for the baseline; RSS
+Enter in the page box to the new "Rows a–b of n" caption. Every step waits until the run
+that answers it has drawn (the URL Browse writes as a run's last step), then checks that
+no error or exception is shown. The lone session runs first, alone, for the baseline; RSS
 is the sum over the `podium up` process group (app and its worker), sampled.
 
 Queue: `jobs` small export jobs submitted at once to two `podium worker` processes;
@@ -125,14 +126,26 @@ class SessionResult:
     lost_inputs: int = 0  # page numbers typed that did not take (typed again once)
 
 
-async def _wait_app(page: Any) -> None:
-    await page.wait_for_selector('[data-testid="stApp"]', timeout=120_000)
-    status = page.get_by_test_id("stStatusWidget")
-    try:
-        await status.wait_for(state="attached", timeout=1_000)
-    except Exception:  # noqa: BLE001 - the rerun may be over already
-        pass
-    await status.wait_for(state="detached", timeout=120_000)
+ANY = "*"  # a URL parameter that must be there, whatever its value
+
+# True once no run is going and the URL holds `want` ({param: value, ANY, or None for
+# absent}). Browse rewrites its URL as the last step of every run, so the URL a run
+# wrote is the sign that the run answering an action has drawn.
+_DRAWN = """(want) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const query = new URLSearchParams(location.search);
+  return app !== null && app.getAttribute("data-test-script-state") === "notRunning"
+    && Object.entries(want).every(([k, v]) => v === "*" ? query.has(k) : query.get(k) === v);
+}"""
+
+
+async def _drawn(tab: Any, **want: str | None) -> None:
+    """Wait until the run that answers the last action has drawn: Browse's URL holds
+    `want` and no run is going. Not Streamlit's status widget: the app's minimal toolbar
+    never shows it, so waiting for it was a one-second sleep, and the next action could
+    act on the page the run before drew (a search of no rows not yet applied left its
+    stale caption and page count, and the page typed there never showed: seed 7)."""
+    await tab.wait_for_function(_DRAWN, arg=want, polling=100, timeout=120_000)
 
 
 async def _shown_errors(page: Any) -> list[str]:
@@ -203,32 +216,30 @@ async def _page(page: Any, url: str, rng: random.Random, result: SessionResult) 
         await shown.wait_for(timeout=60_000)
     except Exception:  # noqa: BLE001 - the typed page did not take: counted, typed again
         result.lost_inputs += 1
-        await _wait_app(page)
-        # Counted again: on a loaded machine a search's rerun can begin after the box was
-        # read (past _wait_app's 1 s), leaving fewer pages than the label said then.
-        target = min(target, await _page_count(box))
+        await _drawn(page)
         shown = await _type_page(page, box, target)
         await shown.wait_for(timeout=120_000)
-    await _wait_app(page)
+    await _drawn(page, page=str(target) if target > 1 else None)
     result.page_changes.append(time.perf_counter() - started)
 
 
 async def _open(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
     await page.goto(f"{url}/browse?table={TABLE}")
-    await _wait_app(page)
+    await _drawn(page, snapshot=ANY, sample=None)  # the run's end names the snapshot
 
 
 async def _search(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
     box = page.get_by_label("Search messages")
-    await box.fill(rng.choice(WORDS) if rng.random() < 0.7 else "")
+    text = rng.choice(WORDS) if rng.random() < 0.7 else ""
+    await box.fill(text)
     await box.press("Enter")
-    await _wait_app(page)
+    await _drawn(page, search=text or None)
 
 
 async def _sample(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
     row = f"row-{rng.randrange(0, 1000):08d}"
     await page.goto(f"{url}/browse?table={TABLE}&sample={row}")
-    await _wait_app(page)
+    await _drawn(page, snapshot=ANY, sample=row)
 
 
 async def _label(page: Any, url: str, rng: random.Random, result: SessionResult) -> None:
@@ -236,10 +247,9 @@ async def _label(page: Any, url: str, rng: random.Random, result: SessionResult)
     buttons = page.get_by_role("button", name=re.compile(r"^\d (good|bad)$"))
     await buttons.first.wait_for()
     await buttons.nth(rng.randrange(await buttons.count())).click()
-    await _wait_app(page)
     await page.get_by_text(re.compile(r"^Labelled 1 row")).first.wait_for()
-    await page.goto(f"{url}/browse?table={TABLE}")
-    await _wait_app(page)
+    await _drawn(page)
+    await _open(page, url, rng, result)
 
 
 ACTIONS = {"page": _page, "search": _search, "sample": _sample, "label": _label}
