@@ -91,3 +91,50 @@ def split_at_canonical(
         if joined:
             yield canonical, joined
         left = rest
+
+
+class ScoredClusters:
+    """Rows gathered into clusters (`split_at_canonical`'s output), each with its score
+    against its canonical row (a canonical's: the highest of its members'), and the
+    signal's batches of them: id, cluster (canonical id), size, is_canonical, score."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.canonical: list[int] = []
+        self.score: list[float] = []
+
+    def split(
+        self, members: list[int], similarity: Callable[[int, int], float], threshold: float
+    ) -> None:
+        for canonical, joined in split_at_canonical(members, similarity, threshold):
+            self.rows.append(canonical)
+            self.canonical.append(canonical)
+            self.score.append(max(s for _, s in joined))
+            for row, s in joined:
+                self.rows.append(row)
+                self.canonical.append(canonical)
+                self.score.append(s)
+
+    def batches(
+        self, ids: pa.Array, schema: pa.Schema, counts: dict[str, int]
+    ) -> Iterator[pa.RecordBatch]:
+        """The signal's batches; `counts` gains its clusters and duplicates."""
+        if not self.rows:
+            return
+        score_of = np.zeros(len(ids), np.float32)
+        score_of[self.rows] = self.score
+        for rows_out, canonical, size, first in clusters_from_groups(
+            np.array(self.rows, np.int64), np.array(self.canonical, np.int64), ids
+        ):
+            counts["clusters"] += int(first.sum())
+            counts["duplicates"] += int((~first).sum())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    ids.take(pa.array(rows_out)),
+                    canonical,
+                    pa.array(size.astype(np.int32)),
+                    pa.array(first),
+                    pa.array(score_of[rows_out]),
+                ],
+                schema=schema,
+            )

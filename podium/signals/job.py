@@ -21,7 +21,12 @@ from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
-from podium.signals.map_settings import EmbeddingSettings, ProjectionSettings, TopicsSettings
+from podium.signals.map_settings import (
+    EmbeddingSettings,
+    ProjectionSettings,
+    SemanticDupSettings,
+    TopicsSettings,
+)
 from podium.signals.registry import SIGNAL_KINDS, SignalKind, signal_kind
 from podium.signals.rubric import RubricSettings
 from podium.signals.settings import (
@@ -92,6 +97,10 @@ class SignalsConfig(BaseModel):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
     projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
+    semantic_dup: SemanticDupSettings = Field(
+        default_factory=SemanticDupSettings,
+        description="semantic-dup: threshold (cosine), neighbours (per row, by the index).",
+    )
     rubric: RubricSettings = Field(
         default_factory=RubricSettings,
         description="rubric: judge (a registered model), prompt ({question}, {answer}), "

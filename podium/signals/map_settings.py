@@ -66,3 +66,15 @@ class ProjectionSettings(SignalSettings):
     method: Literal["pca"] = Field("pca", description="How vectors become 2-D points.")
     fit_rows: int = Field(200_000, ge=100, description="Rows the projection is fitted on.")
     seed: int = Field(0, description="Seed of the sample.")
+
+
+class SemanticDupSettings(SignalSettings):
+    threshold: float = Field(
+        0.95,
+        gt=0,
+        le=1,
+        description="Cosine of two rows' embeddings that makes them duplicates.",
+    )
+    neighbours: int = Field(
+        16, ge=1, le=1000, description="Nearest rows (by the vector index) checked per row."
+    )

@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from podium.reporting import Reporter
-from podium.signals.clusters import UnionFind, clusters_from_groups, split_at_canonical
+from podium.signals.clusters import ScoredClusters, UnionFind
 from podium.signals.exact_dup import CLUSTER_FIELDS
 from podium.signals.minhash import (
     candidate_pairs,
@@ -184,37 +184,16 @@ class NearDup(TableSignal[NearDupSettings]):
         rows = np.unique(pairs).astype(np.int64)
         del pairs
         reporter.log("near-dup: clusters (each member checked against its canonical)")
-        found, canonical_row, score = self.split(source, components(rows, links.roots(rows), ids))
+        found = self.split(source, components(rows, links.roots(rows), ids))
         self._sets = self._ids = None
-        if not len(found):
-            return
-        score_of = np.zeros(n, np.float32)
-        score_of[found] = score
-        for rows_out, canonical, size, first in clusters_from_groups(found, canonical_row, ids):
-            self.counts["clusters"] += int(first.sum())
-            self.counts["duplicates"] += int((~first).sum())
-            yield pa.RecordBatch.from_arrays(
-                [
-                    ids.take(pa.array(rows_out)),
-                    canonical,
-                    pa.array(size.astype(np.int32)),
-                    pa.array(first),
-                    pa.array(score_of[rows_out]),
-                ],
-                schema=self.schema,
-            )
+        yield from found.batches(ids, self.schema, self.counts)
 
-    def split(
-        self, source: Source, parts: list[list[int]]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def split(self, source: Source, parts: list[list[int]]) -> ScoredClusters:
         """Stage 4: each connected component split so that every member is within the
-        threshold of its cluster's canonical (`split_at_canonical`). Returns the rows in
-        a cluster, each one's canonical row, and its Jaccard to it (a canonical's: the
-        highest of its members'). Components go in groups of at most `VERIFY_ROWS` rows,
+        threshold of its cluster's canonical (`split_at_canonical`), each row with its
+        Jaccard to its canonical. Components go in groups of at most `VERIFY_ROWS` rows,
         one scan each, unless the verification scan's sets are still held."""
-        found: list[int] = []
-        canonical_of: list[int] = []
-        score: list[float] = []
+        found = ScoredClusters()
         for group in component_groups(parts, VERIFY_ROWS):
             wanted = np.unique(np.concatenate([np.array(p, np.int64) for p in group]))
             cached = self._sets
@@ -228,21 +207,8 @@ class NearDup(TableSignal[NearDupSettings]):
                 return jaccard(sets[a], sets[b])
 
             for part in group:
-                for canonical, joined in split_at_canonical(
-                    part, similarity, self.settings.threshold
-                ):
-                    found.append(canonical)
-                    canonical_of.append(canonical)
-                    score.append(max(s for _, s in joined))
-                    for row, s in joined:
-                        found.append(row)
-                        canonical_of.append(canonical)
-                        score.append(s)
-        return (
-            np.array(found, np.int64),
-            np.array(canonical_of, np.int64),
-            np.array(score, np.float32),
-        )
+                found.split(part, similarity, self.settings.threshold)
+        return found
 
     def summary(self) -> dict[str, int]:
         return dict(self.counts)

@@ -77,6 +77,13 @@ SIGNAL_KINDS: dict[str, SignalKind] = {
             "Two levels of topics (categories and clusters) over the rows' embeddings.",
         ),
         SignalKind(
+            "semantic-dup",
+            "podium.signals.semantic_dup:SemanticDup",
+            "semantic_dup",
+            "Semantic duplicates: rows whose embeddings are within a cosine threshold "
+            "(the vector index's neighbours), clustered as near-dup.",
+        ),
+        SignalKind(
             "rubric",
             "podium.signals.rubric:Rubric",
             "rubric",

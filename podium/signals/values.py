@@ -32,6 +32,9 @@ class Facet:
     rows: int
 
 
+# Signals stored as clusters with a canonical row each (podium.signals.clusters): their
+# facets, removal, sorting and evidence are the same.
+CLUSTERED = ("near-dup", "exact-dup", "semantic-dup")
 # What each signal's facets mean: (value, label). Language facets are its languages.
 CLUSTER_FACETS = (
     ("member", "in a cluster"),
@@ -77,7 +80,7 @@ def ids_for(table: Table, snapshot_id: int | None, signal: str, value: str) -> s
     """Ids of the rows a facet chooses, from the current signal."""
     stored = current_signal(table, snapshot_id, signal)
     out: set[str] = set()
-    if signal in ("near-dup", "exact-dup"):
+    if signal in CLUSTERED:
         if value not in ("member", "duplicate"):
             raise InvalidInput(f"{signal} has no facet {value!r}; use member or duplicate.")
         for batch in _column_batches(stored, ["id", "is_canonical"]):
@@ -137,7 +140,7 @@ def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
         if stored is None:
             continue
         s = status.signal
-        if s in ("near-dup", "exact-dup"):
+        if s in CLUSTERED:
             members = duplicates = 0
             for batch in _column_batches(stored, ["is_canonical"]):
                 members += batch.num_rows
@@ -192,6 +195,7 @@ def _value_counts(values: pa.Array) -> tuple[list[str], list[int]]:
 REMOVES = {
     "near-dup": ("duplicate", "every member of a near-duplicate cluster but its canonical row"),
     "exact-dup": ("duplicate", "every exact duplicate but its cluster's canonical row"),
+    "semantic-dup": ("duplicate", "every semantic duplicate but its cluster's canonical row"),
     "contamination": ("contaminated", "every row with an eval table's text"),
     "private-data": ("any", "every row with private data or a secret"),
 }
@@ -211,6 +215,7 @@ SORTABLE = {
     "length": ("chars", "length in characters"),
     "near-dup": ("size", "near-dup cluster size"),
     "exact-dup": ("size", "exact-dup cluster size"),
+    "semantic-dup": ("size", "semantic-dup cluster size"),
     "rubric": ("score", "quality score"),
 }
 
@@ -232,7 +237,7 @@ def ordered_ids(
             f"Rows cannot be sorted by the {signal} signal; sort by one of: {', '.join(SORTABLE)}."
         )
     column = SORTABLE[signal][0]
-    clustered = signal in ("near-dup", "exact-dup")
+    clustered = signal in CLUSTERED
     names = ["id", column, *(["cluster", "is_canonical"] if clustered else [])]
     stored = current_signal(table, snapshot_id, signal)
     parts = list(_column_batches(stored, names))
@@ -335,7 +340,7 @@ def evidence(
                     f"({hit['ngrams']} n-grams) match {hit['eval_table']} row "
                     f"{hit['eval_id']}: {span!r}"
                 )
-        elif status.signal in ("near-dup", "exact-dup"):
+        elif status.signal in CLUSTERED:
             (member,) = found[:1]
             cluster = str(member["cluster"])
             others = page(status.table, filters={"cluster": cluster}, limit=50).rows

@@ -10,7 +10,7 @@ from typing import Any
 from pyiceberg.table import Table
 
 from podium.compare.diff import side_by_side_html
-from podium.signals.values import canonical_of
+from podium.signals.values import CLUSTERED, canonical_of
 from podium.store.catalog.catalog import name_of
 from podium.store.read.query import page
 
@@ -33,10 +33,10 @@ def row_text(row: Mapping[str, Any]) -> str:
 def duplicate_pair(
     table: Table, snapshot_id: int | None, row: Mapping[str, Any]
 ) -> DuplicatePair | None:
-    """The opened row beside its canonical row, when a current near-dup (or exact-dup)
-    signal names it as a copy."""
+    """The opened row beside its canonical row, when a current near-dup (exact-dup,
+    semantic-dup) signal names it as a copy."""
     row_id = str(row.get("id"))
-    for signal in ("near-dup", "exact-dup"):
+    for signal in CLUSTERED:
         canonical = canonical_of(table, snapshot_id, row_id, signal)
         if canonical is None:
             continue

@@ -14,7 +14,7 @@ from podium.errors import InvalidInput
 from podium.identity import Action
 from podium.signals import actions
 from podium.signals.store import signal_table_name
-from podium.signals.values import Facet
+from podium.signals.values import CLUSTERED, Facet
 from podium.store.read.query import page
 
 SAMPLE_ROWS = 3  # rows a preview shows in full (of the `actions.SHOWN_IDS` it names)
@@ -65,7 +65,7 @@ def offered(current: Sequence[str], chosen: Sequence[Facet]) -> list[SignalAct]:
     the Signals filter (the rows the reviewer is looking at)."""
     out = [
         SignalAct(f"keep.{s}", f"Keep one per cluster ({s})", s, "edit")
-        for s in ("near-dup", "exact-dup")
+        for s in CLUSTERED
         if s in current
     ]
     if "contamination" in current:
