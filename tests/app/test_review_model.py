@@ -73,6 +73,23 @@ def test_rating_and_note_keep_the_label(table: str) -> None:
         rs.note_row(table, row_id(1), ALICE, "  ")
 
 
+def test_rows_on_screen_share_one_annotations_read_per_snapshot(table: str) -> None:
+    """Sessions showing the same rows share one read of their annotations (issue 48: it
+    was a DuckDB read per session per rerun), and a label, a new snapshot of the
+    annotations table, shows at once: nothing is served across snapshots."""
+    rs.label_rows(table, [row_id(1)], ALICE, "bad")
+    shown = [row_id(1), row_id(2)]
+    first = row_filters.annotations_by_row(load_annotations(table), shown)
+    # Another session: its own load of the same snapshot, rows in another order.
+    other = row_filters.annotations_by_row(load_annotations(table), list(reversed(shown)))
+    assert other[row_id(1)][0] is first[row_id(1)][0]
+    rs.label_rows(table, [row_id(1)], ALICE, "good")
+    rs.label_rows(table, [row_id(2)], BOB, "bad")
+    after = row_filters.annotations_by_row(load_annotations(table), shown)
+    assert row_filters.annotation_text(after[row_id(1)]) == "good (alice)"
+    assert row_filters.annotation_text(after[row_id(2)]) == "bad (bob)"
+
+
 def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
     before = load_table(table).current_snapshot().snapshot_id
     row = page(table, ids=[row_id(2)]).rows[0]

@@ -17,10 +17,12 @@ from pyiceberg.table import Table
 
 from podium.app.page_tables import PageTables
 from podium.app.rows.saves import rows_text
+from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.identity import User
 from podium.review import annotations as ann
 from podium.store.read import scan
+from podium.store.read.kept import Kept
 from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
 from podium.validate.report import failing_ids_in
 
@@ -35,13 +37,28 @@ def review_filters(table: Table) -> list[str]:
     return [ALL, UNLABELLED, BY_ME, *ann.label_set(table)]
 
 
+# The rows on screen's annotations, by snapshot of the annotations table: a snapshot
+# never changes (a label commits a new one, named by a new metadata file), so every
+# session showing the same rows shares one read. Nothing here depends on the viewer:
+# whoever sees a table's rows sees all of their annotations.
+_shown: Kept[tuple[str, str, int, tuple[str, ...]], list[ann.Annotation]] = Kept(256)
+
+
+def _latest_shown(notes: Table | None, ids: tuple[str, ...]) -> list[ann.Annotation]:
+    current = notes.current_snapshot() if notes is not None else None
+    if notes is None or current is None:
+        return []
+    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id, ids)
+    return _shown.get(key, lambda: ann.latest(notes, ids=ids))
+
+
 def annotations_by_row(
     notes: Table | None, ids: Collection[str]
 ) -> dict[str, list[ann.Annotation]]:
     """The latest annotation of each author on each of `ids` (the rows on screen), from
     annotations table `notes` (`PageTables.notes`)."""
     out: dict[str, list[ann.Annotation]] = {}
-    for a in ann.latest(notes, ids=[i for i in ids if i]):
+    for a in _latest_shown(notes, tuple(sorted({i for i in ids if i}))):
         out.setdefault(a.row_id, []).append(a)
     return out
 

@@ -14,8 +14,6 @@ only inside the functions that plan.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -24,6 +22,7 @@ import pyarrow.parquet as pq
 from podium.config import get_settings
 from podium.store.read import plan_cache
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
+from podium.store.read.kept import Kept
 from podium.store.read.object_store import is_s3, s3_filesystem, s3_key
 
 if TYPE_CHECKING:
@@ -58,44 +57,31 @@ _log = logging.getLogger(__name__)
 
 # Keyed by metadata location too: a hit then means the on-disk cache already has this
 # plan under that metadata file, so later processes find it there as well.
-_plans: OrderedDict[tuple[str, str, int | None, str], FilePlan] = OrderedDict()
-_footers: OrderedDict[str, tuple[int, ...]] = OrderedDict()
-_manifests: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
-_lock = threading.Lock()
+_plans: Kept[tuple[str, str, int | None, str], FilePlan] = Kept(_PLANS_KEPT)
+_footers: Kept[str, tuple[int, ...]] = Kept(_FOOTERS_KEPT)
+_manifests: Kept[str, list[ManifestEntry]] = Kept(_MANIFESTS_KEPT)
 
 
 def manifest_entries(io: FileIO, manifest: ManifestFile) -> list[ManifestEntry]:
     """The live entries of a committed manifest (cached: a manifest file never changes,
     and a write reads its parent's manifests, plans the new snapshot, and finds rows,
     which would read each of them three times)."""
-    key = manifest.manifest_path
-    with _lock:
-        if key in _manifests:
-            _manifests.move_to_end(key)
-            return _manifests[key]
-    entries = manifest.fetch_manifest_entry(io, discard_deleted=True)
-    with _lock:
-        _manifests[key] = entries
-        while len(_manifests) > _MANIFESTS_KEPT:
-            _manifests.popitem(last=False)
-    return entries
+    return _manifests.get(
+        manifest.manifest_path, lambda: manifest.fetch_manifest_entry(io, discard_deleted=True)
+    )
 
 
 def plan_snapshot(table: Table, snapshot_id: int | None) -> FilePlan:
     """The (cached) plan of `table` at `snapshot_id`; None means a table with no rows."""
     name = ".".join(table.name())
     key = (get_settings().catalog_uri, name, snapshot_id, table.metadata_location)
-    with _lock:
-        if key in _plans:
-            _plans.move_to_end(key)
-            return _plans[key]
-    plan = _make_plan(table, name, snapshot_id)
-    _remember_on_disk(table, plan)
-    with _lock:
-        _plans[key] = plan
-        while len(_plans) > _PLANS_KEPT:
-            _plans.popitem(last=False)
-    return plan
+
+    def make() -> FilePlan:
+        plan = _make_plan(table, name, snapshot_id)
+        _remember_on_disk(table, plan)
+        return plan
+
+    return _plans.get(key, make)
 
 
 def warm_after_commit(table: Table) -> Table:
@@ -219,21 +205,15 @@ def row_group_sizes(
 ) -> tuple[int, ...]:
     """Rows per Parquet row group of one data file, from its footer (cached); `opened`
     spares a second read of the footer when the caller has the file open already."""
-    with _lock:
-        if path in _footers:
-            return _footers[path]
-    meta = (opened or open_parquet(table, path)).metadata
-    sizes = tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
-    with _lock:
-        _footers[path] = sizes
-        while len(_footers) > _FOOTERS_KEPT:
-            _footers.popitem(last=False)
-    return sizes
+
+    def make() -> tuple[int, ...]:
+        meta = (opened or open_parquet(table, path)).metadata
+        return tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+
+    return _footers.get(path, make)
 
 
 def clear_plans() -> None:
     """Forget cached plans and footers (benchmarks use this to measure cold)."""
-    with _lock:
-        _plans.clear()
-        _footers.clear()
-        _manifests.clear()
+    for kept in (_plans, _footers, _manifests):
+        kept.clear()

@@ -1,0 +1,40 @@
+"""Values kept by key in memory, the least recently used dropped first, for what never
+changes once made: a snapshot's plan, a manifest's entries, a data file's row groups,
+the annotations of some rows at one snapshot of an annotations table."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Kept(Generic[K, V]):
+    """At most `size` values; shared by every thread (the app's sessions)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K, make: Callable[[], V]) -> V:
+        """The value kept for `key`, else `make()`'s, then kept. `make` runs outside the
+        lock (it reads files): two threads may both make one value, and either is right."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+        value = make()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
