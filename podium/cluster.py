@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
@@ -37,6 +38,7 @@ def routable_address() -> str:
 # Ray would queue it for ever (a replacement on a cluster whose node died, a GPU asked
 # of a cluster that has none).
 PLACE_TIMEOUT_S = 300.0
+STOPPING_POLL_S = 2.0  # how often a placement wait asks whether its caller gave up
 
 
 def actor_seat() -> dict[str, Any]:
@@ -61,12 +63,20 @@ def placement_shortfall(
     asked: Mapping[str, float],
     what: str,
     timeout_s: float = PLACE_TIMEOUT_S,
+    stopping: Callable[[], bool] | None = None,
 ) -> str:
     """'' once every one of `actors` is placed (its constructor ran); else, after
-    `timeout_s`, they are all killed and the line says what each asked for and what
+    `timeout_s` (or as soon as `stopping()` says the caller gave up: its job ended
+    meanwhile), they are all killed and the line says what each asked for and what
     the cluster has. An actor whose constructor failed raises that error here."""
     refs = [actor.__ray_ready__.remote() for actor in actors]
-    ready, pending = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        step = left if stopping is None else min(left, STOPPING_POLL_S)
+        ready, pending = ray.wait(refs, num_returns=len(refs), timeout=max(step, 0.0))
+        if not pending or left <= step or (stopping is not None and stopping()):
+            break
     ray.get(ready)
     if not pending:
         return ""

@@ -117,3 +117,49 @@ def test_barrier_holds_every_lock_through_the_load_and_condemns_before_letting_g
         swap.push("barrier", snap=None, version=8)  # type: ignore[arg-type]
     assert seen["condemned"] == [([2], 8, [0, 1, 2])]
     assert not any(lock.locked() for lock in locks.values())
+
+
+class FlakyTransfer(Transfer):
+    """Fails its first `failures` pushes with a transfer error, as a reset connection does."""
+
+    def __init__(self, locks: dict[int, threading.Lock], failures: int) -> None:
+        super().__init__(locks)
+        self.failures = failures
+
+    def push_snapshot(self, snap: Any, version: int, only: Any = None) -> SyncRecord:
+        if self.failures:
+            self.failures -= 1
+            self.calls.append(([], []))
+            raise WeightSyncError("replica 1: connection reset by peer")
+        return super().push_snapshot(snap, version, only)
+
+
+@pytest.mark.parametrize("mode", ["barrier", "rolling"])
+def test_a_transient_push_error_is_tried_again_a_bounded_number_of_times(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A push that meets a transfer error while every replica lives is tried again (it
+    failed the job before); the record counts the retries; past the bound it raises."""
+    from trainers.async_rl import swaps
+
+    monkeypatch.setattr(swaps, "RETRY_WAIT_S", 0.0)
+    locks = three_locks()
+    per_try = 3 if mode == "rolling" else 1  # loads a try asks for: one a replica, or one
+    transfer = FlakyTransfer(locks, failures=2 * per_try)
+    swap, _ = swapper(transfer, locks)
+    swap.retry = lambda exc: True
+    record = swap.push(mode, snap=None, version=3)  # type: ignore[arg-type]
+    assert record.retries == 2 and transfer.failures == 0
+    assert [v["replica"] for v in record.replicas] == [0, 1, 2]
+    assert all(v["match"] and v["resumed"] for v in record.replicas)
+
+    transfer = FlakyTransfer(locks, failures=swaps.PUSH_ATTEMPTS * per_try)
+    swap, _ = swapper(transfer, locks)
+    swap.retry = lambda exc: True
+    with pytest.raises(WeightSyncError, match="connection reset"):
+        swap.push(mode, snap=None, version=4)  # type: ignore[arg-type]
+
+    transfer = FlakyTransfer(locks, failures=1)  # a retry the run refuses: a dead replica
+    swap, _ = swapper(transfer, locks)
+    with pytest.raises(WeightSyncError, match="connection reset"):
+        swap.push(mode, snap=None, version=5)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from click.testing import CliRunner
 from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes, free_port
@@ -100,9 +102,12 @@ def _ray_start(args: list[str], temp_dir: Path, netns: str | None = None) -> Any
 
 
 @pytest.fixture
-def two_nodes() -> Iterator[tuple[Any, str, str]]:
-    """(ray joined from the head's namespace, head address, worker address)."""
+def two_nodes(request: pytest.FixtureRequest) -> Iterator[tuple[Any, str, str]]:
+    """(ray joined from the head's namespace, head address, worker address). The worker
+    declares `request.param` fake GPUs (parametrize indirectly; none by default)."""
     import ray
+
+    worker_gpus = int(getattr(request, "param", 0))
 
     tag = f"{os.getpid() % 100000}"
     netns, veth_head, veth_worker = f"podns{tag}", f"pvh{tag}", f"pvw{tag}"
@@ -130,7 +135,8 @@ def two_nodes() -> Iterator[tuple[Any, str, str]]:
         ]
         nodes.append(_ray_start(head_args, temps[0]))
         worker_args = [f"--address={head_ip}:{gcs}", f"--node-ip-address={worker_ip}"]
-        nodes.append(_ray_start([*worker_args, "--num-cpus=2"], temps[1], netns=netns))
+        worker_args += ["--num-cpus=2", f"--num-gpus={worker_gpus}"]
+        nodes.append(_ray_start(worker_args, temps[1], netns=netns))
         deadline = time.monotonic() + NODES_TIMEOUT_S
         while True:
             try:
@@ -233,3 +239,87 @@ def test_an_async_job_trains_with_its_replica_on_the_other_node(
     assert [s["version"] for s in pushes] == list(range(1, steps))
     assert all(v["match"] and v["resumed"] for s in pushes for v in s["replicas"])
     assert summary["sync_failures"] == [] and summary["samples"] == steps * 4
+
+
+RUN_AFTER_LOSS_S = 300  # the done-when bound: a replacement and a finished job, or a clear failure
+
+
+def _raylet_of(node_ip: str) -> psutil.Process:
+    (raylet,) = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"]
+        and p.info["cmdline"][0].endswith("raylet")
+        and f"--node_ip_address={node_ip}" in p.info["cmdline"]
+    ]
+    return raylet
+
+
+@pytest.mark.vllm
+@pytest.mark.train
+@pytest.mark.parametrize("two_nodes", [2], indirect=True)
+def test_a_headless_heads_job_runs_on_the_workers_gpus_and_ends_when_that_node_dies(
+    two_nodes: tuple[Any, str, str], tiny_base: str, make_table: Any, memo_pairs: Any
+) -> None:
+    """Issue 49's done-when: the head has no CPUs and no GPUs, the worker two fake GPUs.
+    The learner (an actor) and the replica run on the worker, each with a GPU of its own;
+    the worker's raylet killed mid-run takes both with it, and the job ends within 5
+    minutes with a line saying the learner was lost, never a hang. Before, the learner
+    trained in the job's process on the head, and the worker's loss waited for ever."""
+    from podium.cli import app
+    from podium.jobs.launch import run_or_write_card
+    from podium.jobs.queue import list_jobs
+    from trainers.config import GrpoConfig, RewardSpec
+
+    _, _, worker_ip = two_nodes
+    cfg = GrpoConfig.model_validate(
+        {
+            "model": tiny_base,
+            "table": {"name": make_table("demo.memo", memo_pairs)},
+            "out": "tiny-node-lost",
+            "device": "auto",  # the cluster's (fake) GPUs: the preset's cpu would refuse them
+            "rollout": "async",
+            "replicas": 1,
+            "max_staleness": 1,
+            "weight_sync": "gloo",
+            "max_steps": 500,  # still running when the node goes
+            "batch_size": 4,
+            "num_generations": 4,
+            "max_completion_length": 8,
+            "rewards": [RewardSpec(rule="length:12")],
+        }
+    )
+    outcome: list[BaseException | Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(run_or_write_card("grpo", cfg, foreground=True))
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    job = threading.Thread(target=run, daemon=True)
+    job.start()
+    deadline = time.monotonic() + 900  # a busy 2-core machine: vLLM start and a first step
+    while not [j for j in list_jobs() if (j["progress_done"] or 0) >= 1]:
+        assert job.is_alive(), outcome
+        assert time.monotonic() < deadline, "no step within 900 s"
+        time.sleep(1)
+    (record,) = list_jobs()
+
+    _raylet_of(worker_ip).kill()
+    job.join(RUN_AFTER_LOSS_S)
+    assert not job.is_alive(), f"the job still runs {RUN_AFTER_LOSS_S} s after its node died"
+    shown = CliRunner().invoke(app, ["jobs", "show", record["id"], "--json"])
+    assert shown.exit_code == 0, shown.output
+    done = json.loads(shown.stdout)
+    assert done["status"] == "failed", done
+    reason = str(done["error"]).splitlines()[0]  # the record adds the log's tail below
+    lost = f"PodiumError: the learner was lost with its actor on node {worker_ip} "
+    assert reason.startswith(lost), reason
+    # Where each ran before the loss (the job's log): the worker, each its own fake GPU.
+    log = Path(done["log_path"]).read_text()
+    seat = r" \(CUDA_VISIBLE_DEVICES=(\d)\)"
+    learner = re.search(rf"learner: an actor on {worker_ip}, cpu" + seat, log)
+    replica = re.search(rf"replica 0: http://{worker_ip}:\d+/v1 on {worker_ip}" + seat, log)
+    assert learner and replica, log[-3000:]
+    assert {learner[1], replica[1]} == {"0", "1"}, (learner[0], replica[0])

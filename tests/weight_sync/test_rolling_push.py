@@ -5,6 +5,7 @@ generate call is in flight."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ class LocalReplicas:
     infos: dict[int, dict[str, Any]] = field(default_factory=dict)
     replacing: set[int] = field(default_factory=set)
     restarts: int = 0
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def start(self, indices: list[int], generation: int = 0) -> list[Any]:
         raise AssertionError("no replica is replaced here")

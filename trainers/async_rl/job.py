@@ -93,8 +93,8 @@ def _run(
     began = time.perf_counter()
     with ray_for_job(cfg.replicas, reporter) as ray:
         remote = _learner_in_an_actor(ray, cfg)
-        # A learner in an actor resolves the card's device where it runs (a head
-        # without GPUs would refuse `device: cuda` here).
+        # A learner in an actor resolves the card's device where it runs: its node's
+        # GPUs, not the job's.
         device = cfg.device if remote else resolve_device(cfg.device)
         placement = plan_placement(
             cfg, _seat_kind(ray, cfg, device, remote), LEARNER_CPUS if remote else 0.0
@@ -142,7 +142,11 @@ def _run(
             endpoints = pool.start(list(range(cfg.replicas)))
             stage = "training"
             for e in endpoints:
-                reporter.log(f"replica {e.index}: {e.base_url}")
+                seat = pool.infos[e.index]
+                reporter.log(
+                    f"replica {e.index}: {e.base_url} on {seat['node']} "
+                    f"(CUDA_VISIBLE_DEVICES={seat.get('cuda_visible_devices')})"
+                )
                 pool.held[e.index] = 0
             reporter.phase(f"connecting the {cfg.weight_sync} weight transfer")
             learner.connect([(e.index, e.base_url) for e in endpoints])  # the other ranks

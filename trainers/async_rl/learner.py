@@ -347,5 +347,8 @@ class Learner:
         """The model with whole weights, to save as a checkpoint."""
         return self.model
 
+    def check(self) -> None:
+        """A learner in this process is lost only with the job."""
+
     def close(self) -> None:
         """Stop the other learner ranks (there are none)."""

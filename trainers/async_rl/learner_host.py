@@ -122,7 +122,9 @@ def start_learner_host(
     seat = placement.learner[0]
     env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
     cls = ray.remote(max_restarts=0)(LearnerHost)
-    host = cls.options(name=name, runtime_env=env, **ray_options(seat, group)).remote(spec)
+    # Threaded, as the learner in the job's process is: a push lands while it trains.
+    options = {"name": name, "runtime_env": env, "max_concurrency": 4}
+    host = cls.options(**options, **ray_options(seat, group)).remote(spec)
     asked = {"CPU": seat.num_cpus, "GPU": seat.num_gpus}
     short = placement_shortfall(ray, [host], asked, "the learner", timeout_s)
     if short:
@@ -174,8 +176,7 @@ def learner_lost_line(where: dict[str, Any], exc: BaseException) -> str:
     return (
         f"the learner was lost with its actor on node {where.get('node')} "
         f"(CUDA_VISIBLE_DEVICES={where.get('cuda_visible_devices')}): "
-        f"{type(exc).__name__}; the run cannot go on without its weights. Its checkpoints "
-        "saved so far are listed in the job's log"
+        f"{type(exc).__name__}; the run cannot go on without its weights"
     )
 
 
@@ -203,6 +204,14 @@ class RemoteLearner(_Calls):
 
     def announce_replica(self, index: int, base_url: str, version: int) -> None:
         """One rank: no other rank to tell."""
+
+    def check(self) -> None:
+        from ray.exceptions import GetTimeoutError
+
+        try:
+            self.call("where")
+        except GetTimeoutError:
+            pass  # busy, not lost
 
     def full_model(self) -> Any:
         """The model with the actor's weights, to save here (the registry's disk)."""

@@ -5,6 +5,7 @@ configured cluster, or a private local Ray for the job's lifetime."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ class Pool:
     replacing: set[int] = field(default_factory=set)
     restarts: int = 0
     place_timeout_s: float = PLACE_TIMEOUT_S  # a replica not placed by then fails its start
+    # The run has ended (failed, or its last step taken): a replica still waiting for
+    # a seat stops waiting, so the job ends now rather than after place_timeout_s.
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def actor_name(self, index: int, generation: int = 0) -> str:
         return f"{self.tag}-replica-{index}" + (f"-r{generation}" if generation else "")
@@ -94,6 +98,7 @@ class Pool:
             {"CPU": seat.num_cpus, "GPU": seat.num_gpus},
             f"replica(s) {indices}",
             self.place_timeout_s,
+            self.stopping.is_set,
         )
         if short:
             raise PodiumError(short)

@@ -16,6 +16,7 @@ signatures (torch, the learner's samples) load only where they are used.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -55,6 +56,11 @@ class PolicyLearner(Protocol):
 
     def full_model(self) -> torch.nn.Module:
         """The model with whole weights, to save as a checkpoint."""
+        ...
+
+    def check(self) -> None:
+        """Raise a PodiumError naming a learner rank that is lost (its process or actor
+        gone, with its node); the run calls it while it waits for samples."""
         ...
 
     def close(self) -> None:
@@ -104,6 +110,7 @@ class ReplicaGroup(Protocol):
     held: dict[int, int]  # replica -> the weight version it holds
     replacing: set[int]  # replicas being replaced: no push counts for them
     restarts: int
+    stopping: threading.Event  # set when the run ends: a replacement stops waiting for a seat
     placement: Placement  # what each replica reserves (`replica_seat`: also a new one)
 
     def actor_name(self, index: int, generation: int = 0) -> str:

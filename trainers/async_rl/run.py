@@ -16,9 +16,11 @@ pieces, each in its own module:
 - one thread per replica asks the controller (`controller.Controller`) for slots,
   generates, and scores the completions with the card's reward rules
   (`trainers.rewards`), outside the learner;
-- the learner (`learner.Learner` in this process, or with `learner_ranks` R > 1 rank 0
-  of R processes holding FSDP2-sharded parameters, `sharded.ShardedLearner`, each rank
-  pushing its own rows) takes each step's slots in order,
+- the learner (`learner.Learner` in this process, or in a Ray actor where the
+  cluster's GPUs or CPUs are on other nodes, `learner_host.RemoteLearner`, or with
+  `learner_ranks` R > 1 rank 0 of R processes holding FSDP2-sharded parameters,
+  `sharded.ShardedLearner`, each rank pushing its own rows) takes each step's slots in
+  order,
   trains (GRPO advantages, truncated-IS REINFORCE: learner.py), commits the new version
   and starts a push of its weights (`trainers.weight_sync`) in the background, so it can
   train the next step while the push is in flight, as far as `max_staleness` allows; a
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from trainers.weight_sync.base import SyncRecord
 
 ADMIT_WAIT_S = 0.5
+LEARNER_CHECK_S = 5.0  # while no samples come, how often the learner is checked for loss
 
 
 class AsyncRun:
@@ -94,7 +97,7 @@ class AsyncRun:
         self.syncs: list[dict[str, Any]] = []
         self.sync_failures: list[dict[str, Any]] = []  # pushes that met a dead replica
         self.errors: list[BaseException] = []
-        self.stop = threading.Event()
+        self.stop = pool.stopping  # set, a replacement waiting for a seat gives up too
         self.generated = 0  # samples generated and kept (slots given back excluded)
         self._count_lock = threading.Lock()
         self.history: list[dict[str, float]] = []
@@ -178,6 +181,7 @@ class AsyncRun:
         current weights from the learner over the transfer group."""
         from trainers.async_rl.replica import reap_servers
 
+        self.learner.check()  # a node lost with the learner too: that is the job's end
         self.pool.replacing.add(replica)
         lost = self.controller.release_replica(replica)
         self.reporter.log(f"replica {replica}: {len(lost)} slot(s) given back for regeneration")
@@ -240,6 +244,7 @@ class AsyncRun:
             landed_on=landed_on,
             condemn=self.condemn,
             skip=lambda r: r in self.pool.replacing,
+            retry=lambda exc: self.push_retry(version, exc),
         )
         future = self._push_thread.submit(swapper.push, self.cfg.weight_swap, snap, version)
         self.pushes.append(future)
@@ -269,6 +274,14 @@ class AsyncRun:
             with contextlib.suppress(Exception):
                 self.pool.ray.kill(self.pool.actors[r])
 
+    def push_retry(self, version: int, exc: BaseException) -> bool:
+        """Whether a push that failed with a transfer error is tried again: yes while
+        the run goes on with every replica alive (a dead one is replaced instead)."""
+        if self.stop.is_set() or not all(self.pool.alive(r) for r in sorted(self.pool.actors)):
+            return False
+        self.reporter.log(f"push of version {version} failed ({exc}); trying it again")
+        return True
+
     def push_failed(self, version: int, exc: BaseException) -> None:
         """A push that failed because a replica died, or a replica failed its load (and
         was condemned), is not the job's failure: that replica is replaced (and gets the
@@ -276,6 +289,11 @@ class AsyncRun:
         report says. Any other failure ends the job."""
         from trainers.weight_sync import ReplicaLoadError
 
+        try:
+            self.learner.check()  # a push met a lost learner: no replica's fault
+        except BaseException as lost:  # noqa: BLE001 - the job fails with it
+            self.fail(lost)
+            return
         dead = [r for r in sorted(self.pool.actors) if not self.pool.alive(r)]
         if not dead:
             self.fail(exc)
@@ -401,12 +419,16 @@ class AsyncRun:
         ]
         for t in threads:
             t.start()
+        checked = time.monotonic()
         try:
             while not self.controller.state.finished:
                 self.raise_errors()
                 self.reporter.check_cancelled()
                 batch = self.controller.take_batch(timeout=1.0)
                 if batch is None:
+                    if time.monotonic() - checked > LEARNER_CHECK_S:
+                        self.learner.check()  # lost with its node: fail now, not hang
+                        checked = time.monotonic()
                     continue
                 failpoints.hit("async_rl.learner_step")
                 step = self.controller.version

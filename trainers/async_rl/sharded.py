@@ -142,15 +142,18 @@ class ShardedLearner:
     def model(self) -> Any:
         return self.learner.model
 
-    def _send(self, *command: Any) -> None:
-        import torch.distributed as dist
-
+    def check(self) -> None:
         for rank, proc in enumerate(self.followers, start=1):
             code = proc.poll()
             if code is not None:
                 raise PodiumError(
                     f"learner rank {rank} exited (code {code}); the job's log has its error"
                 )
+
+    def _send(self, *command: Any) -> None:
+        import torch.distributed as dist
+
+        self.check()
         dist.broadcast_object_list([command], src=0)
 
     def connect(self, endpoints: Sequence[tuple[int, str]]) -> None:

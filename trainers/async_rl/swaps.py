@@ -21,7 +21,10 @@ mean over the replicas.
 A load that fails leaves its replica paused (`ReplicaLoadError`): the run condemns it
 before any replica generates again (barrier) or before the rolling push moves on, and a
 rolling push still brings the others up to date before it raises. A replica that died
-mid-push fails the push the same way for both (run.py's `push_failed` decides).
+mid-push fails the push the same way for both (run.py's `push_failed` decides). Any
+other transfer error (a connection reset, a time-out) while every replica is alive is
+transient: the push is tried again, at most `PUSH_ATTEMPTS` times in all, and the record
+counts the retries.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from trainers.weight_sync.base import Snapshot, SyncRecord
 
 SWAPS = ("barrier", "rolling")
+PUSH_ATTEMPTS = 3  # a push that fails for a transient transfer error: tried twice more
+RETRY_WAIT_S = 1.0  # before the n-th retry: n times this
 
 
 @dataclass
@@ -52,7 +57,31 @@ class Swapper:
     condemn: Callable[[list[int], int, BaseException], None]
     skip: Callable[[int], bool]  # a replica being replaced: it gets the weights when it joins
 
+    # Whether a push that failed for a transfer error (not a failed load: that replica is
+    # condemned) is tried again; the run says yes while every replica is alive.
+    retry: Callable[[BaseException], bool] = lambda exc: False
+    attempts: int = PUSH_ATTEMPTS
+
     def push(self, mode: str, snap: Snapshot, version: int) -> SyncRecord:
+        """`mode`'s push, tried up to `attempts` times while `retry` says the error is
+        worth it (a transient one: every replica alive); the record counts the retries."""
+        from trainers.weight_sync import ReplicaLoadError, WeightSyncError
+
+        for attempt in range(1, self.attempts + 1):
+            try:
+                record = self._push_once(mode, snap, version)
+            except ReplicaLoadError:
+                raise
+            except WeightSyncError as exc:
+                if attempt == self.attempts or not self.retry(exc):
+                    raise
+                time.sleep(RETRY_WAIT_S * attempt)
+                continue
+            record.retries = attempt - 1
+            return record
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _push_once(self, mode: str, snap: Snapshot, version: int) -> SyncRecord:
         if mode == "rolling":
             return self.rolling(snap, version)
         if mode == "barrier":

@@ -92,6 +92,7 @@ class SyncRecord:
     # rolling) and the mean seconds a replica could not generate because of it.
     swap: str | None = None
     replica_idle_s: float | None = None
+    retries: int = 0  # failed tries before this one landed (swaps.py: transient errors)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
