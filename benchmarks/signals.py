@@ -438,6 +438,28 @@ def datasketch_loop(
     return time.perf_counter() - start, found
 
 
+def write_corpus(corpus: dict[str, Any]) -> None:
+    """The corpus as `bench.corpus` (ids row00000000, ...) and its eval problems as
+    `bench.evals`, in the Podium home PODIUM_HOME names."""
+    import pyarrow as pa
+
+    from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
+    from podium.store.write.write import write_batches
+
+    def batches(items: list[str], prefix: str) -> Any:
+        for at in range(0, len(items), 5000):
+            yield pa.RecordBatch.from_pylist(
+                [
+                    {"id": f"{prefix}{i:08d}", "messages": [{"role": "user", "content": t}]}
+                    for i, t in enumerate(items[at : at + 5000], start=at)
+                ],
+                schema=SFT_ARROW_SCHEMA,
+            )
+
+    write_batches("bench.corpus", batches(corpus["texts"], "row"), schema=SFT_SCHEMA)
+    write_batches("bench.evals", batches(corpus["problems"], "eval"), schema=SFT_SCHEMA)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -456,30 +478,15 @@ def main() -> int:
     home = tempfile.mkdtemp(prefix="podium-bench-signals-")
     atexit.register(shutil.rmtree, home, True)  # the corpus and its signal tables
     os.environ["PODIUM_HOME"] = home
-    import pyarrow as pa
 
     from podium.signals.job import SignalsConfig, compute_signals
     from podium.signals.settings import NearDupSettings
     from podium.store.read.read import read_small
-    from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
-    from podium.store.write.write import write_batches
 
     only = {s.strip() for s in args.only.split(",")}
     corpus = build_corpus(args.rows, args.seed)
     texts: list[str] = corpus["texts"]
-
-    def batches(items: list[str], prefix: str) -> Any:
-        for at in range(0, len(items), 5000):
-            yield pa.RecordBatch.from_pylist(
-                [
-                    {"id": f"{prefix}{i:08d}", "messages": [{"role": "user", "content": t}]}
-                    for i, t in enumerate(items[at : at + 5000], start=at)
-                ],
-                schema=SFT_ARROW_SCHEMA,
-            )
-
-    write_batches("bench.corpus", batches(texts, "row"), schema=SFT_SCHEMA)
-    write_batches("bench.evals", batches(corpus["problems"], "eval"), schema=SFT_SCHEMA)
+    write_corpus(corpus)
     mean_bytes = sum(len(t.encode()) for t in texts) / len(texts)
     report: dict[str, Any] = {
         "rows": len(texts),

@@ -41,7 +41,7 @@ def write_chat(name: str, texts: Sequence[str], prefix: str = "r", mode: str = "
     write_table(name, chat_rows(texts, prefix), schema=SFT_SCHEMA, mode=mode)  # type: ignore[arg-type]
 
 
-def benchmark_report(script: str, rows: int, tmp_path: Path) -> dict[str, Any]:
+def benchmark_report(script: str, rows: int, tmp_path: Path, *extra: str) -> dict[str, Any]:
     """`benchmarks/SCRIPT --rows ROWS --json` in a fresh Python, its report parsed (the
     benchmark tests keep them from rotting; no timing is asserted)."""
     import json
@@ -51,7 +51,7 @@ def benchmark_report(script: str, rows: int, tmp_path: Path) -> dict[str, Any]:
 
     repo = Path(__file__).resolve().parents[2]
     out = subprocess.run(
-        [sys.executable, str(repo / "benchmarks" / script), "--rows", str(rows), "--json"],
+        [sys.executable, str(repo / "benchmarks" / script), "--rows", str(rows), "--json", *extra],
         capture_output=True,
         text=True,
         timeout=900,

@@ -21,3 +21,13 @@ def test_the_benchmark_measures_every_signal_against_its_truth(tmp_path: Path) -
         found = signals["private-data"][kind]
         assert found["true"] > 0 and found["recall"] >= 0.95 and found["precision"] >= 0.9, kind
     assert signals["exact-dup"]["recall"] == 1.0
+
+
+def test_the_scale_benchmark_measures_each_signal_in_its_own_process(tmp_path: Path) -> None:
+    report = benchmark_report("signals_scale.py", 300, tmp_path, "--signals", "exact-dup,near-dup")
+    assert set(report["signals"]) == {"exact-dup", "near-dup"}
+    for measured in report["signals"].values():
+        assert measured["returncode"] == 0 and not measured["timed_out"]
+        assert measured["seconds"] > 0 and measured["peak_rss_mb"] > 50
+    browse = report["browse_near_dup_first_page"]
+    assert browse["shown"] == min(50, browse["rows_in_filter"]) and browse["rows_in_filter"] > 0

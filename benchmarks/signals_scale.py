@@ -1,0 +1,178 @@
+"""Every signal at scale, each in its own process, and Browse's near-duplicate filter cold.
+
+    .venv/bin/python benchmarks/signals_scale.py --rows 1000000 --json
+
+Writes `benchmarks/signals.py`'s corpus (~1 KiB rows with near-copies, pasted eval
+problems, private data, five languages) into a temporary Podium home, then runs each
+signal as `compute_signals` does (scan the snapshot, compute, one commit) in a fresh
+Python process, and reports each one's wall time and peak RSS (the process's own, from
+`wait4`), their sum, and the machine's load average beside each. A signal still running
+after `--timeout` seconds is stopped and reported as such, with nothing written (a
+killed run leaves no table). Last, a fresh process times the Browse filter "near-dup:
+in a cluster" cold (no cache of the page's or the reads'; its imports, which a running
+app has done, apart): the table's load, the facets of every current signal, the ids the
+filter keeps and the first page of 50 rows, as the page reads them. Quality is
+`signals.py`'s business; this script only measures time and memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+SIGNALS = ("exact-dup", "length", "contamination", "near-dup", "private-data", "language")
+
+RUN = """
+import json, sys
+from podium.signals.job import SignalsConfig, compute_signals
+signal = sys.argv[1]
+extra = {"contamination": {"evals": ["bench.evals"]}} if signal == "contamination" else {}
+compute_signals(SignalsConfig.model_validate(
+    {"table": {"name": "bench.corpus"}, "signals": [signal], **extra}))
+"""
+
+BROWSE = """
+import json, time
+start = time.perf_counter()
+from podium.signals import values
+from podium.store.catalog.catalog import load_table
+from podium.store.read.query import page
+took = {"imports": time.perf_counter() - start}
+at = time.perf_counter()
+table = load_table("bench.corpus")
+sid = table.current_snapshot().snapshot_id
+took["load"] = time.perf_counter() - at
+at = time.perf_counter()
+facets = values.facets(table, sid)
+took["facets"] = time.perf_counter() - at
+at = time.perf_counter()
+chosen = [f for f in facets if f.signal == "near-dup" and f.value == "member"]
+keep = values.narrowed(table, sid, chosen, None)
+took["filter_ids"] = time.perf_counter() - at
+at = time.perf_counter()
+first = page("bench.corpus", ids=keep, limit=50, snapshot_id=sid)
+took["first_page"] = time.perf_counter() - at
+print(json.dumps({
+    "seconds": round(sum(v for k, v in took.items() if k != "imports"), 3),
+    **{k: round(v, 3) for k, v in took.items()},
+    "rows_in_filter": first.total, "shown": len(first.rows)}))
+"""
+
+
+def progress(what: dict[str, Any]) -> None:
+    """A line on stderr as each step ends: a long run shows what it has measured so far."""
+    print(json.dumps(what), file=sys.stderr, flush=True)
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 1)
+
+
+def child(code: str, args: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """Run `code` in a fresh Python: its wall time, its own peak RSS (wait4's rusage),
+    the load average before and after, and what it printed."""
+    start, load_before = time.perf_counter(), load()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-c", code, *args],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                os.killpg(proc.pid, 9)
+                timed_out = True
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.5)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        printed, problems = out.read(), err.read()
+    return {
+        "seconds": round(time.perf_counter() - start, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "load_before": load_before,
+        "load_after": load(),
+        "timed_out": timed_out,
+        "returncode": proc.returncode,
+        "stdout": printed,
+        "stderr": problems[-2000:],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--signals", default=",".join(SIGNALS), help="Comma-separated, in order.")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800,
+        help="Seconds one signal may run before it is stopped.",
+    )
+    parser.add_argument("--json", action="store_true", help="Print one JSON document.")
+    args = parser.parse_args()
+
+    home = tempfile.mkdtemp(prefix="podium-bench-scale-")
+    env = {**os.environ, "PODIUM_HOME": home, "PYTHONPATH": str(ROOT)}
+    os.environ["PODIUM_HOME"] = home
+    report: dict[str, Any] = {"rows": args.rows, "cpus": os.cpu_count(), "signals": {}}
+    try:
+        from signals import build_corpus, write_corpus
+
+        start = time.perf_counter()
+        corpus = build_corpus(args.rows, args.seed)
+        texts = corpus["texts"]
+        report["mean_row_bytes"] = round(sum(len(t.encode()) for t in texts) / len(texts))
+        write_corpus(corpus)
+        del corpus, texts  # the signals' processes, not this one, are measured
+        report["corpus_seconds"] = round(time.perf_counter() - start, 1)
+        progress(report)
+        for signal in [s.strip() for s in args.signals.split(",") if s.strip()]:
+            ran = child(RUN, [signal], env, args.timeout)
+            report["signals"][signal] = {k: v for k, v in ran.items() if k != "stdout"}
+            if not ran["timed_out"] and ran["returncode"] == 0:
+                report["signals"][signal].pop("stderr")
+            progress({signal: report["signals"][signal]})
+            if signal == "near-dup" and not ran["timed_out"] and ran["returncode"] == 0:
+                browse = child(BROWSE, [], env, 600)
+                report["browse_near_dup_first_page"] = {
+                    **json.loads(browse["stdout"] or "{}"),
+                    "process_seconds": browse["seconds"],
+                    "peak_rss_mb": browse["peak_rss_mb"],
+                    "load_before": browse["load_before"],
+                }
+                progress({"browse": report["browse_near_dup_first_page"]})
+        done = [v for v in report["signals"].values() if not v["timed_out"]]
+        report["seconds_all_signals"] = round(sum(v["seconds"] for v in done), 1)
+        report["peak_rss_mb"] = max((v["peak_rss_mb"] for v in done), default=0)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    print(json.dumps(report, indent=2) if args.json else report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
