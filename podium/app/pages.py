@@ -33,6 +33,9 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "logbook": ("logbook", "Logbook", ":material/history:"),
     "users": ("users", "Users", ":material/group:"),
 }
+# The session key of Browse's Signals filter ("SIGNAL=VALUE" facets): a page that opens
+# Browse on a facet (the Map's topics) sets it before switching there.
+BROWSE_SIGNALS = "browse.signals"
 SECTIONS = {
     "": ["home"],
     "Data": ["browse", "review", "validate", "sql", "map"],

@@ -105,9 +105,50 @@ def ids_for(table: Table, snapshot_id: int | None, signal: str, value: str) -> s
         for batch in _column_batches(stored, ["id", "score"]):
             ids, scores = batch.column("id").to_pylist(), batch.column("score").to_pylist()
             out.update(i for i, score in zip(ids, scores, strict=True) if keep(score))
+    elif signal == "topics":
+        level, number = _topic_facet(value)
+        for batch in _column_batches(stored, ["id", level]):
+            chosen = pc.equal(batch.column(level), pa.scalar(number, pa.int32()))
+            out.update(batch.column("id").filter(chosen).to_pylist())
     else:
         raise InvalidInput(f"The {signal} signal has no facets to filter on.")
     return out
+
+
+TOPIC_LEVELS = ("category", "cluster")
+
+
+def _topic_facet(value: str) -> tuple[str, int]:
+    """A topics facet, `cluster=N` (a topic) or `category=N` (a group of topics)."""
+    level, _, number = value.partition("=")
+    if level.strip() not in TOPIC_LEVELS or not number.strip().isdigit():
+        raise InvalidInput(
+            f"topics has no facet {value!r}; use cluster=N (a topic) or category=N "
+            "(`podium signals topics TABLE` lists them)."
+        )
+    return level.strip(), int(number)
+
+
+def topic_facets(stored: Table) -> list[Facet]:
+    """A facet per category and per topic of a topics signal table, titled and counted
+    from what the signal stored beside its rows."""
+    import json
+
+    from podium.signals.topics import PROP_TOPICS
+
+    topics = json.loads(stored.properties.get(PROP_TOPICS) or "[]")
+    categories: dict[int, int] = {}
+    for t in topics:
+        categories[int(t["category"])] = categories.get(int(t["category"]), 0) + int(t["rows"])
+    found = [
+        Facet("topics", f"category={c}", f"category {c}", n) for c, n in sorted(categories.items())
+    ]
+    for t in sorted(topics, key=lambda t: int(t["cluster"])):
+        title = f": {t['title']}" if t.get("title") else ""
+        found.append(
+            Facet("topics", f"cluster={t['cluster']}", f"topic {t['cluster']}{title}", t["rows"])
+        )
+    return found
 
 
 def _score_test(value: str) -> Callable[[int | None], bool]:
@@ -176,6 +217,8 @@ def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
             unparsed = sum(x is None for x in scores)
             if unparsed:
                 found.append(Facet(s, "unparsed", "quality: unparsed", unparsed))
+        elif s == "topics":
+            found.extend(topic_facets(stored))
         elif s == "language":
             counts: dict[str, int] = {}
             for batch in _column_batches(stored, ["language"]):

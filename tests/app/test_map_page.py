@@ -1,6 +1,7 @@
 """The Map page (AppTest): the WebGL scatter is drawn lasso first, a table past the
-point limit says it draws an even sample, and a lasso's selection becomes the link that
-opens Browse filtered to exactly those rows."""
+point limit says it draws an even sample, a lasso's selection becomes the link that
+opens Browse filtered to exactly those rows, and a topic opens Browse with its Signals
+filter on that topic (Browse's own facet, also offered there)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import pytest
 from app_pages import open_page
 
 from podium.app.views.map import model as map_model
+from podium.errors import InvalidInput
+from podium.signals.actions import remove_by_signal
 from podium.signals.job import SignalsConfig, compute_signals
+from podium.signals.values import ids_for
+from podium.store.catalog.catalog import load_table
+from podium.store.read.read import read_small
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "signals"))
 from signal_tables import write_chat  # noqa: E402
@@ -47,3 +53,25 @@ def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     [link] = [b for b in at.get("page_link") if "selected rows" in b.proto.label]
     assert link.proto.label == "Open the 2 selected rows in Browse"
     assert link.proto.query_string == "table=t.chat&where=id+IN+%28%27r0003%27%2C+%27r0007%27%29"
+
+    # a topic, from the map into Browse's Signals filter
+    topics = map_model.topic_choices("t.chat")
+    assert list(topics)[:2] == ["topics=category=0", "topics=category=1"]
+    stored = read_small("t.chat__sig_topics")[0].to_pylist()
+    cluster = stored[0]["cluster"]
+    members = sorted(r["id"] for r in stored if r["cluster"] == cluster)
+    key = f"topics=cluster={cluster}"
+    assert topics[key].startswith(f"topic {cluster}: ") and f"({len(members)})" in topics[key]
+    at.selectbox(key="map.topic").set_value(key).run()
+    at.button(key="map.open_topic").click().run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="browse.signals").value == [key]
+    assert f"Rows 1–{len(members)} of {len(members)}" in [c.value for c in at.caption]
+
+    loaded = load_table("t.chat")
+    snapshot = loaded.current_snapshot().snapshot_id  # type: ignore[union-attr]
+    assert sorted(ids_for(loaded, snapshot, "topics", f"cluster={cluster}")) == members
+    removed = remove_by_signal("t.chat", f"topics=cluster={cluster}", preview=True)
+    assert removed["rows"] == len(members)
+    with pytest.raises(InvalidInput, match="use cluster=N"):
+        ids_for(loaded, snapshot, "topics", "title=bread")

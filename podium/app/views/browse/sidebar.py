@@ -14,7 +14,7 @@ from pyiceberg.table import Table
 
 from podium.app import widgets
 from podium.app.page_tables import PageTables
-from podium.app.pages import page_file
+from podium.app.pages import BROWSE_SIGNALS, page_file
 from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import snapshots as row_snapshots
@@ -128,7 +128,7 @@ def _malformed_toggle(at_hand: PageTables, sid: int | None) -> set[str] | None:
     return bad if on else None
 
 
-SIGNALS = "browse.signals"
+SIGNALS = BROWSE_SIGNALS
 
 
 @st.cache_data(ttl=10, max_entries=64, show_spinner=False)

@@ -206,6 +206,19 @@ def browse_link(table: str, ids: list[str]) -> str:
     return url("browse", **browse_query(table, ids))
 
 
+def topic_choices(table: str) -> dict[str, str]:
+    """Browse's Signals facets of the table's current topics (categories, then topics),
+    each `topics=LEVEL=N` with its label and row count."""
+    from podium.signals.values import facets
+
+    loaded = load_table(full_name(table))
+    return {
+        f"{f.signal}={f.value}": f"{f.label} ({f.rows:,})"
+        for f in facets(loaded, resolve_snapshot(loaded, None))
+        if f.signal == "topics"
+    }
+
+
 def cluster_ids(data: MapData, cluster: int) -> list[str]:
     return [str(i) for i in data.points.loc[data.points["cluster"] == cluster, "id"]]
 

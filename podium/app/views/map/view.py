@@ -12,6 +12,7 @@ import streamlit as st
 from podium.app.feedback import PodiumError, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
+from podium.app.pages import BROWSE_SIGNALS, page_file
 from podium.app.views.map import model as map_model
 
 st.title("Map")
@@ -88,6 +89,18 @@ if data.titles:
         ],
         hide_index=True,
     )
+    topics = map_model.topic_choices(table)
+    if topics:
+        pick, go = st.columns([3, 1], vertical_alignment="bottom")
+        chosen = pick.selectbox(
+            "A topic or category",
+            list(topics),
+            format_func=lambda key: topics[key],
+            key="map.topic",
+        )
+        if go.button("Open in Browse", icon=":material/table_view:", key="map.open_topic"):
+            st.session_state[BROWSE_SIGNALS] = [chosen]  # Browse's Signals filter
+            st.switch_page(page_file("browse"), query_params={"table": data.table})
 
 st.subheader("Coverage")
 st.caption(
