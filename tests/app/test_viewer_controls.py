@@ -54,6 +54,9 @@ def _captions(at: AppTest) -> str:
 
 
 def test_a_viewer_browses_without_label_edit_or_bulk_controls(shared: None) -> None:
+    from podium.signals.job import SignalsConfig, compute_signals
+
+    compute_signals(SignalsConfig.model_validate({"table": {"name": T}, "signals": ["exact-dup"]}))
     at = open_page("browse", user=VIEWER, table=T, sample=row_id(1))
     assert "Signed in as **Vic** · viewer" in _captions(at)  # the sidebar's one-line caption
     assert at.dataframe, "the rows are still shown"
@@ -65,6 +68,8 @@ def test_a_viewer_browses_without_label_edit_or_bulk_controls(shared: None) -> N
     assert "Your role (viewer) can read this; labels, ratings and notes needs reviewer" in captions
     assert "editing or removing rows needs reviewer" in captions
     assert "labelling or removing rows in bulk needs reviewer" in captions
+    assert "acting on signals needs reviewer" in captions  # keep one per cluster, ...
+    assert not [b for b in at.button if b.key and b.key.startswith("browse.act.")]
 
 
 def test_a_reviewer_gets_the_controls_a_viewer_does_not(shared: None) -> None:
