@@ -135,7 +135,7 @@ def two_nodes(request: pytest.FixtureRequest) -> Iterator[tuple[Any, str, str]]:
         ]
         nodes.append(_ray_start(head_args, temps[0]))
         worker_args = [f"--address={head_ip}:{gcs}", f"--node-ip-address={worker_ip}"]
-        worker_args += ["--num-cpus=2", f"--num-gpus={worker_gpus}"]
+        worker_args += ["--num-cpus=2", *([f"--num-gpus={worker_gpus}"] if worker_gpus else [])]
         nodes.append(_ray_start(worker_args, temps[1], netns=netns))
         deadline = time.monotonic() + NODES_TIMEOUT_S
         while True:

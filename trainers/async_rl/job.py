@@ -230,6 +230,9 @@ def _run(
             "learner_nodes": learner_nodes,
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
+            # Replicas lost whose replacement found no seat (the run went on without them).
+            "replicas_lost": job_run.replicas_lost,
+            "pushes_skipped": job_run.pushes_skipped,  # a newer queued push carried them
             "replicas": len(pool.actors),  # the card's, and any added by `jobs scale`
             "first_reward": rewards[0] if rewards else None,
             "last_reward": rewards[-1] if rewards else None,

@@ -102,6 +102,9 @@ class LearnerHost:
     def add_replica(self, endpoint: ReplicaEndpoint, version: int) -> SyncRecord:
         return self.sync.add_replica(endpoint, self.learner.named_tensors(), version)
 
+    def drop_replica(self, index: int) -> None:
+        self.sync.drop_replica(index)
+
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {k: v.detach().cpu() for k, v in self.learner.model.state_dict().items()}
 
@@ -267,6 +270,10 @@ class RemoteSync(_Calls):
         record: SyncRecord = self.call("add_replica", replica, version)
         self.replicas[replica.index] = replica
         return record
+
+    def drop_replica(self, index: int) -> None:
+        self.call("drop_replica", index)
+        self.replicas.pop(index, None)
 
     def close(self) -> None:
         """The actor closes its side (RemoteLearner.close)."""

@@ -94,6 +94,10 @@ class WeightPusher(Protocol):
         """A new or restarted replica joins and gets the current weights."""
         ...
 
+    def drop_replica(self, index: int) -> None:
+        """Push nothing more to replica `index` (the run goes on without it)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -90,12 +90,16 @@ class AsyncRun:
         random.Random(cfg.seed).shuffle(order)
         self.order = order
         self.lock = threading.RLock()  # learner weights + push issue + replica joins
-        self.pushes: list[Future[SyncRecord]] = []
+        self.pushes: list[Future[SyncRecord | None]] = []
+        self.issued = 0  # the newest version a push was issued for
+        self.pushes_skipped: list[int] = []  # versions a newer queued push carried instead
         self._push_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push")
         # Held by a replica's thread while it generates, and by a push while it lands.
         self.gen_locks = {r: threading.Lock() for r in pool.actors}
         self.syncs: list[dict[str, Any]] = []
         self.sync_failures: list[dict[str, Any]] = []  # pushes that met a dead replica
+        # Replicas lost whose replacement found no seat: the run went on without them.
+        self.replicas_lost: list[dict[str, Any]] = []
         self.errors: list[BaseException] = []
         self.stop = pool.stopping  # set, a replacement waiting for a seat gives up too
         self.generated = 0  # samples generated and kept (slots given back excluded)
@@ -145,7 +149,8 @@ class AsyncRun:
                     return
                 self.reporter.log(f"replica {replica} died ({type(exc).__name__}); replacing it")
                 try:
-                    self.replace(replica)
+                    if not self.replace(replica):
+                        return  # no seat for a replacement: the others go on
                 except BaseException as err:  # noqa: BLE001 - the job fails with it
                     self.fail(err)
                     return
@@ -176,9 +181,11 @@ class AsyncRun:
                 with self._count_lock:
                     self.generated += len(mine)
 
-    def replace(self, replica: int) -> None:
+    def replace(self, replica: int) -> bool:
         """A dead replica: its slots are given back, a new one starts and gets the
-        current weights from the learner over the transfer group."""
+        current weights from the learner over the transfer group. False when the
+        cluster has no seat for it and the run goes on with the other replicas."""
+        from podium.errors import PodiumError
         from trainers.async_rl.replica import reap_servers
 
         self.learner.check()  # a node lost with the learner too: that is the job's end
@@ -192,9 +199,17 @@ class AsyncRun:
             # fails, and the push (and the replacement's join after it) can go on.
             reap_servers(self.pool.ray, [old], self.reporter)
         self.pool.restarts += 1
-        (endpoint,) = self.pool.start([replica], generation=self.pool.restarts)
+        try:
+            (endpoint,) = self.pool.start([replica], generation=self.pool.restarts)
+        except PodiumError as exc:  # not placed within the time: the cluster has no seat
+            others = [r for r in self.pool.actors if r != replica and r not in self.pool.replacing]
+            # Sharded learner ranks each hold the replica in their own transfer: not yet.
+            if self.stop.is_set() or not others or self.cfg.learner_ranks > 1:
+                raise
+            self.go_on_without(replica, str(exc))
+            return False
         if self.stop.is_set():  # the run ended meanwhile: nothing left to generate
-            return
+            return True
         with self.lock:
             wait(list(self.pushes))  # pushes in flight to the old replica end first
             version = self.controller.version
@@ -205,6 +220,24 @@ class AsyncRun:
         self.pool.replacing.discard(replica)
         self.controller.weights_changed()
         self.reporter.log(f"replica {replica} replaced; it holds version {version}")
+        return True
+
+    def go_on_without(self, replica: int, why: str) -> None:
+        """Replica `replica` is gone for good: no push goes to it, no slot waits on it,
+        and the log and the job's record say so."""
+        with self.lock:
+            wait(list(self.pushes))  # pushes in flight end first (they skip it: replacing)
+            self.sync.drop_replica(replica)
+            self.pool.actors.pop(replica, None)
+            self.pool.held.pop(replica, None)
+            self.gen_locks.pop(replica, None)
+            self.pool.replacing.discard(replica)
+        self.replicas_lost.append({"replica": replica, "reason": why})
+        self.controller.weights_changed()
+        self.reporter.warn(
+            f"replica {replica} was lost and no replacement could be placed; the run goes "
+            f"on with {len(self.pool.actors)} replica(s): {why}"
+        )
 
     def fail(self, exc: BaseException) -> None:
         self.errors.append(exc)
@@ -246,15 +279,28 @@ class AsyncRun:
             skip=lambda r: r in self.pool.replacing,
             retry=lambda exc: self.push_retry(version, exc),
         )
-        future = self._push_thread.submit(swapper.push, self.cfg.weight_swap, snap, version)
+        self.issued = version
+
+        def push_newest() -> SyncRecord | None:
+            # A replica behind goes straight to the newest weights: a push whose version
+            # a newer queued push carries anyway is skipped (sharded ranks push their rows
+            # on their own: each of theirs must meet rank 0's).
+            if self.issued > version and self.cfg.learner_ranks == 1:
+                self.pushes_skipped.append(version)
+                return None
+            return swapper.push(self.cfg.weight_swap, snap, version)
+
+        future = self._push_thread.submit(push_newest)
         self.pushes.append(future)
 
-        def landed(done: Future[SyncRecord]) -> None:
+        def landed(done: Future[SyncRecord | None]) -> None:
             exc = done.exception()
             if exc is not None:
                 self.push_failed(version, exc)
                 return
             record = done.result()
+            if record is None:
+                return
             self.syncs.append(record.as_dict())
             for verdict in record.replicas:
                 landed_on(int(verdict["replica"]), record.version)

@@ -377,6 +377,12 @@ class WeightSync(ABC):
             self.connect([replica])
         return self._push_locked([replica], snap, version)
 
+    def drop_replica(self, index: int) -> None:
+        """A replica the run goes on without (lost, and no seat for a replacement): no
+        push goes to it any more."""
+        with self._lock:
+            self.replicas.pop(index, None)
+
     def corrupts_load(self) -> bool:
         """Whether the next replica load is corrupted on purpose: `corrupt_for_tests`
         (every load), or the failpoint `weight_sync.corrupt` (`raise@N`: the N-th)."""
