@@ -61,7 +61,9 @@ def agreement(name: str, bootstrap: int, as_json: bool) -> None:
     help="The prompt template (pairwise: {question} {answer_a} {answer_b}; rubric: "
     "{question} {answer}); default: the built-in one.",
 )
-@click.option("--max-tokens", type=int, default=256, show_default=True, help="Per verdict.")
+@click.option(
+    "--max-tokens", type=int, default=512, show_default=True, help="Per verdict (464-4096)."
+)
 def add(name: str, model: str, mode: str, prompt_file: IO[str] | None, max_tokens: int) -> None:
     """Register a named judge: a model, a prompt and its settings."""
     from podium.compare.judge_registry import add_judge

@@ -30,8 +30,16 @@ from pydantic import BaseModel, Field, field_validator
 
 from generators.client import ChatRequest, ChatResult, Endpoint, endpoint_for, generate_batch
 from generators.retry import RetryPolicy
-from podium.compare.judge_prompts import JudgePrompt, Parsed, judge_prompt, parse_verdict
-from podium.compare.judge_registry import DEFAULT_MAX_TOKENS, get_judge_or_none, resolve_judge
+from podium.compare.judge_prompts import (
+    DEFAULT_MAX_TOKENS,
+    MAX_TOKENS,
+    VERDICT_TOKENS,
+    JudgePrompt,
+    Parsed,
+    judge_prompt,
+    parse_verdict,
+)
+from podium.compare.judge_registry import get_judge_or_none, resolve_judge
 from podium.compare.table import Comparison, Item, load_comparison
 from podium.errors import InvalidInput
 from podium.reporting import JobOutputs, Reporter
@@ -85,7 +93,11 @@ class JudgeConfig(BaseModel):
     sample: int | None = Field(None, ge=1, description="Judge only N prompts, drawn by seed.")
     seed: int = Field(0, description="Seed of the prompt sample.")
     max_tokens: int | None = Field(
-        None, ge=16, le=4096, description="Most tokens per verdict (blank: the judge's own, 256)."
+        None,
+        ge=VERDICT_TOKENS,
+        le=MAX_TOKENS,
+        description=f"Most tokens per verdict (blank: the judge's own, {DEFAULT_MAX_TOKENS}; "
+        f"at least {VERDICT_TOKENS}, the longest verdict).",
     )
     concurrency: int = Field(16, ge=1, le=256, description="Requests in flight at once.")
     retry: RetryPolicy = Field(default_factory=RetryPolicy, description="Retries per request.")

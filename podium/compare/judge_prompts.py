@@ -23,7 +23,14 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "pairwise": ("question", "answer_a", "answer_b"),
     "rubric": ("question", "answer"),
 }
-REASON_CHARS = 400  # a reason is a sentence or two; bounded so a verdict fits max_tokens
+REASON_CHARS = 100  # a reason is a sentence; bounded so that every verdict fits max_tokens
+# The most tokens a verdict the schema allows can take: each character of the reason is
+# at most 4 tokens (its UTF-8 bytes, for a byte-level tokenizer), plus the JSON around
+# it. A smaller max_tokens could cut a legal verdict (the base model once repeated
+# "1.1.1..." until 256 tokens cut it, short of the old 400 characters), so none is allowed.
+VERDICT_TOKENS = 4 * REASON_CHARS + 64
+DEFAULT_MAX_TOKENS = 512
+MAX_TOKENS = 4096
 
 PAIRWISE_V1 = """You are an impartial judge. Compare two answers to the user's question \
 and decide which one is better: more helpful, correct and relevant. Do not let the \
@@ -101,6 +108,17 @@ def judge_prompt(mode: Mode, text: str | None = None) -> JudgePrompt:
         )
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     return JudgePrompt(mode, f"custom-{digest}", text)
+
+
+def check_max_tokens(max_tokens: int) -> int:
+    """`max_tokens` unless a verdict the schema allows could be cut by it."""
+    if not VERDICT_TOKENS <= max_tokens <= MAX_TOKENS:
+        raise InvalidInput(
+            f"max_tokens {max_tokens} is outside {VERDICT_TOKENS}-{MAX_TOKENS}: a verdict "
+            f"(a reason of up to {REASON_CHARS} characters, at most 4 tokens each, and its "
+            f"JSON) takes up to {VERDICT_TOKENS} tokens, and a cut one does not parse."
+        )
+    return max_tokens
 
 
 @dataclass(frozen=True)

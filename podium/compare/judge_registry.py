@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Column, DateTime, Integer, String, Table, Text, delete, insert, select
 
-from podium.compare.judge_prompts import Mode, judge_prompt
+from podium.compare.judge_prompts import DEFAULT_MAX_TOKENS, Mode, check_max_tokens, judge_prompt
 from podium.errors import InvalidInput, NotFound
 from podium.identity import require
 from podium.models import get_model
@@ -30,7 +30,6 @@ from podium.store.state.state import METADATA, engine
 from podium.store.state.users import acting_user
 
 MODES: tuple[Mode, ...] = ("pairwise", "rubric")
-DEFAULT_MAX_TOKENS = 256
 
 judges_table = Table(
     "podium_judges",
@@ -86,7 +85,7 @@ def add_judge(
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Judge:
     """Register judge `name` (refused: a taken name, an unknown model or mode, a prompt
-    without its mode's placeholders, max_tokens outside 16-4096)."""
+    without its mode's placeholders, a max_tokens that could cut a verdict)."""
     require(acting_user(), "serve_model")
     check_name(name)
     if mode not in MODES:
@@ -96,8 +95,7 @@ def add_judge(
             f"{name!r} is a registered model's name; give the judge a name of its own "
             f"(say {name}-judge), so `--judge {name}` means one thing."
         )
-    if not 16 <= max_tokens <= 4096:
-        raise InvalidInput(f"max_tokens {max_tokens} is outside 16-4096.")
+    check_max_tokens(max_tokens)
     prompt = prompt if prompt and prompt.strip() else None
     judge_prompt(mode, prompt)  # a prompt without its placeholders is refused
     model_name = get_model(model).name  # 'base' is stored as the model it names now

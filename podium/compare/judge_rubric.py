@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 from generators.client import ChatRequest, ChatResult, Endpoint, endpoint_for, generate_batch
 from generators.retry import RetryPolicy
-from podium.compare.judge_prompts import JudgePrompt, Parsed, judge_prompt, parse_verdict
+from podium.compare.judge_prompts import (
+    DEFAULT_MAX_TOKENS,
+    JudgePrompt,
+    Parsed,
+    check_max_tokens,
+    judge_prompt,
+    parse_verdict,
+)
 from podium.compare.judge_registry import Judge, resolve_judge
 from podium.reporting import Reporter
 
@@ -28,6 +35,9 @@ class Score:
 def rubric_prompt(text: str | None) -> JudgePrompt:
     """The rubric prompt (built-in rubric-v1 or `text`, refused without its placeholders)."""
     return judge_prompt("rubric", text)
+
+
+__all__ = ["check_max_tokens", "rubric_judge", "rubric_prompt", "score_texts", "score_with"]
 
 
 def rubric_judge(name: str, prompt_text: str | None = None) -> Judge:
@@ -54,7 +64,7 @@ def score_with(
     questions: Sequence[str],
     answers: Sequence[str],
     *,
-    max_tokens: int = 256,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     concurrency: int = 16,
     retry: RetryPolicy | None = None,
     reporter: Reporter | None = None,

@@ -41,7 +41,7 @@ class RubricSettings(SignalSettings):
         "else the built-in rubric-v1).",
     )
     max_tokens: int | None = Field(
-        None, ge=16, le=4096, description="Most tokens per verdict (blank: the judge's own, 256)."
+        None, description="Most tokens per verdict (blank: the judge's own, 512; at least 464)."
     )
     concurrency: int = Field(16, ge=1, le=256, description="Requests in flight at once.")
 
@@ -79,6 +79,8 @@ class Rubric(RowSignal[RubricSettings]):
             )
         # an unknown judge or model, or a pairwise judge, is named before anything runs
         _scoring("rubric_judge")(self.settings.judge, self.settings.prompt)
+        if self.settings.max_tokens is not None:  # one that could cut a verdict: refused
+            _scoring("check_max_tokens")(self.settings.max_tokens)
 
     def pinned(self) -> dict[str, Any]:
         judge = _scoring("rubric_judge")(self.settings.judge, self.settings.prompt)

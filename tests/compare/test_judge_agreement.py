@@ -134,6 +134,8 @@ def test_a_prompt_without_its_placeholders_is_refused_at_once(comparison):
         judge_prompt("rubric", "Rate: {question}")
     with pytest.raises(InvalidInput, match="lacks"):
         JudgeConfig(comparison=comparison.name, judge="alpha", prompt="Judge {question}")
+    with pytest.raises(ValueError, match="greater than or equal to 464"):  # cuts verdicts
+        JudgeConfig(comparison=comparison.name, judge="alpha", max_tokens=256)
     custom = judge_prompt("pairwise", "Q {question} A {answer_a} B {answer_b}")
     assert custom.version.startswith("custom-")
     # An answer holding a placeholder stays text (one pass over the template).

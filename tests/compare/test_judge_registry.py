@@ -29,12 +29,12 @@ def test_judges_are_added_listed_and_removed_with_their_author(comparison, tmp_p
     added = _podium("add", "strict", "--model", "alpha", "--prompt-file", str(prompt))
     assert added.returncode == 0, added.stderr
     assert "added judge strict: pairwise, alpha, custom-" in added.stdout
-    rubric = _podium("add", "grader", "--model", "omega", "--mode", "rubric", "--max-tokens", "64")
+    rubric = _podium("add", "grader", "--model", "omega", "--mode", "rubric", "--max-tokens", "640")
     assert rubric.returncode == 0, rubric.stderr
     listed = json.loads(_podium("list", "--json").stdout)
     assert [(j["name"], j["model"], j["mode"], j["max_tokens"]) for j in listed] == [
-        ("grader", "omega", "rubric", 64),
-        ("strict", "alpha", "pairwise", 256),
+        ("grader", "omega", "rubric", 640),
+        ("strict", "alpha", "pairwise", 512),
     ]
     assert {j["created_by"] for j in listed} == {acting_user().name}
     assert listed[1]["prompt"] == STRICT and listed[0]["prompt_version"] == "rubric-v1"
@@ -58,16 +58,18 @@ def test_a_judge_that_could_not_run_is_refused_when_added(comparison):
         add_judge("half", "alpha", "ranking")
     with pytest.raises(InvalidInput, match="'alpha' is a registered model's name"):
         add_judge("alpha", "omega", "pairwise")
-    with pytest.raises(InvalidInput, match="outside 16-4096"):
-        add_judge("half", "alpha", "pairwise", max_tokens=5)
+    # One that could cut a verdict the schema allows (the base model's "1.1.1..." reason
+    # was cut at 256 tokens) is refused.
+    with pytest.raises(InvalidInput, match="max_tokens 256 is outside 464-4096"):
+        add_judge("half", "alpha", "pairwise", max_tokens=256)
     assert list_judges() == []
 
 
 def test_every_user_of_a_judge_resolves_its_name_and_mode(comparison):
-    add_judge("strict", "alpha", "pairwise", STRICT, max_tokens=48)
+    add_judge("strict", "alpha", "pairwise", STRICT, max_tokens=600)
     add_judge("grader", "omega", "rubric")
     judge = resolve_judge("strict", "pairwise")
-    assert (judge.model, judge.prompt, judge.max_tokens) == ("alpha", STRICT, 48)
+    assert (judge.model, judge.prompt, judge.max_tokens) == ("alpha", STRICT, 600)
     # A model's name still works: that model with the built-in prompt.
     assert resolve_judge("alpha", "pairwise").prompt_version == "pairwise-v1"
     with pytest.raises(InvalidInput, match="'grader' is a rubric judge; this needs a pairwise"):
