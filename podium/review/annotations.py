@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import (
@@ -247,6 +248,23 @@ def latest(
         sql += " AND author = $author"
     rows = con.sql(sql + ' ORDER BY row_id, "at"', params=params).to_arrow_table().to_pylist()
     return [_annotation(r) for r in rows]
+
+
+def latest_table(notes: Table | None) -> pa.Table:
+    """Every row's latest annotation per author in `notes`, as Arrow (compact to keep in
+    memory; `pick` reads some rows' out of it), ordered as `latest` orders them."""
+    con = _connection(notes)
+    if con is None:
+        return pa.table({"row_id": pa.array([], pa.string())})
+    return con.sql('SELECT * FROM latest ORDER BY row_id, "at"').to_arrow_table()
+
+
+def pick(every: pa.Table, ids: Collection[str]) -> list[Annotation]:
+    """The annotations of `ids` in `latest_table`'s answer."""
+    if not every.num_rows or not ids:
+        return []
+    wanted = pa.array(sorted(set(ids)), pa.string())
+    return [_annotation(r) for r in every.filter(pc.is_in(every["row_id"], wanted)).to_pylist()]
 
 
 def history(notes: Table | None, row_id: str) -> list[Annotation]:

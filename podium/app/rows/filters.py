@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TypedDict, Unpack
 
 import numpy as np
+import pyarrow as pa
 from pyiceberg.table import Table
 
 from podium.app.page_tables import PageTables
@@ -37,19 +38,20 @@ def review_filters(table: Table) -> list[str]:
     return [ALL, UNLABELLED, BY_ME, *ann.label_set(table)]
 
 
-# The rows on screen's annotations, by snapshot of the annotations table: a snapshot
-# never changes (a label commits a new one, named by a new metadata file), so every
-# session showing the same rows shares one read. Nothing here depends on the viewer:
-# whoever sees a table's rows sees all of their annotations.
-_shown: Kept[tuple[str, str, int, tuple[str, ...]], list[ann.Annotation]] = Kept(256)
+# Every row's latest annotations, by snapshot of the annotations table: a snapshot never
+# changes (a label commits a new one, named by a new metadata file), so every session
+# and every page of rows shares one read until the next label. Nothing here depends on
+# the viewer: whoever sees a table's rows sees all of their annotations.
+_latest: Kept[tuple[str, str, int], pa.Table] = Kept(4)
 
 
-def _latest_shown(notes: Table | None, ids: tuple[str, ...]) -> list[ann.Annotation]:
+def latest_of(notes: Table | None) -> pa.Table:
+    """`notes`' latest annotations (`ann.latest_table`), read once per snapshot."""
     current = notes.current_snapshot() if notes is not None else None
     if notes is None or current is None:
-        return []
-    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id, ids)
-    return _shown.get(key, lambda: ann.latest(notes, ids=ids))
+        return ann.latest_table(None)
+    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id)
+    return _latest.get(key, lambda: ann.latest_table(notes))
 
 
 def annotations_by_row(
@@ -58,7 +60,7 @@ def annotations_by_row(
     """The latest annotation of each author on each of `ids` (the rows on screen), from
     annotations table `notes` (`PageTables.notes`)."""
     out: dict[str, list[ann.Annotation]] = {}
-    for a in _latest_shown(notes, tuple(sorted({i for i in ids if i}))):
+    for a in ann.pick(latest_of(notes), [i for i in ids if i]):
         out.setdefault(a.row_id, []).append(a)
     return out
 
