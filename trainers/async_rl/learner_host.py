@@ -251,8 +251,9 @@ class RemoteSync(_Calls):
 
         key, plan = self.call("snapshot")
         snap = Snapshot(plan, [], memo={"learner_snapshot": key})
-        # The actor's copy goes once no push holds this one any more.
-        weakref.finalize(snap, self.host.drop_snapshot.remote, key)
+        # The actor's copy goes once no push holds this one any more (not at exit: Ray
+        # and the actor are gone by then).
+        weakref.finalize(snap, self.host.drop_snapshot.remote, key).atexit = False
         return snap
 
     def push_snapshot(
