@@ -62,3 +62,54 @@ def test_a_replica_added_while_the_job_runs_sits_like_the_planned_ones() -> None
         added = placement.replica_seat(3)
         assert (added.role, added.index, added.bundle) == ("replica", 3, None)
         assert ray_options(added) == ray_options(placement.replica_seat(0)) == options
+
+
+class ClusterThatPlacesNothing:
+    """Ray as a placement wait sees it when no actor ever gets a seat: every wait ends
+    with the actor pending, and says how long it was asked to wait."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+        self.killed: list[object] = []
+
+    def wait(self, refs: list[object], num_returns: int, timeout: float) -> tuple[list, list]:  # type: ignore[type-arg]
+        self.waits.append(timeout)
+        return [], list(refs)
+
+    def get(self, refs: list[object]) -> list[object]:
+        return []
+
+    def kill(self, actor: object) -> None:
+        self.killed.append(actor)
+
+    def available_resources(self) -> dict[str, float]:
+        return {"CPU": 0.0, "GPU": 0.0}
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0, "GPU": 2.0}
+
+
+class Unplaced:
+    class __ray_ready__:  # noqa: N801 - Ray's name for an actor's readiness call
+        @staticmethod
+        def remote() -> object:
+            return object()
+
+
+def test_a_placement_wait_ends_when_its_run_has_ended() -> None:
+    """A replacement still waiting for a seat when its run ends (failed, or done) stops
+    waiting at its next look instead of the whole 300 s (the run's end then waited for
+    it), and says what it asked for; with no one to ask, it waits the whole time."""
+    from podium.cluster import STOPPING_POLL_S, placement_shortfall
+
+    ray, actor = ClusterThatPlacesNothing(), Unplaced()
+    ended = [False, True]
+    line = placement_shortfall(
+        ray, [actor], {"CPU": 1.0, "GPU": 1.0}, "replica(s) [1]", 300.0, lambda: ended.pop(0)
+    )
+    assert ray.waits == [STOPPING_POLL_S, STOPPING_POLL_S] and ray.killed == [actor]
+    assert line.startswith("replica(s) [1]: 1 of 1 actor(s) asking for 1 CPU, 1 GPU each")
+
+    ray = ClusterThatPlacesNothing()
+    placement_shortfall(ray, [actor], {"CPU": 1.0}, "replica(s) [1]", 300.0)
+    assert len(ray.waits) == 1 and ray.waits[0] > 299  # one wait: the whole time
