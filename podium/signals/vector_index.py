@@ -87,14 +87,18 @@ def _read(signal_table: Table, path: str) -> bytes:
 
 
 def new_index(dims: int) -> Any:
+    """The graph stores half-precision vectors and inserts with a beam of 32: at 20,000
+    rows ~1.7x faster for the whole embedding stage than f32 with 64, recall@10 0.985
+    against 0.999 (docs/map.md "Measured"). Its scores are half-precision cosines; what
+    needs them exact (semantic-dup) rescores with the stored vectors."""
     from usearch.index import Index
 
     return Index(
         ndim=dims,
         metric="cos",
-        dtype="f32",
+        dtype="f16",
         connectivity=16,
-        expansion_add=64,
+        expansion_add=32,
         expansion_search=128,
     )
 
