@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -145,3 +146,27 @@ MEMO_PAIRS = [
     ("Give the colour of snow as JSON.", '{"colour": "white"}'),
     ("Give the colour of coal as JSON.", '{"colour": "black"}'),
 ]
+
+
+def assert_partial_everywhere(job: Any, checkpoint: str, note: str, base: str) -> None:
+    """A cancelled job lists `checkpoint` marked partial (`note`: "cancelled at step 3 of
+    10"), and the Logbook, Home, `podium models list --json` and Compare's picker, which
+    never preselects it, say the same; the base model is not partial (issue 45)."""
+    from click.testing import CliRunner
+
+    from podium.app.views.compare import model as cm
+    from podium.app.views.home.model import home_state
+    from podium.app.views.logbook.model import outputs_of
+    from podium.cli import app
+
+    assert job["outputs"]["checkpoints"] == [checkpoint]
+    assert job["outputs"]["summary"]["partial"] == note
+    assert outputs_of(job).partial == note and outputs_of(job).checkpoints == [checkpoint]
+    listed = CliRunner().invoke(app, ["models", "list", "--json"])
+    by_name = {m["name"]: m for m in json.loads(listed.output)}
+    assert by_name[checkpoint]["partial"] == note and by_name[base]["partial"] is None
+    label = f"{checkpoint} (partial: {note})"
+    assert label in home_state().models
+    assert cm.model_choices()[checkpoint] == label
+    assert checkpoint not in cm.default_models()
+    assert checkpoint not in cm.default_models(last=checkpoint)

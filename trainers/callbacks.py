@@ -16,8 +16,6 @@ requeued when the worker is shutting down). So a cancelled run always keeps its 
 from __future__ import annotations
 
 import math
-import signal
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +24,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from podium.reporting import Reporter
 from trainers.checkpoints import CheckpointWriter
+from trainers.held_sigterm import HeldSigterm
 from trainers.learning_signal import no_signal_warning
 
 # TRL logs these once at the end; they are summaries, not per-step curves.
@@ -59,23 +58,7 @@ class ReporterCallback(TrainerCallback):
         self._model: Any = None
         self._evaluating = False
         self._told_no_signal = False
-        # SIGTERM received during training: (signal number, frame), handled at step end.
-        self._signalled: tuple[int, Any] | None = None
-        self._previous: Any = None  # the SIGTERM handler we hold the signal for
-
-    def _hold_sigterm(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return  # only the main thread may set handlers; the signal then acts at once
-
-        def held(signum: int, frame: Any) -> None:
-            self._signalled = (signum, frame)
-
-        self._previous = signal.signal(signal.SIGTERM, held)
-
-    def _release_sigterm(self) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
-            self._previous = None
+        self._sigterm = HeldSigterm()  # received during training: handled at step end
 
     def _stop_for_signal(self, model: Any, state: TrainerState) -> None:
         """Save and register the state at its step (marked partial), then let SIGTERM do
@@ -85,10 +68,7 @@ class ReporterCallback(TrainerCallback):
             self.writer.save(model or self._model, step, final=False)
         self.writer.stopped(step, state.max_steps)
         self.reporter.log(f"stopping at step {step} (SIGTERM); its state is registered")
-        previous, (signum, frame) = self._previous, self._signalled or (signal.SIGTERM, None)
-        self._release_sigterm()
-        if callable(previous):
-            previous(signum, frame)  # e.g. the job's: raises, ending it as cancelled
+        self._sigterm.deliver()  # e.g. the job's handler: raises, ending it as cancelled
         self.cancelled = True  # no handler of its own: end as a cancel
 
     def on_train_begin(
@@ -101,7 +81,7 @@ class ReporterCallback(TrainerCallback):
     ) -> None:
         self._model = model
         self._t0 = self._last_time = time.monotonic()
-        self._hold_sigterm()
+        self._sigterm.hold()
         self.reporter.progress(0, state.max_steps, "training started")
 
     def on_train_end(
@@ -111,7 +91,7 @@ class ReporterCallback(TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
-        self._release_sigterm()
+        self._sigterm.release()
 
     def on_prediction_step(
         self,
@@ -126,7 +106,7 @@ class ReporterCallback(TrainerCallback):
         if not self._evaluating:
             self._evaluating = True
             self.reporter.phase(f"evaluating after step {state.global_step}")
-        if self._signalled is not None:
+        if self._sigterm.requested:
             self._stop_for_signal(model, state)
 
     def on_evaluate(
@@ -154,7 +134,7 @@ class ReporterCallback(TrainerCallback):
             )
         else:
             self.reporter.progress(state.global_step, state.max_steps, f"step {state.global_step}")
-        if self._signalled is not None:
+        if self._sigterm.requested:
             self._stop_for_signal(model, state)
             control.should_training_stop = True
             return control

@@ -25,13 +25,20 @@ from podium.jobs.cards import card_environment, parse_card
 from podium.jobs.environment import lineage_properties
 from podium.jobs.kinds import get_kind
 from podium.jobs.logs import log_tail
-from podium.jobs.partial import RESUMES, cancelled_outputs, clear_partial, failed_note, mark_partial
+from podium.jobs.partial import (
+    RESUMES,
+    cancelled_outputs,
+    clear_partial,
+    failed_note,
+    mark_partial,
+    outputs_json,
+    record_left,
+)
 from podium.jobs.plugins import load_plugins
 from podium.jobs.queue import Job, get_job, record_process, recover, transition
 from podium.jobs.reporter import JobReporter
 from podium.processes import kill_own_group
 from podium.reporting import JobOutputs, quiet_libraries
-from podium.store.catalog.catalog import load_table
 from podium.store.catalog.commit_outcome import landed_mark, landed_since
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
@@ -71,6 +78,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
     record_process(job["id"])  # so `podium jobs` can tell when this process is gone
     mark = landed_mark()  # the snapshots this job commits are the ones after this
     reporter = reporter_factory(job["id"], job["log_path"], lineage_for(job))
+    reporter.on_stopped = record_left  # recorded before a stop's cleanup, which may not end
     with reporter:
         reporter.log(f"job {job['id']} ({kind.name}) attempt {job['attempt']} pid {os.getpid()}")
         try:
@@ -190,10 +198,11 @@ def _cancel(job: Job, reporter: JobReporter, message: str, landed: list[tuple[st
         outputs: str | None = json.dumps(outputs_json(left, landed))
     except Exception as exc:  # the cancel itself must land; what was left is in the log
         reporter.log(f"could not list what the cancelled job left: {exc}")
-        outputs = None
+        outputs = None  # what the run recorded as it stopped (JobReporter.stopped_with) stays
     else:
         mark_partial(left.tables, left.summary["partial"], reporter.log)
-    transition(job["id"], "cancelled", when=_LIVE, message=message, outputs=outputs)
+    kept: dict[str, Any] = {"outputs": outputs} if outputs is not None else {}
+    transition(job["id"], "cancelled", when=_LIVE, message=message, **kept)
 
 
 def _fail(
@@ -225,31 +234,6 @@ def _fail(
         progress_message=failed_line(exc),
         **pinned,
     )
-
-
-def outputs_json(
-    outputs: JobOutputs | None, landed: list[tuple[str, int]] | None = None
-) -> dict[str, Any]:
-    """Outputs with each table pinned to the snapshot the job left it at: the last one
-    the job committed to it (`landed`), else the table's current one."""
-    outputs = outputs or JobOutputs()
-    committed = dict(landed or [])
-    tables = []
-    for name in outputs.tables:
-        table, _, snap = name.partition("@")
-        sid: int | None = int(snap) if snap else committed.get(table)
-        if sid is None:
-            try:
-                current = load_table(table).current_snapshot()
-                sid = current.snapshot_id if current else None
-            except PodiumError:
-                sid = None
-        tables.append({"name": table, "snapshot_id": sid})
-    return {
-        "tables": tables,
-        "checkpoints": [str(c) for c in outputs.checkpoints],
-        "summary": json.loads(json.dumps(outputs.summary, default=str)),
-    }
 
 
 def _orphaned(job_id: str, parent: int) -> Callable[[], None]:

@@ -15,14 +15,19 @@ completes it and removes the note.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError
-from podium.jobs.reporter import JobReporter
+from podium.jobs.queue import set_fields
 from podium.reporting import JobOutputs, cancelled_at, stopped_at
 from podium.store.catalog.catalog import list_tables, load_or_none, load_table, open_catalog
 from podium.store.schema import PROP_LINEAGE_PREFIX, PROP_PARTIAL
 from podium.store.write.write import remove_properties, set_properties
+
+if TYPE_CHECKING:
+    from podium.jobs.reporter import JobReporter
 
 JOB_ID_PROPERTY = f"{PROP_LINEAGE_PREFIX}job_id"
 RESUMES = "running it again resumes"
@@ -91,3 +96,38 @@ def clear_partial(tables: Iterable[str], log: Callable[[str], None]) -> None:
 def partial_note(properties: Mapping[str, str]) -> str | None:
     """A table's partial note (its properties'), or None for a complete table."""
     return properties.get(PROP_PARTIAL) or None
+
+
+def outputs_json(
+    outputs: JobOutputs | None, landed: list[tuple[str, int]] | None = None
+) -> dict[str, Any]:
+    """Outputs with each table pinned to the snapshot the job left it at: the last one
+    the job committed to it (`landed`), else the table's current one."""
+    outputs = outputs or JobOutputs()
+    committed = dict(landed or [])
+    tables = []
+    for name in outputs.tables:
+        table, _, snap = name.partition("@")
+        sid: int | None = int(snap) if snap else committed.get(table)
+        if sid is None:
+            try:
+                current = load_table(table).current_snapshot()
+                sid = current.snapshot_id if current else None
+            except PodiumError:
+                sid = None
+        tables.append({"name": table, "snapshot_id": sid})
+    return {
+        "tables": tables,
+        "checkpoints": [str(c) for c in outputs.checkpoints],
+        "summary": json.loads(json.dumps(outputs.summary, default=str)),
+    }
+
+
+def record_left(reporter: JobReporter) -> None:
+    """Write what a stopping run leaves (its partial checkpoints, the tables it made) to
+    its job's record at once, and mark those tables: the cleanup after a stop may not live
+    to record the cancel (the job's private Ray, stopped by the same SIGTERM, ends its
+    process within a minute), and the worker then ends the job keeping these outputs."""
+    left = cancelled_outputs(reporter.job_id, reporter)
+    set_fields(reporter.job_id, outputs=json.dumps(outputs_json(left)))
+    mark_partial(left.tables, left.summary["partial"], reporter.log)

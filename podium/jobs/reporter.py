@@ -26,7 +26,7 @@ from sqlalchemy.exc import OperationalError
 from podium.config import get_settings
 from podium.jobs.queue import heartbeat, now
 from podium.jobs.tables import WARNING, db, job_events, job_metrics, job_samples, jobs
-from podium.reporting import Reporter
+from podium.reporting import JobOutputs, Reporter
 
 _FLUSH_EVERY = 0.5  # seconds between writes of progress, metrics and samples
 
@@ -55,6 +55,8 @@ class JobReporter(Reporter):
         self._stop = threading.Event()
         self._parent = os.getppid()
         self._on_orphaned = on_orphaned
+        # Called when the run says what it leaves as it stops (`stopped_with`).
+        self.on_stopped: Callable[[JobReporter], None] | None = None
         self._thread = threading.Thread(target=self._beat, name="podium-heartbeat", daemon=True)
 
     def __enter__(self) -> JobReporter:
@@ -183,6 +185,17 @@ class JobReporter(Reporter):
 
     def log(self, message: str) -> None:
         self._log.write(f"{now():%Y-%m-%d %H:%M:%S} {message}\n")
+
+    def stopped_with(self, outputs: JobOutputs) -> None:
+        """Kept for the cancel, and handed to `on_stopped` at once (the job's runner
+        records them there: the process may not live to record the cancel)."""
+        super().stopped_with(outputs)
+        if self.on_stopped is None:
+            return
+        try:
+            self.on_stopped(self)
+        except Exception as exc:  # the run goes on stopping; the cancel lists them again
+            self.log(f"could not record what the stopped run leaves: {exc}")
 
     def is_cancelled(self) -> bool:
         return self._status in ("cancelling", "cancelled")

@@ -9,28 +9,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from job_worker import running_worker, tiny_async_card, within
 
 from podium.jobs.launch import run_or_write_card
 from podium.jobs.queue import get_job
-from trainers.config import GrpoConfig, RewardSpec
 
 pytestmark = [pytest.mark.vllm, pytest.mark.ray, pytest.mark.train]
-
-
-def _within(seconds: float, holds: Callable[[], Any]) -> Any:
-    deadline = time.monotonic() + seconds
-    while not (value := holds()):
-        assert time.monotonic() < deadline, f"not within {seconds:.0f} s: {holds}"
-        time.sleep(0.5)
-    return value
 
 
 def started_for(home: Path) -> list[str]:
@@ -55,45 +43,21 @@ def started_for(home: Path) -> list[str]:
 def test_a_sigkilled_async_job_fails_and_leaves_nothing_running(
     tiny_base: str, make_table: Any, memo_pairs: Any, podium_home: Path
 ) -> None:
-    cfg = GrpoConfig.model_validate(
-        {
-            "model": tiny_base,
-            "table": {"name": make_table("demo.memo", memo_pairs)},
-            "out": "tiny-killed",
-            "rollout": "async",
-            "replicas": 1,
-            "max_steps": 500,  # still running when it is killed
-            "batch_size": 4,
-            "num_generations": 4,
-            "max_completion_length": 8,
-            "rewards": [RewardSpec(rule="length:12")],
-        }
-    )
-    job_id = str(run_or_write_card("grpo", cfg, foreground=False))
-    log = (podium_home / "worker.log").open("w")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "podium.cli", "worker", "--poll", "0.5"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    cfg = tiny_async_card(tiny_base, make_table("demo.memo", memo_pairs), "tiny-killed")
+    job_id = str(run_or_write_card("grpo", cfg, foreground=False))  # still running when killed
     try:
-        job_log = Path(_within(120, lambda: get_job(job_id)["log_path"]))
-        _within(300, lambda: job_log.is_file() and "replica 0:" in job_log.read_text())
-        assert any("vllm" in p.lower() for p in started_for(podium_home))
+        with running_worker(podium_home):
+            job_log = Path(within(120, lambda: get_job(job_id)["log_path"]))
+            within(300, lambda: job_log.is_file() and "replica 0:" in job_log.read_text())
+            assert any("vllm" in p.lower() for p in started_for(podium_home))
 
-        os.kill(get_job(job_id)["pgid"], signal.SIGKILL)  # the job's own process, alone
+            os.kill(get_job(job_id)["pgid"], signal.SIGKILL)  # the job's own process, alone
 
-        job = _within(60, lambda: (j := get_job(job_id))["status"] != "running" and j)
-        assert job["status"] == "failed"
-        assert "died without recording an outcome (killed by signal 9" in job["error"]
-        # The owner watcher (vLLM) and the worker (Ray's agents) stop the rest in seconds.
-        _within(60, lambda: not started_for(podium_home))
+            job = within(60, lambda: (j := get_job(job_id))["status"] != "running" and j)
+            assert job["status"] == "failed"
+            assert "died without recording an outcome (killed by signal 9" in job["error"]
+            # The owner watcher (vLLM) and the worker (Ray's agents) stop the rest in seconds.
+            within(60, lambda: not started_for(podium_home))
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
         for line in started_for(podium_home):
             os.kill(int(line.split()[0]), signal.SIGKILL)

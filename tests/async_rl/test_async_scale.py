@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import cli_fork
 import pytest
+from job_worker import running_worker, within
 
 from podium.jobs.launch import run_or_write_card
 from podium.jobs.queue import get_job
@@ -46,14 +43,6 @@ pytestmark = [pytest.mark.vllm, pytest.mark.ray, pytest.mark.train]
 STEPS = 6
 POINT = "async_rl.learner_step"
 SAMPLING_DEFAULTS = {"top_k": 20, "top_p": 0.8, "repetition_penalty": 1.1}
-
-
-def _within(seconds: float, holds: Callable[[], Any]) -> Any:
-    deadline = time.monotonic() + seconds
-    while not (value := holds()):
-        assert time.monotonic() < deadline, f"not within {seconds:.0f} s: {holds}"
-        time.sleep(0.5)
-    return value
 
 
 def podium(*args: str) -> str:
@@ -101,40 +90,31 @@ def test_a_failed_load_is_replaced_lag_zero_weights_are_one_and_the_job_scales_o
         }
     )
     job_id = str(run_or_write_card("grpo", cfg, foreground=False))
-    log = (podium_home / "worker.log").open("w")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "podium.cli", "worker", "--poll", "0.5"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        # Held before its second step: step 1 is reported, and the job still runs.
-        _within(400, lambda: (marks / f"{POINT}.reached").exists())
-        _within(
-            30,
-            lambda: any(
-                m["step"] == 1 for m in json.loads(podium("jobs", "metrics", job_id, "--json"))
-            ),
-        )
-        assert "asked for 2 replicas (it has 1)" in podium(
-            "jobs", "scale", job_id, "--replicas", "2"
-        )
-        job_log = Path(get_job(job_id)["log_path"])
-        # Joined (or refused: the assertions below then say why).
-        _within(400, lambda: "scale-out: replica 1" in (t := job_log.read_text()) or "refused" in t)
-        (marks / f"{POINT}.release").touch()
-        job = _within(
-            400, lambda: (j := get_job(job_id))["status"] in ("succeeded", "failed") and j
-        )
-        assert job["status"] == "succeeded", job["error"]
-    finally:
-        (marks / f"{POINT}.release").touch()
-        worker.send_signal(signal.SIGTERM)
+    with running_worker(podium_home):
         try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+            # Held before its second step: step 1 is reported, and the job still runs.
+            within(400, lambda: (marks / f"{POINT}.reached").exists())
+            within(
+                30,
+                lambda: any(
+                    m["step"] == 1 for m in json.loads(podium("jobs", "metrics", job_id, "--json"))
+                ),
+            )
+            assert "asked for 2 replicas (it has 1)" in podium(
+                "jobs", "scale", job_id, "--replicas", "2"
+            )
+            job_log = Path(get_job(job_id)["log_path"])
+            # Joined (or refused: the assertions below then say why).
+            within(
+                400, lambda: "scale-out: replica 1" in (t := job_log.read_text()) or "refused" in t
+            )
+            (marks / f"{POINT}.release").touch()
+            job = within(
+                400, lambda: (j := get_job(job_id))["status"] in ("succeeded", "failed") and j
+            )
+            assert job["status"] == "succeeded", job["error"]
+        finally:
+            (marks / f"{POINT}.release").touch()
 
     shown = json.loads(podium("jobs", "show", job_id, "--json"))
     summary = shown["outputs"]["summary"]

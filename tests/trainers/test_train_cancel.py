@@ -4,7 +4,6 @@ phase of its own."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -12,10 +11,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from train_fixtures import assert_partial_everywhere
 
-from podium.app.views.compare import model as cm
-from podium.app.views.home.model import home_state
-from podium.app.views.logbook.model import outputs_of
 from podium.cli import app
 from podium.jobs.cards import Card
 from podium.jobs.launch import submit
@@ -80,16 +77,8 @@ def test_cancelled_queued_run_registers_its_step(tiny_base, make_table, memo_pai
     assert done["progress_done"] == kept.step  # the step it stopped at
     # Issue 45: the job lists it, marked partial, and every view of it agrees.
     note = f"cancelled at step {kept.step} of 2000"
-    assert done["outputs"]["checkpoints"] == [kept.name]
-    assert done["outputs"]["summary"]["partial"] == note
-    assert outputs_of(done).partial == note and outputs_of(done).checkpoints == [kept.name]
+    assert_partial_everywhere(done, kept.name, note, tiny_base)
     assert outputs_text(done) == f"{kept.name} (partial: {note})"
-    listed = CliRunner().invoke(app, ["models", "list", "--json"])
-    by_name = {m["name"]: m for m in json.loads(listed.output)}
-    assert by_name[kept.name]["partial"] == note and by_name[tiny_base]["partial"] is None
-    assert f"{kept.name} (partial: {note})" in home_state().models
-    assert cm.model_choices()[kept.name] == f"{kept.name} (partial: {note})"
-    assert kept.name not in cm.default_models()
     log = open(job["log_path"]).read()
     assert f"stopping at step {kept.step} (SIGTERM); its state is registered" in log
     assert [e["status"] for e in events(job["id"])][-1] == "cancelled"

@@ -34,6 +34,7 @@ from trainers.async_rl.run import AsyncRun
 from trainers.async_rl.scale import ScaleOut, job_id_of
 from trainers.config import GrpoConfig
 from trainers.data import TrainingData
+from trainers.held_sigterm import HeldSigterm
 from trainers.lifecycle import as_config, check_card, start_run
 from trainers.rewards import SampleTap, build_rewards, check_rewards
 from trainers.runtime import BaseModelRef, load_tokenizer, prepare_env, resolve_device
@@ -103,6 +104,7 @@ def _run(
         learner: PolicyLearner | None = None
         sync: WeightPusher | None = None
         job_run: AsyncRun | None = None
+        sigterm = HeldSigterm()  # a cancel's SIGTERM ends the step in hand, then saves
         pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
         learner_nodes: list[dict[str, Any]] = []
         stage = "reserving the learner's GPUs"
@@ -162,8 +164,13 @@ def _run(
             scale_out = ScaleOut(job_run, job_id_of(reporter.lineage))  # `podium jobs scale`
             scale_out.start()
             loop_began = time.perf_counter()
+            sigterm.hold()
             try:
-                job_run.train(save)
+                job_run.train(save, lambda: sigterm.requested)
+            except Exception:
+                if sigterm.requested:  # it stopped the job's private Ray too: not a failure
+                    raise Cancelled("stopped by SIGTERM") from None
+                raise
             finally:
                 job_run.stop.set()
                 scale_out.join()  # a replica it is still starting ends first (then stopped)
@@ -177,7 +184,10 @@ def _run(
             final = save(cfg.max_steps, final=True)
         except Cancelled:
             done = job_run.controller.version if job_run is not None else 0
+            if learner is not None:
+                _keep_state(run, learner, done)
             run.writer.stopped(done, cfg.max_steps)  # what it saved so far: partial
+            sigterm.deliver()  # the job's handler: a cancel, or the worker shutting down
             raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
         except Exception as exc:
             run.writer.discard()  # a failed run registers nothing
@@ -188,6 +198,7 @@ def _run(
             reporter.log(f"{type(exc).__name__}: {exc}")
             raise PodiumError(line) from None
         finally:
+            sigterm.release()
             if sync is not None:
                 sync.close()
             if learner is not None:
@@ -243,6 +254,19 @@ def _run(
             "loop_steps_per_minute": cfg.max_steps / max(loop_seconds, 1e-9) * 60,
         },
     )
+
+
+def _keep_state(run: Run, learner: PolicyLearner, step: int) -> None:
+    """A cancelled run saves and registers its weights at the step it stopped (as
+    `<out>-step-<N>`, marked partial by the caller), unless that step is saved already
+    or none was taken. A learner that cannot give its weights (a rank stopped by the
+    same SIGTERM) leaves what was saved before, and the log says why."""
+    if step == 0 or run.writer.last_step == step:
+        return
+    try:
+        run.writer.save(learner.full_model(), step, final=False)
+    except Exception as exc:
+        run.writer.reporter.log(f"could not save the state at step {step}: {exc}")
 
 
 def _learner_nodes(ranks: int, seats: LearnerSeats, device: str) -> list[dict[str, Any]]:

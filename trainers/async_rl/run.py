@@ -42,6 +42,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
+from podium.errors import Cancelled
 from podium.reporting import Reporter
 from trainers.async_rl.controller import Completed, Controller, Ticket
 from trainers.async_rl.prompts import Prompt, Scorer
@@ -50,6 +51,8 @@ from trainers.config import GrpoConfig
 from trainers.learning_signal import no_signal_warning
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from trainers.async_rl.protocols import (
         PolicyLearner,
         ReplicaGroup,
@@ -456,7 +459,9 @@ class AsyncRun:
             },
         )
 
-    def train(self, save: SaveCheckpoint) -> None:
+    def train(self, save: SaveCheckpoint, stop_requested: Callable[[], bool] | None = None) -> None:
+        """Learn until the last step; `stop_requested` (a held SIGTERM) ends the run
+        between steps as a cancel, as the job's own cancel check does."""
         from podium import failpoints
 
         threads = [
@@ -468,6 +473,10 @@ class AsyncRun:
         checked = time.monotonic()
         try:
             while not self.controller.state.finished:
+                # First: the SIGTERM also stopped the job's private Ray, so a replica's
+                # error now is the stop's doing, not the run's failure.
+                if stop_requested is not None and stop_requested():
+                    raise Cancelled("stopped by SIGTERM")
                 self.raise_errors()
                 self.reporter.check_cancelled()
                 batch = self.controller.take_batch(timeout=1.0)
