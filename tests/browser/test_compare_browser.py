@@ -1,14 +1,17 @@
 """A new comparison by clicks in a real Chromium: queued from the page, run by a real
-worker, then opened by its "Open ..." button (issue 45: the link did nothing)."""
+worker, then opened by its "Open ..." button (issue 45: the link did nothing); a named
+judge judging a comparison from its Judges section (issue 47)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from app_driver import using_home, wait_for_app
 from playwright.sync_api import Page, expect
+from vllm_fixtures import VllmServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
 from queue_runner import run_queued  # noqa: E402
@@ -89,3 +92,63 @@ def test_a_partial_checkpoint_says_so_on_home_and_in_compare(
     expect(
         page.get_by_role("option", name="grpo-cut-step-2 (partial: cancelled at step 2 of 20)")
     ).to_be_visible()
+
+
+def test_a_named_judge_judges_a_comparison_by_clicks_and_the_agreement_table_shows(
+    app_page: Page, app_url: str, app_home: Path, vllm_server: VllmServer, tmp_path: Path
+) -> None:
+    """The Judges section with a real judge: the session's vLLM server (the base model)
+    as an endpoint bound to a named judge, picked on the page, its job run by a real
+    worker; then the agreement with people's votes, with its counts (issue 47)."""
+    from compare_data import BAD, GOOD, register_dead, write_prompts, write_samples
+
+    from podium.compare.job import CompareConfig, run_compare
+    from podium.compare.judge_registry import add_judge
+    from podium.compare.table import load_comparison
+    from podium.compare.votes import BlindPair, cast_vote
+    from podium.identity import User
+    from podium.models.registry import add_endpoint
+    from podium.reporting import Reporter
+    from podium.store.read.refs import TableRef
+
+    url = vllm_server.base_url  # in the session's home, where the server runs
+    with using_home(app_home):
+        table = write_prompts("evals.judge_colours")
+        models = [register_dead("judge-alpha"), register_dead("judge-omega")]
+        cfg = CompareConfig(models=models, input=TableRef(name=table), out="cmp.judged")
+        write_samples("gen.judge_alpha", models[0], table, cfg, GOOD)
+        write_samples("gen.judge_omega", models[1], table, cfg, BAD)
+        run_compare(cfg, Reporter())
+        comparison = load_comparison(cfg.out)
+        ann = User(name="ann", role="reviewer", source="oidc")
+        for item in comparison.items:  # people prefer the good answers
+            cast_vote(comparison, BlindPair(item.prompt_id, *models), "A", ann)
+        add_endpoint(url, "judge-smol", remote_model=vllm_server.model)
+        add_judge("smol-strict", "judge-smol", "pairwise")
+    page = app_page
+    page.goto(f"{app_url}/compare?name={cfg.out}")
+    wait_for_app(page)
+    page.get_by_text("Judges", exact=True).click()
+    wait_for_app(page)
+    expect(page.get_by_text("people: 4 votes on 4 pairs")).to_be_visible()
+    picker = page.get_by_role("combobox", name="Judge")  # the named judge comes first
+    expect(picker).to_have_value("smol-strict (pairwise judge: judge-smol, pairwise-v1)")
+    page.get_by_role("button", name="Queue job").click()
+    wait_for_app(page)
+    expect(page.get_by_text("Details in the Logbook")).to_be_visible()
+    with using_home(app_home):
+        run_queued()
+    page.reload()
+    wait_for_app(page)
+    page.get_by_text("Judges", exact=True).click()
+    wait_for_app(page)
+    line = page.get_by_text(re.compile(r"judge:smol-strict@pairwise-v1: accuracy .* \(4 shared"))
+    expect(line).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"position consistency .* \(4 pairs"))).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()  # the agreement table
+    with using_home(app_home):
+        from podium.compare.judge import list_verdicts
+
+        rows = list_verdicts(cfg.out)
+    assert [r["voter"] for r in rows] == ["judge:smol-strict"] * 4
+    assert [r["problem"] for r in rows] == [None] * 4  # guided decoding: every verdict parses
