@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from signal import SIGTERM
+from signal import signal as on_signal
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,16 +98,21 @@ def child(code: str, args: list[str], env: dict[str, str], timeout: float) -> di
             start_new_session=True,
         )
         timed_out = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - start > timeout:
-                os.killpg(proc.pid, 9)
-                timed_out = True
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.5)
+        try:
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.perf_counter() - start > timeout:
+                    timed_out = True
+                    os.killpg(proc.pid, 9)
+                    pid, status, usage = os.wait4(proc.pid, 0)
+                    break
+                time.sleep(0.5)
+        except BaseException:  # this run stopped: its child with it
+            os.killpg(proc.pid, 9)
+            os.wait4(proc.pid, 0)
+            raise
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -138,6 +145,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="Print one JSON document.")
     args = parser.parse_args()
 
+    # stopped (a run that will not end in time), it still removes its home
+    on_signal(SIGTERM, lambda *_: sys.exit(143))
     home = tempfile.mkdtemp(prefix="podium-bench-scale-")
     env = {**os.environ, "PODIUM_HOME": home, "PYTHONPATH": str(ROOT)}
     os.environ["PODIUM_HOME"] = home
