@@ -157,6 +157,7 @@ CONTROLS: dict[str, str | None] = {
     "views/logbook/view.py:'Cancel'": "cancel job",
     "views/logbook/view.py:'Re-run'": "rerun",
     "views/map/view.py:'Find similar rows'": None,  # reads (search by meaning)
+    "views/map/view.py:'Open in Browse'": None,  # navigates (Browse filtered to a topic)
     "views/review/view.py:'Queue'": None,
     "views/review/view.py:'Previous'": None,
     "views/review/view.py:'Next'": None,
