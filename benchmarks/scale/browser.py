@@ -135,7 +135,7 @@ async def _both(
             # The Browse page's first run (its imports) is paid by neither table.
             warm = await _tab(browser)
             await warm.goto(f"{url}/browse")
-            await lr._wait_app(warm)
+            await lr._drawn(warm)
             await warm.context.close()
             little = await _table(lr, browser, url, SMALL_TABLE, rows[1], changes, seed)
             big = await _table(lr, browser, url, TABLE, rows[0], changes, seed)
@@ -150,10 +150,17 @@ async def _tab(browser: Any) -> Any:
     return await context.new_page()
 
 
+_NOT_RUNNING = (
+    "() => document.querySelector('[data-testid=\"stApp\"]')"
+    "?.getAttribute('data-test-script-state') === 'notRunning'"
+)
+
+
 async def _idle(page: Any) -> None:
     """Until the app's rerun is over. Called once what the step waits for is shown (so
-    the rerun has begun): no wait for a "running" widget that may have come and gone."""
-    await page.get_by_test_id("stStatusWidget").wait_for(state="detached")
+    the rerun has begun). Not Streamlit's status widget: the app's minimal toolbar never
+    draws it, so waiting for it to go was no wait at all (tests/load/load_run.py)."""
+    await page.wait_for_function(_NOT_RUNNING, polling=100)
 
 
 async def _timed(paints: Paints, step: str, act: Callable[[], Awaitable[None]]) -> None:
