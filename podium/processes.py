@@ -99,10 +99,27 @@ def find(
             return None
         if proc.status() == psutil.STATUS_ZOMBIE:
             return None
-        line = "\0".join(proc.cmdline())
+        line = "\0".join(_command_line(proc))
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return None
     return proc if all(m in line for m in markers) else None
+
+
+_EXEC_WAIT_S = 1.0
+
+
+def _command_line(proc: psutil.Process) -> list[str]:
+    """`proc`'s command line, once its exec has finished.
+
+    Popen returns when the child's exec closes its close-on-exec pipe, but the kernel
+    sets the new program's argument bounds after that: for a few milliseconds (6 ms at
+    load 23 here) /proc/PID/cmdline reads empty, and a process just spawned looked like
+    another one (tests/test_processes.py flaked on it). An empty line is read again for a
+    moment; one that stays empty (a kernel thread holding a reused pid) is returned."""
+    deadline = time.monotonic() + _EXEC_WAIT_S
+    while not (line := proc.cmdline()) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return line
 
 
 def group_alive(pgid: int) -> bool:
