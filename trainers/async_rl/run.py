@@ -24,91 +24,44 @@ pieces, each in its own module:
   trains (GRPO advantages, truncated-IS REINFORCE: learner.py), commits the new version
   and starts a push of its weights (`trainers.weight_sync`) in the background, so it can
   train the next step while the push is in flight, as far as `max_staleness` allows; a
-  push lands on every replica at once or one at a time (`weight_swap`: swaps.py);
+  push lands on every replica at once or one at a time (`weight_swap`: swaps.py), and
+  pushes queued behind a slow one skip to the newest (pushes.py);
 - each step's samples are appended to the rollouts table (`rollouts.py`) with the step
   that trained them; a replica that dies is replaced, its slots are generated again,
-  and the replacement gets the current weights from the learner (`add_replica`);
+  and the replacement gets the current weights from the learner (`add_replica`), or
+  the run goes on without it where no seat is left (replica_faults.py);
 - `podium jobs scale ID --replicas N` adds replicas while the run trains; each joins
   with the learner's current weights the same way (`scale.py`, beside `train`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import random
 import statistics
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any
 
 from podium.errors import Cancelled
-from podium.reporting import Reporter
-from trainers.async_rl.controller import Completed, Controller, Ticket
-from trainers.async_rl.prompts import Prompt, Scorer
-from trainers.async_rl.rollouts import RolloutsWriter, rollout_row
-from trainers.config import GrpoConfig
+from trainers.async_rl.controller import Completed, Ticket
+from trainers.async_rl.prompts import Prompt
+from trainers.async_rl.pushes import Pushes
+from trainers.async_rl.replica_faults import ReplicaFaults
+from trainers.async_rl.rollouts import rollout_row
 from trainers.learning_signal import no_signal_warning
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from trainers.async_rl.protocols import (
-        PolicyLearner,
-        ReplicaGroup,
-        SaveCheckpoint,
-        WeightPusher,
-    )
-    from trainers.weight_sync.base import SyncRecord
+    from trainers.async_rl.protocols import SaveCheckpoint
 
 ADMIT_WAIT_S = 0.5
 LEARNER_CHECK_S = 5.0  # while no samples come, how often the learner is checked for loss
 
 
-class AsyncRun:
-    """One async GRPO run: the threads, the learner loop and what they share."""
-
-    def __init__(
-        self,
-        cfg: GrpoConfig,
-        reporter: Reporter,
-        prompts: list[Prompt],
-        scorer: Scorer,
-        learner: PolicyLearner,
-        sync: WeightPusher,
-        pool: ReplicaGroup,
-        writer: RolloutsWriter,
-    ) -> None:
-        self.cfg, self.reporter, self.prompts = cfg, reporter, prompts
-        self.scorer, self.learner, self.sync, self.pool, self.writer = (
-            scorer,
-            learner,
-            sync,
-            pool,
-            writer,
-        )
-        self.groups_per_step = cfg.batch_size * cfg.grad_accum // cfg.num_generations
-        self.controller = Controller(cfg.max_staleness, self.groups_per_step, cfg.max_steps)
-        order = list(range(len(prompts)))
-        random.Random(cfg.seed).shuffle(order)
-        self.order = order
-        self.lock = threading.RLock()  # learner weights + push issue + replica joins
-        self.pushes: list[Future[SyncRecord | None]] = []
-        self.issued = 0  # the newest version a push was issued for
-        self.pushes_skipped: list[int] = []  # versions a newer queued push carried instead
-        self._push_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push")
-        # Held by a replica's thread while it generates, and by a push while it lands.
-        self.gen_locks = {r: threading.Lock() for r in pool.actors}
-        self.syncs: list[dict[str, Any]] = []
-        self.sync_failures: list[dict[str, Any]] = []  # pushes that met a dead replica
-        # Replicas lost whose replacement found no seat: the run went on without them.
-        self.replicas_lost: list[dict[str, Any]] = []
-        self.errors: list[BaseException] = []
-        self.stop = pool.stopping  # set, a replacement waiting for a seat gives up too
-        self.generated = 0  # samples generated and kept (slots given back excluded)
-        self._count_lock = threading.Lock()
-        self.history: list[dict[str, float]] = []
-        self._told_no_signal = False
+class AsyncRun(ReplicaFaults, Pushes):
+    """One async GRPO run: the replicas' threads and the learner loop (the state they
+    share: run_state.py; pushes: pushes.py; lost replicas: replica_faults.py)."""
 
     # -- replicas ---------------------------------------------------------------
 
@@ -183,185 +136,6 @@ class AsyncRun:
             if self.controller.complete(ticket, payload, version):
                 with self._count_lock:
                     self.generated += len(mine)
-
-    def replace(self, replica: int) -> bool:
-        """A dead replica: its slots are given back, a new one starts and gets the
-        current weights from the learner over the transfer group. False when the
-        cluster has no seat for it and the run goes on with the other replicas."""
-        from podium.errors import PodiumError
-        from trainers.async_rl.replica import reap_servers
-
-        self.learner.check()  # a node lost with the learner too: that is the job's end
-        self.pool.replacing.add(replica)
-        lost = self.controller.release_replica(replica)
-        self.reporter.log(f"replica {replica}: {len(lost)} slot(s) given back for regeneration")
-        old = self.pool.infos.get(replica)
-        if old is not None:
-            # First: the dead actor's vLLM worker may outlive it, still in the transfer
-            # group, where a learner rank's push blocks sending to it; reaped, the send
-            # fails, and the push (and the replacement's join after it) can go on.
-            reap_servers(self.pool.ray, [old], self.reporter)
-        self.pool.restarts += 1
-        try:
-            (endpoint,) = self.pool.start([replica], generation=self.pool.restarts)
-        except PodiumError as exc:  # not placed within the time: the cluster has no seat
-            others = [r for r in self.pool.actors if r != replica and r not in self.pool.replacing]
-            # Sharded learner ranks each hold the replica in their own transfer: not yet.
-            if self.stop.is_set() or not others or self.cfg.learner_ranks > 1:
-                raise
-            self.go_on_without(replica, str(exc))
-            return False
-        if self.stop.is_set():  # the run ended meanwhile: nothing left to generate
-            return True
-        with self.lock:
-            wait(list(self.pushes))  # pushes in flight to the old replica end first
-            version = self.controller.version
-            self.learner.announce_replica(endpoint.index, endpoint.base_url, version)
-            record = self.sync.add_replica(endpoint, self.learner.named_tensors(), version)
-        self.syncs.append({**record.as_dict(), "joined": replica})
-        self.pool.held[replica] = version
-        self.pool.replacing.discard(replica)
-        self.controller.weights_changed()
-        self.reporter.log(f"replica {replica} replaced; it holds version {version}")
-        return True
-
-    def go_on_without(self, replica: int, why: str) -> None:
-        """Replica `replica` is gone for good: no push goes to it, no slot waits on it,
-        and the log and the job's record say so."""
-        with self.lock:
-            wait(list(self.pushes))  # pushes in flight end first (they skip it: replacing)
-            self.sync.drop_replica(replica)
-            self.pool.actors.pop(replica, None)
-            self.pool.held.pop(replica, None)
-            self.gen_locks.pop(replica, None)
-            self.pool.replacing.discard(replica)
-        self.replicas_lost.append({"replica": replica, "reason": why})
-        self.controller.weights_changed()
-        self.reporter.warn(
-            f"replica {replica} was lost and no replacement could be placed; the run goes "
-            f"on with {len(self.pool.actors)} replica(s): {why}"
-        )
-
-    def fail(self, exc: BaseException) -> None:
-        self.errors.append(exc)
-        self.stop.set()
-        self.controller.close()
-
-    def raise_errors(self) -> None:
-        if self.errors:
-            raise self.errors[0]
-
-    # -- pushes -----------------------------------------------------------------
-
-    def push(self, version: int) -> None:
-        """Push the weights as they are now, in the background (pushes run in order),
-        to every replica at once or one at a time (the card's `weight_swap`: swaps.py).
-
-        A push first waits for a replica's generate call to return and keeps it from
-        starting another until its load has landed. vLLM's pause would let a request in
-        flight finish on the old weights anyway, but a swap landing between a request's
-        end and the replica reading its version back makes that request's version
-        ambiguous, and the replica then generates it again with the new weights, which
-        made every lag 0 whatever max_staleness allowed.
-        """
-        from trainers.async_rl.swaps import Swapper
-
-        snap = self.sync.snapshot(self.learner.named_tensors())  # the learner moves on now
-        self.learner.announce_push(version)  # the other learner ranks push their rows
-
-        def landed_on(r: int, v: int) -> None:
-            if r not in self.pool.replacing:
-                self.pool.held[r] = max(self.pool.held.get(r, 0), v)
-            self.controller.weights_changed()
-
-        swapper = Swapper(
-            self.sync,
-            self.gen_locks,
-            landed_on=landed_on,
-            condemn=self.condemn,
-            skip=lambda r: r in self.pool.replacing,
-            retry=lambda exc: self.push_retry(version, exc),
-        )
-        self.issued = version
-
-        def push_newest() -> SyncRecord | None:
-            # A replica behind goes straight to the newest weights: a push whose version
-            # a newer queued push carries anyway is skipped (sharded ranks push their rows
-            # on their own: each of theirs must meet rank 0's).
-            if self.issued > version and self.cfg.learner_ranks == 1:
-                self.pushes_skipped.append(version)
-                return None
-            return swapper.push(self.cfg.weight_swap, snap, version)
-
-        future = self._push_thread.submit(push_newest)
-        self.pushes.append(future)
-
-        def landed(done: Future[SyncRecord | None]) -> None:
-            exc = done.exception()
-            if exc is not None:
-                self.push_failed(version, exc)
-                return
-            record = done.result()
-            if record is None:
-                return
-            self.syncs.append(record.as_dict())
-            for verdict in record.replicas:
-                landed_on(int(verdict["replica"]), record.version)
-
-        future.add_done_callback(landed)
-
-    def condemn(self, replicas: list[int], version: int, exc: BaseException) -> None:
-        """Kill replicas whose load of `version` failed: each stays paused on weights
-        that are not the learner's until its actor is gone; its thread then meets the
-        dead actor and replaces it (`replace`), as after any death."""
-        for r in replicas:
-            self.reporter.log(
-                f"replica {r} failed to load version {version}; it stays paused and is "
-                f"replaced ({exc})"
-            )
-            self.pool.replacing.add(r)  # not alive from now on, whatever Ray says yet
-            with contextlib.suppress(Exception):
-                self.pool.ray.kill(self.pool.actors[r])
-
-    def push_retry(self, version: int, exc: BaseException) -> bool:
-        """Whether a push that failed with a transfer error is tried again: yes while
-        the run goes on with every replica alive (a dead one is replaced instead)."""
-        if self.stop.is_set() or not all(self.pool.alive(r) for r in sorted(self.pool.actors)):
-            return False
-        self.reporter.log(f"push of version {version} failed ({exc}); trying it again")
-        return True
-
-    def push_failed(self, version: int, exc: BaseException) -> None:
-        """A push that failed because a replica died, or a replica failed its load (and
-        was condemned), is not the job's failure: that replica is replaced (and gets the
-        current weights then); the live ones loaded this version, which their own
-        report says. Any other failure ends the job."""
-        from trainers.weight_sync import ReplicaLoadError
-
-        try:
-            self.learner.check()  # a push met a lost learner: no replica's fault
-        except BaseException as lost:  # noqa: BLE001 - the job fails with it
-            self.fail(lost)
-            return
-        dead = [r for r in sorted(self.pool.actors) if not self.pool.alive(r)]
-        if not dead:
-            self.fail(exc)
-            return
-        failure: dict[str, Any] = {"version": version, "dead_replicas": dead, "error": str(exc)}
-        if isinstance(exc, ReplicaLoadError):
-            failure["failed_load"] = exc.failed
-            failure["replicas"] = exc.verdicts
-        self.sync_failures.append(failure)
-        self.reporter.log(f"push of version {version} missed dead replica(s) {dead}: {exc}")
-        for r in sorted(self.pool.actors):
-            if r not in dead and r not in self.pool.replacing:
-                try:
-                    held = int(self.pool.ray.get(self.pool.actors[r].version.remote()))
-                except Exception as err:  # noqa: BLE001 - the job fails with it
-                    self.fail(err)
-                    return
-                self.pool.held[r] = max(self.pool.held.get(r, 0), held)
-        self.controller.weights_changed()
 
     # -- the learner ------------------------------------------------------------
 
