@@ -10,6 +10,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,43 +22,50 @@ from podium.errors import InvalidInput
 from podium.reporting import Reporter
 from podium.signals.map_settings import TopicsSettings
 from podium.signals.signal import Source, TableSignal
-from podium.signals.vectors import source_vectors
+from podium.signals.vectors import source_batches
 
 PROP_TOPICS = "podium.signal.topics"  # JSON: one entry per cluster
 SAMPLE_PER_CLUSTER = 50
 WORD = re.compile(r"[^\W\d_]{3,}")
 
 
-def two_levels(
-    vectors: npt.NDArray[Any],
-    settings: TopicsSettings,
-) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]:
-    """(cluster per row, category per cluster, distance of each row to its centroid)."""
+@dataclass
+class TwoLevels:
+    """k-means fitted on a sample of the rows, and the category of each of its clusters."""
+
+    kmeans: Any
+    categories: npt.NDArray[np.int32]
+
+    def assign(self, vectors: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+        """(cluster of each row, its distance to the cluster's centroid)."""
+        clusters = np.empty(len(vectors), np.int32)
+        distance = np.empty(len(vectors), np.float32)
+        for start in range(0, len(vectors), 65536):
+            d = self.kmeans.transform(vectors[start : start + 65536])
+            clusters[start : start + 65536] = d.argmin(axis=1)
+            distance[start : start + 65536] = d.min(axis=1)
+        return clusters, distance
+
+
+def fit_two_levels(sample: npt.NDArray[Any], rows: int, settings: TopicsSettings) -> TwoLevels:
+    """Clusters (at most one per row of the `rows` there are) fitted on `sample`, and
+    Ward's grouping of their centroids into categories."""
     from sklearn.cluster import AgglomerativeClustering, MiniBatchKMeans
 
-    n = len(vectors)
-    k = max(1, min(settings.clusters, n))
-    rng = np.random.default_rng(settings.seed)
-    fit = vectors if n <= settings.fit_rows else vectors[rng.choice(n, settings.fit_rows, False)]
+    k = max(1, min(settings.clusters, rows, len(sample)))
     km = MiniBatchKMeans(n_clusters=k, random_state=settings.seed, n_init=3, batch_size=4096).fit(
-        fit
+        sample
     )
-    clusters = np.empty(n, np.int32)
-    distance = np.empty(n, np.float32)
-    for start in range(0, n, 65536):
-        part = vectors[start : start + 65536]
-        d = km.transform(part)
-        clusters[start : start + 65536] = d.argmin(axis=1)
-        distance[start : start + 65536] = d.min(axis=1)
-    centroids = km.cluster_centers_
     c = max(1, min(settings.categories, k))
     if c == k:
         categories = np.arange(k, dtype=np.int32)
     elif c == 1:
         categories = np.zeros(k, np.int32)
     else:
-        categories = AgglomerativeClustering(n_clusters=c, linkage="ward").fit_predict(centroids)
-    return clusters, categories.astype(np.int32), distance
+        categories = AgglomerativeClustering(n_clusters=c, linkage="ward").fit_predict(
+            km.cluster_centers_
+        )
+    return TwoLevels(km, categories.astype(np.int32))
 
 
 def keywords(texts_by_cluster: dict[int, list[str]], top: int = 4) -> dict[int, list[str]]:
@@ -99,20 +107,37 @@ class Topics(TableSignal[TopicsSettings]):
         self.topics: list[dict[str, Any]] = []
 
     def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
-        reporter.log("topics: vectors")
-        found = source_vectors(source)
-        reporter.log(f"topics: clustering {len(found.ids)} rows")
-        clusters, categories, distance = two_levels(found.vectors, self.settings)
-        self.counts["rows"] = len(found.ids)
-        self.counts["clusters"] = int(len(np.unique(clusters)))
-        self.counts["categories"] = (
-            int(len(np.unique(categories[clusters]))) if len(clusters) else 0
+        """k-means on a sample, then every row assigned a batch at a time: the vectors
+        are read twice, never held all at once (the ids and cluster numbers are)."""
+        found = source_batches(source)
+        if not found.count:
+            yield pa.RecordBatch.from_pylist([], schema=self.schema)
+            return
+        reporter.log(f"topics: fitting on a sample of {min(found.count, self.settings.fit_rows)}")
+        levels = fit_two_levels(
+            found.sample(self.settings.fit_rows, self.settings.seed), found.count, self.settings
         )
-        self._describe(source, found.ids, clusters, categories)
-        yield pa.RecordBatch.from_arrays(
-            [found.ids, pa.array(categories[clusters]), pa.array(clusters), pa.array(distance)],
-            schema=self.schema,
-        )
+        reporter.log(f"topics: assigning {found.count} rows")
+        ids: list[pa.Array] = []
+        parts: list[npt.NDArray[Any]] = []
+        for batch_ids, vectors in found.batches():
+            clusters, distance = levels.assign(vectors)
+            ids.append(batch_ids.cast(pa.string()))
+            parts.append(clusters)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    ids[-1],
+                    pa.array(levels.categories[clusters]),
+                    pa.array(clusters),
+                    pa.array(distance),
+                ],
+                schema=self.schema,
+            )
+        every = np.concatenate(parts)
+        self.counts["rows"] = len(every)
+        self.counts["clusters"] = int(len(np.unique(every)))
+        self.counts["categories"] = int(len(np.unique(levels.categories[every])))
+        self._describe(source, pa.concat_arrays(ids), every, levels.categories)
 
     def _describe(
         self,
@@ -131,7 +156,11 @@ class Topics(TableSignal[TopicsSettings]):
                 else rng.choice(rows, SAMPLE_PER_CLUSTER, False)
             )
             sample.update(ids.take(pa.array(take)).to_pylist())
-        cluster_of = dict(zip(ids.to_pylist(), clusters.tolist(), strict=True)) if sample else {}
+        cluster_of = {
+            i: int(c)
+            for i, c in zip(ids.to_pylist(), clusters.tolist(), strict=True)
+            if i in sample
+        }
         texts: dict[int, list[str]] = {}
         for turns in source.turns():
             for row_id, text in zip(turns.ids, turns.row_texts(), strict=True):

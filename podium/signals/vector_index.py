@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,10 +26,12 @@ from pyiceberg.table import Table
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import name_of
 from podium.store.maintenance.table_files import PROP_SIDE_FILES, location_filesystem
+from podium.store.private_tmp import private_scratch
 from podium.store.read.read import iter_table_batches
 
 PROP_INDEX = "podium.signal.index"  # JSON: {"graph", "ids", "snapshot", "rows", "dims"}
 INDEX_BATCH = 8192
+COPY_CHUNK = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,14 @@ def iter_vectors(
         yield batch.column("id"), as_matrix(batch.column("vector"), dims)
 
 
+def count_rows(signal_table: Table, snapshot_id: int | None) -> int:
+    """Rows of the signal table's snapshot (its ids read, not its vectors)."""
+    return sum(
+        b.num_rows
+        for b in iter_table_batches(signal_table, snapshot_id, columns=["id"], batch_size=65536)
+    )
+
+
 def as_matrix(column: pa.ChunkedArray | pa.Array, dims: int) -> npt.NDArray[Any]:
     """A vector column (fixed-size or plain lists of float32) as an (n, dims) matrix."""
     if isinstance(column, pa.ChunkedArray):
@@ -64,14 +76,27 @@ def as_matrix(column: pa.ChunkedArray | pa.Array, dims: int) -> npt.NDArray[Any]
     return matrix
 
 
-def _write(signal_table: Table, relative: str, data: bytes) -> str:
+def _write(signal_table: Table, relative: str, data: bytes | Path) -> str:
+    """`data` (bytes, or a local file copied a chunk at a time) at `relative` beside the
+    table."""
     location = signal_table.metadata.location.rstrip("/")
     path = f"{location}/{relative}"
     fs, where, _ = location_filesystem(path, signal_table.io)
     fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(where) as out:
-        out.write(data)
+        if isinstance(data, bytes):
+            out.write(data)
+        else:
+            with data.open("rb") as local:
+                shutil.copyfileobj(local, out, COPY_CHUNK)
     return path
+
+
+def _missing(signal_table: Table, path: str) -> InvalidInput:
+    return InvalidInput(
+        f"The vector index {path} named by {name_of(signal_table)} is missing; run the "
+        "embedding signal again to rebuild it."
+    )
 
 
 def _read(signal_table: Table, path: str) -> bytes:
@@ -80,10 +105,7 @@ def _read(signal_table: Table, path: str) -> bytes:
         with fs.open_input_stream(where) as f:
             return bytes(f.read())
     except FileNotFoundError:
-        raise InvalidInput(
-            f"The vector index {path} named by {name_of(signal_table)} is missing; run the "
-            "embedding signal again to rebuild it."
-        ) from None
+        raise _missing(signal_table, path) from None
 
 
 def new_index(dims: int) -> Any:
@@ -118,7 +140,13 @@ def build_index(signal_table: Table) -> IndexFiles:
         ids.append(batch_ids.cast(pa.string()))
         done += len(vectors)
     stem = f"index/{sid}-{uuid.uuid4().hex[:12]}"
-    graph = _write(signal_table, f"{stem}.usearch", bytes(index.save()))
+    # Saved to a file, not to bytes: at 1M rows the graph is ~0.7 GB and a buffer of it
+    # held beside the index doubled the stage's peak.
+    with private_scratch("vector-index") as scratch:
+        local = Path(scratch) / "graph.usearch"
+        index.save(str(local))
+        del index
+        graph = _write(signal_table, f"{stem}.usearch", local)
     sink = io.BytesIO()
     id_table = pa.table({"id": pa.concat_arrays(ids) if ids else pa.array([], pa.string())})
     with ipc.new_file(sink, id_table.schema) as writer:
@@ -163,17 +191,32 @@ def load_index(signal_table: Table) -> LoadedIndex:
     return _load(signal_table, files)
 
 
-def _restore(graph_path: str, dims: int, graph: bytes, ids: bytes) -> LoadedIndex:
+def _restore(signal_table: Table, graph_path: str, dims: int) -> Any:
+    """The graph: a local file is memory-mapped (searches touch only the pages they
+    visit), another filesystem's is copied to a private scratch file and loaded."""
+    from pyarrow.fs import LocalFileSystem
     from usearch.index import Index
 
-    index = Index.restore(bytearray(graph))
+    fs, where, _ = location_filesystem(graph_path, signal_table.io)
+    if isinstance(fs, LocalFileSystem):
+        if not Path(where).is_file():
+            raise _missing(signal_table, graph_path)
+        index = Index.restore(where, view=True)
+    else:
+        with private_scratch("vector-index") as scratch:
+            local = Path(scratch) / "graph.usearch"
+            try:
+                with fs.open_input_stream(where) as remote, local.open("wb") as out:
+                    shutil.copyfileobj(remote, out, COPY_CHUNK)
+            except FileNotFoundError:
+                raise _missing(signal_table, graph_path) from None
+            index = Index.restore(str(local))
     if index is None or index.ndim != dims:
         raise InvalidInput(
             f"The vector index {graph_path} has {getattr(index, 'ndim', '?')} dimensions, its "
             f"signal {dims}; run the embedding signal again."
         )
-    id_table = ipc.open_file(pa.BufferReader(ids)).read_all()
-    return LoadedIndex(index, id_table.column("id").combine_chunks(), dims)
+    return index
 
 
 _LOADED: dict[str, LoadedIndex] = {}
@@ -183,7 +226,8 @@ def _load(signal_table: Table, files: IndexFiles) -> LoadedIndex:
     """The index, kept in memory per graph file (a file is never rewritten: a new run
     writes new names), so warm searches skip reading it."""
     if files.graph not in _LOADED:
-        graph = _read(signal_table, files.graph)
-        ids = _read(signal_table, files.ids)
-        _LOADED[files.graph] = _restore(files.graph, dims_of(signal_table), graph, ids)
+        dims = dims_of(signal_table)
+        ids = ipc.open_file(pa.BufferReader(_read(signal_table, files.ids))).read_all()
+        graph = _restore(signal_table, files.graph, dims)
+        _LOADED[files.graph] = LoadedIndex(graph, ids.column("id").combine_chunks(), dims)
     return _LOADED[files.graph]

@@ -3,6 +3,8 @@ projection, search and coverage read), or embedded now when there is none."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,15 +61,75 @@ def stored_vectors(table: str, snapshot: int | str | None = None) -> SnapshotVec
         ids.append(batch_ids.cast(pa.string()))
         parts.append(vectors)
     dims = dims_of(stored)
-    settings = stored.properties.get("podium.signal.settings") or "{}"
-    import json
-
-    model = str(json.loads(settings).get("model", ""))
     return SnapshotVectors(
         pa.concat_arrays(ids) if ids else pa.array([], pa.string()),
         np.concatenate(parts) if parts else np.zeros((0, dims), np.float32),
-        model,
+        model_of(stored),
         dims,
+    )
+
+
+def model_of(signal_table: Table) -> str:
+    """The model that made an embedding signal's vectors (its settings name it)."""
+    settings = json.loads(signal_table.properties.get("podium.signal.settings") or "{}")
+    return str(settings.get("model", ""))
+
+
+@dataclass
+class VectorBatches:
+    """A snapshot's vectors read again for each pass, a batch at a time: what fits a
+    model on a sample and then labels every row holds one batch, never all of them (at
+    1M rows of 256 dimensions the whole matrix is 1 GB, 2 GB while it is gathered)."""
+
+    count: int
+    dims: int
+    model: str
+    read: Callable[[], Iterator[tuple[pa.Array, Vectors]]]
+
+    def batches(self) -> Iterator[tuple[pa.Array, Vectors]]:
+        return self.read()
+
+    def sample(self, rows: int, seed: int) -> Vectors:
+        """Every vector when there are at most `rows`, else `rows` drawn at random, in
+        the order `numpy`'s `choice` draws them (as indexing the whole matrix would)."""
+        if self.count <= rows:
+            picks = np.arange(self.count)
+        else:
+            picks = np.random.default_rng(seed).choice(self.count, rows, False)
+        order = np.argsort(picks, kind="stable")
+        wanted = picks[order]
+        out = np.empty((len(picks), self.dims), np.float32)
+        start = done = 0
+        for _, vectors in self.batches():
+            end = start + len(vectors)
+            upto = int(np.searchsorted(wanted, end))
+            out[order[done:upto]] = vectors[wanted[done:upto] - start]
+            done, start = upto, end
+        return out
+
+
+def stored_batches(table: str, snapshot: int | str | None = None) -> VectorBatches:
+    """The current embedding signal's vectors, read from its table a batch at a time."""
+    from podium.signals.vector_index import count_rows, dims_of, iter_vectors
+
+    _, stored, _ = embedding_signal(table, snapshot)
+    snap = stored.current_snapshot()
+    sid = snap.snapshot_id if snap else None
+    rows = count_rows(stored, sid)
+    return VectorBatches(rows, dims_of(stored), model_of(stored), lambda: iter_vectors(stored, sid))
+
+
+def source_batches(source: Source) -> VectorBatches:
+    """The snapshot's stored embeddings when current, else embedded now (default model,
+    held in memory: a table big enough for that to matter gets its embedding signal
+    first, as the map's pages and commands say)."""
+    try:
+        return stored_batches(source.table, source.snapshot_id)
+    except InvalidInput:
+        pass
+    found = source_vectors(source)
+    return VectorBatches(
+        len(found.ids), found.dims, found.model, lambda: iter([(found.ids, found.vectors)])
     )
 
 

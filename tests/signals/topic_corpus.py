@@ -5,6 +5,7 @@ sentences), so the topic each row came from is the truth clusters are scored aga
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 TOPICS: dict[str, list[str]] = {
     "baking": [
@@ -81,12 +82,17 @@ FILLER = [
 
 def topic_rows(rows: int, k: int = 8, seed: int = 0, sentences: int = 8) -> list[tuple[str, int]]:
     """`rows` texts of ~`sentences` sentences, each with the index of its topic."""
+    return list(iter_topic_rows(rows, k, seed, sentences))
+
+
+def iter_topic_rows(
+    rows: int, k: int = 8, seed: int = 0, sentences: int = 8
+) -> Iterator[tuple[str, int]]:
+    """`topic_rows` one row at a time (a benchmark's million rows are never all held)."""
     names = list(TOPICS)[:k]
     rng = random.Random(seed)
-    out = []
     for i in range(rows):
         topic = i % len(names)
         picked = [rng.choice(TOPICS[names[topic]]) for _ in range(sentences)]
         picked.insert(rng.randrange(len(picked) + 1), rng.choice(FILLER))
-        out.append((f"({i}) " + " ".join(picked), topic))
-    return out
+        yield f"({i}) " + " ".join(picked), topic
