@@ -75,7 +75,8 @@ class SignalsConfig(BaseModel):
     )
     language: LanguageSettings = Field(
         default_factory=LanguageSettings,
-        description="language: accuracy (low|high), max_chars, languages (ISO 639-1 codes).",
+        description="language: engine (fasttext|lingua), accuracy (lingua: low|high), "
+        "max_chars, languages (ISO 639-1 codes).",
     )
     private_data: PrivateDataSettings = Field(
         default_factory=PrivateDataSettings,

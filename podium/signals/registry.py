@@ -37,7 +37,7 @@ SIGNAL_KINDS: dict[str, SignalKind] = {
             "language",
             "podium.signals.language:Language",
             "language",
-            "The language of each row (lingua, offline).",
+            "The language of each row (fastText or lingua, offline).",
         ),
         SignalKind(
             "private-data",

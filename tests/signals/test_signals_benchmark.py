@@ -21,6 +21,10 @@ def test_the_benchmark_measures_every_signal_against_its_truth(tmp_path: Path) -
         found = signals["private-data"][kind]
         assert found["true"] > 0 and found["recall"] >= 0.95 and found["precision"] >= 0.9, kind
     assert signals["exact-dup"]["recall"] == 1.0
+    for engine in ("language", "language (lingua)"):  # fastText, the default, and lingua
+        for lang, found in signals[engine]["per_language"].items():
+            assert found["true"] > 0 and found["recall"] >= 0.95, (engine, lang)
+            assert found["precision"] >= 0.95, (engine, lang)
 
 
 def test_the_scale_benchmark_measures_each_signal_in_its_own_process(tmp_path: Path) -> None:
