@@ -116,3 +116,30 @@ def test_appended_rows_come_after_the_rows_they_were_appended_to(table: str) -> 
     ids = [r["id"] for r in page(table, limit=1000).rows]
     assert ids[:2] == ["r000", "r001"]
     assert ids[-5:] == ["r100", "r101", "r102", "r200", "r201"]
+
+
+def test_a_page_is_kept_per_snapshot_and_a_commit_is_seen_at_once(
+    table: str, podium_home: Path
+) -> None:
+    """The app's sessions share pages read at a snapshot (a rerun, another reviewer on the
+    same page): with the data files moved away the same page still comes back. A commit
+    is a new snapshot, so its rows show at once; the old snapshot keeps its own page."""
+    before = page(table, offset=10, limit=5)
+    needles = page(table, search="needle", offset=0, limit=3)
+    files = sorted(podium_home.rglob("*.parquet"))
+    assert files
+    for f in files:
+        f.rename(f.with_suffix(".aside"))
+    try:
+        assert page(table, offset=10, limit=5).rows == before.rows
+        assert page(table, search="needle", offset=0, limit=3).rows == needles.rows
+        with pytest.raises(OSError):  # anything not read before needs the files
+            page(table, offset=20, limit=5)
+    finally:
+        for f in files:
+            f.with_suffix(".aside").rename(f)
+    write_table(table, rows(30, start=500), mode="overwrite", schema=SFT_SCHEMA)
+    after = page(table, offset=10, limit=5)
+    assert after.total == 30 and after.rows[0]["id"] == "r510"
+    assert after.snapshot_id != before.snapshot_id
+    assert page(table, offset=10, limit=5, snapshot_id=before.snapshot_id).rows == before.rows

@@ -1,16 +1,19 @@
 """Values kept by key in memory, the least recently used dropped first, for what never
 changes once made: a snapshot's plan, a manifest's entries, a data file's row groups,
-the annotations of some rows at one snapshot of an annotations table."""
+a page of rows at one snapshot, the annotations at one snapshot of an annotations table."""
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+_every: weakref.WeakSet[Kept[Any, Any]] = weakref.WeakSet()
 
 
 class Kept(Generic[K, V]):
@@ -20,6 +23,7 @@ class Kept(Generic[K, V]):
         self.size = size
         self._values: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
+        _every.add(self)
 
     def get(self, key: K, make: Callable[[], V]) -> V:
         """The value kept for `key`, else `make()`'s, then kept. `make` runs outside the
@@ -38,3 +42,10 @@ class Kept(Generic[K, V]):
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+
+
+def forget_all() -> None:
+    """Empty every `Kept` of this process, as a new process would start (benchmarks and
+    tests that measure or check a cold read)."""
+    for kept in list(_every):
+        kept.clear()

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from podium.config import get_settings
 from podium.store.read import plan_cache
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
-from podium.store.read.kept import Kept
+from podium.store.read.kept import Kept, forget_all
 from podium.store.read.object_store import is_s3, s3_filesystem, s3_key
 
 if TYPE_CHECKING:
@@ -214,6 +214,6 @@ def row_group_sizes(
 
 
 def clear_plans() -> None:
-    """Forget cached plans and footers (benchmarks use this to measure cold)."""
-    for kept in (_plans, _footers, _manifests):
-        kept.clear()
+    """Forget what this process keeps in memory: plans, footers, manifests, and pages and
+    annotations read with them (benchmarks use this to measure cold)."""
+    forget_all()

@@ -1,11 +1,12 @@
 """Queries over a table snapshot: pages, search, filters, counts, and the SQL console.
 
-Nothing here holds a snapshot. A page without conditions is read from the row groups
+Nothing here holds a snapshot open. A page without conditions is read from the row groups
 that hold it (`podium.store.read.scan.read_span`). A search or filter runs one DuckDB scan
 over the snapshot's Parquet files that returns only the matching row positions (a few
 bytes a hit, cached per query, so paging through results does not search again); the
-page's rows are then read by position. Counts and `count_by` are queries that follow
-the same conditions.
+page's rows are then read by position. A page read at a snapshot is kept in memory under
+that snapshot's id (a commit makes a new one), so the app's sessions and reruns on the same
+page share one read. Counts and `count_by` are queries that follow the same conditions.
 
 Every connection can read the snapshot's own data files and nothing else, so a user's
 `--where` or `podium sql` cannot read other files on the machine. A query with a `where`
@@ -32,6 +33,7 @@ from podium.errors import InvalidInput
 from podium.store.read import scan
 from podium.store.read.file_plan import FilePlan
 from podium.store.read.guarded import Limits, call_guarded
+from podium.store.read.kept import Kept
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.plan_cache import cached_snapshot
 from podium.store.read.scan import POS, connect, mapped_view_sql, quote
@@ -49,6 +51,10 @@ __all__ = ["Page", "connect", "count_by", "iter_rows", "mapped_view_sql", "page"
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
 
 _POSITIONS_BYTES = 64 * 2**20  # cache budget for search/filter results (int64 positions)
+# Pages read, as Arrow, keyed by snapshot: a snapshot never changes, so every app session
+# on the same page (and every rerun of one) shares one read; a commit is a new snapshot id,
+# so an edit is seen at once. 64 pages of 100 rows of ~7 KiB is ~45 MB at most.
+_PAGES_KEPT = 64
 
 # A `where` condition's process: ~150 MB of interpreter, DuckDB's share below the cap so
 # what DuckDB can bound (joins, sorts) spills or fails cleanly before the kill.
@@ -250,6 +256,21 @@ def filtered_source(
 
 _positions: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _lock = threading.Lock()
+_pages: Kept[tuple[Any, ...], tuple[pa.Table, int | None]] = Kept(_PAGES_KEPT)
+
+
+def _conditions_key(
+    search: str | None,
+    where: str | None,
+    filters: Mapping[str, FilterValue] | None,
+    ids: Collection[str] | None,
+) -> tuple[Any, ...]:
+    return (
+        search,
+        where,
+        json.dumps(filters, sort_keys=True, default=list),
+        None if ids is None else hash(frozenset(ids)),
+    )
 
 
 def matching_positions(
@@ -263,13 +284,7 @@ def matching_positions(
 ) -> np.ndarray:
     """Ascending positions of the rows passing every condition: all of them (cached),
     or only the `first` ones, found without scanning past them."""
-    key = (
-        *view.key,
-        search,
-        where,
-        json.dumps(filters, sort_keys=True, default=list),
-        None if ids is None else hash(frozenset(ids)),
-    )
+    key = (*view.key, *_conditions_key(search, where, filters, ids))
     with _lock:
         if key in _positions:
             _positions.move_to_end(key)
@@ -348,11 +363,28 @@ def page(
     if offset < 0 or limit < 0:
         raise InvalidInput("--offset and --limit must not be negative.")
     view = open_view(name, snapshot_id)
+    key = (*view.key, *_conditions_key(search, where, filters, ids), offset, limit, count)
+    data, total = _pages.get(
+        key, lambda: _read_page(view, offset, limit, search, where, filters, ids, count)
+    )
     columns = list(view.schema.names)
+    return Page(scan.to_rows(data), total, offset, limit, view.snapshot_id, columns)
+
+
+def _read_page(
+    view: SnapshotView,
+    offset: int,
+    limit: int,
+    search: str | None,
+    where: str | None,
+    filters: Mapping[str, FilterValue] | None,
+    ids: Collection[str] | None,
+    count: bool,
+) -> tuple[pa.Table, int | None]:
+    """The page's rows under canonical names, and the matching rows' count."""
     if not (search or where or filters or ids is not None):
         raw = scan.read_span(view.table, view.plan, offset, limit)
-        rows = scan.to_rows(view.canonical(raw))
-        return Page(rows, view.plan.total, offset, limit, view.snapshot_id, columns)
+        return view.canonical(raw), view.plan.total
     found = matching_positions(
         view,
         search=search,
@@ -362,8 +394,7 @@ def page(
         first=None if count else offset + limit,
     )
     raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
-    total = len(found) if count else None
-    return Page(scan.to_rows(view.canonical(raw)), total, offset, limit, view.snapshot_id, columns)
+    return view.canonical(raw), len(found) if count else None
 
 
 def iter_rows(
