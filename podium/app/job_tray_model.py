@@ -6,12 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from podium.app.shared_read import SharedRead
 from podium.jobs.lanes import waiting_reason
 from podium.jobs.progress import progress_fraction, progress_text
-from podium.jobs.queue import Job
+from podium.jobs.queue import Job, list_jobs
 from podium.jobs.tables import ACTIVE
 
 RECENT = timedelta(hours=24)
+TRAY_JOBS = 30  # read for the tray (it shows `tray_items`' `shown` of them)
+SHARED_SECONDS = 1.0  # how long one read of a user's jobs serves every tab of that user
 STATUS_ICONS = {
     "queued": ":material/schedule:",
     "running": ":material/play_circle:",
@@ -66,3 +69,17 @@ def tray_items(
             )
         )
     return items
+
+
+def _users_jobs(user: str) -> list[Job]:
+    return list_jobs(limit=TRAY_JOBS, submitted_by=user)
+
+
+# The tray polls in every tab: ten tabs of one user every 2 s read the job table once a
+# second between them, not five times.
+tray_jobs: SharedRead[str, list[Job]] = SharedRead(SHARED_SECONDS, _users_jobs)
+
+
+def has_active(jobs: list[Job]) -> bool:
+    """Whether any of `jobs` is queued or running (the tray then polls faster)."""
+    return any(j["status"] in ACTIVE for j in jobs)
