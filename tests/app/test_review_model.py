@@ -124,6 +124,15 @@ def test_edits_are_snapshots_and_a_stale_edit_conflicts(table: str) -> None:
         ("append", getpass.getuser(), "whole-table write"),  # the table's creation
         ("edit", "alice", "fix"),
     ]
+    # Kept per metadata file of the table and of its annotations (every session with the
+    # row open shares it): a label commits a new one, so the next read shows it at once.
+    rs.label_rows(table, [row_id(2)], BOB, "good")
+    history = row_history.history_rows(PageTables(table), row_id(2))
+    assert [(h["what"], h["author"], h["detail"]) for h in history][-1] == (
+        "annotation",
+        "bob",
+        "label good",
+    )
 
 
 def test_bulk_ids_follow_the_filter_and_confirm_the_count(table: str) -> None:

@@ -8,12 +8,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.app.page_tables import PageTables
+from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.review.history import row_history
+from podium.store.read.kept import Kept
+
+# A row's history by the metadata files of its table and annotations table: either
+# changes only with a commit, which names a new metadata file, so every session and rerun
+# with the row open shares one read until the next edit or label.
+_histories: Kept[tuple[str, str, str | None, str], list[dict[str, Any]]] = Kept(256)
 
 
 def history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
     """A row's changes and annotations, oldest first, as table rows (when, what, who)."""
+    notes = tables.notes
+    key = (
+        get_settings().catalog_uri,
+        tables.table.metadata_location,
+        notes.metadata_location if notes is not None else None,
+        row_id,
+    )
+    rows = _histories.get(key, lambda: _history_rows(tables, row_id))
+    return [dict(r) for r in rows]  # a caller's change never reaches the kept rows
+
+
+def _history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
     return [
         {
             "when": e["at"][:19].replace("T", " "),
