@@ -47,6 +47,8 @@ class Reporter:
         self.lineage: dict[str, str] = dict(lineage or {})
         # What a run stopped part-way left registered (`stopped_with`), for its job's record.
         self.partial_outputs: JobOutputs | None = None
+        # Facts the job's record keeps however the run ends (`keep`).
+        self.kept: dict[str, Any] = {}
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
         """Report that `done` of `total` units are finished."""
@@ -77,6 +79,12 @@ class Reporter:
         registered so far, marked partial; `summary["partial"]` says where it stopped): a
         cancelled job records these as its outputs."""
         self.partial_outputs = outputs
+
+    def keep(self, key: str, value: Any) -> None:
+        """A fact about the run that its job's record keeps in its outputs' summary
+        however the run ends (where each of its parts ran): a failed run's too, which
+        returns no outputs. The run's own summary, when it finishes, wins on a clash."""
+        self.kept[key] = value
 
     def check_cancelled(self) -> None:
         """Call between units of work; raises `Cancelled` if a stop was requested."""

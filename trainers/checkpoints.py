@@ -23,7 +23,7 @@ from typing import Any
 from podium.config import get_settings
 from podium.errors import Cancelled, InvalidInput
 from podium.models.registry import ModelInfo, forget_models, mark_partial, register_checkpoint
-from podium.reporting import JobOutputs, Reporter, cancelled_at
+from podium.reporting import JobOutputs, Reporter, stopped_at
 from podium.store.schema import PROP_LINEAGE_PREFIX
 
 
@@ -88,10 +88,11 @@ class CheckpointWriter:
         self.reporter.log(f"checkpoint {name} (step {step}) registered at {dest}")
         return info
 
-    def stopped(self, step: int, max_steps: int) -> None:
-        """The run is cancelled at `step` of `max_steps`: mark what it registered partial
-        and tell the reporter, so the job lists it among its outputs."""
-        note = cancelled_at(step, max_steps, "step")
+    def stopped(self, step: int, max_steps: int, how: str = "cancelled") -> None:
+        """The run is cancelled (or failed, keeping what it saved: a lost learner) at
+        `step` of `max_steps`: mark what it registered partial and tell the reporter, so
+        the job lists it among its outputs."""
+        note = stopped_at(how, step, max_steps, "step")
         names = [info.name for info in self.saved]
         if names:
             mark_partial(names, note)

@@ -100,7 +100,7 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             reporter.flush()
             detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
             reporter.log(f"failed: {detail}")
-            _fail(job, exc, landed_since(mark), reporter if kind.resumable else None)
+            _fail(job, exc, reporter, landed_since(mark), resumable=kind.resumable)
             if not isinstance(exc, Exception):
                 raise
         else:
@@ -123,7 +123,9 @@ def _succeed(
 
     def record() -> None:
         reporter.flush()  # metrics and samples are in before the job reads as finished
-        recorded.update(outputs_json(outputs, landed))
+        done = outputs or JobOutputs()
+        kept = JobOutputs(done.tables, done.checkpoints, {**reporter.kept, **done.summary})
+        recorded.update(outputs_json(kept, landed))
         transition(
             job["id"], "succeeded", when=_LIVE, outputs=json.dumps(recorded), message="finished"
         )
@@ -208,23 +210,33 @@ def _cancel(job: Job, reporter: JobReporter, message: str, landed: list[tuple[st
 def _fail(
     job: Job,
     exc: BaseException,
+    reporter: JobReporter,
     landed: list[tuple[str, int]] | None = None,
-    resumes: JobReporter | None = None,
+    *,
+    resumable: bool = False,
 ) -> None:
     """Record a failed job; what it committed before it failed is recorded as its outputs
-    (so expiry keeps those snapshots) and named in its error. A resumable job's (the
-    reporter it ran with in `resumes`) are marked partial: a re-run carries on there."""
+    (so expiry keeps those snapshots) and named in its error, with what the run kept
+    (`Reporter.keep`: where its parts ran) and what it said it leaves (`stopped_with`: a
+    checkpoint kept, marked partial). A resumable job's tables are marked partial: a
+    re-run carries on there."""
     landed = landed or []
     note = _landed_text(landed)
-    after = RESUMES if resumes is not None else "running it again may write that again"
+    after = RESUMES if resumable else "running it again may write that again"
     if note:
         note = f"\nIt committed before it failed{note}; {after}."
     error = f"{type(exc).__name__}: {exc}{note}\n--- log tail ---\n{log_tail(job['log_path'], 30)}"
-    left = JobOutputs(tables=[f"{table}@{sid}" for table, sid in dict(landed).items()])
-    if resumes is not None and left.tables:
-        left.summary["partial"] = failed_note(resumes)
-        mark_partial(dict(landed), left.summary["partial"], resumes.log)
-    pinned: dict[str, Any] = {"outputs": json.dumps(outputs_json(left))} if left.tables else {}
+    said = reporter.partial_outputs or JobOutputs()
+    left = JobOutputs(
+        tables=[f"{table}@{sid}" for table, sid in dict(landed).items()],
+        checkpoints=list(said.checkpoints),
+        summary={**reporter.kept, **said.summary},
+    )
+    if resumable and left.tables:
+        left.summary["partial"] = failed_note(reporter)
+        mark_partial(dict(landed), left.summary["partial"], reporter.log)
+    anything = left.tables or left.checkpoints or left.summary
+    pinned: dict[str, Any] = {"outputs": json.dumps(outputs_json(left))} if anything else {}
     transition(
         job["id"],
         "failed",

@@ -51,8 +51,9 @@ def cancelled_outputs(
     job_id: str, reporter: JobReporter, committed: Iterable[str] = ()
 ) -> JobOutputs:
     """The outputs a cancelled job records: what its run said it leaves (checkpoints
-    marked partial), the tables it wrote (made, or `committed` to: a resumed one), and
-    where it stopped (the run's own words, else its last progress count)."""
+    marked partial), the tables it wrote (made, or `committed` to: a resumed one), what
+    it kept (`Reporter.keep`), and where it stopped (the run's own words, else its last
+    progress count)."""
     left = reporter.partial_outputs or JobOutputs()
     # The reporter's own count: its heartbeat thread may not have written the last one.
     note = left.summary.get("partial") or cancelled_at(*reporter.last_progress)
@@ -60,7 +61,7 @@ def cancelled_outputs(
     return JobOutputs(
         tables=tables + [t for t in dict.fromkeys(committed) if t not in tables],
         checkpoints=list(left.checkpoints),
-        summary={**left.summary, "partial": note},
+        summary={**reporter.kept, **left.summary, "partial": note},
     )
 
 

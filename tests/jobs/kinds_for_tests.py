@@ -33,6 +33,9 @@ class StepsConfig(BaseModel):
     )
     source: TableRef | None = Field(None, description="An input table (only recorded).")
     fail_at: int | None = Field(None, description="Raise at this step.")
+    keep: str | None = Field(
+        None, description="Kept in the job's record however it ends (`Reporter.keep`)."
+    )
     mode: str = Field("fast", description="Free label.")
     warn: str | None = Field(None, description="A warning to report after the first step.")
     nan_at: int | None = Field(None, description="Report a NaN loss at this step.")
@@ -56,6 +59,8 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
             mode="create" if first else "append",
             properties=reporter.lineage if first else None,
         )
+    if config.keep is not None:
+        reporter.keep("where", config.keep)
     for step in range(config.steps):
         reporter.check_cancelled()
         if config.fail_at is not None and step == config.fail_at:

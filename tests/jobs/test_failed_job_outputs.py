@@ -60,3 +60,17 @@ def test_a_failed_resumable_job_leaves_its_table_partial_until_a_run_completes_i
     assert PageTables("ns.resumed").partial is None
     assert home_state().partial == {}
     assert resumed["outputs"] is not None and "partial" not in resumed["outputs"]["summary"]
+
+
+def test_a_failed_job_records_what_its_run_kept(jobs_home: Path) -> None:
+    """What a run keeps (`Reporter.keep`: where its parts ran) is in its record however it
+    ends, a failure that wrote nothing too (issue 49: a failed async run's placement was
+    only in its log), and in a finished one's beside its own summary."""
+    failed = run_in_process(parse_card("---\nkind: test-steps\nkeep: node-a\nfail_at: 1\n---\n"))
+    finished = run_in_process(parse_card("---\nkind: test-steps\nkeep: node-b\n---\n"))
+
+    assert failed["status"] == "failed" and failed["outputs"] is not None
+    assert failed["outputs"]["summary"] == {"where": "node-a"}
+    assert failed["outputs"]["tables"] == [] and failed["outputs"]["checkpoints"] == []
+    assert finished["outputs"] is not None
+    assert finished["outputs"]["summary"] == {"where": "node-b", "steps": 3}

@@ -29,6 +29,7 @@ from trainers.async_rl.placement import (
 )
 from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
+from trainers.async_rl.protocols import LearnerLost
 from trainers.async_rl.rollouts import RolloutsWriter, rollouts_note
 from trainers.async_rl.run import AsyncRun
 from trainers.async_rl.scale import ScaleOut, job_id_of
@@ -189,6 +190,12 @@ def _run(
             run.writer.stopped(done, cfg.max_steps)  # what it saved so far: partial
             sigterm.deliver()  # the job's handler: a cancel, or the worker shutting down
             raise Cancelled(f"cancelled; rollouts so far are in {table}") from None
+        except LearnerLost:
+            # The weights in hand went with the learner; what it saved before stays,
+            # registered as <out>-step-<N> marked partial, and the failed job names it.
+            done = job_run.controller.version if job_run is not None else 0
+            run.writer.stopped(done, cfg.max_steps, how="failed")
+            raise
         except Exception as exc:
             run.writer.discard()  # a failed run registers nothing
             # Ray's report is a page (an object-store dump); the job's error is one line.
@@ -198,6 +205,9 @@ def _run(
             reporter.log(f"{type(exc).__name__}: {exc}")
             raise PodiumError(line) from None
         finally:
+            # Where each part ran, in the job's record however it ends (a failed run's too).
+            for key, where in _placement(pool, learner_nodes).items():
+                reporter.keep(key, where)
             sigterm.release()
             if sync is not None:
                 sync.close()
@@ -227,18 +237,7 @@ def _run(
             # replicas of each push, then over the pushes): swaps.py.
             "replica_idle_s_per_push": _mean_idle(job_run.syncs),
             "replica_restarts": pool.restarts,
-            # Where each replica ran (replaced ones too): the node's routable address.
-            "replica_nodes": [
-                {
-                    "replica": info["index"],
-                    "node": info["node"],
-                    "url": info["url"],
-                    "cuda_visible_devices": info.get("cuda_visible_devices"),
-                }
-                for info in pool.every_info
-            ],
-            # Where each learner rank ran: its node and the GPU Ray reserved for it.
-            "learner_nodes": learner_nodes,
+            **_placement(pool, learner_nodes),
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
             # Replicas lost whose replacement found no seat (the run went on without them).
@@ -267,6 +266,23 @@ def _keep_state(run: Run, learner: PolicyLearner, step: int) -> None:
         run.writer.save(learner.full_model(), step, final=False)
     except Exception as exc:
         run.writer.reporter.log(f"could not save the state at step {step}: {exc}")
+
+
+def _placement(pool: Pool, learner_nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where each replica ran (replaced ones too: the node's routable address and the
+    devices Ray gave it) and each learner rank (its node and devices)."""
+    return {
+        "replica_nodes": [
+            {
+                "replica": info["index"],
+                "node": info["node"],
+                "url": info["url"],
+                "cuda_visible_devices": info.get("cuda_visible_devices"),
+            }
+            for info in pool.every_info
+        ],
+        "learner_nodes": learner_nodes,
+    }
 
 
 def _learner_nodes(ranks: int, seats: LearnerSeats, device: str) -> list[dict[str, Any]]:

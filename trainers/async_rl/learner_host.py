@@ -14,7 +14,7 @@ A snapshot stays in the actor: the run holds a `Snapshot` with the plan and no t
 and the actor's copy goes when the run lets go of it (every push that sends it is done).
 
 A learner lost with its node (or killed) fails the job with a line naming it, its node
-and devices; the checkpoints saved so far are the job's own to keep or discard.
+and devices (`LearnerLost`); the job keeps the checkpoints saved so far.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError
+from trainers.async_rl.protocols import LearnerLost
 
 if TYPE_CHECKING:
     import torch
@@ -172,7 +173,7 @@ class _Calls:
             cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else None
             raise (cause or exc) from None
         except RayActorError as exc:
-            raise PodiumError(learner_lost_line(self.where, exc)) from None
+            raise LearnerLost(learner_lost_line(self.where, exc)) from None
 
 
 def learner_lost_line(where: dict[str, Any], exc: BaseException) -> str:

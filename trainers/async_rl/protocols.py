@@ -10,8 +10,9 @@ mypy checks that every real implementation fits:
 - `ReplicaGroup`: the generation replicas and the weight version each holds
   (`pool.Pool`).
 
-Nothing here is imported at run time but `Protocol` itself: the types named in the
-signatures (torch, the learner's samples) load only where they are used.
+Nothing here is imported at run time but `Protocol` itself and `LearnerLost` (what a
+lost learner rank raises): the types named in the signatures (torch, the learner's
+samples) load only where they are used.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
+
+from podium.errors import PodiumError
 
 if TYPE_CHECKING:
     import torch
@@ -28,6 +31,11 @@ if TYPE_CHECKING:
     from trainers.weight_sync.base import ReplicaEndpoint, Snapshot, SyncRecord
 
 NamedTensors = Iterable[tuple[str, "torch.Tensor"]]
+
+
+class LearnerLost(PodiumError):
+    """A learner rank is gone (its process, or its actor with its node): the job fails,
+    keeping the checkpoints it saved (the weights in hand went with the rank)."""
 
 
 class PolicyLearner(Protocol):
@@ -59,7 +67,7 @@ class PolicyLearner(Protocol):
         ...
 
     def check(self) -> None:
-        """Raise a PodiumError naming a learner rank that is lost (its process or actor
+        """Raise `LearnerLost` naming a learner rank that is lost (its process or actor
         gone, with its node); the run calls it while it waits for samples."""
         ...
 

@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from podium.errors import PodiumError
 from podium.processes import python_module
 from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
+from trainers.async_rl.protocols import LearnerLost
 
 FOLLOWER_MODULE = "trainers.async_rl.learner_rank"
 GROUP_TIMEOUT_S = 1800.0
@@ -146,7 +146,7 @@ class ShardedLearner:
         for rank, proc in enumerate(self.followers, start=1):
             code = proc.poll()
             if code is not None:
-                raise PodiumError(
+                raise LearnerLost(
                     f"learner rank {rank} exited (code {code}); the job's log has its error"
                 )
 
