@@ -90,6 +90,30 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return HeavyLast(config, log)
 
 
+# What the lanes above are balanced by: each worker's time, summed per lane (the heavy
+# groups and the light files) from the reports the controller gets, printed at the end
+# of a `-n` run. Only `--durations` was printed before, which says nothing of which
+# worker ended last.
+_lane_seconds: dict[tuple[str, str], float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    node = getattr(report, "node", None)  # set by xdist's controller on a worker's report
+    if node is None:
+        return
+    group = report.nodeid.rpartition("@")[2]
+    lane = group if group in ("heavy", LAST_GROUP) else "light"
+    key = (node.gateway.id, lane)
+    _lane_seconds[key] = _lane_seconds.get(key, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for worker in sorted({worker for worker, _ in _lane_seconds}):
+        lanes = {lane: s for (w, lane), s in sorted(_lane_seconds.items()) if w == worker}
+        each = ", ".join(f"{lane} {s:.0f} s" for lane, s in lanes.items())
+        terminalreporter.write_line(f"lane {worker}: {sum(lanes.values()):.0f} s ({each})")
+
+
 def _first_dirs_first(item: pytest.Item) -> int:
     path = item.path.relative_to(REPO).as_posix()
     return next((i for i, d in enumerate(FIRST_DIRS) if path.startswith(d)), len(FIRST_DIRS))

@@ -33,6 +33,9 @@ def test_a_files_tests_run_on_one_worker_under_its_group() -> None:
     assert len(ran) >= 4, done.stdout[-3000:]
     assert all(nodeid.endswith(f"@{SMALL}") for _, nodeid in ran), ran
     assert len({worker for worker, _ in ran}) == 1, ran
+    # The lane summary names the worker that ran them, its light files' time summed.
+    lane = rf"^lane {ran[0][0]}: \d+ s \(light \d+ s\)$"
+    assert re.search(lane, done.stdout, re.M), done.stdout[-800:]
 
 
 PLUGIN = """
