@@ -120,6 +120,8 @@ def _wait_ready(
     log: Path,
     timeout_s: float,
     reporter: Reporter,
+    *,
+    pooling: bool = False,
 ) -> None:
     def waiting(elapsed_s: float) -> None:
         reporter.check_cancelled()
@@ -140,11 +142,14 @@ def _wait_ready(
             f"vLLM server for {name!r} was not healthy after {timeout_s:.0f} s; stopped it. "
             f"Log {log}:\n{log_tail(log)}"
         )
-    # /health turns green before the engine can generate: one real completion proves it.
+    # /health turns green before the engine can generate: one real completion (a pooling
+    # server's: one embedding) proves it.
     try:
         resp = httpx.post(
-            url + "/completions",
-            json={"model": name, "prompt": "Hello", "max_tokens": 1},
+            url + ("/embeddings" if pooling else "/completions"),
+            json={"model": name, "input": ["Hello"]}
+            if pooling
+            else {"model": name, "prompt": "Hello", "max_tokens": 1},
             timeout=max(60.0, deadline - time.monotonic()),
         )
         resp.raise_for_status()
@@ -165,6 +170,7 @@ def launch_server(
     extra_args: list[str] | None = None,
     extra_env: dict[str, str] | None = None,
     owner: processes.Recorded | None | Literal["caller"] = "caller",
+    pooling: bool = False,
 ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """Start one vLLM server for `model` on a free port and wait until it generates;
     `(process, base_url, log)`. Unrecorded: `_start` records it, a replica's owner stops it.
@@ -173,7 +179,8 @@ def launch_server(
     `owner` (by default the calling process: a job, a replica's Ray actor) is watched
     from the start: if it dies without stopping the server (SIGKILL, the out-of-memory
     killer), a watcher stops the server's whole group within seconds. None: a shared
-    server that outlives whoever started it (its idle watcher stops it)."""
+    server that outlives whoever started it (its idle watcher stops it). `pooling`: the
+    server makes embeddings (its flags in `extra_args`), so its warm-up is one."""
     if not model.path or not Path(model.path, "config.json").is_file():
         raise PodiumError(
             f"Model {model.name!r} points at {model.path}, which is not a checkpoint directory "
@@ -197,7 +204,7 @@ def launch_server(
                 proc.pid, processes.owner_of_this() if owner == "caller" else owner, stdout=fh
             )
     try:
-        _wait_ready(proc, url, model.name, log, timeout_s, reporter)
+        _wait_ready(proc, url, model.name, log, timeout_s, reporter, pooling=pooling)
     except BaseException:
         processes.stop(proc, grace_s=10)
         raise

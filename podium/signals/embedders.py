@@ -1,6 +1,7 @@
 """Embedding models: text in, unit-length float32 vectors out.
 
-The default, wordllama's l2_supercat, runs offline on CPU from weights its wheel ships
+A registered checkpoint or endpoint makes them too (`generators.embeddings`). The
+default, wordllama's l2_supercat, runs offline on CPU from weights its wheel ships
 (`wordllama/weights/l2_supercat_256.safetensors`). `WordLlama.load` looks for them in
 `<package>/weights` but for the tokenizer in `<package>/tokenizer` (the wheel's folder is
 `tokenizers`), then downloads; naming the package folder as its cache finds both with
@@ -9,14 +10,15 @@ downloads disabled.
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from podium.signals.map_settings import EmbeddingSettings
+from podium.signals.map_settings import DEFAULT_EMBEDDER, EmbeddingSettings
 from podium.signals.pooled_tokens import PooledTokens
 
 Vectors = npt.NDArray[np.float32]
@@ -69,5 +71,27 @@ def _wordllama(dims: int) -> Any:
     )
 
 
-def embedder_for(settings: EmbeddingSettings) -> Embedder:
-    return Embedder(settings.model, settings.dims, settings.max_chars)
+class TextEmbedder(Protocol):
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dims(self) -> int | None: ...
+
+    def embed(self, texts: list[str]) -> Vectors: ...
+
+
+# Served models' embedder: a layer above the signals (it starts vLLM servers), loaded by
+# path when a run names one, as job kinds are.
+_SERVED = "generators.embeddings"
+
+
+def embedder_for(settings: EmbeddingSettings) -> TextEmbedder:
+    """wordllama, or the served model the settings name (its server started, its
+    dimensions learnt from one request and checked against `settings.dims`)."""
+    if settings.model == DEFAULT_EMBEDDER:
+        return Embedder(settings.model, settings.dims or 256, settings.max_chars)
+    served: TextEmbedder = importlib.import_module(_SERVED).served_embedder(
+        settings.model, settings.max_chars, settings.dims
+    )
+    return served

@@ -1,18 +1,20 @@
 """Embeddings: one unit vector per row (its chosen turns joined), stored as a
 fixed-size list of float32 in `NS.TABLE__sig_embedding`; the model, its dimensions and
-the turns read are the signal's settings. Once the table is committed an approximate
-index of its vectors is written beside it (`podium.signals.vector_index`).
+the turns read are the signal's settings (a served model's dimensions learnt from it
+before anything is read, its checkpoint's digest or endpoint pinned beside them). Once
+the table is committed an approximate index of its vectors is written beside it
+(`podium.signals.vector_index`).
 
 A row without any text in its chosen turns gets no vector."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 from pyiceberg.table import Table
 
-from podium.signals.embedders import Embedder, embedder_for
+from podium.signals.embedders import TextEmbedder, embedder_for
 from podium.signals.map_settings import EmbeddingSettings
 from podium.signals.signal import RowSignal
 from podium.signals.turns import Turns
@@ -27,20 +29,30 @@ def vector_schema(dims: int) -> pa.Schema:
 class Embedding(RowSignal[EmbeddingSettings]):
     name: ClassVar[str] = "embedding"
     version: ClassVar[int] = 1
-    description: ClassVar[str] = "A vector per row (wordllama offline), with a vector index."
+    description: ClassVar[str] = (
+        "A vector per row (wordllama offline, or a served model), with a vector index."
+    )
     schema: ClassVar[pa.Schema] = vector_schema(256)
 
     def __init__(self, settings: EmbeddingSettings) -> None:
         super().__init__(settings)
-        self.schema = vector_schema(settings.dims)  # type: ignore[misc]
-        self._embedder: Embedder | None = None
+        self.schema = vector_schema(settings.dims or 0)  # type: ignore[misc]
+        self._embedder: TextEmbedder | None = None
         self._rows = 0
         self._skipped = 0
 
     def check(self) -> None:
-        self.embedder()  # a model that cannot load fails before anything is read
+        """A model that cannot load, makes no embeddings or other dimensions than asked
+        fails here, before anything is read."""
+        embedder = self.embedder()
+        if self.settings.dims is None and embedder.dims:
+            self.settings = self.settings.model_copy(update={"dims": embedder.dims})
+            self.schema = vector_schema(embedder.dims)  # type: ignore[misc]
 
-    def embedder(self) -> Embedder:
+    def pinned(self) -> dict[str, Any]:
+        return dict(getattr(self.embedder(), "pinned", {}))
+
+    def embedder(self) -> TextEmbedder:
         if self._embedder is None:
             self._embedder = embedder_for(self.settings)
         return self._embedder
@@ -55,13 +67,13 @@ class Embedding(RowSignal[EmbeddingSettings]):
         return pa.RecordBatch.from_arrays(
             [
                 pa.array([turns.ids[i] for i in keep], pa.string()),
-                pa.FixedSizeListArray.from_arrays(flat, self.settings.dims),
+                pa.FixedSizeListArray.from_arrays(flat, self.settings.dims or 0),
             ],
             schema=self.schema,
         )
 
     def summary(self) -> dict[str, int]:
-        return {"rows": self._rows, "no_text": self._skipped, "dims": self.settings.dims}
+        return {"rows": self._rows, "no_text": self._skipped, "dims": self.settings.dims or 0}
 
     def after_write(self, written: Table) -> None:
         from podium.signals.vector_index import build_index

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from podium.errors import InvalidInput
 from podium.signals.settings import SignalSettings
@@ -19,9 +19,15 @@ WORDLLAMA_DIMS = (64, 128, 256)
 class EmbeddingSettings(SignalSettings):
     model: str = Field(
         DEFAULT_EMBEDDER,
-        description="The embedding model: wordllama (offline on CPU, weights inside its package).",
+        description="The embedding model: wordllama (offline on CPU, weights inside its "
+        "package), or a registered checkpoint (served by vLLM in its pooling mode) or "
+        "endpoint that makes embeddings.",
     )
-    dims: int = Field(256, description="Vector dimensions: 64, 128 or 256 (wordllama).")
+    dims: int | None = Field(
+        None,
+        description="Vector dimensions: 64, 128 or 256 for wordllama (default 256); a "
+        "served model's own (blank), which a run refuses to change.",
+    )
     max_chars: int = Field(
         4000,
         ge=16,
@@ -31,24 +37,28 @@ class EmbeddingSettings(SignalSettings):
 
     @field_validator("model")
     @classmethod
-    def _embedding_model(cls, model: str) -> str:
+    def _named_model(cls, model: str) -> str:
         model = model.strip()
-        if model != DEFAULT_EMBEDDER:
+        if not model:
             raise InvalidInput(
-                f"{model!r} is not an embedding model Podium can run; use {DEFAULT_EMBEDDER!r} "
-                "(offline, on CPU). Chat checkpoints do not make embeddings."
+                f"embedding.model is blank; use {DEFAULT_EMBEDDER!r} (offline, on CPU) or a "
+                "registered model that makes embeddings."
             )
         return model
 
-    @field_validator("dims")
-    @classmethod
-    def _known_dims(cls, dims: int) -> int:
-        if dims not in WORDLLAMA_DIMS:
-            raise InvalidInput(
-                f"embedding.dims={dims} is not one wordllama makes; use one of "
-                f"{', '.join(map(str, WORDLLAMA_DIMS))}."
-            )
-        return dims
+    @model_validator(mode="after")
+    def _known_dims(self) -> EmbeddingSettings:
+        if self.model == DEFAULT_EMBEDDER:
+            if self.dims is None:
+                self.dims = WORDLLAMA_DIMS[-1]
+            if self.dims not in WORDLLAMA_DIMS:
+                raise InvalidInput(
+                    f"embedding.dims={self.dims} is not one wordllama makes; use one of "
+                    f"{', '.join(map(str, WORDLLAMA_DIMS))}."
+                )
+        elif self.dims is not None and self.dims < 1:
+            raise InvalidInput(f"embedding.dims={self.dims} must be positive (or blank).")
+        return self
 
 
 class TopicsSettings(SignalSettings):

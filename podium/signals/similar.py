@@ -34,7 +34,7 @@ def query_vector(stored: Table, text: str) -> Vectors:
     settings = json.loads(stored.properties.get("podium.signal.settings") or "{}")
     wanted = EmbeddingSettings(
         model=settings.get("model", "wordllama"),
-        dims=int(settings.get("dims", 256)),
+        dims=settings.get("dims"),
         max_chars=int(settings.get("max_chars", 4000)),
     )
     vector = embedder_for(wanted).embed([text])

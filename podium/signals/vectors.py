@@ -148,5 +148,6 @@ def source_vectors(source: Source) -> SnapshotVectors:
         keep = [i for i, t in enumerate(texts) if t.strip()]
         ids.extend(turns.ids[i] for i in keep)
         parts.append(embedder.embed([texts[i] for i in keep]))
-    vectors = np.concatenate(parts) if parts else np.zeros((0, settings.dims), np.float32)
-    return SnapshotVectors(pa.array(ids, pa.string()), vectors, settings.model, settings.dims)
+    dims = settings.dims or 0
+    vectors = np.concatenate(parts) if parts else np.zeros((0, dims), np.float32)
+    return SnapshotVectors(pa.array(ids, pa.string()), vectors, settings.model, dims)

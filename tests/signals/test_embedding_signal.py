@@ -91,7 +91,7 @@ def test_search_by_text_and_by_row_exact_and_approximate(chat: None) -> None:
 
 def test_bad_input_is_refused_with_nothing_written(chat: None) -> None:
     name = signal_table_name("t.chat", "embedding")
-    with pytest.raises(InvalidInput, match="not an embedding model"):
+    with pytest.raises(NotFound, match="No model named 'Qwen/Qwen3-0.6B'"):
         compute_signals(config("embedding", embedding={"model": "Qwen/Qwen3-0.6B"}))
     with pytest.raises(InvalidInput, match="dims=100"):
         compute_signals(config("embedding", embedding={"dims": 100}))
