@@ -75,3 +75,32 @@ def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     assert removed["rows"] == len(members)
     with pytest.raises(InvalidInput, match="use cluster=N"):
         ids_for(loaded, snapshot, "topics", "title=bread")
+
+
+def test_several_tables_on_one_map_and_a_lasso_opens_each_in_browse(podium_home: Path) -> None:
+    write_chat("t.chat", [text for text, _ in topic_rows(20, k=4)])
+    write_chat("t.vibes", ["What do vaccines do to a virus?", "Who scored the goal?"], "v")
+    compute_signals(
+        SignalsConfig.model_validate(
+            {"table": {"name": "t.chat"}, "signals": ["embedding,projection"]}
+        )
+    )
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.vibes"}, "signals": ["embedding"]})
+    )
+    at = open_page("map", table="t.chat")
+    at.multiselect(key="map.with").set_value(["t.vibes"]).run()
+    assert not at.exception, at.exception
+    [chart] = at.get("plotly_chart")
+    assert '"name":"t.chat"' in chart.proto.spec and '"name":"t.vibes"' in chart.proto.spec
+    assert '"showlegend":true' in chart.proto.spec
+
+    lasso = {"points": [{"customdata": ["r0003", "t.chat"]}, {"customdata": ["v0001", "t.vibes"]}]}
+    at.session_state["map.chart"] = {"selection": lasso}
+    at.run()
+    assert not at.exception, at.exception
+    links = {b.proto.label: b.proto.query_string for b in at.get("page_link")}
+    assert links["Open the 1 selected rows in Browse (t.chat)"].startswith("table=t.chat&where=")
+    assert links["Open the 1 selected rows in Browse (t.vibes)"] == (
+        "table=t.vibes&where=id+IN+%28%27v0001%27%29"
+    )

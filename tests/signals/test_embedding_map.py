@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from signal_tables import write_chat
 from topic_corpus import topic_rows
@@ -104,3 +105,45 @@ def test_coverage_on_the_map_page_writes_the_prompts_for_a_generation_job(
 
     GenerateConfig(table=ref, out="t.answers")  # a generation job's table reference
     assert "model" not in map_model.generate_advanced()
+
+
+def test_several_tables_on_one_map_colored_by_table(podium_home: Path) -> None:
+    texts = [text for text, _ in topic_rows(40, k=4)]
+    write_chat("t.train", texts)
+    write_chat("t.gen", texts[:6] + ["A generated answer about the orchestra."], "g")
+    write_chat("t.vibes", ["What do vaccines do to a virus?", "Who scored the goal?"], "v")
+    for table, dims in (("t.train", 256), ("t.gen", 256), ("t.vibes", 64)):
+        compute_signals(
+            SignalsConfig.model_validate(
+                {"table": {"name": table}, "signals": ["embedding"], "embedding": {"dims": dims}}
+            )
+        )
+    with pytest.raises(InvalidInput, match="different models .*t.vibes: wordllama \\(64\\)"):
+        map_model.load_tables_map(["t.train", "t.vibes"])
+    with pytest.raises(InvalidInput, match="two or more tables"):
+        map_model.load_tables_map(["t.train", "t.train"])
+    compute_signals(
+        SignalsConfig.model_validate({"table": {"name": "t.vibes"}, "signals": ["embedding"]})
+    )
+
+    data = map_model.load_tables_map(["t.train", "t.gen", "t.vibes"])
+    points = data.points
+    assert data.tables == ("t.train", "t.gen", "t.vibes") and data.total == 49
+    assert points.groupby("table").size().to_dict() == {"t.train": 40, "t.gen": 7, "t.vibes": 2}
+    assert points.groupby("table")["color"].first().apply(tuple).nunique() == 3
+    # one projection for all: the same text is the same point in either table
+    at = points.set_index(["table", "id"])[["x", "y"]]
+    assert np.allclose(at.loc[("t.gen", "g0003")], at.loc[("t.train", "r0003")], atol=1e-5)
+    assert "vaccines" in points.set_index("id").loc["v0000", "text"]
+
+    figure = map_model.figure(data)
+    assert [t.name for t in figure.data] == ["t.train", "t.gen", "t.vibes"]
+    assert figure.layout.showlegend and figure.layout.dragmode == "lasso"
+    assert list(figure.data[2].customdata[0]) == ["v0000", "t.vibes"]
+    lasso = [{"customdata": ["r0001", "t.train"]}, {"customdata": ["v0001", "t.vibes"]}]
+    assert map_model.selected_by_table({"selection": {"points": lasso}}, "t.train") == {
+        "t.train": ["r0001"],
+        "t.vibes": ["v0001"],
+    }
+    sampled = map_model.load_tables_map(["t.train", "t.vibes"], max_points=10)
+    assert sampled.points.groupby("table").size().to_dict() == {"t.train": 5, "t.vibes": 2}

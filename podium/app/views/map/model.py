@@ -69,9 +69,10 @@ def _current(table: str, signal: str, version: int) -> pa.Table | None:
 @dataclass
 class MapData:
     table: str
-    points: pd.DataFrame  # id, x, y, cluster, category, title, text, color
+    points: pd.DataFrame  # id, x, y, cluster, category, title, text, color (and table)
     titles: dict[int, str]
     total: int  # rows with a point (before sampling)
+    tables: tuple[str, ...] = ()  # several tables on one map, colored by table
 
 
 def palette(n: int) -> list[list[int]]:
@@ -122,6 +123,33 @@ def load_map(table: str, color_by: str = "topic", max_points: int = MAX_POINTS) 
     return MapData(full_name(table), frame, titles, total)
 
 
+def load_tables_map(tables: list[str], max_points: int = MAX_POINTS) -> MapData:
+    """Several tables (an SFT table, generated samples, a vibe eval set) on one map: one
+    projection of all their embeddings, a color per table, hover text from each."""
+    from podium.signals.projection import joint_points
+
+    names = list(dict.fromkeys(full_name(t) for t in tables))
+    if len(names) < 2:
+        raise InvalidInput("Choose two or more tables to draw on one map.")
+    colors = palette(len(names))
+    frames = []
+    total = 0
+    for n, found in enumerate(joint_points(names, max_points)):
+        total += found.total
+        ids = pd.Series(found.ids.to_pylist(), dtype=object)
+        frame = pd.DataFrame(
+            {"id": ids, "x": found.points[:, 0], "y": found.points[:, 1], "table": found.table}
+        )
+        frame["text"] = _hover_texts(found.table, set(ids), ids)
+        frame["color"] = [colors[n]] * len(frame)
+        frames.append(frame)
+    points = pd.concat(frames, ignore_index=True)
+    points["cluster"] = -1
+    points["category"] = -1
+    points["title"] = points["table"]
+    return MapData(names[0], points, {}, total, tuple(names))
+
+
 def _hover_texts(table: str, wanted: set[str], order: pd.Series) -> list[str]:
     loaded = load_table(full_name(table))
     columns = columns_of(loaded)
@@ -138,36 +166,58 @@ def _hover_texts(table: str, wanted: set[str], order: pd.Series) -> list[str]:
 
 def figure(data: MapData) -> Any:
     """The WebGL scatter (plotly's scattergl) of `data`'s points, lasso first: hover
-    shows id, topic and text (as text, never markup); each point carries its row id."""
+    shows id, topic and text (as text, never markup); each point carries its row id.
+    Several tables: a trace (and legend entry) per table, each point carrying [id, table]."""
     import plotly.graph_objects as go  # type: ignore[import-untyped]  # no type hints
 
     frame = data.points
-    colors = [f"rgb({r},{g},{b})" for r, g, b in frame["color"]]
-    hover = [
-        f"{i} · topic {c}: {t}\n{x}"
-        for i, c, t, x in zip(
-            frame["id"], frame["cluster"], frame["title"], frame["text"], strict=True
-        )
-    ]
-    points = go.Scattergl(
-        x=frame["x"],
-        y=frame["y"],
-        mode="markers",
-        marker={"color": colors, "size": 6},
-        customdata=list(frame["id"]),
-        hovertext=[escape_hover(h) for h in hover],
-        hoverinfo="text",
-        name=LAYER,
-    )
+    if data.tables:
+        traces = [
+            _scatter(
+                part,
+                [
+                    f"{t} · {i}\n{x}"
+                    for i, t, x in zip(part["id"], part["table"], part["text"], strict=True)
+                ],
+                [[i, t] for i, t in zip(part["id"], part["table"], strict=True)],
+                t,
+            )
+            for t in data.tables
+            for part in [frame[frame["table"] == t]]
+        ]
+    else:
+        hover = [
+            f"{i} · topic {c}: {t}\n{x}"
+            for i, c, t, x in zip(
+                frame["id"], frame["cluster"], frame["title"], frame["text"], strict=True
+            )
+        ]
+        traces = [_scatter(frame, hover, list(frame["id"]), LAYER)]
     layout = go.Layout(
         dragmode="lasso",
         height=560,
         margin={"l": 0, "r": 0, "t": 0, "b": 0},
-        showlegend=False,
+        showlegend=bool(data.tables),
+        legend={"orientation": "h"},
         xaxis={"visible": False},
         yaxis={"visible": False, "scaleanchor": "x"},
     )
-    return go.Figure(data=[points], layout=layout)
+    return go.Figure(data=traces, layout=layout)
+
+
+def _scatter(frame: pd.DataFrame, hover: list[str], custom: list[Any], name: str) -> Any:
+    import plotly.graph_objects as go
+
+    return go.Scattergl(
+        x=frame["x"],
+        y=frame["y"],
+        mode="markers",
+        marker={"color": [f"rgb({r},{g},{b})" for r, g, b in frame["color"]], "size": 6},
+        customdata=custom,
+        hovertext=[escape_hover(h) for h in hover],
+        hoverinfo="text",
+        name=name,
+    )
 
 
 def escape_hover(text: str) -> str:
@@ -182,6 +232,25 @@ def selected_ids(selection: Any) -> list[str]:
     points = ((selection or {}).get("selection") or {}).get("points") or []
     ids = [p.get("customdata") for p in points if isinstance(p, dict)]
     return list(dict.fromkeys(str(i[0] if isinstance(i, list) else i) for i in ids if i))
+
+
+def selected_by_table(selection: Any, table: str) -> dict[str, list[str]]:
+    """The selected row ids per table: a point of a several-table map carries [id,
+    table]; a one-table map's points are all `table`'s."""
+    points = ((selection or {}).get("selection") or {}).get("points") or []
+    out: dict[str, list[str]] = {}
+    for p in points:
+        custom = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(custom, list) and len(custom) > 1:
+            row, where = custom[0], custom[1]
+        elif custom:
+            row, where = custom[0] if isinstance(custom, list) else custom, table
+        else:
+            continue
+        ids = out.setdefault(str(where), [])
+        if str(row) not in ids:
+            ids.append(str(row))
+    return out
 
 
 def browse_filter(ids: list[str]) -> str:

@@ -29,8 +29,18 @@ table = left.selectbox(
     "Table", tables, index=tables.index(wanted) if wanted in tables else 0, key="map.table"
 )
 color_by = right.radio("Color by", map_model.COLOR_BY, horizontal=True, key="map.color")
+others = st.multiselect(
+    "With other tables on the same map (colored by table)",
+    [t for t in map_model.embedded_tables() if t != table],
+    key="map.with",
+    help="Generated samples or a vibe eval set beside the training table: one projection "
+    "of all their embeddings.",
+)
 try:
-    data = map_model.load_map(table, color_by, map_model.MAX_POINTS)
+    if others:
+        data = map_model.load_tables_map([table, *others], map_model.MAX_POINTS)
+    else:
+        data = map_model.load_map(table, color_by, map_model.MAX_POINTS)
 except PodiumError as exc:
     show_error(exc)
     st.stop()
@@ -47,11 +57,12 @@ event = st.plotly_chart(
     key="map.chart",
     theme=None,
 )
-ids = map_model.selected_ids(event)
-if ids:
+for chosen_table, ids in map_model.selected_by_table(event, table).items():
     try:
-        query = map_model.browse_query(table, ids)
-        label = f"Open the {len(ids)} selected rows in Browse"
+        query = map_model.browse_query(chosen_table, ids)
+        label = f"Open the {len(ids)} selected rows in Browse" + (
+            f" ({chosen_table})" if data.tables else ""
+        )
         page_link("browse", label, ":material/table_view:", **query)
     except PodiumError as exc:
         show_error(exc)
