@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -127,4 +128,77 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(
         assert cached["deep"] == ["r037", "r038"]
         assert cached["test"] == [f"r{i:03d}" for i in range(0, 60, 7)]
         assert cached_gets < planned_gets, (cached_gets, planned_gets)
+        proxy.stop()
+
+
+FILTER = """
+import json, sys
+from podium.store.read.query import open_view, page
+test = page("cold.big", filters={"split": "test"}, limit=3)
+files = sorted({f.path for f in open_view("cold.big").plan.files})
+print(json.dumps({"first": [r["id"] for r in test.rows], "total": test.total, "files": files}))
+"""
+
+ONE_GET_A_GROUP = """
+import json, sys
+import pyarrow.parquet as pq
+from podium.store.read.object_store import s3_filesystem, s3_key
+groups = 0
+for path in json.loads(sys.argv[1]):
+    parquet = pq.ParquetFile(s3_filesystem().open_input_file(s3_key(path)), pre_buffer=True)
+    groups += parquet.num_row_groups
+    sum(b.num_rows for b in parquet.iter_batches(columns=["split"]))
+print(groups)
+"""
+
+
+def test_a_filter_on_s3_reads_its_column_in_a_few_gets_not_one_a_row_group(
+    tmp_path: Path,
+) -> None:
+    """A filter reads `split` of every row group: pyarrow's default pre-buffering asks for
+    each small chunk in a GET of its own; Podium merges them across the conversations
+    between them (`store.read.s3_columns`), with the same rows."""
+    rng = random.Random(0)
+    source = tmp_path / "rows.jsonl"
+    with source.open("w", encoding="utf-8") as out:
+        for i in range(1500):  # ~9 KiB that do not compress: several 2 MiB row groups
+            text = "".join(rng.choice("0123456789abcdef") for _ in range(9000))
+            row = {"id": f"r{i:04d}", "split": "test" if i % 7 == 0 else "train"}
+            out.write(json.dumps({**row, "messages": [{"role": "user", "content": text}]}) + "\n")
+    with s3_server() as s3:
+        proxy = CountingProxy(int(s3.endpoint.rsplit(":", 1)[1]))
+        proxy.start()
+        properties = {**s3.catalog_properties, "s3.endpoint": f"http://127.0.0.1:{proxy.port}"}
+        env = {
+            **os.environ,
+            "PODIUM_HOME": str(tmp_path / "home"),
+            "PODIUM_WAREHOUSE": f"s3://{s3.bucket}/warehouse",
+            "PODIUM_CATALOG_PROPERTIES": json.dumps(properties),
+        }
+        made = cli_fork.run(
+            [*PODIUM, "import", str(source), "--out", "cold.big"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert made.returncode == 0, made.stdout + made.stderr
+
+        def counted(*command: str) -> tuple[str, int]:
+            before = proxy.gets
+            proc = subprocess.run(
+                [sys.executable, *command], capture_output=True, text=True, env=env, timeout=300
+            )
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            return proc.stdout.strip().splitlines()[-1], proxy.gets - before
+
+        shown, filter_gets = counted("-c", FILTER)
+        found = json.loads(shown)
+        assert found["first"] == ["r0000", "r0007", "r0014"] and found["total"] == 215
+        groups, default_gets = counted("-c", ONE_GET_A_GROUP, json.dumps(found["files"]))
+        assert int(groups) >= 5  # the case at hand: many row groups to a file
+        assert default_gets >= int(groups)  # one GET a row group (and the footers)
+        # The filter (footers, `split` in a GET a window of row groups, the page's rows)
+        # takes fewer GETs than that column scan alone did.
+        assert filter_gets < default_gets, (filter_gets, default_gets)
         proxy.stop()

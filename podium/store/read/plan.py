@@ -40,8 +40,8 @@ def open_parquet(table: Table | None, path: str) -> pq.ParquetFile:
     filesystem when on S3 (no pyiceberg needed for either), else through the table's
     FileIO. On S3 the column chunks a read needs are pre-buffered (pyarrow's default,
     stated): requested together, ranges closer than pyarrow's hole limit (8 KiB) merged
-    into one GET; chunks further apart (a filter's column, row group after row group)
-    each remain a GET of their own."""
+    into one GET. A few columns of a whole file (a filter's) are read by
+    `store.read.s3_columns` instead, which merges across larger holes."""
     local = local_path(path)
     if local is not None:
         return pq.ParquetFile(local)

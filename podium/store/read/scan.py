@@ -26,7 +26,9 @@ import numpy as np
 import pyarrow as pa
 
 from podium.store.private_tmp import private_dir
+from podium.store.read import s3_columns
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
+from podium.store.read.object_store import is_s3
 from podium.store.read.plan import open_parquet, row_group_sizes
 
 if TYPE_CHECKING:
@@ -393,7 +395,12 @@ def _run_batches(
     stored = [c for c in schema.names if c in set(parquet.schema_arrow.names)]
     sizes = row_group_sizes(table, run.path, parquet)
     if run.first == 0 and run.records == sum(sizes):
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=stored):
+        if is_s3(run.path) and len(stored) < len(parquet.schema_arrow.names):
+            # A few columns of an S3 file (a filter's): in a few GETs, not one a row group.
+            batches = s3_columns.column_batches(run.path, parquet, stored, batch_size)
+        else:
+            batches = parquet.iter_batches(batch_size=batch_size, columns=stored)
+        for batch in batches:
             yield from _conform(batch, schema).to_batches()
         return
     stop = run.first + run.records
