@@ -1,11 +1,16 @@
 """Acting on a signal: its rows handed to the review changes that exist. Computing a
 signal never changes the table; an action is one merge-on-read snapshot with author and
 reason (`podium.review.changes.commit_change`), previewed with its count first, and
-undone by time travel like any edit."""
+undone by time travel like any edit. Like every review change, an edit goes to `main`
+or to a branch (Browse's "edits go to" setting): on a branch it is checked against the
+snapshot the signal describes, so a row changed on the branch since is refused, not
+overwritten."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from pyiceberg.table.refs import MAIN_BRANCH
 
 from podium.errors import InvalidInput
 from podium.identity import require
@@ -20,7 +25,12 @@ SHOWN_IDS = 20  # of the rows an action touches, named in its result (the first,
 
 
 def remove_by_signal(
-    table: str, signal: str, *, why: str | None = None, preview: bool = False
+    table: str,
+    signal: str,
+    *,
+    why: str | None = None,
+    preview: bool = False,
+    branch: str = MAIN_BRANCH,
 ) -> dict[str, Any]:
     """Remove the rows the current `signal` names (near-dup, exact-dup: all but each
     cluster's canonical row; `SIGNAL=VALUE`, a facet: `rubric=<5`, `language=fr`): one
@@ -46,12 +56,12 @@ def remove_by_signal(
         "message": message,
         "snapshot_id": None,
         "parent_id": sid,
+        "branch": branch,
     }
     if preview or not ids:
         return result
-    committed = commit_change(
-        loaded, Change(deletes=frozenset(ids), message=message), acting_user(), base=sid
-    )
+    change = Change(deletes=frozenset(ids), message=message)
+    committed = commit_change(loaded, change, acting_user(), base=sid, branch=branch)
     result["snapshot_id"] = committed.snapshot_id
     result["parent_id"] = committed.parent_id
     return result
@@ -83,6 +93,7 @@ def redact_private_data(
     kinds: list[str] | None = None,
     why: str | None = None,
     preview: bool = False,
+    branch: str = MAIN_BRANCH,
 ) -> dict[str, Any]:
     """Replace every span the current private-data signal found (of `kinds`, default
     all) by a placeholder such as `[SECRET]`: one edit snapshot of the rows touched."""
@@ -108,6 +119,7 @@ def redact_private_data(
         "message": message,
         "snapshot_id": None,
         "parent_id": sid,
+        "branch": branch,
     }
     if preview or not hits:
         return result
@@ -124,9 +136,8 @@ def redact_private_data(
             if 0 <= turn < len(messages) and isinstance(messages[turn].get("content"), str):
                 messages[turn]["content"] = redacted(messages[turn]["content"], found)
         updates[str(row["id"])] = {"messages": messages}
-    committed = commit_change(
-        loaded, Change(updates=updates, message=message), acting_user(), base=sid
-    )
+    change = Change(updates=updates, message=message)
+    committed = commit_change(loaded, change, acting_user(), base=sid, branch=branch)
     result["snapshot_id"] = committed.snapshot_id
     result["parent_id"] = committed.parent_id
     return result

@@ -167,3 +167,38 @@ def test_evidence_of_one_row(podium_home: Path) -> None:
     (hit,) = found["contamination"]
     assert "match t.evals row g0000" in hit and "Natalia" in hit
     assert found["language"] == ["en"]
+
+
+def test_browse_signal_actions_follow_the_edit_branch(podium_home: Path) -> None:
+    """With Browse's edits going to a branch, "keep one per cluster" and "redact" land on
+    that branch and main stays as it was, as every other review change there does."""
+    from podium.app.views.browse.signal_acts import done_text, offered
+    from podium.review.refs import create_branch
+    from podium.store.state.users import acting_user
+
+    key = "AKIAIOSFODNN7EXAMPLE"
+    text = " ".join(sentence(random.Random(5)) for _ in range(8))
+    texts = [text, text.upper(), f"use {key} please", "nothing here"]
+    write_chat("t.branchy", texts)
+    compute_signals(
+        SignalsConfig.model_validate(
+            {"table": {"name": "t.branchy"}, "signals": ["near-dup", "private-data"]}
+        )
+    )
+    main_before = load_table("t.branchy").current_snapshot().snapshot_id  # type: ignore[union-attr]
+    create_branch("t.branchy", "review", acting_user())
+    acts = {a.key: a for a in offered(["near-dup", "private-data"], [])}
+
+    removed = acts["keep.near-dup"].run("t.branchy", preview=False, branch="review")
+    redacted = acts["redact"].run("t.branchy", preview=False, branch="review")
+
+    table = load_table("t.branchy")
+    assert table.current_snapshot().snapshot_id == main_before  # type: ignore[union-attr]
+    assert len(read_small("t.branchy")[0]) == len(texts)  # main: every row, unredacted
+    on_branch = {
+        r["id"]: r["messages"][1]["content"]
+        for r in read_small("t.branchy", "review")[0].to_pylist()
+    }
+    assert set(on_branch) == {"r0000", "r0002", "r0003"} and removed["rows"] == 1
+    assert "on branch review" in done_text(acts["redact"], redacted)
+    assert on_branch["r0002"] == "use [SECRET] please" and redacted["rows"] == 1

@@ -42,8 +42,10 @@ class SignalAct:
         why: str | None = None,
         label: str | None = None,
         tags: Sequence[str] = (),
+        branch: str = "main",
     ) -> dict[str, Any]:
-        """The action's preview (nothing written) or its one snapshot."""
+        """The action's preview (nothing written) or its one snapshot, on `branch` (the
+        page's "edits go to"; labels go to the annotations table, as the page's do)."""
         if self.labels:
             if not preview and not label and not tags:
                 raise InvalidInput("Choose a label or write a tag for these rows first.")
@@ -56,8 +58,12 @@ class SignalAct:
                 preview=preview,
             )
         if self.key == "redact":
-            return actions.redact_private_data(table, why=why or None, preview=preview)
-        return actions.remove_by_signal(table, self.signal, why=why or None, preview=preview)
+            return actions.redact_private_data(
+                table, why=why or None, preview=preview, branch=branch
+            )
+        return actions.remove_by_signal(
+            table, self.signal, why=why or None, preview=preview, branch=branch
+        )
 
 
 def offered(current: Sequence[str], chosen: Sequence[Facet]) -> list[SignalAct]:
@@ -101,8 +107,9 @@ def done_text(act: SignalAct, result: dict[str, Any]) -> str:
     if act.labels:
         return f"Annotated {result['rows']:,} rows ({act.signal}={result['value']})."
     verb = "Redacted" if act.key == "redact" else "Removed"
+    where = "" if result["branch"] == "main" else f" on branch {result['branch']}"
     return (
-        f"{verb} {result['rows']:,} rows: snapshot {result['snapshot_id']} "
+        f"{verb} {result['rows']:,} rows: snapshot {result['snapshot_id']}{where} "
         f"(parent {result['parent_id']})."
     )
 

@@ -19,6 +19,7 @@ from podium.app.rows import panels as row_panels
 from podium.app.rows import saves as rs
 from podium.app.safe_markdown import escape_markdown
 from podium.app.views.browse import signal_acts as sa
+from podium.app.views.browse import state as bs
 from podium.app.views.browse.duplicate_pair import duplicate_pair
 from podium.app.views.browse.sidebar import SIGNALS, signal_facets
 from podium.config import get_settings
@@ -36,6 +37,7 @@ def _write(act: sa.SignalAct, name: str, why: str, label: str | None, tags: str)
         why=why,
         label=label,
         tags=[t.strip() for t in tags.split(",") if t.strip()],
+        branch=bs.edit_branch(),
     )
     st.session_state.pop(PREVIEWED, None)
     moved = None if act.labels else result["snapshot_id"]
