@@ -5,6 +5,7 @@ Podium home, and waiting for a Streamlit rerun."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import socket
@@ -17,7 +18,6 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Page
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from podium.config import reset_settings
 
@@ -95,7 +95,7 @@ def wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 def server_command(port: int) -> list[str]:
@@ -103,14 +103,38 @@ def server_command(port: int) -> list[str]:
     return [sys.executable, "-m", "podium.cli", "app", "--host", "127.0.0.1", "--port", str(port)]
 
 
-def wait_for_app(page: Page, timeout_ms: int = 60_000) -> None:
-    """Wait until the app is drawn and no rerun is running.
+# True once this wait has seen the app settle: its script state "notRunning" and unchanged
+# for `quietMs` (counted from the state's last change, or from the wait's first look). A
+# MutationObserver stamps every change of the state, so a run shorter than a poll still
+# restarts the count. The state, not Streamlit's status widget: `--client.toolbarMode
+# minimal` never draws that widget, so waiting for it to go was a one-second sleep. A
+# quiet spell, not one look at "notRunning": the job tray and panels rerun as fragments
+# every 2 s, which flicks the state to "running" and back, and a click's rerun starts only
+# once the server has its message.
+_SETTLED = """([quietMs, wait]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app === null) return false;
+  const now = performance.now();
+  if (window.__podiumApp !== app) {
+    window.__podiumApp = app;
+    window.__podiumChanged = now;
+    new MutationObserver(() => { window.__podiumChanged = performance.now(); })
+      .observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  }
+  if (window.__podiumWait !== wait) {
+    window.__podiumWait = wait;
+    window.__podiumChanged = now;
+  }
+  return app.getAttribute("data-test-script-state") === "notRunning"
+    && now - window.__podiumChanged >= quietMs;
+}"""
+QUIET_MS = 300
+_waits = itertools.count()
 
-    The status widget ('Running…') shows while a rerun runs; a rerun triggered by the
-    last action may not have started yet, so give it a moment to appear first.
-    """
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    status = page.get_by_test_id("stStatusWidget")
-    with contextlib.suppress(PlaywrightTimeout):
-        status.wait_for(state="attached", timeout=1_000)
-    status.wait_for(state="detached", timeout=timeout_ms)
+
+def wait_for_app(page: Page, timeout_ms: int = 60_000, quiet_ms: int = QUIET_MS) -> None:
+    """Wait until the app is drawn and no run has been going for `quiet_ms`: the run the
+    last action asked for, if it started, is over. What the step needs next is for the
+    caller to wait for (`expect(...)`): a run that starts later than `quiet_ms` after
+    the action is not waited for here."""
+    page.wait_for_function(_SETTLED, arg=[quiet_ms, next(_waits)], polling=50, timeout=timeout_ms)

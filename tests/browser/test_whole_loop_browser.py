@@ -98,6 +98,8 @@ class Loop:
         box = self.page.get_by_label(label, exact=True)
         box.fill(value)
         box.press("Tab")
+        # The new value reruns the page: the next click must not land in that run.
+        wait_for_app(self.page)
 
     def queue(self, verb: str = "Queue job") -> str:
         """Click the one submit verb (or `verb`); returns the queued job's id from the
