@@ -99,7 +99,7 @@ def find(
             return None
         if proc.status() == psutil.STATUS_ZOMBIE:
             return None
-        line = "\0".join(_command_line(proc))
+        line = "\0".join(_command_line(proc)) if markers else ""
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return None
     return proc if all(m in line for m in markers) else None
