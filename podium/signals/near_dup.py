@@ -22,12 +22,15 @@ import pyarrow as pa
 from podium.reporting import Reporter
 from podium.signals.clusters import ScoredClusters, UnionFind
 from podium.signals.exact_dup import CLUSTER_FIELDS
+from podium.signals.in_threads import mapped_in_threads
 from podium.signals.minhash import (
+    Keys,
     candidate_pairs,
     jaccard,
     joined_keys,
+    likely_pairs,
     row_keys,
-    shingle_sets,
+    row_sets,
 )
 from podium.signals.settings import NearDupSettings
 from podium.signals.signal import Source, TableSignal
@@ -92,22 +95,28 @@ class NearDup(TableSignal[NearDupSettings]):
 
     def __init__(self, settings: NearDupSettings) -> None:
         super().__init__(settings)
-        self.counts = {"rows": 0, "candidates": 0, "verified": 0, "clusters": 0, "duplicates": 0}
+        self.counts = {
+            "rows": 0,
+            "candidates": 0,
+            "likely": 0,  # candidates whose sketches' estimate is near the threshold
+            "verified": 0,
+            "clusters": 0,
+            "duplicates": 0,
+        }
         self._sets: dict[int, npt.NDArray[np.uint32]] | None = None
         self._ids: pa.Array | None = None
         self.nodes = 0  # > 0: stages 1 and 2 in Ray tasks over up to this many nodes
 
-    def keys(
-        self, source: Source
-    ) -> tuple[pa.Array, npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
-        """Stage 1: every row's id, band keys, and whether it has any shingle (on Ray:
-        one task per group of data files, `podium.signals.on_ray`)."""
+    def keys(self, source: Source) -> Keys:
+        """Stage 1: every row's id, band keys, whether it has any shingle, and its
+        sketch (on Ray: one task per group of data files, `podium.signals.on_ray`)."""
         if self.nodes:
             from podium.signals.on_ray import keys_on_ray  # Ray: only here
 
             return keys_on_ray(source, self.settings, self.nodes)
+        settings = self.settings
         return joined_keys(
-            (row_keys(turns, self.settings) for turns in source.turns()), self.settings
+            mapped_in_threads(lambda turns: row_keys(turns, settings), source.turns()), settings
         )
 
     def pairs(
@@ -140,34 +149,36 @@ class NearDup(TableSignal[NearDupSettings]):
     def _shingle_sets(
         self, source: Source, wanted: npt.NDArray[np.int64]
     ) -> dict[int, npt.NDArray[np.uint32]]:
-        """One scan: the shingle sets of the rows at `wanted` (sorted row indices)."""
+        """One scan: the shingle sets of the rows at `wanted` (sorted row indices), each
+        batch's in a worker thread."""
+        k = self.settings.shingle
+
+        def wanted_texts() -> Iterator[tuple[list[int], list[str]]]:
+            base = 0
+            for turns in source.turns():
+                here = wanted[(wanted >= base) & (wanted < base + turns.rows)]
+                if len(here):
+                    if self._ids is not None and self._ids.take(pa.array(here)).to_pylist() != [
+                        turns.ids[i - base] for i in here.tolist()
+                    ]:  # stage 1 ran elsewhere (Ray): its row order must be this scan's
+                        raise RuntimeError(
+                            f"{source.table}@{source.snapshot_id} was read in another row "
+                            "order than its signatures; run near-dup again without --nodes."
+                        )
+                    texts = turns.row_texts()
+                    yield here.tolist(), [texts[i - base] for i in here]
+                base += turns.rows
+
         sets: dict[int, npt.NDArray[np.uint32]] = {}
-        base = 0
-        for turns in source.turns():
-            here = wanted[(wanted >= base) & (wanted < base + turns.rows)]
-            if len(here):
-                if self._ids is not None and self._ids.take(pa.array(here)).to_pylist() != [
-                    turns.ids[i - base] for i in here.tolist()
-                ]:  # stage 1 ran elsewhere (Ray): its row order must be this scan's
-                    raise RuntimeError(
-                        f"{source.table}@{source.snapshot_id} was read in another row order "
-                        "than its signatures; run near-dup again without --nodes."
-                    )
-                texts = turns.row_texts()
-                hashes, offsets = shingle_sets(
-                    [texts[i - base] for i in here], self.settings.shingle
-                )
-                for j, row in enumerate(here.tolist()):
-                    # 32 bits a shingle halve the memory; two of a row's ~1,000 shingles
-                    # share 32 bits by chance once in ~4,000 pairs, a Jaccard off by 0.001
-                    top = hashes[offsets[j] : offsets[j + 1]] >> np.uint64(32)
-                    sets[row] = np.unique(top.astype(np.uint32))
-            base += turns.rows
+        for rows, found in mapped_in_threads(
+            lambda item: (item[0], row_sets(item[1], k)), wanted_texts()
+        ):
+            sets.update(zip(rows, found, strict=True))
         return sets
 
     def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
         reporter.log("near-dup: signatures")
-        ids, keys, valid = self.keys(source)
+        ids, keys, valid, sketches = self.keys(source)
         self._ids = ids
         n = len(ids)
         self.counts["rows"] = n
@@ -175,6 +186,9 @@ class NearDup(TableSignal[NearDupSettings]):
         pairs = self.pairs(keys, valid, reporter)
         del keys
         self.counts["candidates"] = len(pairs)
+        pairs = likely_pairs(sketches, pairs, self.settings.threshold)
+        del sketches
+        self.counts["likely"] = len(pairs)
         reporter.log(f"near-dup: verifying {len(pairs)} candidate pairs")
         pairs, _ = self.verified(source, pairs) if len(pairs) else (pairs, np.zeros(0, np.float32))
         self.counts["verified"] = len(pairs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -125,3 +127,50 @@ def test_split_at_canonical_starts_again_from_the_rows_left() -> None:
 
     got = list(split_at_canonical([0, 1, 2, 3], similarity, 0.8))
     assert got == [(0, [(1, 0.9)]), (2, [(3, 0.9)])]
+
+
+def test_sketches_estimate_jaccard_and_drop_only_far_candidates() -> None:
+    from podium.signals.minhash import estimated_jaccard, likely_pairs, row_sets, sketch
+
+    base = " ".join(f"word{i} is followed by another{i * 7 % 13}" for i in range(60))
+    near = base.replace("word1 ", "w0rd1 ").replace("word2 ", "w0rd2 ")
+    far = " ".join(f"other{i} comes before thing{i * 5 % 11}" for i in range(60))
+    texts = [base, near, far]
+    hashes, offsets = shingle_sets(texts, 5)
+    sketches = sketch(signatures(hashes, offsets, 112, 1))
+    sets = row_sets(texts, 5)
+    pairs = np.array([[0, 1], [0, 2]], np.int64)
+    exact = [jaccard(sets[a], sets[b]) for a, b in pairs.tolist()]
+    estimate = estimated_jaccard(sketches, pairs)
+    assert exact[0] >= 0.8 and exact[1] < 0.3
+    assert abs(estimate - exact).max() < 0.15
+    assert likely_pairs(sketches, pairs, 0.8).tolist() == [[0, 1]]
+
+
+def test_row_sets_are_each_texts_sorted_unique_top_bits() -> None:
+    from podium.signals.minhash import row_sets
+
+    texts = ["abcdefgh abcdefgh", "", "xyz", "the same text twice, the same text twice"]
+    hashes, offsets = shingle_sets(texts, 5)
+    expected = [
+        np.unique((hashes[offsets[i] : offsets[i + 1]] >> np.uint64(32)).astype(np.uint32))
+        for i in range(len(texts))
+    ]
+    found = row_sets(texts, 5)
+    assert [f.tolist() for f in found] == [e.tolist() for e in expected]
+    assert found[1].dtype == np.uint32 and len(found[1]) == 0
+
+
+def test_a_map_in_threads_keeps_order_and_reads_ahead_only_a_little() -> None:
+    from podium.signals.in_threads import mapped_in_threads
+
+    taken: list[int] = []
+
+    def stream() -> Iterator[int]:
+        for i in range(100):
+            taken.append(i)
+            yield i
+
+    out = mapped_in_threads(lambda i: i * i, stream(), workers=2)
+    assert next(out) == 0 and len(taken) <= 2
+    assert list(out) == [i * i for i in range(1, 100)]
