@@ -88,3 +88,25 @@ def test_coverage_lists_the_eval_prompts_far_from_every_training_row(podium_home
         write_uncovered("t.evals", "t.train", 1.9, "t.none")
     with pytest.raises(InvalidInput, match="name Podium keeps"):  # it broke Browse of t.evals
         write_uncovered("t.evals", "t.train", 0.5, "t.evals__annotations")
+
+
+def test_a_sample_read_batch_by_batch_is_the_sample_of_the_whole_matrix() -> None:
+    """Topics and the projection fit on `VectorBatches.sample` and never hold every
+    vector: the sample drawn across uneven batches is exactly the rows (and the order)
+    indexing the whole matrix with the same draw gives."""
+    import numpy as np
+    import pyarrow as pa
+
+    from podium.signals.vectors import VectorBatches
+
+    matrix = np.random.default_rng(3).normal(size=(1000, 8)).astype(np.float32)
+    cuts = [0, 7, 300, 301, 640, 1000]
+
+    def batches() -> Any:
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            yield pa.array([f"r{i}" for i in range(a, b)]), matrix[a:b]
+
+    found = VectorBatches(1000, 8, "m", batches)
+    picks = np.random.default_rng(5).choice(1000, 120, False)
+    assert np.array_equal(found.sample(120, 5), matrix[picks])
+    assert np.array_equal(found.sample(5000, 5), matrix)  # fewer rows than asked: all
