@@ -143,7 +143,7 @@ def test_label_tags_every_row_a_signal_names(podium_home: Path) -> None:
 
 
 def test_evidence_of_one_row(podium_home: Path) -> None:
-    from podium.signals.values import evidence
+    from podium.signals.evidence import evidence
 
     key = "AKIAIOSFODNN7EXAMPLE"
     problem = "How many clips did Natalia sell in April and May if she sold forty eight in April?"

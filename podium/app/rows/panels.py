@@ -30,7 +30,7 @@ from podium.config import get_settings
 from podium.errors import PodiumError
 from podium.review import annotations as ann
 from podium.review.changes import EditConflict
-from podium.signals import values as signal_values
+from podium.signals import evidence as signal_evidence
 from podium.store.catalog.catalog import name_of
 from podium.store.read.query import page
 from podium.store.read.stats import TableStats, table_stats
@@ -92,7 +92,7 @@ def stats_panel(name: str, sid: int | None, view: vs.ViewState | None = None) ->
 def signals_panel(tables: PageTables, sid: int | None, row: Mapping[str, Any]) -> None:
     """What the signals current for `sid` say about the row: spans found (secrets
     masked), the eval row a span matches, the other members of its cluster."""
-    found = signal_values.evidence(tables.table, sid, dict(row))
+    found = signal_evidence.evidence(tables.table, sid, dict(row))
     if not found:
         return
     with st.expander(f"Signals ({', '.join(signal for signal, _ in found)})"):

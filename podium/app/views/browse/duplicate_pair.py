@@ -10,7 +10,8 @@ from typing import Any
 from pyiceberg.table import Table
 
 from podium.compare.diff import side_by_side_html
-from podium.signals.values import CLUSTERED, canonical_of
+from podium.signals.evidence import canonical_of
+from podium.signals.values import CLUSTERED
 from podium.store.catalog.catalog import name_of
 from podium.store.read.query import page
 
