@@ -177,6 +177,15 @@ register(
 )
 register(
     JobKind(
+        "topic-titles",
+        "generators.topic_titles:TopicTitlesConfig",
+        "generators.topic_titles:run_topic_titles",
+        "A model writes a title and a short description for each topic of a table's current "
+        "topics signal, from a sample of its rows.",
+    )
+)
+register(
+    JobKind(
         "code-exec-build",
         "generators.code_exec.config:CodeExecConfig",
         "generators.code_exec.build:run_code_exec_build",

@@ -25,6 +25,7 @@ from podium.signals.signal import Source, TableSignal
 from podium.signals.vectors import source_batches
 
 PROP_TOPICS = "podium.signal.topics"  # JSON: one entry per cluster
+PROP_TITLED = "podium.signal.topics.titled"  # JSON: the model and who ran it
 SAMPLE_PER_CLUSTER = 50
 WORD = re.compile(r"[^\W\d_]{3,}")
 
@@ -189,8 +190,9 @@ class Topics(TableSignal[TopicsSettings]):
             tx.set_properties({PROP_TOPICS: json.dumps(self.topics, ensure_ascii=False)})
 
 
-def stored_topics(table: str) -> list[dict[str, Any]]:
-    """The topics of `table`'s current topics signal, biggest first."""
+def _current_topics(table: str) -> Table:
+    """`table`'s topics signal table, current for its snapshot, or the line that says
+    how to make it."""
     from podium.signals.store import signal_status, signal_table_name
     from podium.store.catalog.catalog import full_name, load_or_none, load_table
     from podium.store.read.snapshots import resolve_snapshot
@@ -207,5 +209,29 @@ def stored_topics(table: str) -> list[dict[str, Any]]:
         raise InvalidInput(f"{full_name(table)} has no topics; {run}.")
     if status.stale:
         raise InvalidInput(f"The topics of {full_name(table)} are stale ({status.stale}); {run}.")
+    return stored
+
+
+def stored_topics(table: str) -> list[dict[str, Any]]:
+    """The topics of `table`'s current topics signal, biggest first."""
+    stored = _current_topics(table)
     topics: list[dict[str, Any]] = json.loads(stored.properties.get(PROP_TOPICS) or "[]")
     return sorted(topics, key=lambda t: (-int(t["rows"]), int(t["cluster"])))
+
+
+def set_topic_titles(table: str, titles: dict[int, dict[str, str]], model: str) -> None:
+    """A model's titles and descriptions for clusters of `table`'s current topics (the
+    keywords stay; a cluster without one keeps its title), in one properties commit."""
+    stored = _current_topics(table)
+    topics: list[dict[str, Any]] = json.loads(stored.properties.get(PROP_TOPICS) or "[]")
+    from podium.store.state.users import acting_user
+
+    for topic in topics:
+        written = titles.get(int(topic["cluster"]))
+        if written:
+            topic.update(written, titled_by=model)
+    author = {"model": model, "author": acting_user().name}
+    with stored.transaction() as tx:
+        tx.set_properties(
+            {PROP_TOPICS: json.dumps(topics, ensure_ascii=False), PROP_TITLED: json.dumps(author)}
+        )

@@ -90,6 +90,7 @@ WRITES: dict[str, tuple[list[str], Action]] = {
     "start maintain": (["start", "maintain", "--table", "ns.chat"], _RUN),
     "start sft": (["start", "sft", "--model", "m1", "--table", "ns.chat", "--out", "s"], _RUN),
     "start signals": (["start", "signals", "--table", "ns.chat", "--signal", "length"], _RUN),
+    "start topic-titles": (["start", "topic-titles", "--table", "ns.chat", "--model", "m1"], _RUN),
     "start validate": (["start", "validate", "--table", "ns.chat", "--rule", "json"], _RUN),
     "signals run": (["signals", "run", "ns.chat", "--signal", "length"], _RUN),
     "signals remove": (["signals", "remove", "ns.chat", "--signal", "exact-dup"], "edit"),
