@@ -384,7 +384,7 @@ def _read_page(
     """The page's rows under canonical names, and the matching rows' count."""
     if not (search or where or filters or ids is not None):
         raw = scan.read_span(view.table, view.plan, offset, limit)
-        return view.canonical(raw), view.plan.total
+        return _own_buffers(view.canonical(raw)), view.plan.total
     found = matching_positions(
         view,
         search=search,
@@ -394,7 +394,16 @@ def _read_page(
         first=None if count else offset + limit,
     )
     raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
-    return view.canonical(raw), len(found) if count else None
+    return _own_buffers(view.canonical(raw)), len(found) if count else None
+
+
+def _own_buffers(data: pa.Table) -> pa.Table:
+    """`data` copied into buffers of its own: a page is a slice of the row groups it was
+    read from, and kept as it is it would keep those whole groups (MBs) in memory."""
+    if data.num_rows == 0:
+        return data
+    arrays = [pa.concat_arrays(column.chunks) for column in data.columns]
+    return pa.Table.from_arrays(arrays, schema=data.schema)
 
 
 def iter_rows(
