@@ -259,7 +259,9 @@ def _sync_timing(opts: argparse.Namespace) -> list[dict[str, Any]]:
     backends = [b.strip() for b in opts.backends.split(",") if b.strip()]
     print(f"... weight sync {', '.join(backends)}: {opts.repeats} pushes to {opts.replicas}")
     try:
-        result = measure(backends, repeats=opts.repeats, replicas=opts.replicas)
+        # `--model tiny`: the tiny random model's pushes; else SmolLM2-135M's size.
+        tiny = ("bench-base", opts.tiny_dir) if opts.model == "tiny" else None
+        result = measure(backends, repeats=opts.repeats, replicas=opts.replicas, model=tiny)
     except Exception as exc:  # the GRPO figures above still get written
         return [{"backend": ",".join(backends), "error": f"{type(exc).__name__}: {exc}"}]
     rows = []
@@ -328,7 +330,8 @@ def _table(
     if syncs:
         lines += [
             "",
-            f"Weight sync, random SmolLM2-135M-shaped model, into {opts.replicas} replica(s), "
+            f"Weight sync, random {'tiny' if opts.model == 'tiny' else 'SmolLM2-135M-shaped'} "
+            f"model, into {opts.replicas} replica(s), "
             f"{opts.repeats} pushes each:",
         ]
         lines += ["", "| backend | MB | median s | min s | / disk |", "|---|---|---|---|---|"]
@@ -360,6 +363,7 @@ def main() -> None:
         from train import random_model  # benchmarks/train.py: random Llamas, SmolLM2 tokenizer
 
         model_dir = random_model(home / "tiny", "tiny")
+        opts.tiny_dir = model_dir
     else:
         from podium.models.bootstrap import ensure_converted
 

@@ -119,25 +119,35 @@ def _phases(record: Any, snapshot_s: float) -> dict[str, float]:
 
 
 def measure(
-    backends: Sequence[str] = ("gloo", "disk"), repeats: int = 3, replicas: int = 1
+    backends: Sequence[str] = ("gloo", "disk"),
+    repeats: int = 3,
+    replicas: int = 1,
+    model: tuple[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Start `replicas` servers of the random SmolLM2-135M in the current Podium home,
-    time each backend against them, stop them."""
+    """Start `replicas` servers of the random SmolLM2-135M (or `model`: a name and a
+    checkpoint folder, the tiny test model's size) in the current Podium home, time each
+    backend against them, stop them."""
     from podium.models.registry import get_model_or_none, register_model
     from trainers.async_rl.replica import PolicyReplica
 
-    model_dir = random_smollm2(Path(tempfile.gettempdir()) / "podium-smollm2-135m-random")
-    known = get_model_or_none(MODEL_NAME)
+    name, model_dir = model or (
+        MODEL_NAME,
+        random_smollm2(Path(tempfile.gettempdir()) / "podium-smollm2-135m-random"),
+    )
+    known = get_model_or_none(name)
     if known is None or known.path != str(model_dir):
         if known is not None:
-            raise ValueError(f"{MODEL_NAME!r} is registered at {known.path}, not {model_dir}")
-        register_model(MODEL_NAME, kind="base", path=str(model_dir))
-    servers = [PolicyReplica(MODEL_NAME, index=i) for i in range(replicas)]
+            raise ValueError(f"{name!r} is registered at {known.path}, not {model_dir}")
+        register_model(name, kind="base", path=str(model_dir))
+    servers = [PolicyReplica(name, index=i) for i in range(replicas)]
     try:
         with ThreadPoolExecutor(max_workers=replicas) as pool:
             list(pool.map(lambda r: r.start(), servers))
         endpoints = [s.endpoint for s in servers]
-        out: dict[str, Any] = {"model": MODEL_NAME, "architecture": "SmolLM2-135M"}
+        out: dict[str, Any] = {
+            "model": name,
+            "architecture": "SmolLM2-135M" if model is None else str(model_dir),
+        }
         for backend in backends:
             out[backend] = time_syncs(backend, model_dir, endpoints, repeats)
         if "gloo" in out and "disk" in out:
