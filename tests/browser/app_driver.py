@@ -103,38 +103,43 @@ def server_command(port: int) -> list[str]:
     return [sys.executable, "-m", "podium.cli", "app", "--host", "127.0.0.1", "--port", str(port)]
 
 
-# True once this wait has seen the app settle: its script state "notRunning" and unchanged
-# for `quietMs` (counted from the state's last change, or from the wait's first look). A
-# MutationObserver stamps every change of the state, so a run shorter than a poll still
-# restarts the count. The state, not Streamlit's status widget: `--client.toolbarMode
-# minimal` never draws that widget, so waiting for it to go was a one-second sleep. A
-# quiet spell, not one look at "notRunning": the job tray and panels rerun as fragments
-# every 2 s, which flicks the state to "running" and back, and a click's rerun starts only
-# once the server has its message.
-_SETTLED = """([quietMs, wait]) => {
+# True once the app has settled: its script state "notRunning" and unchanged for
+# `quietMs` since its last change during this wait, or, when it has not changed since the
+# wait began, for `startMs` (time for an action's rerun to begin: it starts only once the
+# server has the browser's message). A MutationObserver stamps every change of the state,
+# so a run shorter than a poll still counts. The state, not Streamlit's status widget:
+# `--client.toolbarMode minimal` never draws that widget, so waiting for it to go was a
+# one-second sleep that returned mid-run. The quiet spell is short: the job tray and the
+# Logbook's panels rerun as fragments every 2 s each, flicking the state to "running"
+# and back, and a 300-ms spell was rarely free of them on the Logbook at load 25.
+_SETTLED = """([quietMs, startMs, wait]) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (app === null) return false;
   const now = performance.now();
   if (window.__podiumApp !== app) {
     window.__podiumApp = app;
-    window.__podiumChanged = now;
+    window.__podiumChanged = -Infinity;
     new MutationObserver(() => { window.__podiumChanged = performance.now(); })
       .observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
   }
   if (window.__podiumWait !== wait) {
     window.__podiumWait = wait;
-    window.__podiumChanged = now;
+    window.__podiumStart = now;
   }
-  return app.getAttribute("data-test-script-state") === "notRunning"
-    && now - window.__podiumChanged >= quietMs;
+  if (app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  return window.__podiumChanged > window.__podiumStart
+    ? now - window.__podiumChanged >= quietMs
+    : now - window.__podiumStart >= startMs;
 }"""
-QUIET_MS = 300
+QUIET_MS = 100
+START_MS = 500
 _waits = itertools.count()
 
 
-def wait_for_app(page: Page, timeout_ms: int = 60_000, quiet_ms: int = QUIET_MS) -> None:
-    """Wait until the app is drawn and no run has been going for `quiet_ms`: the run the
-    last action asked for, if it started, is over. What the step needs next is for the
-    caller to wait for (`expect(...)`): a run that starts later than `quiet_ms` after
-    the action is not waited for here."""
-    page.wait_for_function(_SETTLED, arg=[quiet_ms, next(_waits)], polling=50, timeout=timeout_ms)
+def wait_for_app(page: Page, timeout_ms: int = 60_000) -> None:
+    """Wait until the app is drawn and its runs are over: the run the last action asked
+    for, if it began within START_MS. What the step needs next is for the caller to wait
+    for (`expect(...)`)."""
+    page.wait_for_function(
+        _SETTLED, arg=[QUIET_MS, START_MS, next(_waits)], polling=50, timeout=timeout_ms
+    )
