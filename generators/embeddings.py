@@ -112,6 +112,13 @@ class ServedEmbedder:
         return vectors
 
 
+def check_model(model_name: str) -> None:
+    """The name is a registered model (a one-line refusal naming the known ones if not)."""
+    from podium.models import get_model
+
+    get_model(model_name)
+
+
 def served_embedder(model: str, max_chars: int, dims: int | None) -> ServedEmbedder:
     """The embedder, its dimensions found (or checked) by one short request, and what
     made them pinned: the checkpoint's content digest or the endpoint."""

@@ -86,6 +86,14 @@ class TextEmbedder(Protocol):
 _SERVED = "generators.embeddings"
 
 
+def check_embedder(settings: EmbeddingSettings) -> None:
+    """wordllama loads; a served model is registered (its server is not started)."""
+    if settings.model == DEFAULT_EMBEDDER:
+        _pooled(settings.dims or 256)
+    else:
+        importlib.import_module(_SERVED).check_model(settings.model)
+
+
 def embedder_for(settings: EmbeddingSettings) -> TextEmbedder:
     """wordllama, or the served model the settings name (its server started, its
     dimensions learnt from one request and checked against `settings.dims`)."""

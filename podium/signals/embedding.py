@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 from pyiceberg.table import Table
 
-from podium.signals.embedders import TextEmbedder, embedder_for
+from podium.signals.embedders import TextEmbedder, check_embedder, embedder_for
 from podium.signals.map_settings import EmbeddingSettings
 from podium.signals.signal import RowSignal
 from podium.signals.turns import Turns
@@ -42,8 +42,13 @@ class Embedding(RowSignal[EmbeddingSettings]):
         self._skipped = 0
 
     def check(self) -> None:
-        """A model that cannot load, makes no embeddings or other dimensions than asked
-        fails here, before anything is read."""
+        """wordllama that cannot load, or a model name not registered, fails here (a
+        served model's server is the run's: `prepare`)."""
+        check_embedder(self.settings)
+
+    def prepare(self) -> None:
+        """A served model's server started, and one that makes no embeddings or other
+        dimensions than asked refused, before anything is read."""
         embedder = self.embedder()
         if self.settings.dims is None and embedder.dims:
             self.settings = self.settings.model_copy(update={"dims": embedder.dims})

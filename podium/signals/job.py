@@ -227,6 +227,8 @@ def compute_signals(
     """Compute and store every configured signal; one summary per signal."""
     reporter = reporter or Reporter()
     built = signals_of(config)  # every bad setting before any work
+    for _, signal in built:
+        signal.prepare()
     source = open_source(
         config.table.name, config.table.snapshot_id, config.roles, config.batch_rows, reporter
     )

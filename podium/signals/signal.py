@@ -62,6 +62,10 @@ class Signal(ABC, Generic[S]):
         """Refuse bad settings that need the world (an eval table that does not exist)
         before anything is read or written. Default: nothing to check."""
 
+    def prepare(self) -> None:
+        """Load what the run itself needs (a model's server) once the job runs, after
+        `check`; preflight does not call it. Default: nothing."""
+
     def pinned(self) -> dict[str, Any]:
         """What the run read besides the table (an eval table's snapshot), stored with the
         settings so that the signal says exactly what it compared against."""

@@ -149,3 +149,20 @@ def test_pooled_tokens_are_wordllamas_own_vectors(dims: int) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pooled_tokens, "CACHE_PIECES", 8)
         assert np.abs(unit(small.mean(texts)) - expected).max() < 1e-5
+
+
+def test_preflight_checks_a_served_model_without_asking_it(chat: None) -> None:
+    """Queuing a job from the app or CLI runs preflight in that process: a served
+    embedding model is looked up there, but its server is the run's (starting one at
+    preflight left a vLLM beside the app)."""
+    from podium.errors import PodiumError
+    from podium.models.registry import add_endpoint
+    from podium.signals.job import preflight
+
+    add_endpoint("http://127.0.0.1:9/v1", "nowhere", remote_model="m")
+    preflight(config("embedding", embedding={"model": "nowhere"}))  # nothing asked
+    with pytest.raises(NotFound, match="No model named 'elsewhere'"):
+        preflight(config("embedding", embedding={"model": "elsewhere"}))
+    with pytest.raises(PodiumError, match="'nowhere' failed to embed a batch"):
+        compute_signals(config("embedding", embedding={"model": "nowhere"}))
+    assert not table_exists(signal_table_name("t.chat", "embedding"))
