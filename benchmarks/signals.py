@@ -92,7 +92,7 @@ LANG_SENTENCES = {
 
 
 def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
-    words = set()
+    words: set[str] = set()
     while len(words) < size:
         n = rng.choice((3, 4, 5, 6, 7, 8, 9))
         words.add("".join(rng.choice("abcdefghiklmnoprstuvwy") for _ in range(n)))
@@ -514,7 +514,7 @@ def main() -> int:
         cluster = {r["id"]: r["cluster"] for r in near}
         jac = exact_jaccard_of(texts, settings.shingle)
         constructed = {(a, b): how for a, b, how in corpus["pairs"]}
-        base_seconds, base_pairs = (0.0, set())
+        base_seconds, base_pairs = 0.0, set[tuple[int, int]]()
         if not args.no_baseline:
             base_seconds, base_pairs = datasketch_loop(
                 texts, settings.num_perm, settings.bands, settings.shingle, settings.seed
@@ -651,7 +651,7 @@ def main() -> int:
         # per language, precision and recall over the rows written in one language
         written: dict[int, str] = corpus["language"]
 
-        def languages_of(name: str, **language: Any) -> dict[str, Any]:
+        def languages_of(name: str, **language: Any) -> None:
             langs, seconds = run("language", language=language)
             got = {int(r["id"][3:]): r["language"] for r in langs}
             right = sum(1 for i, lang in written.items() if got.get(i) == lang)
@@ -667,7 +667,6 @@ def main() -> int:
                 "rows_per_s": rate(seconds),
                 "settings": language,
             }
-            return report["signals"][name]
 
         languages_of("language")  # the default: fastText
         languages_of("language (lingua)", engine="lingua")
