@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -310,6 +311,65 @@ def eval_problems(rng: random.Random, n: int) -> list[str]:
     return out
 
 
+Truth = tuple[str, Any]  # ("pair", (src, how)), ("pasted", p), ("private", (kind, a, b)), ...
+
+
+def corpus_row(
+    rng: random.Random,
+    vocab: list[str],
+    problems: list[str],
+    i: int,
+    source: Callable[[int], tuple[str, str]],
+) -> tuple[str, str, Truth | None] | None:
+    """Row `i`'s text, kind and truth, drawn from `rng`; `source(j)` gives an earlier
+    row's text and kind (a near-copy's original). None: the draw picked an original
+    that is not prose or code, and the caller draws again."""
+    r = rng.random()
+    if r < 0.12 and i > 10:  # a near-duplicate of an earlier row
+        src = rng.randrange(i)
+        original, kind = source(src)
+        if kind not in ("prose", "code"):
+            return None
+        if kind == "code":
+            how = rng.choice(["rename", "edit", "exact"])
+        else:
+            how = rng.choice(["edit", "reorder", "exact"])
+        if how == "exact":  # the same text in other case and white space
+            text = "  ".join(original.upper().split(" "))
+        elif how == "edit":
+            fraction = rng.uniform(0.05, 0.20)
+            how = f"edit {int(fraction * 100 // 5 * 5)}-{int(fraction * 100 // 5 * 5) + 5}%"
+            text = char_edits(rng, original, fraction)
+        elif how == "reorder":
+            text = reorder(rng, original)
+        else:
+            text = rename(rng, original, vocab)
+        return text, "copy", ("pair", (src, how))
+    if r < 0.125:  # an eval problem pasted into prose
+        p = rng.randrange(len(problems))
+        body = prose(rng, vocab, 800)
+        cut = body.find(". ", len(body) // 2) + 2
+        text = body[:cut] + "Here is a question: " + problems[p] + " " + body[cut:]
+        return text, "pasted", ("pasted", p)
+    if r < 0.185:  # private data
+        kind = PRIVATE_KINDS[i % len(PRIVATE_KINDS)]
+        value, context = private_value(kind, rng)
+        before = prose(rng, vocab, 400) + "\n"
+        sentence = context.format(value)
+        start = len(before) + sentence.index(value)
+        text = before + sentence + "\n" + prose(rng, vocab, 400)
+        return text, "private", ("private", (kind, start, start + len(value)))
+    if r < 0.2:  # one language
+        lang = rng.choice(sorted(LANG_SENTENCES))
+        text = " ".join(rng.choices(LANG_SENTENCES[lang], k=rng.randint(2, 6)))
+        return text, "language", ("language", lang)
+    is_code = rng.random() < 0.3
+    text = code(rng, vocab) if is_code else prose(rng, vocab)
+    if rng.random() < 0.05:
+        text += "\n" + rng.choice(LOOK_ALIKES)
+    return text, "code" if is_code else "prose", None
+
+
 def build_corpus(rows: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     vocab = vocabulary(random.Random(WORDS_SEED))
@@ -321,57 +381,24 @@ def build_corpus(rows: int, seed: int) -> dict[str, Any]:
     private: list[tuple[int, str, int, int]] = []  # row, kind, start, end
     language: dict[int, str] = {}
     while len(texts) < rows:
-        r = rng.random()
         i = len(texts)
-        if r < 0.12 and i > 10:  # a near-duplicate of an earlier row
-            src = rng.randrange(i)
-            if kinds[src] not in ("prose", "code"):
-                continue
-            if kinds[src] == "code":
-                how = rng.choice(["rename", "edit", "exact"])
-            else:
-                how = rng.choice(["edit", "reorder", "exact"])
-            if how == "exact":  # the same text in other case and white space
-                text = "  ".join(texts[src].upper().split(" "))
-            elif how == "edit":
-                fraction = rng.uniform(0.05, 0.20)
-                how = f"edit {int(fraction * 100 // 5 * 5)}-{int(fraction * 100 // 5 * 5) + 5}%"
-                text = char_edits(rng, texts[src], fraction)
-            elif how == "reorder":
-                text = reorder(rng, texts[src])
-            else:
-                text = rename(rng, texts[src], vocab)
-            texts.append(text)
-            kinds.append("copy")
-            pairs.append((src, i, how))
-        elif r < 0.125:  # an eval problem pasted into prose
-            p = rng.randrange(len(problems))
-            body = prose(rng, vocab, 800)
-            cut = body.find(". ", len(body) // 2) + 2
-            texts.append(body[:cut] + "Here is a question: " + problems[p] + " " + body[cut:])
-            kinds.append("pasted")
-            pasted[i] = p
-        elif r < 0.185:  # private data
-            kind = PRIVATE_KINDS[i % len(PRIVATE_KINDS)]
-            value, context = private_value(kind, rng)
-            before = prose(rng, vocab, 400) + "\n"
-            sentence = context.format(value)
-            start = len(before) + sentence.index(value)
-            texts.append(before + sentence + "\n" + prose(rng, vocab, 400))
-            kinds.append("private")
-            private.append((i, kind, start, start + len(value)))
-        elif r < 0.2:  # one language
-            lang = rng.choice(sorted(LANG_SENTENCES))
-            texts.append(" ".join(rng.choices(LANG_SENTENCES[lang], k=rng.randint(2, 6))))
-            kinds.append("language")
-            language[i] = lang
+        row = corpus_row(rng, vocab, problems, i, lambda j: (texts[j], kinds[j]))
+        if row is None:
+            continue
+        text, kind, truth = row
+        texts.append(text)
+        kinds.append(kind)
+        if truth is None:
+            continue
+        what, value = truth
+        if what == "pair":
+            pairs.append((value[0], i, value[1]))
+        elif what == "pasted":
+            pasted[i] = value
+        elif what == "private":
+            private.append((i, *value))
         else:
-            is_code = rng.random() < 0.3
-            text = code(rng, vocab) if is_code else prose(rng, vocab)
-            if rng.random() < 0.05:
-                text += "\n" + rng.choice(LOOK_ALIKES)
-            texts.append(text)
-            kinds.append("code" if is_code else "prose")
+            language[i] = value
     return {
         "texts": texts,
         "kinds": kinds,
@@ -381,6 +408,28 @@ def build_corpus(rows: int, seed: int) -> dict[str, Any]:
         "private": private,
         "language": language,
     }
+
+
+def streamed_problems(seed: int) -> list[str]:
+    """The eval problems `streamed_texts` pastes (the same for every size)."""
+    return eval_problems(random.Random(seed), 200)
+
+
+def streamed_texts(start: int, stop: int, seed: int) -> list[str]:
+    """Rows start..stop-1 of a corpus of the same kinds and shares as `build_corpus`'s, in
+    bounded memory: each row is drawn from its own seed, so a near-copy makes its
+    original again instead of keeping every earlier row (10 GB at 10M rows), and a row
+    is the same whatever the corpus's size or the chunk it is made in."""
+    vocab = vocabulary(random.Random(WORDS_SEED))
+    problems = streamed_problems(seed)
+
+    def row(i: int) -> tuple[str, str]:
+        rng = random.Random((seed << 40) | i)
+        while (made := corpus_row(rng, vocab, problems, i, row)) is None:
+            pass
+        return made[0], made[1]
+
+    return [row(i)[0] for i in range(start, stop)]
 
 
 # ---------------------------------------------------------------- measuring
@@ -441,23 +490,32 @@ def datasketch_loop(
 def write_corpus(corpus: dict[str, Any]) -> None:
     """The corpus as `bench.corpus` (ids row00000000, ...) and its eval problems as
     `bench.evals`, in the Podium home PODIUM_HOME names."""
+    texts = corpus["texts"]
+    write_texts("bench.corpus", "row", (texts[at : at + 5000] for at in range(0, len(texts), 5000)))
+    write_texts("bench.evals", "eval", [corpus["problems"]])
+
+
+def write_texts(name: str, prefix: str, chunks: Iterable[list[str]]) -> None:
+    """`chunks` of texts as table `name`, one user turn each, ids prefix00000000 on,
+    streamed: one chunk in memory at a time."""
     import pyarrow as pa
 
     from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
     from podium.store.write.write import write_batches
 
-    def batches(items: list[str], prefix: str) -> Any:
-        for at in range(0, len(items), 5000):
+    def batches() -> Any:
+        at = 0
+        for chunk in chunks:
             yield pa.RecordBatch.from_pylist(
                 [
                     {"id": f"{prefix}{i:08d}", "messages": [{"role": "user", "content": t}]}
-                    for i, t in enumerate(items[at : at + 5000], start=at)
+                    for i, t in enumerate(chunk, start=at)
                 ],
                 schema=SFT_ARROW_SCHEMA,
             )
+            at += len(chunk)
 
-    write_batches("bench.corpus", batches(corpus["texts"], "row"), schema=SFT_SCHEMA)
-    write_batches("bench.evals", batches(corpus["problems"], "eval"), schema=SFT_SCHEMA)
+    write_batches(name, batches(), schema=SFT_SCHEMA)
 
 
 def main() -> int:

@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/signals_scale.py --rows 1000000 --json
 
-Writes `benchmarks/signals.py`'s corpus (~1 KiB rows with near-copies, pasted eval
-problems, private data, five languages) into a temporary Podium home, then runs each
+Writes `benchmarks/signals.py`'s kinds of rows (~1 KiB rows with near-copies, pasted eval
+problems, private data, five languages; each row drawn from its own seed, made in a pool
+of processes and written a chunk at a time, so memory stays bounded at 10M rows) into a
+temporary Podium home, then runs each
 signal as `compute_signals` does (scan the snapshot, compute, one commit) in a fresh
 Python process, and reports each one's wall time and peak RSS (the process's own, its
 VmHWM read every half second), their sum, and the machine's load average beside each.
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from resource import RUSAGE_SELF, getrusage
 from signal import SIGTERM
 from signal import signal as on_signal
 from typing import Any
@@ -145,6 +148,38 @@ def child(code: str, args: list[str], env: dict[str, str], timeout: float) -> di
     }
 
 
+def write_streamed_corpus(rows: int, seed: int) -> int:
+    """`signals.py`'s kinds of rows as `bench.corpus` and its eval problems as
+    `bench.evals`, made a chunk at a time in a pool of processes (one per core) and
+    written as they come: memory holds a few chunks, not the corpus (10 GB at 10M rows).
+    Returns the rows' mean size in bytes."""
+    from functools import partial
+    from multiprocessing import get_context
+
+    from signals import streamed_problems, write_texts
+
+    chunk, size = 5000, [0]
+
+    def measured(chunks: Any) -> Any:
+        for texts in chunks:
+            size[0] += sum(len(t.encode()) for t in texts)
+            yield texts
+
+    starts = range(0, rows, chunk)
+    with get_context("spawn").Pool(os.cpu_count() or 1) as pool:
+        chunks = pool.imap(partial(texts_from, rows=rows, chunk=chunk, seed=seed), starts)
+        write_texts("bench.corpus", "row", measured(chunks))
+    write_texts("bench.evals", "eval", [streamed_problems(seed)])
+    return round(size[0] / max(rows, 1))
+
+
+def texts_from(start: int, rows: int, chunk: int, seed: int) -> list[str]:
+    """One chunk of the streamed corpus (a pool worker's task)."""
+    from signals import streamed_texts
+
+    return streamed_texts(start, min(start + chunk, rows), seed)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -168,15 +203,11 @@ def main() -> int:
     os.environ["PODIUM_HOME"] = home
     report: dict[str, Any] = {"rows": args.rows, "cpus": os.cpu_count(), "signals": {}}
     try:
-        from signals import build_corpus, write_corpus
-
         start = time.perf_counter()
-        corpus = build_corpus(args.rows, args.seed)
-        texts = corpus["texts"]
-        report["mean_row_bytes"] = round(sum(len(t.encode()) for t in texts) / len(texts))
-        write_corpus(corpus)
-        del corpus, texts  # the signals' processes, not this one, are measured
+        report["mean_row_bytes"] = write_streamed_corpus(args.rows, args.seed)
         report["corpus_seconds"] = round(time.perf_counter() - start, 1)
+        # this process wrote it (Linux counts ru_maxrss in KiB)
+        report["corpus_peak_rss_mb"] = round(getrusage(RUSAGE_SELF).ru_maxrss / 1024)
         progress(report)
         for signal in [s.strip() for s in args.signals.split(",") if s.strip()]:
             ran = child(RUN, [signal], env, args.timeout)
