@@ -140,9 +140,12 @@ class Worker:
                 since = self._settled.setdefault(job_id, time.monotonic())
                 if time.monotonic() - since > CANCEL_GRACE_SECONDS:
                     proc.stop(CANCEL_GRACE_SECONDS)
-                    self.finish(job_id, proc.poll() or -9)
+                    code = proc.poll()  # 0 is a code: `or -9` turned a clean exit into -9
+                    self.finish(job_id, -signal.SIGKILL if code is None else code, True)
 
-    def finish(self, job_id: str, code: int) -> None:
+    def finish(self, job_id: str, code: int, lingered: bool = False) -> None:
+        """Record how job `job_id`'s process ended; `lingered`: it outlived its settled job
+        by the grace period and this worker stopped it."""
         del self.running[job_id]
         self.kinds.pop(job_id, None)
         self._settled.pop(job_id, None)
@@ -159,7 +162,11 @@ class Worker:
                 f"--- log tail ---\n{log_tail(job['log_path'], 30)}"
             )
             transition(job_id, "failed", error=error, message=f"process exit code {code}")
-        self.say(f"job {job_id}: {get_job(job_id)['status']} (exit code {code})")
+        status = get_job(job_id)["status"]
+        if lingered:
+            self.say(f"job {job_id}: {status}; {lingering_text(code)}")
+        else:
+            self.say(f"job {job_id}: {status} (exit code {code})")
 
     def claim(self) -> bool:
         lane = may_claim([self.kinds[j] for j in self.running], self.concurrency, self.light_slots)
@@ -227,6 +234,17 @@ def exit_text(code: int) -> str:
         name = "unknown signal"
     why = ": out of memory? see `dmesg`" if -code == signal.SIGKILL else ""
     return f"killed by signal {-code}, {name}{why}"
+
+
+def lingering_text(code: int) -> str:
+    """What became of a process that went on after its job had settled: the code is this
+    worker's own stop, not how the job ended."""
+    waited = f"still running {CANCEL_GRACE_SECONDS:.0f} s after the job ended"
+    if code == -signal.SIGKILL:
+        return f"its process was {waited}, ignored SIGTERM and was killed (SIGKILL)"
+    if code < 0:
+        return f"its process was {waited} and was stopped ({exit_text(code)})"
+    return f"its process was {waited} and exited with code {code} when stopped (SIGTERM)"
 
 
 def _stop_grace(kind: str) -> float:

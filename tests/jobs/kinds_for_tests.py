@@ -7,8 +7,10 @@ with the job's lineage. `fail_at` makes it raise at that step, after logging.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pyarrow as pa
@@ -43,6 +45,11 @@ class StepsConfig(BaseModel):
         False,
         description="Start a process in the job's group that stands in for a private Ray's "
         "agent (its command line says ray::).",
+    )
+    linger: bool = Field(
+        False,
+        description="Keep the process alive after the job has ended, deaf to SIGTERM (a "
+        "library's thread that outlives the run, stuck in C).",
     )
 
 
@@ -80,6 +87,9 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
         write_table(config.table, data, mode="create", properties=reporter.lineage)
     if config.table:
         outputs.tables.append(config.table)
+    if config.linger:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        threading.Thread(target=time.sleep, args=(600,), name="lingering").start()
     return outputs
 
 

@@ -110,6 +110,22 @@ def test_a_sigkilled_job_fails_with_the_signal_and_its_group_is_stopped(
     wait_for(lambda: not group_alive(job["pgid"]), timeout=15)
 
 
+def test_a_finished_job_whose_process_lingers_is_logged_succeeded_and_killed(
+    jobs_home: Path,
+) -> None:
+    """A job that recorded its success but whose process did not exit (a library's thread)
+    is stopped by the worker: the log said "succeeded (exit code -9)", as if the job had
+    been killed; the job's record stays succeeded."""
+    job_id = _submit("kind: test-steps\nsteps: 1\nlinger: true")
+    said = podium("worker", "--once", "--poll", "0.2").stdout
+    assert get_job(job_id)["status"] == "succeeded"
+    assert (
+        f"job {job_id}: succeeded; its process was still running 5 s after the job ended, "
+        "ignored SIGTERM and was killed (SIGKILL)"
+    ) in said, said
+    assert "exit code -9" not in said
+
+
 def test_crash_of_worker_and_job_is_detected_by_stale_heartbeat(
     jobs_home: Path, start_worker: Callable[..., object]
 ) -> None:
