@@ -1,16 +1,23 @@
-"""Load on one `podium up`: concurrent browser sessions, and a deep job queue.
+"""Load on one `podium up`: concurrent sessions, and a deep job queue.
 
     python tests/load/load_run.py --rows 200000 --sessions 10 --seconds 180 --jobs 200
 
 (that is `make load`; CI runs tests/load/test_load.py, the same code at a small size).
 
-Sessions: N real Chromium tabs (Playwright, Debian's chromium) against one `podium up`,
-each a seeded loop of page changes, searches, sample openings and labels on one table
-built from benchmarks/real_size.py's rows (~7 KiB each). A page change is timed from the
-Enter in the page box to the new "Rows a–b of n" caption. Every step waits until the run
-that answers it has drawn (the URL Browse writes as a run's last step), then checks that
-no error or exception is shown. The lone session runs first, alone, for the baseline; RSS
-is the sum over the `podium up` process group (app and its worker), sampled.
+Sessions, in two modes against the same `podium up` (`--mode`, both by default), each a
+seeded loop of page changes, searches, sample openings and labels on one table built from
+benchmarks/real_size.py's rows (~7 KiB each):
+- protocol: each session one WebSocket speaking Streamlit's own protocol
+  (tests/load/protocol_sessions.py): the server's cost of N reviewers, whose browsers run
+  on their own machines. A page change is timed from sending the page box's value until
+  that run finished with the new "Rows a–b of n" caption and its rows.
+- browser: N real Chromium tabs (Playwright, Debian's chromium) on this machine, beside
+  the server. A page change is timed from the Enter in the page box to the new caption.
+  Every step waits until the run that answers it has drawn (the URL Browse writes as a
+  run's last step).
+Each step then checks that no error or exception is shown. In each mode the lone session
+runs first, alone, for the baseline; RSS is the sum over the `podium up` process group
+(app and its worker), sampled.
 
 Queue: `jobs` small export jobs submitted at once to two `podium worker` processes;
 each must succeed exactly once (one claim, attempt 1, its file written once).
@@ -40,9 +47,12 @@ import pyarrow as pa
 
 from podium.app.rows.view_state import DEFAULT_PAGE_SIZE
 
+# `python -P tests/load/load_run.py` (make load) puts no script folder on the path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import protocol_sessions  # noqa: E402
+from session_mix import MIX, TABLE, WORDS, SessionResult  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
-TABLE = "load.sft"
-WORDS = ("quetzalcoatl", "def ", "json", "error", "ka lo")
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -118,14 +128,6 @@ class RssSampler:
 
 
 # --- one browser session -----------------------------------------------------------------
-@dataclass
-class SessionResult:
-    page_changes: list[float] = field(default_factory=list)
-    actions: dict[str, int] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    lost_inputs: int = 0  # page numbers typed that did not take (typed again once)
-
-
 ANY = "*"  # a URL parameter that must be there, whatever its value
 
 # True once no run is going and the URL holds `want` ({param: value, ANY, or None for
@@ -253,7 +255,6 @@ async def _label(page: Any, url: str, rng: random.Random, result: SessionResult)
 
 
 ACTIONS = {"page": _page, "search": _search, "sample": _sample, "label": _label}
-MIX = ("label", "page", "page", "search", "page", "sample", "page", "page", "search", "page")
 
 
 async def sessions(url: str, count: int, seconds: float, seed: int) -> list[SessionResult]:
@@ -282,12 +283,20 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[18]
 
 
+MODES = ("protocol", "browser")  # the order a run measures them in
+
+
 def run_sessions(
-    url: str, server_pgid: int, count: int, seconds: float, seed: int
+    url: str, server_pgid: int, count: int, seconds: float, seed: int, mode: str = "browser"
 ) -> dict[str, Any]:
+    """`count` sessions for `seconds` in `mode`: Chromium tabs ("browser") or Streamlit's
+    protocol spoken directly ("protocol", tests/load/protocol_sessions.py)."""
     load_before = os.getloadavg()[0]
     with RssSampler(server_pgid) as rss:
-        results = asyncio.run(sessions(url, count, seconds, seed))
+        if mode == "protocol":
+            results = asyncio.run(protocol_sessions.sessions(url, TABLE, count, seconds, seed))
+        else:
+            results = asyncio.run(sessions(url, count, seconds, seed))
     changes = [t for r in results for t in r.page_changes]
     actions: dict[str, int] = {}
     for r in results:
@@ -449,9 +458,12 @@ def run(
     jobs: int,
     seed: int,
     profile: Path | None = None,
+    modes: tuple[str, ...] = MODES,
 ) -> dict[str, Any]:
-    """The whole load run in `home`, which must already be this process's PODIUM_HOME;
-    `profile`: where py-spy writes a profile of `podium up` during the concurrent run."""
+    """The whole load run in `home`, which must already be this process's PODIUM_HOME:
+    one session alone, then `count` at once, in each of `modes` against the same server;
+    `profile`: where py-spy writes a profile of `podium up` during each concurrent run
+    (NAME-protocol.json, NAME-browser.json)."""
     assert os.environ.get("PODIUM_HOME") == str(home), "point PODIUM_HOME at the home first"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     t0 = time.monotonic()
@@ -470,16 +482,18 @@ def run(
     )
     try:
         wait_healthy(url, up)
-        report["lone"] = run_sessions(url, up.pid, 1, lone_seconds, seed)
-        spy = profiled(up.pid, profile)
-        try:
-            report["concurrent"] = run_sessions(url, up.pid, count, seconds, seed + 100)
-        finally:
-            stop_profile(spy)
+        for mode in (m for m in MODES if m in modes):
+            lone = run_sessions(url, up.pid, 1, lone_seconds, seed, mode)
+            out = profile.with_name(f"{profile.stem}-{mode}{profile.suffix}") if profile else None
+            spy = profiled(up.pid, out)
+            try:
+                many = run_sessions(url, up.pid, count, seconds, seed + 100, mode)
+            finally:
+                stop_profile(spy)
+            ratio = round(many["p95_s"] / lone["p95_s"], 2) if lone["p95_s"] else None
+            report[mode] = {"lone": lone, "concurrent": many, "p95_ratio": ratio}
     finally:
         stop_server(up)
-    lone, many = report["lone"]["p95_s"], report["concurrent"]["p95_s"]
-    report["p95_ratio"] = round(many / lone, 2) if lone else None
     report["queue"] = run_queue(env, jobs) if jobs else {"jobs": 0, "problems": []}
     return report
 
@@ -494,6 +508,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--profile", type=Path, help="py-spy profile of `podium up` in the concurrent run here."
+    )
+    parser.add_argument(
+        "--mode",
+        choices=(*MODES, "both"),
+        default="both",
+        help="Sessions as Chromium tabs, as Streamlit's protocol spoken directly, or both.",
     )
     parser.add_argument("--home", type=Path, default=REPO / ".cache" / "load-home")
     parser.add_argument("--out", type=Path, default=REPO / "test-artifacts" / "load.json")
@@ -514,12 +534,15 @@ def main() -> None:
         args.jobs,
         args.seed,
         args.profile,
+        MODES if args.mode == "both" else (args.mode,),
     )
     args.out.parent.mkdir(exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
-    runs = (report["concurrent"]["errors"], report["lone"]["errors"], report["queue"]["problems"])
-    failed = any(runs)
+    sessions_run = [
+        report[m][k]["errors"] for m in MODES if m in report for k in ("lone", "concurrent")
+    ]
+    failed = any(sessions_run) or bool(report["queue"]["problems"])
     sys.exit(1 if failed else 0)
 
 
