@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import torch
+from learner_steps import COMPLETIONS, PROMPT, on_policy
 
 from trainers.async_rl.learner import (
     Learner,
@@ -18,9 +19,6 @@ from trainers.async_rl.learner import (
     k3,
 )
 
-PROMPT = [1, 42, 7, 99]
-COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
-
 
 @pytest.fixture
 def learner(tiny_checkpoint: Path) -> Learner:
@@ -29,19 +27,6 @@ def learner(tiny_checkpoint: Path) -> Learner:
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.float32)
     return Learner(model, LearnerSettings(learning_rate=1e-2, temperature=0.7, is_cap=2.0))
-
-
-def on_policy(learner: Learner, advantages: list[float]) -> list[Sample]:
-    """Samples whose behaviour log-probs are the learner's own (as a replica holding the
-    same weights would report them)."""
-    blank = [Sample(PROMPT, c, [0.0] * len(c), 0.0) for c in COMPLETIONS]
-    with torch.no_grad():
-        flat = learner.token_logprobs(blank).tolist()
-    out, i = [], 0
-    for c, a in zip(COMPLETIONS, advantages, strict=True):
-        out.append(Sample(PROMPT, c, flat[i : i + len(c)], a))
-        i += len(c)
-    return out
 
 
 def test_group_advantages_are_normalised_per_group() -> None:

@@ -7,13 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from learner_steps import COMPLETIONS, on_policy
 
-from trainers.async_rl.learner import Learner, LearnerSettings, Sample
+from trainers.async_rl.learner import Learner, LearnerSettings
 
 pytestmark = pytest.mark.gpu
-
-PROMPT = [1, 42, 7, 99]
-COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
 
 
 def test_one_learner_step_on_cuda(tiny_checkpoint: Path, gpu_device: str) -> None:
@@ -23,14 +21,7 @@ def test_one_learner_step_on_cuda(tiny_checkpoint: Path, gpu_device: str) -> Non
     model = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint), dtype=torch.bfloat16)
     learner = Learner(model.to(gpu_device), LearnerSettings(learning_rate=1e-3, temperature=0.7))
     assert learner.device.type == gpu_device
-    blank = [Sample(PROMPT, c, [0.0] * len(c), 0.0) for c in COMPLETIONS]
-    with torch.no_grad():
-        own = learner.token_logprobs(blank).cpu().tolist()
-    samples, i = [], 0
-    for c, advantage in zip(COMPLETIONS, [1.0, -1.0, 0.5, -0.5], strict=True):
-        samples.append(Sample(PROMPT, c, own[i : i + len(c)], advantage))
-        i += len(c)
-    stats = learner.step(samples)
+    stats = learner.step(on_policy(learner, [1.0, -1.0, 0.5, -0.5]))
     assert stats.tokens == sum(map(len, COMPLETIONS))
     assert stats.is_weight_mean == pytest.approx(1.0, abs=1e-2)  # bf16 forward twice
     assert all(p.device.type == gpu_device for p in model.parameters())

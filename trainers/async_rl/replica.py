@@ -38,6 +38,7 @@ from podium.errors import PodiumError
 from podium.reporting import Reporter
 from trainers.weight_sync import ReplicaEndpoint
 from trainers.weight_sync.base import EXTENSION_CLASS, weight_version
+from trainers.weight_sync.ipc import WEIGHT_TRANSFER_CONFIG
 
 WEIGHT_SYNC_DIR = Path(__file__).resolve().parents[1] / "weight_sync"
 GENERATE_TIMEOUT_S = 900.0
@@ -61,8 +62,14 @@ PLAIN_SAMPLING: dict[str, float | int] = {
 }
 
 
-def server_args() -> list[str]:
-    return [
+# A replica colocated with its learner on one GPU leaves it the rest of the memory.
+COLOCATED_GPU_MEMORY = 0.4
+
+
+def server_args(colocated: bool = False) -> list[str]:
+    """The replica's server flags; `colocated` (its learner on the same GPU): vLLM's CUDA
+    IPC weight-transfer engine (trainers/weight_sync/ipc.py) and a share of the GPU."""
+    args = [
         "--worker-extension-cls",
         EXTENSION_CLASS,
         "--logprobs-mode",
@@ -71,6 +78,10 @@ def server_args() -> list[str]:
         "--generation-config",
         "vllm",
     ]
+    if colocated:
+        args += ["--weight-transfer-config", WEIGHT_TRANSFER_CONFIG]
+        args += ["--gpu-memory-utilization", str(COLOCATED_GPU_MEMORY)]
+    return args
 
 
 def completion_body(
@@ -99,16 +110,23 @@ def completion_body(
     return body
 
 
-def server_env() -> dict[str, str]:
-    return {"VLLM_SERVER_DEV_MODE": "1", "PYTHONPATH": str(WEIGHT_SYNC_DIR)}
+def server_env(colocated: bool = False) -> dict[str, str]:
+    env = {"VLLM_SERVER_DEV_MODE": "1", "PYTHONPATH": str(WEIGHT_SYNC_DIR)}
+    if colocated:  # the IPC handles arrive pickled (ipc.py: a loopback server only)
+        env["VLLM_ALLOW_INSECURE_SERIALIZATION"] = "1"
+    return env
 
 
 class PolicyReplica(VllmReplica):
     """One vLLM server with the weight receiver; a Ray actor or a local object."""
 
-    def __init__(self, model: str, index: int = 0, on_ray: bool = False) -> None:
+    def __init__(
+        self, model: str, index: int = 0, on_ray: bool = False, colocated: bool = False
+    ) -> None:
+        """`colocated`: the learner shares this replica's GPU and pushes through CUDA IPC
+        (the server then listens on loopback only)."""
         super().__init__(model)
-        self.index, self.on_ray = index, on_ray
+        self.index, self.on_ray, self.colocated = index, on_ray, colocated
         self.url = ""  # the server's OpenAI base URL (…/v1) once started
 
     def start(self) -> dict[str, Any]:
@@ -124,14 +142,15 @@ class PolicyReplica(VllmReplica):
 
             reset_settings()  # this worker process may have served another job before
             node_id = ray_module().get_runtime_context().get_node_id()
-        host = routable_address()  # the node's IP on Ray: the learner reaches it there
+        # The node's IP on Ray: the learner reaches it there (a colocated one: loopback).
+        host = "127.0.0.1" if self.colocated else routable_address()
         self.proc, self.url, log = launch_server(
             get_model(self.model),
             START_TIMEOUT_S,
             Reporter(),
             host=host,
-            extra_args=server_args(),
-            extra_env=server_env(),
+            extra_args=server_args(self.colocated),
+            extra_env=server_env(self.colocated),
         )
         return {
             "index": self.index,

@@ -1,10 +1,12 @@
 """Learner ranks: the async learner as R processes with FSDP2-sharded parameters.
 
 With `learner_ranks: R` > 1 the job process is learner rank 0 and starts R - 1 follower
-processes (`python -m trainers.async_rl.learner_rank`). All R join one gloo process
-group and shard the model with FSDP2 (`fully_shard`, dim-0 shards: rank r holds rows
-`row_slices(shape, R)[r]` of every parameter, and the matching optimizer state). Rank 0
-drives; each command is broadcast to the followers, which run it alongside:
+processes (`python -m trainers.async_rl.learner_rank`). All R join one process group
+(gloo on CPU; NCCL with `device: cuda`, rank r on GPU r, which a card cannot ask for
+yet: tests/gpu/test_gpu_fsdp2.py drives it) and shard the model with FSDP2
+(`fully_shard`, dim-0 shards: rank r holds rows `row_slices(shape, R)[r]` of every
+parameter, and the matching optimizer state). Rank 0 drives; each command is broadcast
+to the followers, which run it alongside:
 
     connect  every rank joins every replica's transfer group (weight_sync)
     step     each rank trains on its share of every minibatch; FSDP all-gathers the weights
@@ -54,6 +56,9 @@ class RankSpec:
     settings: LearnerSettings
     pad_token_id: int
     seed: int
+    # "cuda": rank r trains on this host's GPU r, the learner group over NCCL (FSDP2 on
+    # GPUs); "cpu": gloo. The weight sync's backend is sync_backend's either way.
+    device: str = "cpu"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -74,19 +79,25 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
 
     from trainers.runtime import load_model
 
+    cuda = spec.device == "cuda"
+    if cuda:
+        torch.cuda.set_device(rank)  # before the group: NCCL binds each rank to its GPU
     dist.init_process_group(
-        "gloo",
+        "nccl" if cuda else "gloo",
         init_method=f"tcp://{spec.host}:{spec.group_port}",
         rank=rank,
         world_size=spec.ranks,
         timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
     )
     torch.manual_seed(spec.seed)
-    model = load_model(Path(spec.checkpoint), "cpu")
+    device = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    model = load_model(Path(spec.checkpoint), device.type).to(device)
     # The reference is only read (no grad, no optimizer state): each rank keeps a whole
     # copy rather than joining it to the shards.
-    reference = load_model(Path(spec.checkpoint), "cpu") if spec.settings.beta > 0 else None
-    mesh = init_device_mesh("cpu", (spec.ranks,))
+    reference = None
+    if spec.settings.beta > 0:
+        reference = load_model(Path(spec.checkpoint), device.type).to(device)
+    mesh = init_device_mesh(device.type, (spec.ranks,))
     for layer in model.model.layers:  # one all-gather a decoder layer, not one whole model
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
@@ -136,7 +147,8 @@ class ShardedLearner:
             self._kill()
             raise
         self._template: Any = None
-        self.log(f"learner: {spec.ranks} ranks, FSDP2-sharded parameters over gloo")
+        group = "NCCL on GPUs" if spec.device == "cuda" else "gloo"
+        self.log(f"learner: {spec.ranks} ranks, FSDP2-sharded parameters over {group}")
 
     @property
     def model(self) -> Any:

@@ -1,6 +1,7 @@
-"""Moving the learner's weights into the generation replicas: one interface, three
-backends (`gloo` on CPU, `nccl` on GPU, `disk` through safetensors), every push verified
-by checksum. See base.py for the protocol and README "Weight transfer".
+"""Moving the learner's weights into the generation replicas: one interface, four
+backends (`gloo` on CPU, `nccl` on GPU, `ipc` through vLLM's CUDA IPC engine for a
+learner on its replicas' GPU, `disk` through safetensors), every push verified by
+checksum. See base.py for the protocol and README "Weight transfer".
 
     sync = make_weight_sync("gloo", work_dir=run_dir)
     sync.connect([ReplicaEndpoint(0, url0), ReplicaEndpoint(1, url1)])  # warm-up, once
@@ -20,7 +21,7 @@ from trainers.weight_sync.base import (
     WeightSyncError,
 )
 
-BACKENDS = ("gloo", "nccl", "disk")
+BACKENDS = ("gloo", "nccl", "disk", "ipc")
 
 __all__ = [
     "BACKENDS",
@@ -54,6 +55,12 @@ def make_weight_sync(
             rank=rank,
             corrupt_for_tests=corrupt_for_tests,
             address=address,
+        )
+    if backend == "ipc":
+        from trainers.weight_sync.ipc import IpcWeightSync
+
+        return IpcWeightSync(
+            learner_ranks=learner_ranks, rank=rank, corrupt_for_tests=corrupt_for_tests
         )
     if backend in ("gloo", "nccl"):
         from trainers.weight_sync.gloo import GlooWeightSync

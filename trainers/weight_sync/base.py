@@ -187,7 +187,9 @@ def materialise(
         t = tensor.detach()
         if hasattr(t, "to_local"):
             t = t.to_local()
-        out.append((name, t.to(device, copy=snapshot).contiguous()))
+        # A CUDA tensor stays on its own GPU (the learner's may not be cuda:0).
+        target = t.device if device == "cuda" and t.is_cuda else device
+        out.append((name, t.to(target, copy=snapshot).contiguous()))
     return sorted(out, key=lambda item: item[0])
 
 

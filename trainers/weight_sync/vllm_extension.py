@@ -264,6 +264,59 @@ class PodiumWeightReceiver:
             tensors, int(spec["version"]), bool(spec.get("corrupt")), started, ranks
         )
 
+    def podium_device_uuid(self) -> str | None:
+        """The UUID of the GPU this worker's engine runs on (None on CPU): a learner on
+        the same GPU pushes through CUDA IPC (ipc.py)."""
+        device = getattr(self, "device", None)
+        if device is None or getattr(device, "type", "cpu") != "cuda":
+            return None
+        return str(torch.cuda.get_device_properties(device).uuid)
+
+    def podium_engine_fingerprint(self) -> str:
+        """vLLM's digest of the engine's parameters now, kept as the one a load that
+        follows is compared with (ipc.py: vLLM's own engine does that load)."""
+        self._podium_fingerprint = _fingerprint(self)
+        return self._podium_fingerprint
+
+    def podium_note_ipc_load(self, spec_json: str) -> dict[str, Any]:
+        """After vLLM's IPC engine loaded a push (ipc.py): hash the tensors the learner's
+        CUDA IPC handles point at (still alive: the learner holds them until this
+        returns), as `_podium_load` hashes what it receives, and compare the engine's
+        fingerprint with the one before the load. Reports {version, checksum, moved}.
+        spec: {version, handles (base64 pickle, as vLLM's HTTP client sends them),
+        names}."""
+        import base64
+        import pickle
+
+        from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+        spec = json.loads(spec_json)
+        started = time.perf_counter()
+        # The learner's own handles, sent to vLLM's /update_weights in the same form;
+        # vLLM unpickles them there too (VLLM_ALLOW_INSECURE_SERIALIZATION, loopback only).
+        handles = pickle.loads(base64.b64decode(spec["handles"]))
+        uuid = self.podium_device_uuid()
+        index = self.device.index  # type: ignore[attr-defined]
+        stream = ChecksumStream(1)
+        for name, handle in sorted(zip(spec["names"], handles, strict=True)):
+            args = list(handle[uuid])
+            args[6] = index  # the receiver's device index, as vLLM's IPC engine sets it
+            stream.update(name, rebuild_cuda_tensor(*args))  # type: ignore[no-untyped-call]
+        checksum = stream.hexdigest()
+        before = self._podium_fingerprint
+        after = _fingerprint(self)
+        moved: bool | None = after != before or checksum == self._podium_checksum
+        if not moved and self._podium_checksum is None:
+            moved = None
+        self._podium_fingerprint = after
+        self._podium_checksum, self._podium_version = checksum, int(spec["version"])
+        return {
+            "version": self._podium_version,
+            "checksum": checksum,
+            "moved": moved,
+            "seconds": time.perf_counter() - started,
+        }
+
     def podium_weights_checksum(self) -> dict[str, Any]:
         """The checksum and version of the weights last loaded (None before any load)."""
         return {"version": self._podium_version, "checksum": self._podium_checksum}
