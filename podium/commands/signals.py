@@ -7,6 +7,7 @@
     podium signals list demo.chat [--snapshot ID] [--json]
     podium signals remove demo.chat --signal near-dup [--preview]   # keep one per cluster
     podium signals redact demo.chat --kind secret [--preview]       # [SECRET] in place
+    podium signals remove demo.chat --signal near-dup --branch review  # edit on a branch
     podium signals label demo.chat --signal private-data --tag has-secrets
 
 A run is a `signals` job (recorded in the logbook, re-runnable from its card); each
@@ -106,6 +107,19 @@ def list_command(table: str, snapshot: str | None, as_json: bool) -> None:
     console.print(shown)
 
 
+BRANCH = click.option(
+    "--branch",
+    default="main",
+    show_default=True,
+    help='The branch the snapshot goes to (as Browse\'s "edits go to"); refused, with '
+    "nothing written, if a row it touches changed on that branch since the signal's snapshot.",
+)
+
+
+def _on(branch: str) -> str:
+    return "" if branch == "main" else f" on branch {branch}"
+
+
 @click.command("remove")
 @click.argument("table")
 @click.option(
@@ -118,13 +132,16 @@ def list_command(table: str, snapshot: str | None, as_json: bool) -> None:
 )
 @click.option("--why", default=None, help="The reason kept in the snapshot (default: says what).")
 @click.option("--preview", is_flag=True, help="Count the rows it would remove; remove nothing.")
+@BRANCH
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def remove_command(table: str, signal: str, why: str | None, preview: bool, as_json: bool) -> None:
+def remove_command(
+    table: str, signal: str, why: str | None, preview: bool, branch: str, as_json: bool
+) -> None:
     """Remove the rows a current signal of TABLE names, as one review snapshot (author
     and reason recorded; time travel undoes it)."""
     from podium.signals.actions import remove_by_signal
 
-    result = remove_by_signal(table, signal, why=why, preview=preview)
+    result = remove_by_signal(table, signal, why=why, preview=preview, branch=branch)
     if as_json:
         typer.echo(neutralise_json(json.dumps(result, indent=2)))
     elif preview or result["snapshot_id"] is None:
@@ -133,7 +150,7 @@ def remove_command(table: str, signal: str, why: str | None, preview: bool, as_j
         console.print(
             plain_text(
                 f"removed {result['rows']} rows: snapshot {result['snapshot_id']} "
-                f"(parent {result['parent_id']}): {result['message']}"
+                f"(parent {result['parent_id']}){_on(branch)}: {result['message']}"
             )
         )
 
@@ -149,20 +166,28 @@ def remove_command(table: str, signal: str, why: str | None, preview: bool, as_j
 )
 @click.option("--why", default=None, help="The reason kept in the snapshot (default: says what).")
 @click.option("--preview", is_flag=True, help="Count rows and spans; change nothing.")
+@BRANCH
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def redact_command(
-    table: str, kinds: tuple[str, ...], why: str | None, preview: bool, as_json: bool
+    table: str,
+    kinds: tuple[str, ...],
+    why: str | None,
+    preview: bool,
+    branch: str,
+    as_json: bool,
 ) -> None:
     """Replace each span the current private-data signal of TABLE found with a
     placeholder ([EMAIL], [SECRET], ...): one edit snapshot (time travel keeps the text)."""
     from podium.signals.actions import redact_private_data
 
-    result = redact_private_data(table, kinds=list(kinds) or None, why=why, preview=preview)
+    result = redact_private_data(
+        table, kinds=list(kinds) or None, why=why, preview=preview, branch=branch
+    )
     if as_json:
         typer.echo(neutralise_json(json.dumps(result, indent=2)))
         return
     verb = "would redact" if preview or result["snapshot_id"] is None else "redacted"
-    where = f": snapshot {result['snapshot_id']}" if result["snapshot_id"] else ""
+    where = f": snapshot {result['snapshot_id']}{_on(branch)}" if result["snapshot_id"] else ""
     console.print(plain_text(f"{verb} {result['spans']} spans in {result['rows']} rows{where}"))
 
 

@@ -103,3 +103,44 @@ def test_a_run_killed_before_its_commit_leaves_the_old_values(podium_home: Path)
     after = load_table("t.chat__sig_length").current_snapshot()
     assert before is not None and after is not None and after.snapshot_id == before.snapshot_id
     assert not table_exists("t.chat__sig_exact_dup")
+
+
+def test_remove_and_redact_go_to_a_branch_and_refuse_a_row_changed_there(
+    podium_home: Path,
+) -> None:
+    """`--branch` as Browse's "edits go to": the snapshot lands on the branch, main stays
+    as it was; a row changed on the branch since the signal's snapshot is refused."""
+    from podium.review.changes import Change, commit_change
+    from podium.review.refs import create_branch
+    from podium.signals.job import SignalsConfig, compute_signals
+    from podium.store.read.read import read_small
+    from podium.store.state.users import acting_user
+
+    key = "AKIAIOSFODNN7EXAMPLE"
+    write_chat("t.br", [PROSE * 2, PROSE * 2, f"use {key} please", "other"])
+    compute_signals(
+        SignalsConfig.model_validate(
+            {"table": {"name": "t.br"}, "signals": ["exact-dup,private-data"]}
+        )
+    )
+    main_before = load_table("t.br").current_snapshot().snapshot_id  # type: ignore[union-attr]
+    create_branch("t.br", "review", acting_user())
+    edit = Change(updates={"r0001": {"source": "reviewed"}}, message="checked by hand")
+    commit_change(load_table("t.br"), edit, acting_user(), branch="review")
+    head = load_table("t.br").refs()["review"].snapshot_id
+
+    refused = podium("signals", "remove", "t.br", "--signal", "exact-dup", "--branch", "review")
+    assert refused.returncode != 0
+    assert "row 'r0001' was changed" in refused.stderr and "Nothing was written" in refused.stderr
+    assert load_table("t.br").refs()["review"].snapshot_id == head
+
+    out = podium("signals", "redact", "t.br", "--branch", "review", "--json")
+    assert out.returncode == 0, out.stderr
+    done = json.loads(out.stdout)
+    assert done["branch"] == "review" and done["parent_id"] == head
+    on_branch = {r["id"]: r for r in read_small("t.br", "review")[0].to_pylist()}
+    assert on_branch["r0002"]["messages"][1]["content"] == "use [SECRET] please"
+    assert on_branch["r0001"]["source"] == "reviewed"
+    table = load_table("t.br")
+    assert table.current_snapshot().snapshot_id == main_before  # type: ignore[union-attr]
+    assert key in read_small("t.br")[0].to_pylist()[2]["messages"][1]["content"]
