@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import cli_fork
@@ -60,6 +61,48 @@ class CountingProxy(OutageProxy):
                 self.gets += data.count(b"GET /")
 
 
+@contextlib.contextmanager
+def imported_on_s3(
+    tmp_path: Path, source: Path, table: str, catalog: str = "sqlite"
+) -> Iterator[tuple[CountingProxy, dict[str, str]]]:
+    """`source` imported as `table` into a warehouse on moto's S3 server, reached through
+    a GET-counting proxy (and a PostgreSQL catalog with `catalog="postgresql"`): the
+    proxy, and the environment that points `podium` at it."""
+    with contextlib.ExitStack() as stack:
+        s3 = stack.enter_context(s3_server())
+        catalog_uri = stack.enter_context(postgres_server()) if catalog == "postgresql" else ""
+        proxy = CountingProxy(int(s3.endpoint.rsplit(":", 1)[1]))
+        proxy.start()
+        stack.callback(proxy.stop)
+        properties = {**s3.catalog_properties, "s3.endpoint": f"http://127.0.0.1:{proxy.port}"}
+        env = {
+            **os.environ,
+            "PODIUM_HOME": str(tmp_path / "home"),
+            "PODIUM_WAREHOUSE": f"s3://{s3.bucket}/warehouse",
+            "PODIUM_CATALOG_PROPERTIES": json.dumps(properties),
+            **({"PODIUM_CATALOG_URI": catalog_uri} if catalog_uri else {}),
+        }
+        made = cli_fork.run(
+            [*PODIUM, "import", str(source), "--out", table],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert made.returncode == 0, made.stdout + made.stderr
+        yield proxy, env
+
+
+def counted(proxy: CountingProxy, env: dict[str, str], *command: str) -> tuple[str, int]:
+    """`python *command` in a new process: its output's last line, and its GETs."""
+    before = proxy.gets
+    proc = subprocess.run(
+        [sys.executable, *command], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout.strip().splitlines()[-1], proxy.gets - before
+
+
 @pytest.mark.parametrize("catalog", ["sqlite", "postgresql"])
 def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(
     tmp_path: Path, catalog: str
@@ -79,46 +122,16 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(
         ),
         encoding="utf-8",
     )
-    with contextlib.ExitStack() as stack:
-        s3 = stack.enter_context(s3_server())
-        catalog_uri = stack.enter_context(postgres_server()) if catalog == "postgresql" else ""
-        proxy = CountingProxy(int(s3.endpoint.rsplit(":", 1)[1]))
-        proxy.start()
-        properties = {**s3.catalog_properties, "s3.endpoint": f"http://127.0.0.1:{proxy.port}"}
-        home = tmp_path / "home"
-        env = {
-            **os.environ,
-            "PODIUM_HOME": str(home),
-            "PODIUM_WAREHOUSE": f"s3://{s3.bucket}/warehouse",
-            "PODIUM_CATALOG_PROPERTIES": json.dumps(properties),
-            **({"PODIUM_CATALOG_URI": catalog_uri} if catalog_uri else {}),
-        }
-        made = cli_fork.run(
-            [*PODIUM, "import", str(source), "--out", "cold.chat"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
-        assert made.returncode == 0, made.stdout + made.stderr
+    with imported_on_s3(tmp_path, source, "cold.chat", catalog) as (proxy, env):
 
         def cold_read() -> tuple[dict[str, object], int]:
-            before = proxy.gets
-            proc = subprocess.run(
-                [sys.executable, "-c", READ],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=300,
-                check=False,
-            )
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-            return json.loads(proc.stdout.strip().splitlines()[-1]), proxy.gets - before
+            shown, gets = counted(proxy, env, "-c", READ)
+            return json.loads(shown), gets
 
         cached, cached_gets = cold_read()
         assert cached["pyiceberg"] is False  # the import left the plan on disk
         assert cached["sqlalchemy"] is False  # the plan's key is read with psycopg2
-        shutil.rmtree(home / ".cache" / "plans")
+        shutil.rmtree(tmp_path / "home" / ".cache" / "plans")
         planned, planned_gets = cold_read()  # loads the table: metadata, manifests
         assert planned["pyiceberg"] is True
         assert {k: v for k, v in cached.items() if k not in MODULES} == {
@@ -128,7 +141,6 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(
         assert cached["deep"] == ["r037", "r038"]
         assert cached["test"] == [f"r{i:03d}" for i in range(0, 60, 7)]
         assert cached_gets < planned_gets, (cached_gets, planned_gets)
-        proxy.stop()
 
 
 FILTER = """
@@ -165,40 +177,14 @@ def test_a_filter_on_s3_reads_its_column_in_a_few_gets_not_one_a_row_group(
             text = "".join(rng.choice("0123456789abcdef") for _ in range(9000))
             row = {"id": f"r{i:04d}", "split": "test" if i % 7 == 0 else "train"}
             out.write(json.dumps({**row, "messages": [{"role": "user", "content": text}]}) + "\n")
-    with s3_server() as s3:
-        proxy = CountingProxy(int(s3.endpoint.rsplit(":", 1)[1]))
-        proxy.start()
-        properties = {**s3.catalog_properties, "s3.endpoint": f"http://127.0.0.1:{proxy.port}"}
-        env = {
-            **os.environ,
-            "PODIUM_HOME": str(tmp_path / "home"),
-            "PODIUM_WAREHOUSE": f"s3://{s3.bucket}/warehouse",
-            "PODIUM_CATALOG_PROPERTIES": json.dumps(properties),
-        }
-        made = cli_fork.run(
-            [*PODIUM, "import", str(source), "--out", "cold.big"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
-        assert made.returncode == 0, made.stdout + made.stderr
-
-        def counted(*command: str) -> tuple[str, int]:
-            before = proxy.gets
-            proc = subprocess.run(
-                [sys.executable, *command], capture_output=True, text=True, env=env, timeout=300
-            )
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-            return proc.stdout.strip().splitlines()[-1], proxy.gets - before
-
-        shown, filter_gets = counted("-c", FILTER)
+    with imported_on_s3(tmp_path, source, "cold.big") as (proxy, env):
+        shown, filter_gets = counted(proxy, env, "-c", FILTER)
         found = json.loads(shown)
         assert found["first"] == ["r0000", "r0007", "r0014"] and found["total"] == 215
-        groups, default_gets = counted("-c", ONE_GET_A_GROUP, json.dumps(found["files"]))
+        files = json.dumps(found["files"])
+        groups, default_gets = counted(proxy, env, "-c", ONE_GET_A_GROUP, files)
         assert int(groups) >= 5  # the case at hand: many row groups to a file
         assert default_gets >= int(groups)  # one GET a row group (and the footers)
         # The filter (footers, `split` in a GET a window of row groups, the page's rows)
         # takes fewer GETs than that column scan alone did.
         assert filter_gets < default_gets, (filter_gets, default_gets)
-        proxy.stop()

@@ -6,7 +6,8 @@ over the snapshot's Parquet files that returns only the matching row positions (
 bytes a hit, cached per query, so paging through results does not search again); the
 page's rows are then read by position. A page read at a snapshot is kept in memory under
 that snapshot's id (a commit makes a new one), so the app's sessions and reruns on the same
-page share one read. Counts and `count_by` are queries that follow the same conditions.
+page share one read (`podium.store.read.page_cache`, beside the positions). Counts and
+`count_by` are queries that follow the same conditions.
 
 Every connection can read the snapshot's own data files and nothing else, so a user's
 `--where` or `podium sql` cannot read other files on the machine. A query with a `where`
@@ -18,43 +19,40 @@ the query.
 
 from __future__ import annotations
 
-import json
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.store.read import scan
-from podium.store.read.file_plan import FilePlan
 from podium.store.read.guarded import Limits, call_guarded
-from podium.store.read.kept import Kept
-from podium.store.read.plan import plan_snapshot
-from podium.store.read.plan_cache import cached_snapshot
+from podium.store.read.page_cache import conditions_key, pages, positions
 from podium.store.read.scan import POS, connect, mapped_view_sql, quote
+from podium.store.read.snapshot_view import Page, SnapshotView, arrow_of, open_view, run_relation
 from podium.store.read.where import columns_read, where_select
 
 if TYPE_CHECKING:
     import duckdb
-    from pyiceberg.table import Table
 
 # DuckDB and pyiceberg are imported inside the functions that use them: a cold page of a
 # snapshot in the plan cache (`podium show`) needs neither.
 
-__all__ = ["Page", "connect", "count_by", "iter_rows", "mapped_view_sql", "page"]
+__all__ = [
+    "Page",
+    "SnapshotView",
+    "arrow_of",
+    "connect",
+    "count_by",
+    "iter_rows",
+    "mapped_view_sql",
+    "open_view",
+    "page",
+    "run_relation",
+]
 
 FilterValue = str | int | float | bool | None | Collection[str | int | float | bool]
-
-_POSITIONS_BYTES = 64 * 2**20  # cache budget for search/filter results (int64 positions)
-# Pages read, as Arrow, keyed by snapshot: a snapshot never changes, so every app session
-# on the same page (and every rerun of one) shares one read; a commit is a new snapshot id,
-# so an edit is seen at once. 64 pages of 100 rows of ~7 KiB is ~45 MB at most.
-_PAGES_KEPT = 64
 
 # A `where` condition's process: ~150 MB of interpreter, DuckDB's share below the cap so
 # what DuckDB can bound (joins, sorts) spills or fails cleanly before the kill.
@@ -66,81 +64,6 @@ WHERE_LIMITS = Limits(
     "repeat()), or narrow the rows first with --search.",
 )
 WHERE_DUCKDB: dict[str, Any] = {"memory_limit": "384MB", "threads": 2}
-
-
-@dataclass
-class Page:
-    rows: list[dict[str, Any]]
-    total: int | None  # rows matching the search and filters; None when not counted
-    offset: int
-    limit: int
-    snapshot_id: int | None
-    columns: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))  # shallow: a page's rows are not copied again
-
-
-@dataclass(frozen=True)
-class SnapshotView:
-    """A snapshot opened for querying: its plan, its column mapping, its columns.
-    `table` is None when the plan came from the on-disk plan cache (a direct plan)."""
-
-    table: Table | None
-    plan: FilePlan
-    mapping: dict[str, str]
-    schema: pa.Schema  # under canonical names (after the mapping)
-
-    @property
-    def snapshot_id(self) -> int | None:
-        return self.plan.snapshot_id
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        uri = get_settings().catalog_uri
-        return (
-            uri,
-            self.plan.table,
-            self.plan.snapshot_id,
-            json.dumps(self.mapping, sort_keys=True),
-        )
-
-    def canonical(self, raw: pa.Table) -> pa.Table:
-        """A few raw rows under canonical column names."""
-        if not self.mapping:
-            return raw
-        con = connect()
-        con.register("raw", raw)
-        return arrow_of(con, mapped_view_sql(raw.column_names, self.mapping))
-
-    def connection(
-        self, columns: Sequence[str] | None = None, **settings: Any
-    ) -> duckdb.DuckDBPyConnection:
-        """A guarded connection where `t` is the snapshot (canonical names + `__pos`);
-        `columns`: all the caller's query reads (None: it may read any)."""
-        con = scan.connect_plans([self.plan], **settings)
-        scan.register_snapshot(con, "t", self.table, self.plan, self.mapping, columns=columns)
-        return con
-
-
-def open_view(name: str, snapshot_id: int | str | None = None) -> SnapshotView:
-    cached = cached_snapshot(name, snapshot_id)
-    table: Table | None = None
-    if cached is not None:
-        plan, raw = cached.plan, cached.mapping
-    else:
-        from podium.store.catalog.catalog import load_table
-        from podium.store.read.snapshots import resolve_snapshot
-        from podium.store.schema import PROP_MAPPING
-
-        table = load_table(name)
-        plan = plan_snapshot(table, resolve_snapshot(table, snapshot_id))
-        raw = table.properties.get(PROP_MAPPING)
-    mapping = json.loads(raw) if raw else {}
-    schema = plan.schema
-    if mapping:
-        schema = SnapshotView(table, plan, mapping, schema).canonical(schema.empty_table()).schema
-    return SnapshotView(table, plan, mapping, schema)
 
 
 def _is_list(t: pa.DataType) -> bool:
@@ -215,25 +138,6 @@ def conditions(
     return conds
 
 
-def arrow_of(
-    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
-) -> pa.Table:
-    import duckdb
-
-    try:
-        return run_relation(con, sql, params)
-    except duckdb.Error as exc:
-        raise InvalidInput(f"Query failed: {exc}") from None
-
-
-def run_relation(
-    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
-) -> pa.Table:
-    """The result of `sql` as Arrow; DuckDB's errors reach the caller, which names them."""
-    relation = con.sql(sql, params=params or None)
-    return relation.to_arrow_table() if relation is not None else pa.table({})
-
-
 def filtered_source(
     con: duckdb.DuckDBPyConnection,
     view: SnapshotView,
@@ -254,25 +158,6 @@ def filtered_source(
     return source + ((" WHERE " + " AND ".join(conds)) if conds else "")
 
 
-_positions: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-_lock = threading.Lock()
-_pages: Kept[tuple[Any, ...], tuple[pa.Table, int | None]] = Kept(_PAGES_KEPT)
-
-
-def _conditions_key(
-    search: str | None,
-    where: str | None,
-    filters: Mapping[str, FilterValue] | None,
-    ids: Collection[str] | None,
-) -> tuple[Any, ...]:
-    return (
-        search,
-        where,
-        json.dumps(filters, sort_keys=True, default=list),
-        None if ids is None else hash(frozenset(ids)),
-    )
-
-
 def matching_positions(
     view: SnapshotView,
     *,
@@ -284,12 +169,10 @@ def matching_positions(
 ) -> np.ndarray:
     """Ascending positions of the rows passing every condition: all of them (cached),
     or only the `first` ones, found without scanning past them."""
-    key = (*view.key, *_conditions_key(search, where, filters, ids))
-    with _lock:
-        if key in _positions:
-            _positions.move_to_end(key)
-            found = _positions[key]
-            return found if first is None else found[:first]
+    key = (*view.key, *conditions_key(search, where, filters, ids))
+    kept = positions.get(key)
+    if kept is not None:
+        return kept if first is None else kept[:first]
     if where:
         where_select(where)  # a refusal needs no child process
         found = call_guarded(
@@ -306,10 +189,7 @@ def matching_positions(
     else:
         found = _find_positions(view, search=search, filters=filters, ids=ids, first=first)
     if first is None:
-        with _lock:
-            _positions[key] = found
-            while sum(v.nbytes for v in _positions.values()) > _POSITIONS_BYTES:
-                _positions.popitem(last=False)
+        positions.keep(key, found)
     return found
 
 
@@ -363,8 +243,8 @@ def page(
     if offset < 0 or limit < 0:
         raise InvalidInput("--offset and --limit must not be negative.")
     view = open_view(name, snapshot_id)
-    key = (*view.key, *_conditions_key(search, where, filters, ids), offset, limit, count)
-    data, total = _pages.get(
+    key = (*view.key, *conditions_key(search, where, filters, ids), offset, limit, count)
+    data, total = pages.get(
         key, lambda: _read_page(view, offset, limit, search, where, filters, ids, count)
     )
     columns = list(view.schema.names)
