@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 from pyiceberg.table import Table
 
+from podium.signals.facet_counts import FacetCount
 from podium.store.catalog import kinds
 from podium.store.catalog.catalog import load_or_none, name_of, parse_name
 from podium.store.catalog.names import table_names
@@ -86,15 +87,20 @@ def write_signal(
     lineage: Mapping[str, str],
     summary: Callable[[], Mapping[str, int]],
 ) -> Table:
-    """Create or replace signal table `name` with `batches` in one commit. Refuses to
-    replace a table that is not this signal of this table (a dataset, another signal)."""
+    """Create or replace signal table `name` with `batches` in one commit, its facets
+    counted on the way and kept with it. Refuses to replace a table that is not this
+    signal of this table (a dataset, another signal)."""
+    count = FacetCount(described.signal)
+
+    def final() -> dict[str, str]:
+        return {PROP_SUMMARY: json.dumps(dict(summary()), sort_keys=True), **count.kept()}
 
     return dataclasses.replace(SIGNAL, what=f"the {described.signal} signal").replace(
         name,
-        batches,
+        count.through(batches),
         schema=schema,
         properties=described.properties(lineage),
-        final_properties=lambda: {PROP_SUMMARY: json.dumps(dict(summary()), sort_keys=True)},
+        final_properties=final,
         also_owned=lambda existing: existing.properties.get(PROP_SIGNAL) == described.signal,
         advice="drop or rename it, then run again",
     )

@@ -9,33 +9,19 @@ remove a row whose text has changed since.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
+from podium.signals.facet_counts import CLUSTERED, Facet, facets_of
 from podium.signals.listing import current_versions
-from podium.signals.store import SignalStatus, list_signals, signal_table_name
+from podium.signals.store import SignalStatus, list_signals, signal_status, signal_table_name
 from podium.store.catalog.catalog import load_or_none, name_of
 from podium.store.read.read import iter_table_batches
 
-
-@dataclass(frozen=True)
-class Facet:
-    """One choice a reader can filter on: `signal` + `value` (see `ids_for`)."""
-
-    signal: str
-    value: str  # "member", "duplicate", "contaminated", "any", a private-data kind, "en"
-    label: str
-    rows: int
-
-
-# Signals stored as clusters with a canonical row each (podium.signals.clusters): their
-# facets, removal, sorting and evidence are the same.
-CLUSTERED = ("near-dup", "exact-dup", "semantic-dup")
-# What each signal's facets mean: (value, label). Language facets are its languages.
+# What each clustered signal's facets mean: (value, label). Language facets are its languages.
 CLUSTER_FACETS = (
     ("member", "in a cluster"),
     ("duplicate", "in a cluster, not canonical"),
@@ -61,16 +47,18 @@ def current_signal(table: Table, snapshot_id: int | None, signal: str) -> Table:
     """The stored `signal` of `table` if it is current for `snapshot_id`, else a clear
     error saying what to run."""
     name = signal_table_name(name_of(table), signal)
-    found = [s for s in signal_statuses(table, snapshot_id) if s.signal == signal]
-    stored = load_or_none(name)
-    if not found or stored is None:
+    stored = load_or_none(name)  # this signal's table alone, not every one of them
+    status = (
+        None if stored is None else signal_status(stored, table, snapshot_id, current_versions())
+    )
+    if stored is None or status is None or status.signal != signal:
         raise InvalidInput(
             f"No {signal} signal is stored for {name_of(table)}; run `podium signals run "
             f"{name_of(table)} --signal {signal}` first."
         )
-    if not found[0].current:
+    if not status.current:
         raise InvalidInput(
-            f"The {signal} signal of {name_of(table)} is stale ({found[0].stale}); run it "
+            f"The {signal} signal of {name_of(table)} is stale ({status.stale}); run it "
             "again for this snapshot first."
         )
     return stored
@@ -172,7 +160,8 @@ def _score_test(value: str) -> Callable[[int | None], bool]:
 
 
 def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
-    """Every facet of the signals current for `snapshot_id`, with its row count."""
+    """Every facet of the signals current for `snapshot_id`, with its row count (the
+    counts each run kept where they still hold, else counted afresh)."""
     found: list[Facet] = []
     for status in signal_statuses(table, snapshot_id):
         if not status.current:
@@ -180,58 +169,11 @@ def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
         stored = _stored(status)
         if stored is None:
             continue
-        s = status.signal
-        if s in CLUSTERED:
-            members = duplicates = 0
-            for batch in _column_batches(stored, ["is_canonical"]):
-                members += batch.num_rows
-                duplicates += batch.num_rows - int(
-                    pc.sum(batch.column("is_canonical")).as_py() or 0
-                )
-            found.append(Facet(s, "member", f"{s}: in a cluster", members))
-            found.append(Facet(s, "duplicate", f"{s}: not canonical", duplicates))
-        elif s == "contamination":
-            rows: set[str] = set()
-            for batch in _column_batches(stored, ["id"]):
-                rows.update(batch.column("id").to_pylist())
-            found.append(Facet(s, "contaminated", "contaminated", len(rows)))
-        elif s == "private-data":
-            by_kind: dict[str, set[str]] = {}
-            every: set[str] = set()
-            for batch in _column_batches(stored, ["id", "kind"]):
-                for row_id, kind in zip(
-                    batch.column("id").to_pylist(), batch.column("kind").to_pylist(), strict=True
-                ):
-                    by_kind.setdefault(kind, set()).add(row_id)
-                    every.add(row_id)
-            found.append(Facet(s, "any", "private data: any", len(every)))
-            for kind in sorted(by_kind):
-                found.append(Facet(s, kind, f"private data: {kind}", len(by_kind[kind])))
-        elif s == "rubric":
-            scores: list[int | None] = []
-            for batch in _column_batches(stored, ["score"]):
-                scores += batch.column("score").to_pylist()
-            for n in sorted({x for x in scores if x is not None}, reverse=True):
-                above = sum(x is not None and x >= n for x in scores)
-                found.append(Facet(s, f">={n}", f"quality ≥ {n}", above))
-            unparsed = sum(x is None for x in scores)
-            if unparsed:
-                found.append(Facet(s, "unparsed", "quality: unparsed", unparsed))
-        elif s == "topics":
+        if status.signal == "topics":
             found.extend(topic_facets(stored))
-        elif s == "language":
-            counts: dict[str, int] = {}
-            for batch in _column_batches(stored, ["language"]):
-                for value, n in zip(*_value_counts(batch.column("language")), strict=True):
-                    counts[value] = counts.get(value, 0) + n
-            for value, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-                found.append(Facet(s, value, f"language: {value}", n))
+        else:
+            found.extend(facets_of(status.signal, stored))
     return found
-
-
-def _value_counts(values: pa.Array) -> tuple[list[str], list[int]]:
-    counted = pc.value_counts(values)
-    return counted.field("values").to_pylist(), counted.field("counts").to_pylist()
 
 
 # What `podium signals remove` takes out, per signal.
