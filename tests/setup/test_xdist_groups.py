@@ -58,9 +58,9 @@ def test_clockless_tests_run_beside_the_heavy_group(
 ) -> None:
     """The groups tests/conftest.py gives: the fault matrix (`clockless`) in its file's
     group, an async RL test in "heavy", a training test and a weight push in
-    "heavy-last"."""
+    "heavy-last", a training file kept in "heavy" to even the lanes there."""
     root = _root_conftest(pytestconfig)
-    LAST_DIRS, LAST_GROUP = root.LAST_DIRS, root.LAST_GROUP  # noqa: N806
+    LAST_DIRS, LAST_GROUP, KEPT_HEAVY = root.LAST_DIRS, root.LAST_GROUP, root.KEPT_HEAVY  # noqa: N806
     (tmp_path / "groups_plugin.py").write_text(PLUGIN)
     out = tmp_path / "groups.json"
     files = [
@@ -68,6 +68,7 @@ def test_clockless_tests_run_beside_the_heavy_group(
         "tests/trainers/test_sft_train.py",
         "tests/weight_sync/test_weight_sync.py",
         "tests/async_rl/test_async_killed.py",
+        "tests/trainers/test_smollm2_roundtrip.py",
     ]
     done = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
@@ -83,8 +84,11 @@ def test_clockless_tests_run_beside_the_heavy_group(
     assert {nodeid.split("::")[0] for nodeid in groups} == set(files)
     for nodeid, group in groups.items():
         path = nodeid.split("::")[0]
-        expected = LAST_GROUP if path.startswith(LAST_DIRS) else "heavy"
+        last = path.startswith(LAST_DIRS) and path not in KEPT_HEAVY
+        expected = LAST_GROUP if last else "heavy"
         assert group == (expected if "fault_matrix" not in path else path), (nodeid, group)
+    kept = {g for n, g in groups.items() if n.startswith("tests/trainers/test_smollm2_roundtrip")}
+    assert kept == {"heavy"}, kept
 
 
 def test_the_last_group_is_handed_out_after_every_other_unit(pytestconfig: pytest.Config) -> None:
