@@ -7,11 +7,13 @@ tab is closed and reopened while generation and training run, and every job stil
 completes, because the worker runs them, not the page.
 
 Limits are tiny (a few prompts, a few tokens, two steps): it still takes minutes.
-Screenshots of each page (1440x900) land in test-artifacts/loop-*.png.
+Screenshots of each page (1440x900) land in test-artifacts/loop-*.png; when each was
+taken and how long each job ran, in test-artifacts/loop-steps.json (where the minutes go).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -74,6 +76,8 @@ class Loop:
         self.context: BrowserContext = browser.new_context(viewport=VIEWPORT)
         self.context.set_default_timeout(60_000)
         self.page: Page = self.context.new_page()
+        self.started = time.monotonic()
+        self.shots: dict[str, float] = {}  # seconds into the test at each screenshot
 
     def open(self, path: str) -> Page:
         self.page.goto(f"{self.url}/{path}")
@@ -133,6 +137,7 @@ class Loop:
         return self.page.locator("strong", has_text=re.compile(rf"^{status}$")).first
 
     def shot(self, name: str, full_page: bool = False) -> None:
+        self.shots[name] = round(time.monotonic() - self.started, 1)
         path = self.artifacts / f"loop-{name}.png"
         self.page.screenshot(path=str(path), full_page=full_page)
 
@@ -319,5 +324,13 @@ def test_the_whole_loop_by_clicks(
     compared = re.compile(rf"^Re-run of {re.escape(validation)}: (identical|within|differs)")
     expect(page.get_by_text(compared)).to_be_visible()
     loop.shot("rerun")
-    for job_id in (setup, validation, generation, build, training, grpo, comparison, rerun):
-        assert loop.job(job_id)["status"] == "succeeded"
+    jobs = [loop.job(j) for j in (setup, validation, generation, build, training, grpo)]
+    jobs += [loop.job(j) for j in (comparison, rerun)]
+    ran = {}
+    for j in jobs:
+        started, finished = j["started_at"], j["finished_at"]
+        assert started and finished, j
+        ran[j["id"]] = (finished - started).total_seconds()
+    steps = {"shots_s": loop.shots, "job_run_s": ran, "load_1_5_15": os.getloadavg()}
+    (artifacts_dir / "loop-steps.json").write_text(json.dumps(steps, indent=1) + "\n")
+    assert all(job["status"] == "succeeded" for job in jobs), [j["status"] for j in jobs]
