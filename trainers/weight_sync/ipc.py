@@ -134,7 +134,8 @@ class IpcWeightSync(WeightSync):
                 rpc(replica, "podium_engine_fingerprint")
                 _post(replica, "/start_weight_update", None)
                 _post(replica, "/update_weights", {"update_info": update})
-                _post(replica, "/finish_weight_update", None)
+                # The engine's own version too (vLLM's /weight_info).
+                _post(replica, "/finish_weight_update", {"weight_version": str(version)})
                 spec = {"version": version, "names": names, "handles": pickled}
                 got: dict[str, Any] = rpc(replica, "podium_note_ipc_load", spec)
                 return got
