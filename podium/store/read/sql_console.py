@@ -182,7 +182,8 @@ def _run_sql(sql: str, *, max_rows: int, timeout_s: float, memory_limit: str) ->
     for full in (r for r in refs if r in known):
         table = load_table(full)
         opened.append((full, table, plan_snapshot(table, resolve_snapshot(table, None))))
-    con = scan.connect_plans([p for *_, p in opened], memory_limit=memory_limit)
+    # its views live in schemas named after the namespaces: a database of its own
+    con = scan.connect_plans([p for *_, p in opened], shared=False, memory_limit=memory_limit)
     for full, table, plan in opened:
         ns, tbl = full.split(".")
         scan.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)
