@@ -88,6 +88,11 @@ def main() -> None:
     parser.add_argument("--s3", action="store_true", help="Also read on PostgreSQL + S3 (moto).")
     parser.add_argument("--keep", action="store_true", help="Keep the run's homes afterwards.")
     parser.add_argument(
+        "--import-only",
+        action="store_true",
+        help="Only the import against DuckDB's COPY (the 10M figure without the other steps).",
+    )
+    parser.add_argument(
         "--browser",
         action="store_true",
         help="Also time the Browse page in Chromium, against a 10,000-row table.",
@@ -106,18 +111,20 @@ def main() -> None:
 
     figures = [import_step(bench, not args.no_import_baseline)]
     files = snapshot_files(bench)
-    read_steps = reads(bench, files)
-    local_reads = compare_reads(bench, read_steps)
-    figures += local_reads
-    figures.append(warm_pages(bench, files))
-    figures.append(validate_step(bench, files))
-    figures.append(export_step(bench, files))
-    figures += review_steps(bench)
-    if args.browser:
-        from benchmarks.scale.browser import browser_steps
+    s3 = None
+    if not args.import_only:
+        read_steps = reads(bench, files)
+        local_reads = compare_reads(bench, read_steps)
+        figures += local_reads
+        figures.append(warm_pages(bench, files))
+        figures.append(validate_step(bench, files))
+        figures.append(export_step(bench, files))
+        figures += review_steps(bench)
+        if args.browser:
+            from benchmarks.scale.browser import browser_steps
 
-        figures += browser_steps(bench)
-    s3 = on_s3(bench, figures[0], read_steps, local_reads) if args.s3 else None
+            figures += browser_steps(bench)
+        s3 = on_s3(bench, figures[0], read_steps, local_reads) if args.s3 else None
 
     info: dict[str, Any] = {
         "date": report.now(),
