@@ -11,8 +11,9 @@ Python process, and reports each one's wall time and peak RSS (the process's own
 VmHWM read every half second), their sum, and the machine's load average beside each.
 A signal still running after `--timeout` seconds is stopped and reported as such, with
 nothing written (a killed run leaves no table). Last, a fresh process times the Browse
-filter "near-dup: in a cluster" cold (no cache of the page's or the reads'; its imports
-and the catalog's first connection, which a running app has made, apart): the table's
+filter "near-dup: in a cluster" cold (no cache of the page's or the reads'; its imports,
+DuckDB's and the signals' classes' among them, and the catalog's first connection, which
+a running app has made, apart): the table's
 load, the facets of every current signal, the ids the filter keeps and the first page
 of 50 rows, as the page reads them. Quality is `signals.py`'s business; this script
 only measures time and memory.
@@ -51,9 +52,13 @@ compute_signals(SignalsConfig.model_validate(
 BROWSE = """
 import json, time
 start = time.perf_counter()
+import duckdb  # a running app has imported it for its first filter or search
 from podium.signals import values
+from podium.signals.listing import current_versions
 from podium.store.catalog.catalog import load_table
 from podium.store.read.query import page
+for signal in SIGNALS:  # their classes, as the app's first Browse page with signals has
+    current_versions()[signal]
 took = {"imports": time.perf_counter() - start}
 at = time.perf_counter()
 load_table("bench.evals")  # a running app has its catalog open
@@ -216,7 +221,7 @@ def main() -> int:
                 report["signals"][signal].pop("stderr")
             progress({signal: report["signals"][signal]})
             if signal == "near-dup" and not ran["timed_out"] and ran["returncode"] == 0:
-                browse = child(BROWSE, [], env, 600)
+                browse = child(f"SIGNALS = {SIGNALS!r}" + BROWSE, [], env, 600)
                 report["browse_near_dup_first_page"] = {
                     **json.loads(browse["stdout"] or "{}"),
                     "process_seconds": browse["seconds"],

@@ -181,6 +181,14 @@ def list_signals(
 ) -> list[SignalStatus]:
     """Every stored signal of `table`, current or stale for `snapshot_id`. A signal
     table deleted meanwhile is simply not listed."""
+    return [status for status, _ in stored_signals(table, snapshot_id, versions)]
+
+
+def stored_signals(
+    table: Table, snapshot_id: int | None, versions: Mapping[str, int]
+) -> list[tuple[SignalStatus, Table]]:
+    """`list_signals`, each with its signal table as loaded for its status (a reader of
+    their values, Browse's facets, loads none of them again)."""
     found = []
     for name in signal_tables_of(table):
         stored = load_or_none(name)
@@ -188,5 +196,5 @@ def list_signals(
             continue
         status = signal_status(stored, table, snapshot_id, versions)
         if status is not None:
-            found.append(status)
-    return sorted(found, key=lambda s: s.signal)
+            found.append((status, stored))
+    return sorted(found, key=lambda pair: pair[0].signal)

@@ -17,7 +17,13 @@ from pyiceberg.table import Table
 from podium.errors import InvalidInput
 from podium.signals.facet_counts import CLUSTERED, Facet, facets_of
 from podium.signals.listing import current_versions
-from podium.signals.store import SignalStatus, list_signals, signal_status, signal_table_name
+from podium.signals.store import (
+    SignalStatus,
+    list_signals,
+    signal_status,
+    signal_table_name,
+    stored_signals,
+)
 from podium.store.catalog.catalog import load_or_none, name_of
 from podium.store.read.read import iter_table_batches
 
@@ -26,10 +32,6 @@ CLUSTER_FACETS = (
     ("member", "in a cluster"),
     ("duplicate", "in a cluster, not canonical"),
 )
-
-
-def _stored(status: SignalStatus) -> Table | None:
-    return load_or_none(status.table)
 
 
 def _column_batches(table: Table, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
@@ -163,11 +165,8 @@ def facets(table: Table, snapshot_id: int | None) -> list[Facet]:
     """Every facet of the signals current for `snapshot_id`, with its row count (the
     counts each run kept where they still hold, else counted afresh)."""
     found: list[Facet] = []
-    for status in signal_statuses(table, snapshot_id):
+    for status, stored in stored_signals(table, snapshot_id, current_versions()):
         if not status.current:
-            continue
-        stored = _stored(status)
-        if stored is None:
             continue
         if status.signal == "topics":
             found.extend(topic_facets(stored))
