@@ -287,14 +287,22 @@ MODES = ("protocol", "browser")  # the order a run measures them in
 
 
 def run_sessions(
-    url: str, server_pgid: int, count: int, seconds: float, seed: int, mode: str = "browser"
+    url: str,
+    server_pgid: int,
+    count: int,
+    seconds: float,
+    seed: int,
+    mode: str = "browser",
+    think: float = 0.0,
 ) -> dict[str, Any]:
     """`count` sessions for `seconds` in `mode`: Chromium tabs ("browser") or Streamlit's
     protocol spoken directly ("protocol", tests/load/protocol_sessions.py)."""
     load_before = os.getloadavg()[0]
     with RssSampler(server_pgid) as rss:
         if mode == "protocol":
-            results = asyncio.run(protocol_sessions.sessions(url, TABLE, count, seconds, seed))
+            results = asyncio.run(
+                protocol_sessions.sessions(url, TABLE, count, seconds, seed, think)
+            )
         else:
             results = asyncio.run(sessions(url, count, seconds, seed))
     changes = [t for r in results for t in r.page_changes]
@@ -459,11 +467,13 @@ def run(
     seed: int,
     profile: Path | None = None,
     modes: tuple[str, ...] = MODES,
+    think: float = 0.0,
 ) -> dict[str, Any]:
     """The whole load run in `home`, which must already be this process's PODIUM_HOME:
     one session alone, then `count` at once, in each of `modes` against the same server;
     `profile`: where py-spy writes a profile of `podium up` during each concurrent run
-    (NAME-protocol.json, NAME-browser.json)."""
+    (NAME-protocol.json, NAME-browser.json); `think`: the protocol sessions' mean pause
+    after each action (none by default: every session asks as fast as it is answered)."""
     assert os.environ.get("PODIUM_HOME") == str(home), "point PODIUM_HOME at the home first"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     t0 = time.monotonic()
@@ -483,15 +493,17 @@ def run(
     try:
         wait_healthy(url, up)
         for mode in (m for m in MODES if m in modes):
-            lone = run_sessions(url, up.pid, 1, lone_seconds, seed, mode)
+            lone = run_sessions(url, up.pid, 1, lone_seconds, seed, mode, think)
             out = profile.with_name(f"{profile.stem}-{mode}{profile.suffix}") if profile else None
             spy = profiled(up.pid, out)
             try:
-                many = run_sessions(url, up.pid, count, seconds, seed + 100, mode)
+                many = run_sessions(url, up.pid, count, seconds, seed + 100, mode, think)
             finally:
                 stop_profile(spy)
             ratio = round(many["p95_s"] / lone["p95_s"], 2) if lone["p95_s"] else None
             report[mode] = {"lone": lone, "concurrent": many, "p95_ratio": ratio}
+            if mode == "protocol":
+                report[mode]["think_s"] = think
     finally:
         stop_server(up)
     report["queue"] = run_queue(env, jobs) if jobs else {"jobs": 0, "problems": []}
@@ -508,6 +520,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--profile", type=Path, help="py-spy profile of `podium up` in the concurrent run here."
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="Protocol sessions: mean seconds a reviewer reads before the next action.",
     )
     parser.add_argument(
         "--mode",
@@ -535,6 +553,7 @@ def main() -> None:
         args.seed,
         args.profile,
         MODES if args.mode == "both" else (args.mode,),
+        args.think,
     )
     args.out.parent.mkdir(exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))

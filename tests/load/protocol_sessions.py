@@ -106,10 +106,19 @@ ACTIONS = {"page": _page, "search": _search, "sample": _sample, "label": _label}
 
 
 async def session(
-    url: str, table: str, seed: int, seconds: float, base_seed: int, result: SessionResult
+    url: str,
+    table: str,
+    seed: int,
+    seconds: float,
+    base_seed: int,
+    result: SessionResult,
+    think: float = 0.0,
 ) -> SessionResult:
-    """The browser mode's loop (load_run.session), over the protocol."""
+    """The browser mode's loop (load_run.session), over the protocol; with `think`, a
+    pause after each action, uniform over 0 to twice `think` seconds (a reviewer reading
+    the page), drawn apart from the actions so a seed makes the same mix either way."""
     rng = random.Random(base_seed * 1000 + seed)
+    pauses = random.Random(base_seed * 1000 + seed + 500)
     tab = Tab(url, table)
     deadline = time.monotonic() + seconds
     action, turn = "open", seed
@@ -126,16 +135,18 @@ async def session(
                 action = "open"
                 continue
             result.actions[action] = result.actions.get(action, 0) + 1
+            if think:
+                await asyncio.sleep(pauses.uniform(0, 2 * think))
     finally:
         await tab.close()
     return result
 
 
 async def sessions(
-    url: str, table: str, count: int, seconds: float, seed: int
+    url: str, table: str, count: int, seconds: float, seed: int, think: float = 0.0
 ) -> list[SessionResult]:
     return list(
         await asyncio.gather(
-            *(session(url, table, i, seconds, seed, SessionResult()) for i in range(count))
+            *(session(url, table, i, seconds, seed, SessionResult(), think) for i in range(count))
         )
     )

@@ -23,21 +23,35 @@ class Kept(Generic[K, V]):
         self.size = size
         self._values: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
+        self._making: dict[K, threading.Lock] = {}  # a lock per key being made
         _every.add(self)
 
     def get(self, key: K, make: Callable[[], V]) -> V:
-        """The value kept for `key`, else `make()`'s, then kept. `make` runs outside the
-        lock (it reads files): two threads may both make one value, and either is right."""
+        """The value kept for `key`, else `make()`'s, then kept. One thread makes a key's
+        value while the others asking for that key wait for it (after a label, ten
+        sessions each read the new annotations snapshot at once); other keys are not held
+        up. If `make` fails, the next waiter makes it."""
         with self._lock:
             if key in self._values:
                 self._values.move_to_end(key)
                 return self._values[key]
-        value = make()
-        with self._lock:
-            self._values[key] = value
-            while len(self._values) > self.size:
-                self._values.popitem(last=False)
-        return value
+            making = self._making.setdefault(key, threading.Lock())
+        try:
+            with making:
+                with self._lock:
+                    if key in self._values:  # made while this thread waited
+                        self._values.move_to_end(key)
+                        return self._values[key]
+                value = make()
+                with self._lock:
+                    self._values[key] = value
+                    while len(self._values) > self.size:
+                        self._values.popitem(last=False)
+                return value
+        finally:
+            with self._lock:
+                if self._making.get(key) is making and not making.locked():
+                    del self._making[key]
 
     def clear(self) -> None:
         with self._lock:
