@@ -9,7 +9,7 @@ start and end character) in the row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -22,7 +22,7 @@ from podium.reporting import Reporter
 from podium.signals.settings import ContaminationSettings
 from podium.signals.signal import Source, TableSignal
 from podium.signals.text_hashing import code_points, word_ngrams, words
-from podium.signals.turns import columns_of, turns_of
+from podium.signals.turns import Turns, columns_of, turns_of
 from podium.store.catalog.catalog import full_name, load_table, name_of
 from podium.store.read.read import iter_table_batches
 from podium.store.read.snapshots import resolve_snapshot
@@ -64,6 +64,7 @@ class Contamination(TableSignal[ContaminationSettings]):
     def __init__(self, settings: ContaminationSettings) -> None:
         super().__init__(settings)
         self.evals: list[tuple[Any, int]] = []
+        self.nodes = 0  # > 0: the scan in Ray tasks over up to this many nodes
         self.counts = {"rows": 0, "hits": 0, "contaminated_rows": 0, "eval_ngrams": 0}
 
     def check(self) -> None:
@@ -128,44 +129,71 @@ class Contamination(TableSignal[ContaminationSettings]):
         index = self.index()
         n = self.settings.ngram
         reporter.log(f"contamination: {len(index.hashes)} eval n-grams; scanning {source.table}")
+        found: Iterable[tuple[int, list[pa.RecordBatch]]]
+        if self.nodes:  # a task per group of data files, each sent the index
+            from podium.signals.on_ray import by_file_groups  # Ray: only here
+
+            found = by_file_groups(
+                source, group_hits, (index, n), self.nodes, "contamination: hits in"
+            )
+        else:
+            found = ((turns.rows, hits_in(turns, index, n)) for turns in source.turns())
         contaminated: set[str] = set()
-        for turns in source.turns():
-            self.counts["rows"] += turns.rows
-            found = words(code_points(turns.texts))
-            grams, first = word_ngrams(found, n)
-            if not len(grams) or not len(index.hashes):
-                continue
-            at = np.searchsorted(index.hashes, grams)
-            at = np.minimum(at, len(index.hashes) - 1)
-            hit = index.hashes[at] == grams
-            if not hit.any():
-                continue
-            firsts, where = first[hit], at[hit]
-            out: dict[str, list[Any]] = {f: [] for f in self.schema.names}
-            run_start = 0
-            for k in range(1, len(firsts) + 1):
-                # a run: hits in one turn whose n-grams overlap or touch
-                if k < len(firsts) and (
-                    found.text[firsts[k]] == found.text[firsts[k - 1]]
-                    and firsts[k] <= firsts[k - 1] + n
-                ):
-                    continue
-                a, b = int(firsts[run_start]), int(firsts[k - 1]) + n - 1
-                turn = int(found.text[a])
-                eval_row = int(index.row[where[run_start]])
-                row_id = turns.ids[int(turns.row_of[turn])]
-                out["id"].append(row_id)
-                out["turn"].append(int(turns.turn_of[turn]))
-                out["start"].append(int(found.start[a]))
-                out["end"].append(int(found.end[b]))
-                out["eval_table"].append(index.tables[int(index.table_of[eval_row])])
-                out["eval_id"].append(index.ids[eval_row])
-                out["ngrams"].append(k - run_start)
-                contaminated.add(row_id)
-                run_start = k
-            self.counts["hits"] += len(out["id"])
-            yield pa.RecordBatch.from_pydict(out, schema=self.schema)
+        for rows, batches in found:
+            self.counts["rows"] += rows
+            for batch in batches:
+                self.counts["hits"] += batch.num_rows
+                contaminated.update(batch.column("id").to_pylist())
+                yield batch
         self.counts["contaminated_rows"] = len(contaminated)
 
     def summary(self) -> dict[str, int]:
         return dict(self.counts)
+
+
+def hits_in(turns: Turns, index: EvalIndex, n: int) -> list[pa.RecordBatch]:
+    """The hits in one batch of turns (none or one batch): each run of overlapping or
+    touching n-grams of one turn found in the index is one span."""
+    found = words(code_points(turns.texts))
+    grams, first = word_ngrams(found, n)
+    if not len(grams) or not len(index.hashes):
+        return []
+    at = np.searchsorted(index.hashes, grams)
+    at = np.minimum(at, len(index.hashes) - 1)
+    hit = index.hashes[at] == grams
+    if not hit.any():
+        return []
+    firsts, where = first[hit], at[hit]
+    out: dict[str, list[Any]] = {f: [] for f in Contamination.schema.names}
+    run_start = 0
+    for k in range(1, len(firsts) + 1):
+        # a run: hits in one turn whose n-grams overlap or touch
+        if k < len(firsts) and (
+            found.text[firsts[k]] == found.text[firsts[k - 1]] and firsts[k] <= firsts[k - 1] + n
+        ):
+            continue
+        a, b = int(firsts[run_start]), int(firsts[k - 1]) + n - 1
+        turn = int(found.text[a])
+        eval_row = int(index.row[where[run_start]])
+        out["id"].append(turns.ids[int(turns.row_of[turn])])
+        out["turn"].append(int(turns.turn_of[turn]))
+        out["start"].append(int(found.start[a]))
+        out["end"].append(int(found.end[b]))
+        out["eval_table"].append(index.tables[int(index.table_of[eval_row])])
+        out["eval_id"].append(index.ids[eval_row])
+        out["ngrams"].append(k - run_start)
+        run_start = k
+    return [pa.RecordBatch.from_pydict(out, schema=Contamination.schema)]
+
+
+def group_hits(*scan_index_n: Any) -> tuple[int, list[pa.RecordBatch]]:
+    """The Ray task: the rows of one group of data files and their hits (`scan_index_n`:
+    `on_ray.group_turns`'s arguments, then the index and n)."""
+    from podium.signals.on_ray import group_turns
+
+    *scan, index, n = scan_index_n
+    rows, batches = 0, []
+    for turns in group_turns(*scan):
+        rows += turns.rows
+        batches += hits_in(turns, index, n)
+    return rows, batches

@@ -5,8 +5,8 @@ stages: hash every row, then group). Only rows with at least one twin are stored
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from typing import ClassVar
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +16,7 @@ from podium.reporting import Reporter
 from podium.signals.clusters import clusters_from_groups
 from podium.signals.settings import ExactDupSettings
 from podium.signals.signal import Source, TableSignal
+from podium.signals.turns import Turns
 
 CLUSTER_FIELDS = [
     pa.field("id", pa.string()),
@@ -34,6 +35,26 @@ def text_hash(text: str) -> int:
     return int.from_bytes(digest.digest(), "little")
 
 
+def row_hashes(every: Iterable[Turns]) -> tuple[pa.Array, npt.NDArray[np.uint64]]:
+    """Stage 1: every row's id and the hash of its normalised text, in scan order."""
+    ids: list[pa.Array] = []
+    hashes: list[npt.NDArray[np.uint64]] = []
+    for turns in every:
+        texts = turns.row_texts()
+        hashes.append(np.fromiter(map(text_hash, texts), np.uint64, len(texts)))
+        ids.append(pa.array(turns.ids, pa.string()))
+    every_id = pa.concat_arrays(ids) if ids else pa.array([], pa.string())
+    return every_id, np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
+
+
+def group_hashes(*scan: Any) -> tuple[pa.Array, npt.NDArray[np.uint64]]:
+    """The Ray task of stage 1: `row_hashes` of one group of data files (`scan`:
+    `on_ray.group_turns`'s arguments)."""
+    from podium.signals.on_ray import group_turns
+
+    return row_hashes(group_turns(*scan))
+
+
 class ExactDup(TableSignal[ExactDupSettings]):
     name: ClassVar[str] = "exact-dup"
     version: ClassVar[int] = 1
@@ -44,15 +65,17 @@ class ExactDup(TableSignal[ExactDupSettings]):
         super().__init__(settings)
         self.counts = {"rows": 0, "clusters": 0, "duplicates": 0}
 
+        self.nodes = 0  # > 0: stage 1 in Ray tasks over up to this many nodes
+
     def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
-        ids: list[pa.Array] = []
-        hashes: list[npt.NDArray[np.uint64]] = []
-        for turns in source.turns():  # stage 1: one hash per row
-            texts = turns.row_texts()
-            hashes.append(np.fromiter(map(text_hash, texts), np.uint64, len(texts)))
-            ids.append(pa.array(turns.ids, pa.string()))
-        every_id = pa.concat_arrays(ids) if ids else pa.array([], pa.string())
-        every_hash = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
+        if self.nodes:  # stage 1 a task per group of data files, joined in file order
+            from podium.signals.on_ray import by_file_groups  # Ray: only here
+
+            parts = by_file_groups(source, group_hashes, (), self.nodes, "exact-dup: hashes of")
+            every_id = pa.concat_arrays([i for i, _ in parts] or [pa.array([], pa.string())])
+            every_hash = np.concatenate([h for _, h in parts] or [np.zeros(0, np.uint64)])
+        else:
+            every_id, every_hash = row_hashes(source.turns())  # stage 1: one hash per row
         self.counts["rows"] = len(every_hash)
         # stage 2: group equal hashes
         _, group, counts = np.unique(every_hash, return_inverse=True, return_counts=True)

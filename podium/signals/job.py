@@ -66,9 +66,10 @@ class SignalsConfig(BaseModel):
         0,
         ge=0,
         le=1024,
-        description="near-dup: signatures and LSH buckets in Ray tasks spread over up to "
-        "this many nodes (data files partitioned, buckets shuffled by band: the same "
-        "clusters); 0 or other signals: in the job's own process.",
+        description="near-dup, exact-dup, contamination: read in Ray tasks spread over up "
+        "to this many nodes, one per group of data files (near-dup's buckets shuffled by "
+        "band): the same values as in one process; 0 or other signals: in the job's own "
+        "process.",
     )
     length: LengthSettings = Field(
         default_factory=LengthSettings, description="length: no settings."
@@ -183,6 +184,10 @@ def open_source(
     return SnapshotSource(table, sid, columns, tuple(roles), batch_rows, total, reporter)
 
 
+# The signals `nodes` spreads over a Ray cluster (podium.signals.on_ray).
+ON_RAY = ("near-dup", "exact-dup", "contamination")
+
+
 def signals_of(config: SignalsConfig) -> list[tuple[SignalKind, Signal[Any]]]:
     """The configured signals, each built with its settings and checked."""
     built = []
@@ -191,11 +196,8 @@ def signals_of(config: SignalsConfig) -> list[tuple[SignalKind, Signal[Any]]]:
         settings = getattr(config, kind.settings_field)
         signal = kind.load()(settings)
         signal.check()
-        if config.nodes and kind.name == "near-dup":
-            from podium.signals.near_dup import NearDup
-
-            assert isinstance(signal, NearDup)
-            signal.nodes = config.nodes
+        if config.nodes and kind.name in ON_RAY:
+            signal.nodes = config.nodes  # type: ignore[attr-defined]
         built.append((kind, signal))
     return built
 

@@ -1,7 +1,7 @@
-"""Near-duplicate stages 1 and 2 on a Ray cluster, partitioned so clusters are the same
-as on one machine.
+"""Signals on a Ray cluster, partitioned so their values are the same as on one machine:
+near-duplicate stages 1 and 2, exact duplicates' hashes and contamination's scan.
 
-    podium signals run big.sft --signal near-dup --nodes 4
+    podium signals run big.sft --signal near-dup,exact-dup,contamination --nodes 4
 
 Stage 1 (signatures, a map): the snapshot's data files in contiguous groups, one Ray task
 each, every task reading only its files and returning its rows' ids and band keys; the
@@ -9,11 +9,14 @@ groups are joined in file order, so row indices are those of a local scan. Stage
 (buckets): the band keys are shuffled by band, one task per group of bands; a candidate
 pair is found within one band, so the union of the tasks' pairs is the local set.
 Verification, the split at each canonical and the write stay with the driver (they
-read only the rows in candidate pairs).
+read only the rows in candidate pairs). Exact duplicates hash each group's rows in its
+task and group the hashes in the driver (8 bytes a row); contamination sends the eval
+tables' n-gram index to every task, which returns its files' hits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -26,7 +29,7 @@ from podium.reporting import Reporter
 from podium.signals.minhash import Keys, candidate_pairs, joined_keys, row_keys
 from podium.signals.settings import NearDupSettings
 from podium.signals.signal import Source
-from podium.signals.turns import turns_of
+from podium.signals.turns import Turns, turns_of
 from podium.store.read import scan
 from podium.store.read.file_plan import FilePlan
 from podium.store.read.plan import plan_snapshot
@@ -55,21 +58,22 @@ def file_groups(plan: FilePlan, groups: int) -> list[FilePlan]:
     return [replace(plan, files=tuple(files[i] for i in cut)) for cut in cuts if len(cut)]
 
 
+def group_turns(
+    plan: FilePlan, columns: Columns, roles: tuple[str, ...], batch_rows: int
+) -> Iterator[Turns]:
+    """In a Ray task: the chosen turns of every row of `plan`'s files, a batch at a time."""
+    from podium.store.catalog.catalog import load_table
+
+    table = None if plan.direct else load_table(plan.table)  # object stores need its FileIO
+    for batch in scan.iter_batches(table, plan, [columns.id, columns.messages], batch_rows):
+        yield turns_of(batch, columns, roles)
+
+
 def group_keys(
     plan: FilePlan, columns: Columns, roles: tuple[str, ...], batch_rows: int, s: NearDupSettings
 ) -> Keys:
     """The Ray task of stage 1: ids and band keys of every row of `plan`'s files."""
-    from podium.store.catalog.catalog import load_table
-
-    table = None if plan.direct else load_table(plan.table)  # object stores need its FileIO
-    wanted = [columns.id, columns.messages]
-    return joined_keys(
-        (
-            row_keys(turns_of(batch, columns, roles), s)
-            for batch in scan.iter_batches(table, plan, wanted, batch_rows)
-        ),
-        s,
-    )
+    return joined_keys((row_keys(t, s) for t in group_turns(plan, columns, roles, batch_rows)), s)
 
 
 def _run(pieces: list[Any], task: Any, reporter: Reporter) -> list[Any]:
@@ -95,15 +99,25 @@ def _indexed(task: Any) -> Any:
     return run
 
 
+def by_file_groups(
+    source: Source, task: Any, extra: tuple[Any, ...], nodes: int, what: str
+) -> list[Any]:
+    """`task(plan, columns, roles, batch_rows, *extra)` over Ray tasks, one per group of
+    the snapshot's data files; the results in file order, so rows come in the order of
+    a scan on one machine."""
+    if not isinstance(source, PlannedSource):  # pragma: no cover - jobs pass one
+        raise TypeError(f"a signal on Ray reads a table snapshot, not {type(source).__name__}")
+    groups = file_groups(plan_snapshot(source.loaded, source.snapshot_id), nodes * TASKS_PER_NODE)
+    source.reporter.log(f"{what} {len(groups)} groups of data files in Ray tasks")
+    pieces = [(g, source.columns, source.roles, source.batch_rows, *extra) for g in groups]
+    return _run(pieces, _indexed(task), source.reporter)
+
+
 def keys_on_ray(source: Source, s: NearDupSettings, nodes: int) -> Keys:
     """Stage 1 over Ray tasks, one per group of data files."""
-    if not isinstance(source, PlannedSource):  # pragma: no cover - jobs pass one
-        raise TypeError(f"near-dup on Ray reads a table snapshot, not {type(source).__name__}")
-    reporter = source.reporter
-    groups = file_groups(plan_snapshot(source.loaded, source.snapshot_id), nodes * TASKS_PER_NODE)
-    reporter.log(f"near-dup: signatures of {len(groups)} groups of data files in Ray tasks")
-    pieces = [(g, source.columns, source.roles, source.batch_rows, s) for g in groups]
-    return joined_keys(_run(pieces, _indexed(group_keys), reporter), s)
+    return joined_keys(
+        by_file_groups(source, group_keys, (s,), nodes, "near-dup: signatures of"), s
+    )
 
 
 def pairs_on_ray(

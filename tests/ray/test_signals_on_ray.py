@@ -1,6 +1,6 @@
-"""A near-duplicate signal computed on a real local Ray cluster (signatures in one task
-per group of data files, LSH buckets shuffled by band) gives the same clusters as on one
-machine."""
+"""Near-duplicate, exact-duplicate and contamination signals computed on a real local Ray
+cluster (one task per group of data files; near-dup's LSH buckets shuffled by band) give
+the same values as on one machine."""
 
 from __future__ import annotations
 
@@ -33,15 +33,22 @@ class Logged(Reporter):
         self.lines.append(message)
 
 
+EVALS = "t.evals_on_ray"
+ON_RAY = ["near-dup", "exact-dup", "contamination"]
+
+
 def _table_of_many_files() -> None:
     rng = random.Random(5)
     texts: list[str] = []
-    for _ in range(120):
+    problems = [" ".join(f"q{rng.randrange(10**6)}" for _ in range(30)) for _ in range(5)]
+    for n in range(120):
         words = [f"w{rng.randrange(10**6)}" for _ in range(150)]
+        if n % 10 == 0:  # an eval problem pasted in
+            words[40:40] = problems[n % 5].split()
         texts.append(" ".join(words))
         for _ in range(rng.randint(0, 3)):  # near-copies: a few words replaced
             copy = list(words)
-            for at in rng.sample(range(len(copy)), rng.randint(1, 6)):
+            for at in rng.sample(range(len(copy)), rng.randint(0, 6)):  # 0: an exact copy
                 copy[at] = f"v{rng.randrange(10**6)}"
             texts.append(" ".join(copy))
     order = list(range(len(texts)))
@@ -57,17 +64,33 @@ def _table_of_many_files() -> None:
             schema=SFT_SCHEMA,
             mode="create" if part == 0 else "append",
         )
+    evals = [
+        {"id": f"e{i}", "messages": [{"role": "user", "content": p}]}
+        for i, p in enumerate(problems)
+    ]
+    write_batches(
+        EVALS, iter([pa.RecordBatch.from_pylist(evals, schema=SFT_ARROW_SCHEMA)]), schema=SFT_SCHEMA
+    )
 
 
-def _clusters(reporter: Reporter, **config: Any) -> list[dict[str, Any]]:
+def _signals(reporter: Reporter, **config: Any) -> dict[str, list[dict[str, Any]]]:
     compute_signals(
         SignalsConfig.model_validate(
-            {"table": {"name": TABLE}, "signals": ["near-dup"], "batch_rows": 50, **config}
+            {
+                "table": {"name": TABLE},
+                "signals": ON_RAY,
+                "batch_rows": 50,
+                "contamination": {"evals": [EVALS]},
+                **config,
+            }
         ),
         reporter,
     )
-    rows: list[dict[str, Any]] = read_small(f"{TABLE}__sig_near_dup")[0].to_pylist()
-    return sorted(rows, key=lambda r: r["id"])
+    found = {}
+    for signal in ON_RAY:
+        rows = read_small(f"{TABLE}__sig_{signal.replace('-', '_')}")[0].to_pylist()
+        found[signal] = sorted(rows, key=lambda r: sorted(r.items()))
+    return found
 
 
 @pytest.fixture(autouse=True)
@@ -81,14 +104,20 @@ def _leave_no_ray_in_this_process() -> Iterator[None]:
         ray.shutdown()
 
 
-def test_near_dup_on_ray_gives_the_clusters_of_one_machine(
+def test_signals_on_ray_give_the_values_of_one_machine(
     ray_home: Path, ray_cluster: RayCluster
 ) -> None:
     _table_of_many_files()
-    local = _clusters(Reporter())
+    local = _signals(Reporter())
     on_ray_log = Logged()
-    on_ray = _clusters(on_ray_log, nodes=2)
-    assert any("Ray tasks" in line and "groups of data files" in line for line in on_ray_log.lines)
+    on_ray = _signals(on_ray_log, nodes=2)
+    for what in ("near-dup: signatures of", "exact-dup: hashes of", "contamination: hits in"):
+        assert any(
+            line.startswith(what) and "groups of data files in Ray tasks" in line
+            for line in on_ray_log.lines
+        ), what
     assert any("by band" in line for line in on_ray_log.lines)
-    assert len({r["cluster"] for r in local}) > 30 and len(local) > 100
+    assert len({r["cluster"] for r in local["near-dup"]}) > 30 and len(local["near-dup"]) > 100
+    assert len({r["cluster"] for r in local["exact-dup"]}) > 5
+    assert len({r["id"] for r in local["contamination"]}) >= 12
     assert on_ray == local
