@@ -24,6 +24,12 @@ from signal_tables import write_chat  # noqa: E402
 from topic_corpus import topic_rows  # noqa: E402
 
 
+def point(drawn: map_model.Drawn, row: str) -> dict[str, int]:
+    """A point of a plotly selection event: its trace and index."""
+    curve = next(n for n, t in enumerate(drawn.traces) if row in t.ids)
+    return {"curve_number": curve, "point_index": list(drawn.traces[curve].ids).index(row)}
+
+
 def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     podium_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -46,13 +52,15 @@ def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     assert '"scattergl"' in chart.proto.spec and '"lasso"' in chart.proto.spec
     assert not [b for b in at.get("page_link") if "selected rows" in b.proto.label]
 
-    lasso = {"points": [{"customdata": "r0003"}, {"customdata": "r0007"}], "lasso": [{}]}
+    drawn = map_model.drawn_map("t.chat")  # the one the page drew (built once, shared)
+    assert len(drawn.data.points) == 20
+    lasso = {"points": [point(drawn, "r0004"), point(drawn, "r0008")], "lasso": [{}]}
     at.session_state["map.chart"] = {"selection": lasso}
     at.run()
     assert not at.exception, at.exception
     [link] = [b for b in at.get("page_link") if "selected rows" in b.proto.label]
     assert link.proto.label == "Open the 2 selected rows in Browse"
-    assert link.proto.query_string == "table=t.chat&where=id+IN+%28%27r0003%27%2C+%27r0007%27%29"
+    assert link.proto.query_string == "table=t.chat&where=id+IN+%28%27r0004%27%2C+%27r0008%27%29"
 
     # a topic, from the map into Browse's Signals filter
     topics = map_model.topic_choices("t.chat")
@@ -95,7 +103,8 @@ def test_several_tables_on_one_map_and_a_lasso_opens_each_in_browse(podium_home:
     assert '"name":"t.chat"' in chart.proto.spec and '"name":"t.vibes"' in chart.proto.spec
     assert '"showlegend":true' in chart.proto.spec
 
-    lasso = {"points": [{"customdata": ["r0003", "t.chat"]}, {"customdata": ["v0001", "t.vibes"]}]}
+    drawn = map_model.drawn_map("t.chat", "topic", ["t.vibes"])
+    lasso = {"points": [point(drawn, "r0003"), point(drawn, "v0001")]}
     at.session_state["map.chart"] = {"selection": lasso}
     at.run()
     assert not at.exception, at.exception

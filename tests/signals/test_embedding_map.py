@@ -5,6 +5,7 @@ selected rows."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -40,18 +41,37 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     assert len(points) == 80 and data.total == 80
     assert set(points["cluster"]) == {0, 1, 2, 3} and len(data.titles) == 4
     row = points.set_index("id").loc["r0005"].to_dict()
-    assert "(5) " in row["text"] and row["title"] == data.titles[int(row["cluster"])]
-    by_topic = points.groupby("cluster")["color"].first().apply(tuple)
-    assert len(set(by_topic)) == 4  # one color per topic
-    figure = map_model.figure(data)
-    [trace] = figure.data
-    assert trace.type == "scattergl" and figure.layout.dragmode == "lasso"
-    assert list(trace.customdata) == list(points["id"])
-    assert trace.hovertext[5].startswith("r0005 · topic") and "<br>" in trace.hovertext[5]
+    assert row["title"] == data.titles[int(row["cluster"])]
+    drawn = map_model.figure(data)
+    figure = drawn.figure
+    assert [t.type for t in figure.data] == ["scattergl"] * 4
+    assert figure.layout.dragmode == "lasso" and figure.layout.showlegend
+    assert len({t.marker.color for t in figure.data}) == 4  # one color per topic
+    # what reaches the browser: x and y as float32 typed arrays, no string per point
+    spec = json.loads(figure.to_json())
+    [first, *_] = spec["data"]
+    assert first["x"]["dtype"] == "f4" and first["y"]["dtype"] == "f4" and first["x"]["bdata"]
+    assert not {"customdata", "hovertext", "text", "ids"} & set(first)
+    assert isinstance(first["marker"]["color"], str)
+    assert first["name"] == f"0: {data.titles[0]}"
+    assert first["hovertemplate"] == "%{fullData.name}<extra></extra>"
+    # a click: the row found by its trace and index, its text read by id
+    curve = next(n for n, t in enumerate(drawn.traces) if "r0005" in t.ids)
+    index = list(drawn.traces[curve].ids).index("r0005")
+    click = {"selection": {"points": [{"curve_number": curve, "point_index": index}]}}
+    assert map_model.selected_by_table(click, drawn) == {"t.chat": ["r0005"]}
+    [clicked] = map_model.selected_rows(click, drawn)
+    assert clicked["id"] == "r0005" and "(5) " in clicked["text"]
+    assert clicked["topic"] == drawn.traces[curve].name
+    beyond = {"selection": {"points": [{"curve_number": 9, "point_index": 0}, {"x": 1}]}}
+    assert map_model.selected_by_table(beyond, drawn) == {}
+    data.titles[0] = "<img src=x onerror=alert(1)>"  # a model's title is text, not markup
+    assert map_model.figure(data).figure.data[0].name == "0: &lt;img src=x onerror=alert(1)&gt;"
     assert map_model.escape_hover("<b>x</b> & y\nz") == "&lt;b&gt;x&lt;/b&gt; &amp; y<br>z"
-    sampled = map_model.load_map("t.chat", "category", max_points=30)
+    sampled = map_model.load_map("t.chat", max_points=30)
     assert len(sampled.points) <= 30 and sampled.total == 80
-    assert set(sampled.points["category"]) <= {0, 1}
+    by_category = map_model.figure(sampled, "category").figure
+    assert {t.name for t in by_category.data} <= {"category 0", "category 1"}
 
     like = map_model.similar_rows("t.chat", text="the striker scored a late goal", k=3)
     assert len(like) == 3 and all(int(str(r["id"])[1:]) % 4 == 1 for r in like)  # football
@@ -60,10 +80,7 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     with pytest.raises(InvalidInput, match="either a text or a row"):
         map_model.similar_rows("t.chat")
 
-    lasso = [{"point_index": 1, "customdata": "r0001"}, {"customdata": ["o'brien"]}]
-    ids = map_model.selected_ids({"selection": {"points": lasso, "lasso": [{}]}})
-    assert ids == ["r0001", "o'brien"]
-    assert map_model.selected_ids({"selection": {"points": []}}) == []
+    ids = ["r0001", "o'brien"]
     where = map_model.browse_filter(ids)
     assert where == "id IN ('r0001', 'o''brien')"
     where_select(where)  # Browse's parser takes it as one condition
@@ -130,18 +147,21 @@ def test_several_tables_on_one_map_colored_by_table(podium_home: Path) -> None:
     points = data.points
     assert data.tables == ("t.train", "t.gen", "t.vibes") and data.total == 49
     assert points.groupby("table").size().to_dict() == {"t.train": 40, "t.gen": 7, "t.vibes": 2}
-    assert points.groupby("table")["color"].first().apply(tuple).nunique() == 3
     # one projection for all: the same text is the same point in either table
     at = points.set_index(["table", "id"])[["x", "y"]]
     assert np.allclose(at.loc[("t.gen", "g0003")], at.loc[("t.train", "r0003")], atol=1e-5)
-    assert "vaccines" in points.set_index("id").loc["v0000", "text"]
 
-    figure = map_model.figure(data)
+    drawn = map_model.figure(data)
+    figure = drawn.figure
     assert [t.name for t in figure.data] == ["t.train", "t.gen", "t.vibes"]
     assert figure.layout.showlegend and figure.layout.dragmode == "lasso"
-    assert list(figure.data[2].customdata[0]) == ["v0000", "t.vibes"]
-    lasso = [{"customdata": ["r0001", "t.train"]}, {"customdata": ["v0001", "t.vibes"]}]
-    assert map_model.selected_by_table({"selection": {"points": lasso}}, "t.train") == {
+    assert len({t.marker.color for t in figure.data}) == 3  # a color per table
+    assert list(drawn.traces[2].ids) == ["v0000", "v0001"]
+    lasso = [
+        {"curve_number": 0, "point_index": list(drawn.traces[0].ids).index("r0001")},
+        {"curve_number": 2, "point_index": 1},
+    ]
+    assert map_model.selected_by_table({"selection": {"points": lasso}}, drawn) == {
         "t.train": ["r0001"],
         "t.vibes": ["v0001"],
     }

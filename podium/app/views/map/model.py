@@ -1,10 +1,15 @@
 """What the Map page shows, without Streamlit: every row of a table as a point (its
-projection signal), colored by topic (its topics signal) or category, with its id,
-topic title and the start of its text for hover; the points selected on the map as a
-Browse link that filters to them.
+projection signal), a trace per topic (its topics signal) or category, or per table on
+a map of several; the points selected on the map as a Browse link that filters to them,
+and the rows of clicked points.
 
-The chart is plotly's scattergl (WebGL) with lasso, box and click selection; hover text
-is escaped, so a row's text never becomes markup.
+The chart is plotly's scattergl (WebGL) with lasso, box and click selection. It is
+built to draw a million points: each trace's x and y are float32 arrays (plotly sends
+numpy arrays to the browser as base64 typed arrays), its color is one value, and no
+point carries a string: hover shows the trace's name (the topic's title, escaped, so a
+row's text or a model's title never becomes markup), a selection comes back as (trace,
+index) and the ids are looked up here. The figure is built once per snapshot of the
+tables and signals it draws and shared by every session.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from __future__ import annotations
 import colorsys
 import html
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
@@ -22,14 +30,13 @@ from podium.app.pages import url
 from podium.errors import InvalidInput
 from podium.signals.store import signal_status, signal_table_name
 from podium.signals.topics import PROP_TOPICS, Topics
-from podium.signals.turns import columns_of, turns_of
 from podium.store.catalog.catalog import full_name, list_tables, load_or_none, load_table
 from podium.store.read.read import iter_table_batches
 from podium.store.read.scan import literal
 from podium.store.read.snapshots import resolve_snapshot
 
 LAYER = "points"
-MAX_POINTS = 200_000  # drawn; a bigger table shows an even sample of its rows
+MAX_POINTS = 2_000_000  # drawn; a bigger table shows an even sample of its rows
 MAX_LINKED = 500  # ids a Browse link filters to (the URL holds them)
 HOVER_CHARS = 160
 COLOR_BY = ("topic", "category")
@@ -69,10 +76,30 @@ def _current(table: str, signal: str, version: int) -> pa.Table | None:
 @dataclass
 class MapData:
     table: str
-    points: pd.DataFrame  # id, x, y, cluster, category, title, text, color (and table)
+    points: pd.DataFrame  # id, x, y, cluster, category, title (and table), as drawn
     titles: dict[int, str]
     total: int  # rows with a point (before sampling)
     tables: tuple[str, ...] = ()  # several tables on one map, colored by table
+
+
+@dataclass
+class Trace:
+    """One trace of the map: its points' rows (in drawn order) and what it is named."""
+
+    name: str
+    table: str
+    ids: npt.NDArray[np.object_]
+    x: npt.NDArray[np.float32]
+    y: npt.NDArray[np.float32]
+
+
+@dataclass
+class Drawn:
+    """A map as drawn: its data, its traces and the figure (built once)."""
+
+    data: MapData
+    traces: list[Trace]
+    figure: Any
 
 
 def palette(n: int) -> list[list[int]]:
@@ -84,12 +111,10 @@ def palette(n: int) -> list[list[int]]:
     return out
 
 
-def load_map(table: str, color_by: str = "topic", max_points: int = MAX_POINTS) -> MapData:
-    """The table's points, joined with its topics (when current) and hover text."""
+def load_map(table: str, max_points: int = MAX_POINTS) -> MapData:
+    """The table's points, joined with its topics (when current)."""
     from podium.signals.projection import Projection
 
-    if color_by not in COLOR_BY:
-        raise InvalidInput(f"Color by {color_by!r}: choose one of {', '.join(COLOR_BY)}.")
     points = _current(table, "projection", Projection.version)
     if points is None:
         raise InvalidInput(
@@ -113,36 +138,30 @@ def load_map(table: str, color_by: str = "topic", max_points: int = MAX_POINTS) 
     else:
         frame["cluster"] = 0
         frame["category"] = 0
-    frame["cluster"] = frame["cluster"].fillna(-1).astype(int)
-    frame["category"] = frame["category"].fillna(-1).astype(int)
-    frame["title"] = [titles.get(c, "") for c in frame["cluster"]]
-    frame["text"] = _hover_texts(table, set(frame["id"]), frame["id"])
-    key = "cluster" if color_by == "topic" else "category"
-    colors = palette(int(frame[key].max()) + 1 if len(frame) else 1)
-    frame["color"] = [colors[v] if v >= 0 else [160, 160, 160] for v in frame[key]]
+    frame["cluster"] = frame["cluster"].fillna(-1).astype(np.int32)
+    frame["category"] = frame["category"].fillna(-1).astype(np.int32)
+    frame["title"] = frame["cluster"].map(titles).astype(object).fillna("")
     return MapData(full_name(table), frame, titles, total)
 
 
 def load_tables_map(tables: list[str], max_points: int = MAX_POINTS) -> MapData:
     """Several tables (an SFT table, generated samples, a vibe eval set) on one map: one
-    projection of all their embeddings, a color per table, hover text from each."""
+    projection of all their embeddings, a trace per table."""
     from podium.signals.projection import joint_points
 
     names = list(dict.fromkeys(full_name(t) for t in tables))
     if len(names) < 2:
         raise InvalidInput("Choose two or more tables to draw on one map.")
-    colors = palette(len(names))
     frames = []
     total = 0
-    for n, found in enumerate(joint_points(names, max_points)):
+    for found in joint_points(names, max_points):
         total += found.total
         ids = pd.Series(found.ids.to_pylist(), dtype=object)
-        frame = pd.DataFrame(
-            {"id": ids, "x": found.points[:, 0], "y": found.points[:, 1], "table": found.table}
+        frames.append(
+            pd.DataFrame(
+                {"id": ids, "x": found.points[:, 0], "y": found.points[:, 1], "table": found.table}
+            )
         )
-        frame["text"] = _hover_texts(found.table, set(ids), ids)
-        frame["color"] = [colors[n]] * len(frame)
-        frames.append(frame)
     points = pd.concat(frames, ignore_index=True)
     points["cluster"] = -1
     points["category"] = -1
@@ -150,74 +169,70 @@ def load_tables_map(tables: list[str], max_points: int = MAX_POINTS) -> MapData:
     return MapData(names[0], points, {}, total, tuple(names))
 
 
-def _hover_texts(table: str, wanted: set[str], order: pd.Series) -> list[str]:
-    loaded = load_table(full_name(table))
-    columns = columns_of(loaded)
-    texts: dict[str, str] = {}
-    for batch in iter_table_batches(
-        loaded, resolve_snapshot(loaded, None), columns=[columns.id, columns.messages]
-    ):
-        turns = turns_of(batch, columns)
-        for row_id, text in zip(turns.ids, turns.row_texts(" | "), strict=True):
-            if row_id in wanted:
-                texts[row_id] = text[:HOVER_CHARS]
-    return [texts.get(i, "") for i in order]
-
-
-def figure(data: MapData) -> Any:
-    """The WebGL scatter (plotly's scattergl) of `data`'s points, lasso first: hover
-    shows id, topic and text (as text, never markup); each point carries its row id.
-    Several tables: a trace (and legend entry) per table, each point carrying [id, table]."""
-    import plotly.graph_objects as go  # type: ignore[import-untyped]  # no type hints
-
+def traces(data: MapData, color_by: str = "topic") -> list[Trace]:
+    """The map's traces: one per table on a map of several, else one per topic (or
+    category), named by its title; rows with no topic last."""
+    if color_by not in COLOR_BY:
+        raise InvalidInput(f"Color by {color_by!r}: choose one of {', '.join(COLOR_BY)}.")
     frame = data.points
     if data.tables:
-        traces = [
-            _scatter(
-                part,
-                [
-                    f"{t} · {i}\n{x}"
-                    for i, t, x in zip(part["id"], part["table"], part["text"], strict=True)
-                ],
-                [[i, t] for i, t in zip(part["id"], part["table"], strict=True)],
-                t,
-            )
-            for t in data.tables
-            for part in [frame[frame["table"] == t]]
-        ]
+        key, names = frame["table"].to_numpy(), {t: t for t in data.tables}
+        order: list[Any] = list(data.tables)
     else:
-        hover = [
-            f"{i} · topic {c}: {t}\n{x}"
-            for i, c, t, x in zip(
-                frame["id"], frame["cluster"], frame["title"], frame["text"], strict=True
-            )
-        ]
-        traces = [_scatter(frame, hover, list(frame["id"]), LAYER)]
+        column = "cluster" if color_by == "topic" else "category"
+        key = frame[column].to_numpy()
+        order = sorted(set(key.tolist()), key=lambda v: (v < 0, v))
+        names = {v: _trace_name(color_by, int(v), data.titles) for v in order}
+    ids = frame["id"].to_numpy(dtype=object)
+    x = frame["x"].to_numpy(dtype=np.float32)
+    y = frame["y"].to_numpy(dtype=np.float32)
+    out = []
+    for value in order:
+        at = np.flatnonzero(key == value)
+        table = str(value) if data.tables else data.table
+        out.append(Trace(names[value], table, ids[at], x[at], y[at]))
+    return out
+
+
+def _trace_name(color_by: str, value: int, titles: dict[int, str]) -> str:
+    if value < 0:
+        return "no topic"
+    if color_by == "category":
+        return f"category {value}"
+    title = titles.get(value, "")
+    return f"{value}: {title}" if title else f"topic {value}"
+
+
+def figure(data: MapData, color_by: str = "topic") -> Drawn:
+    """The WebGL scatter (plotly's scattergl) of `data`'s points, lasso first: a trace
+    per topic, category or table, each one color with its name (escaped) in the legend
+    and in hover; x and y as float32 arrays and nothing per point beyond them."""
+    import plotly.graph_objects as go  # type: ignore[import-untyped]  # no type hints
+
+    drawn = traces(data, color_by)
+    colors = palette(len(drawn))
+    size = 6 if len(data.points) <= 100_000 else 3
+    scatter = [
+        go.Scattergl(
+            x=t.x,
+            y=t.y,
+            mode="markers",
+            marker={"color": "rgb({},{},{})".format(*colors[n]), "size": size},
+            name=escape_hover(t.name),
+            hovertemplate="%{fullData.name}<extra></extra>",
+        )
+        for n, t in enumerate(drawn)
+    ]
     layout = go.Layout(
         dragmode="lasso",
         height=560,
         margin={"l": 0, "r": 0, "t": 0, "b": 0},
-        showlegend=bool(data.tables),
-        legend={"orientation": "h"},
+        showlegend=True,
+        legend={"orientation": "h", "itemsizing": "constant"},
         xaxis={"visible": False},
         yaxis={"visible": False, "scaleanchor": "x"},
     )
-    return go.Figure(data=traces, layout=layout)
-
-
-def _scatter(frame: pd.DataFrame, hover: list[str], custom: list[Any], name: str) -> Any:
-    import plotly.graph_objects as go
-
-    return go.Scattergl(
-        x=frame["x"],
-        y=frame["y"],
-        mode="markers",
-        marker={"color": [f"rgb({r},{g},{b})" for r, g, b in frame["color"]], "size": 6},
-        customdata=custom,
-        hovertext=[escape_hover(h) for h in hover],
-        hoverinfo="text",
-        name=name,
-    )
+    return Drawn(data, drawn, go.Figure(data=scatter, layout=layout))
 
 
 def escape_hover(text: str) -> str:
@@ -226,31 +241,82 @@ def escape_hover(text: str) -> str:
     return html.escape(text, quote=False).replace("\n", "<br>")
 
 
-def selected_ids(selection: Any) -> list[str]:
-    """The row ids of the points a plotly chart's selection event holds (click, box or
-    lasso), in the order selected."""
-    points = ((selection or {}).get("selection") or {}).get("points") or []
-    ids = [p.get("customdata") for p in points if isinstance(p, dict)]
-    return list(dict.fromkeys(str(i[0] if isinstance(i, list) else i) for i in ids if i))
+_drawn: dict[tuple[Any, ...], Drawn] = {}
+_drawn_lock = threading.Lock()
+KEPT_MAPS = 4
 
 
-def selected_by_table(selection: Any, table: str) -> dict[str, list[str]]:
-    """The selected row ids per table: a point of a several-table map carries [id,
-    table]; a one-table map's points are all `table`'s."""
+def drawn_map(table: str, color_by: str = "topic", others: list[str] | None = None) -> Drawn:
+    """The map of `table` (with `others` on it), built once per version of the tables and
+    signal tables it draws (a commit to any of them names a new metadata file) and shared
+    by every session: a million points are not read and encoded again on each rerun."""
+    names = [full_name(t) for t in [table, *(others or [])]]
+    signals = ("embedding",) if others else ("projection", "topics")
+    key = (
+        tuple(names),
+        color_by,
+        MAX_POINTS,
+        tuple(_version(n) for n in names),
+        tuple(_version(signal_table_name(n, s)) for n in names for s in signals),
+    )
+    with _drawn_lock:
+        found = _drawn.get(key)
+        if found is None:
+            data = load_tables_map(names, MAX_POINTS) if others else load_map(table, MAX_POINTS)
+            found = figure(data, color_by)
+            _drawn[key] = found
+            while len(_drawn) > KEPT_MAPS:
+                _drawn.pop(next(iter(_drawn)))
+        return found
+
+
+def _version(name: str) -> str:
+    loaded = load_or_none(name)
+    return loaded.metadata_location if loaded is not None else ""
+
+
+def _points(selection: Any) -> list[dict[str, Any]]:
     points = ((selection or {}).get("selection") or {}).get("points") or []
+    return [p for p in points if isinstance(p, dict)]
+
+
+def selected_by_table(selection: Any, drawn: Drawn) -> dict[str, list[str]]:
+    """The selected row ids per table, in the order selected: each point of a plotly
+    selection event names its trace (`curve_number`) and its index in it."""
     out: dict[str, list[str]] = {}
-    for p in points:
-        custom = p.get("customdata") if isinstance(p, dict) else None
-        if isinstance(custom, list) and len(custom) > 1:
-            row, where = custom[0], custom[1]
-        elif custom:
-            row, where = custom[0] if isinstance(custom, list) else custom, table
-        else:
+    for p in _points(selection):
+        curve, index = p.get("curve_number"), p.get("point_index")
+        if not isinstance(curve, int) or not isinstance(index, int):
             continue
-        ids = out.setdefault(str(where), [])
-        if str(row) not in ids:
-            ids.append(str(row))
+        if not 0 <= curve < len(drawn.traces) or not 0 <= index < len(drawn.traces[curve].ids):
+            continue
+        trace = drawn.traces[curve]
+        ids = out.setdefault(trace.table, [])
+        row = str(trace.ids[index])
+        if row not in ids:
+            ids.append(row)
     return out
+
+
+def selected_rows(selection: Any, drawn: Drawn, most: int = 5) -> list[dict[str, Any]]:
+    """The rows of the first `most` selected points (a click selects one): table, id,
+    the trace's name (its topic) and the start of the row's text, read by id."""
+    from podium.signals.similar import row_texts
+
+    shown: list[dict[str, Any]] = []
+    for table, ids in selected_by_table(selection, drawn).items():
+        chosen = ids[: most - len(shown)]
+        texts = row_texts(table, chosen, HOVER_CHARS)
+        names = {
+            str(i): t.name for t in drawn.traces if t.table == table for i in t.ids if i in chosen
+        }
+        shown += [
+            {"table": table, "id": i, "topic": names.get(i, ""), "text": texts.get(i, "")}
+            for i in chosen
+        ]
+        if len(shown) >= most:
+            break
+    return shown
 
 
 def browse_filter(ids: list[str]) -> str:
@@ -286,10 +352,6 @@ def topic_choices(table: str) -> dict[str, str]:
         for f in facets(loaded, resolve_snapshot(loaded, None))
         if f.signal == "topics"
     }
-
-
-def cluster_ids(data: MapData, cluster: int) -> list[str]:
-    return [str(i) for i in data.points.loc[data.points["cluster"] == cluster, "id"]]
 
 
 def embedded_tables() -> list[str]:

@@ -1,6 +1,6 @@
 """Map page: a table's rows as points (its projection signal) colored by topic or
-category, hover for the row, points selected on the map (lasso, box or click) opened in
-Browse.
+category, hover for the topic, a click for the row, points selected on the map (lasso,
+box or click) opened in Browse.
 
 Logic: `podium.app.views.map.model`.
 """
@@ -37,27 +37,33 @@ others = st.multiselect(
     "of all their embeddings.",
 )
 try:
-    if others:
-        data = map_model.load_tables_map([table, *others], map_model.MAX_POINTS)
-    else:
-        data = map_model.load_map(table, color_by, map_model.MAX_POINTS)
+    drawn = map_model.drawn_map(table, color_by, others)
 except PodiumError as exc:
     show_error(exc)
     st.stop()
+data = drawn.data
 shown = len(data.points)
 st.caption(
     f"{data.total:,} rows with a point"
     + (f", an even sample of {shown:,} drawn" if shown < data.total else "")
-    + ". Hover a point for its row; draw a lasso (or a box, or click) to select rows."
+    + ". Hover a point for its topic, click it for its row; draw a lasso (or a box) to "
+    "select rows."
 )
 event = st.plotly_chart(
-    map_model.figure(data),
+    drawn.figure,
     on_select="rerun",
     selection_mode=("lasso", "box", "points"),
     key="map.chart",
     theme=None,
 )
-for chosen_table, ids in map_model.selected_by_table(event, table).items():
+try:
+    clicked = map_model.selected_rows(event, drawn)
+except PodiumError as exc:
+    show_error(exc)
+    clicked = []
+if clicked:
+    st.dataframe(clicked, hide_index=True)
+for chosen_table, ids in map_model.selected_by_table(event, drawn).items():
     try:
         query = map_model.browse_query(chosen_table, ids)
         label = f"Open the {len(ids)} selected rows in Browse" + (
