@@ -113,3 +113,42 @@ def test_several_tables_on_one_map_and_a_lasso_opens_each_in_browse(podium_home:
     assert links["Open the 1 selected rows in Browse (t.vibes)"] == (
         "table=t.vibes&where=id+IN+%28%27v0001%27%29"
     )
+
+
+def test_titles_by_a_model_queued_from_the_map_and_shown_on_it(
+    podium_home: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from podium.jobs.queue import list_jobs
+    from podium.models import register_model
+    from podium.signals.topics import set_topic_titles
+
+    write_chat("t.chat", [text for text, _ in topic_rows(20, k=2)])
+    compute_signals(
+        SignalsConfig.model_validate(
+            {
+                "table": {"name": "t.chat"},
+                "signals": ["embedding,topics,projection"],
+                "topics": {"clusters": 2, "categories": 1},
+            }
+        )
+    )
+    (tmp_path / "m").mkdir()
+    register_model("m", kind="base", path=str(tmp_path / "m"))
+    at = open_page("map", table="t.chat")
+    assert at.selectbox(key="map.titles.model").value == "m"
+    at.button(key="FormSubmitter:map.titles-Queue job").click().run()
+    assert not at.exception, at.exception
+    [job] = [j for j in list_jobs() if j["kind"] == "topic-titles"]
+    config = json.loads(job["config"])
+    assert config["table"] == "t.chat" and config["model"] == "m"
+
+    # what the job writes when it finishes (on a real vLLM in test_embedding_vllm.py):
+    # the legend and hover name the topic by its title, as text
+    set_topic_titles("t.chat", {0: {"title": "Football <b>matches</b>", "description": "."}}, "m")
+    at.run()
+    assert not at.exception, at.exception
+    [chart] = at.get("plotly_chart")
+    names = [t["name"] for t in json.loads(chart.proto.spec)["data"]]
+    assert "0: Football &lt;b&gt;matches&lt;/b&gt;" in names

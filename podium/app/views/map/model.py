@@ -41,6 +41,7 @@ MAX_LINKED = 500  # ids a Browse link filters to (the URL holds them)
 HOVER_CHARS = 160
 COLOR_BY = ("topic", "category")
 GENERATE_SHOWN = ("model", "out", "max_tokens", "temperature", "n")  # the rest folded away
+TITLES_ADVANCED = ("rows_per_topic", "chars_per_row", "max_tokens", "seed")  # topic-titles
 
 
 def generate_advanced() -> list[str]:

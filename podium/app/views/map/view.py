@@ -12,6 +12,7 @@ import streamlit as st
 from podium.app.feedback import PodiumError, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
+from podium.app.model_choices import model_choices
 from podium.app.pages import BROWSE_SIGNALS, page_file
 from podium.app.views.map import model as map_model
 
@@ -95,17 +96,31 @@ if asked:
         show_error(exc)
 if data.titles:
     st.subheader("Topics")
+    rows = data.points["cluster"].value_counts()
     st.dataframe(
         [
-            {
-                "topic": c,
-                "title": t,
-                "rows": int((data.points["cluster"] == c).sum()),
-            }
+            {"topic": c, "title": t, "rows": int(rows.get(c, 0))}
             for c, t in sorted(data.titles.items())
         ],
         hide_index=True,
     )
+    models, preselected = model_choices()
+    with st.expander("Titles by a model", icon=":material/title:"):
+        st.caption(
+            "A registered model reads a sample of each topic's rows and writes its title and "
+            "a one-sentence description (the topic-titles job); the map's legend and hover "
+            "show them once the job has finished."
+        )
+        if not models:
+            st.info("Register a model first (Home sets up the base model).")
+        else:
+            titler = st.selectbox("Model", models, index=preselected, key="map.titles.model")
+            queue_form(
+                "topic-titles",
+                "map.titles",
+                advanced=map_model.TITLES_ADVANCED,
+                fixed={"table": data.table, "model": titler},
+            )
     topics = map_model.topic_choices(table)
     if topics:
         pick, go = st.columns([3, 1], vertical_alignment="bottom")
