@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 
+import cli_fork
 import pytest
 from compare_data import BAD, GOOD
 
@@ -157,12 +157,12 @@ def test_an_endpoint_that_does_not_answer_writes_nothing(comparison):
 
 def test_agreement_cli_prints_the_figures_and_refuses_an_empty_comparison(comparison):
     cmd = [sys.executable, "-m", "podium.cli", "judge", "agreement", comparison.name, "--json"]
-    empty = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    empty = cli_fork.run(cmd, capture_output=True, text=True, timeout=120)
     assert empty.returncode != 0 and "no votes and no judge verdicts" in empty.stderr
     store_verdicts(verdicts(comparison, "x", {"p0": ("A", "B"), "p1": ("B", "A")}))
     vote(comparison, "p0", "ann", "A")
     assert [r["voter"] for r in list_verdicts(comparison.name)] == ["judge:x", "judge:x"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    out = cli_fork.run(cmd, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     judge = report["judges"]["judge:x@pairwise-v1"]
@@ -170,7 +170,7 @@ def test_agreement_cli_prints_the_figures_and_refuses_an_empty_comparison(compar
     assert figures == (1, 1.0, 1.0)
     assert report["people"]["votes"] == 1  # the judge's verdicts are not human votes
     assert not math.isnan(report["people"]["ratings"][0]["rating"])
-    text = subprocess.run(cmd[:-1], capture_output=True, text=True, timeout=120)
+    text = cli_fork.run(cmd[:-1], capture_output=True, text=True, timeout=120)
     assert "judge:x@pairwise-v1: accuracy 1.00, kappa – (1 shared pairs)" in text.stdout
 
 

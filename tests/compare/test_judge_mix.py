@@ -5,9 +5,9 @@ page's toggle in tests/app/test_compare_judges.py)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
+import cli_fork
 import pytest
 from test_judge_agreement import verdicts, vote
 
@@ -29,7 +29,7 @@ def test_a_judge_is_mixed_in_only_when_asked_with_its_counts_apart(comparison):
     assert rated_by(alone) == "1 votes"
     cmd = [sys.executable, "-m", "podium.cli", "compare", "ratings", comparison.name]
     cmd += ["--bootstrap", "5", "--json", "--with-judge", "x"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = cli_fork.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     mixed = json.loads(done.stdout)
     assert (mixed["votes"], mixed["judge"], mixed["judge_votes"]) == (1, "judge:x@pairwise-v1", 2)

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import cli_fork
 import pytest
 
 from podium.compare.judge_registry import add_judge, get_judge, list_judges, resolve_judge
@@ -20,7 +21,7 @@ STRICT = "Strictly: {question}\nFirst: {answer_a}\nSecond: {answer_b}"
 
 def _podium(*args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "podium.cli", "judge", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return cli_fork.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 def test_judges_are_added_listed_and_removed_with_their_author(comparison, tmp_path):

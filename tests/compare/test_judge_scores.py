@@ -4,9 +4,9 @@ with its counts (computed by hand here; the real server's run is in test_judge_v
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
+import cli_fork
 import pytest
 from compare_data import rubric_score as score
 
@@ -44,7 +44,7 @@ def test_mean_scores_per_model_sit_beside_the_pairwise_figures(comparison):
     # Scores alone (no votes, no pairwise verdicts) are enough for the agreement report.
     assert comparison_agreement(comparison, bootstrap=5)["rubric"] == means
     cmd = [sys.executable, "-m", "podium.cli", "judge", "agreement", comparison.name]
-    out = subprocess.run(cmd + ["--json"], capture_output=True, text=True, timeout=120)
+    out = cli_fork.run(cmd + ["--json"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["rubric"] == means
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cli_fork
 import pytest
 from compare_data import BAD, GOOD, write_prompts, write_samples
 
@@ -73,7 +74,6 @@ def test_trend_points_pass_rate_and_win_rates_by_step(training_run):
 
 def test_trend_command_compares_the_run_and_prints_points_by_step(training_run):
     import json
-    import subprocess
     import sys
 
     table = write_prompts()
@@ -86,7 +86,7 @@ def test_trend_command_compares_the_run_and_prints_points_by_step(training_run):
     )
     for model, answers in zip(cfg.models, (BAD, {**BAD, "p0": GOOD["p0"]}, GOOD), strict=True):
         write_samples(f"gen.{model.replace('-', '_')}", model, table, cfg, answers)
-    proc = subprocess.run(
+    proc = cli_fork.run(
         [
             sys.executable,
             "-m",
