@@ -51,7 +51,7 @@ _PRELOAD = (
     "jsonschema",
     "yaml",
     "fsspec",
-    "openai",  # its ~1,000 pydantic types: the judge, compare and generate commands' cards
+    "openai",  # its ~650 pydantic types: the judge, compare and generate commands' cards
 )
 
 _INTERPRETER_PATH: list[str] = []  # the server's sys.path less its PYTHONPATH
