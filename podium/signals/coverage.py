@@ -1,6 +1,8 @@
 """Coverage: the prompts of an eval set with no training row near them. Each eval
 row's nearest training row by cosine distance (1 - similarity) of their embeddings; a
-prompt is uncovered when that distance exceeds the threshold."""
+prompt is uncovered when that distance exceeds the threshold. The eval set's vectors are
+read a batch at a time; the training table's are held only when it is small enough for
+exact search, else its memory-mapped index answers."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from podium.errors import InvalidInput
 from podium.identity import require
 from podium.signals.similar import EXACT_MAX_ROWS
 from podium.signals.vector_index import load_index
-from podium.signals.vectors import embedding_signal, stored_vectors
+from podium.signals.vectors import embedding_signal, stored_batches, stored_vectors
 from podium.store.catalog.catalog import full_name, load_table
 from podium.store.catalog.table_name import check_not_reserved
 from podium.store.schema import PROP_KIND, PROP_LINEAGE_PREFIX, PROP_MAPPING
@@ -51,29 +53,34 @@ def nearest_training(eval_table: str, train_table: str) -> list[Nearest]:
             f"{full_name(train_table)} by {train_model[0]}:{train_model[1]}; embed both with "
             "the same model and dimensions."
         )
-    queries = stored_vectors(eval_table)
+    queries = stored_batches(eval_table)
     _, train_stored, _ = embedding_signal(train_table)
     rows = int(
         json.loads(train_stored.properties.get("podium.signal.summary") or "{}").get("rows", 0)
     )
-    if len(queries.ids) == 0 or rows == 0:
+    if queries.count == 0 or rows == 0:
         return []
-    if rows <= EXACT_MAX_ROWS:
-        train = stored_vectors(train_table)
-        sims = queries.vectors @ train.vectors.T
-        best = sims.argmax(axis=1)
-        near = train.ids.take(best).to_pylist()
-        dist = 1 - sims[np.arange(len(best)), best]
-    else:
-        loaded = load_index(train_stored)
-        matches = loaded.graph.search(queries.vectors, 1)
-        keys = np.asarray(matches.keys, np.int64).reshape(-1)
-        near = loaded.ids.take(keys).to_pylist()
-        dist = np.asarray(matches.distances, np.float32).reshape(-1)
-    found = [
-        Nearest(str(i), str(n), float(d))
-        for i, n, d in zip(queries.ids.to_pylist(), near, dist.tolist(), strict=True)
-    ]
+    # the eval rows a batch at a time against the training rows: all of them when few
+    # (exact), else their memory-mapped index
+    train = stored_vectors(train_table) if rows <= EXACT_MAX_ROWS else None
+    index = load_index(train_stored) if train is None else None
+    found: list[Nearest] = []
+    for ids, vectors in queries.batches():
+        if train is not None:
+            sims = vectors @ train.vectors.T
+            best = sims.argmax(axis=1)
+            near = train.ids.take(best).to_pylist()
+            dist = 1 - sims[np.arange(len(best)), best]
+        else:
+            assert index is not None
+            matches = index.graph.search(vectors, 1)
+            keys = np.asarray(matches.keys, np.int64).reshape(-1)
+            near = index.ids.take(keys).to_pylist()
+            dist = np.asarray(matches.distances, np.float32).reshape(-1)
+        found += [
+            Nearest(str(i), str(n), float(d))
+            for i, n, d in zip(ids.to_pylist(), near, dist.tolist(), strict=True)
+        ]
     return sorted(found, key=lambda f: (-f.distance, f.id))
 
 

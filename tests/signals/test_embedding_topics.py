@@ -8,13 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from signal_tables import write_chat
 from sklearn.metrics import adjusted_rand_score
 from topic_corpus import topic_rows
 
 from podium.errors import InvalidInput
-from podium.signals.coverage import PROP_COVERAGE, uncovered, write_uncovered
+from podium.signals import coverage
+from podium.signals.coverage import PROP_COVERAGE, nearest_training, uncovered, write_uncovered
 from podium.signals.job import SignalsConfig, compute_signals
 from podium.signals.store import signal_table_name
 from podium.signals.topics import PROP_TOPICS
@@ -48,7 +50,9 @@ def test_topics_find_the_known_topics_with_their_keywords(podium_home: Path) -> 
     assert points.num_rows == 400 and set(points.column_names) == {"id", "x", "y"}
 
 
-def test_coverage_lists_the_eval_prompts_far_from_every_training_row(podium_home: Path) -> None:
+def test_coverage_lists_the_eval_prompts_far_from_every_training_row(
+    podium_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus = topic_rows(60, k=4)  # baking, football, python, astronomy
     write_chat("t.train", [text for text, _ in corpus])
     write_chat(
@@ -70,6 +74,12 @@ def test_coverage_lists_the_eval_prompts_far_from_every_training_row(podium_home
     compute_signals(config("t.evals", "embedding"))
     far = uncovered("t.evals", "t.train", 0.5)
     assert {f.id for f in far} == {"e0002", "e0003"}, [f.to_dict() for f in far]
+    exact = nearest_training("t.evals", "t.train")
+    monkeypatch.setattr(coverage, "EXACT_MAX_ROWS", 0)  # a big training table: its index
+    by_index = nearest_training("t.evals", "t.train")
+    assert [(n.id, n.nearest) for n in by_index] == [(n.id, n.nearest) for n in exact]
+    assert np.allclose([n.distance for n in by_index], [n.distance for n in exact], atol=2e-3)
+    monkeypatch.undo()
 
     written = write_uncovered("t.evals", "t.train", 0.5, "t.uncovered")
     assert written["rows"] == 2
