@@ -58,7 +58,10 @@ def test_clockless_tests_run_beside_the_heavy_group(
 ) -> None:
     """The groups tests/conftest.py gives: the fault matrix (`clockless`) in its file's
     group, an async RL test in "heavy", a training test and a weight push in
-    "heavy-last", a training file kept in "heavy" to even the lanes there."""
+    "heavy-last", a training file kept in "heavy" to even the lanes there. Collected by
+    a pytest without xdist: tests/conftest.py's scheduler hook is xdist's, and a pytest
+    without xdist (the colocated GRPO test runs the suite's files in a bare venv) must
+    still load it."""
     root = _root_conftest(pytestconfig)
     LAST_DIRS, LAST_GROUP, KEPT_HEAVY = root.LAST_DIRS, root.LAST_GROUP, root.KEPT_HEAVY  # noqa: N806
     (tmp_path / "groups_plugin.py").write_text(PLUGIN)
@@ -72,7 +75,7 @@ def test_clockless_tests_run_beside_the_heavy_group(
     ]
     done = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
-        + ["-p", "groups_plugin", *files],
+        + ["-p", "no:xdist", "-p", "groups_plugin", *files],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO / 'tests'}", "GROUPS_OUT": str(out)},
         capture_output=True,
@@ -103,18 +106,3 @@ def test_the_last_group_is_handed_out_after_every_other_unit(pytestconfig: pytes
         put_last_group_last(queue)
         order.append(queue.popitem(last=False)[0])
     assert order == ["heavy", "tests/a.py", "tests/b.py", LAST_GROUP]
-
-
-def test_the_conftest_loads_where_xdist_is_not_installed() -> None:
-    """tests/conftest.py's scheduler hook is xdist's: a pytest without xdist (the colocated
-    GRPO test runs the suite's files in a bare venv) must still load it."""
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
-        + ["--collect-only", "-q", SMALL],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "test_failpoints.py::" in done.stdout, done.stdout[-3000:]
