@@ -127,6 +127,20 @@ class RssSampler:
             self.peak = max(self.peak, total)
 
 
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU seconds of the live processes in a process group (the app and
+    its worker live as long as the run, so a difference is the run's)."""
+    total = 0.0
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(proc.pid) == pgid:
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except (psutil.Error, ProcessLookupError):
+            continue
+    return total
+
+
 # --- one browser session -----------------------------------------------------------------
 ANY = "*"  # a URL parameter that must be there, whatever its value
 
@@ -298,6 +312,7 @@ def run_sessions(
     """`count` sessions for `seconds` in `mode`: Chromium tabs ("browser") or Streamlit's
     protocol spoken directly ("protocol", tests/load/protocol_sessions.py)."""
     load_before = os.getloadavg()[0]
+    cpu_before, started = group_cpu_seconds(server_pgid), time.monotonic()
     with RssSampler(server_pgid) as rss:
         if mode == "protocol":
             results = asyncio.run(
@@ -305,6 +320,8 @@ def run_sessions(
             )
         else:
             results = asyncio.run(sessions(url, count, seconds, seed))
+    server_cpu = group_cpu_seconds(server_pgid) - cpu_before
+    wall = time.monotonic() - started
     changes = [t for r in results for t in r.page_changes]
     actions: dict[str, int] = {}
     for r in results:
@@ -317,6 +334,8 @@ def run_sessions(
         "p50_s": round(statistics.median(changes), 3) if changes else None,
         "p95_s": round(p95(changes), 3),
         "peak_rss_mb": round(rss.peak / 2**20),
+        # Cores the server used: near 2 on this machine's 2 cores, it is what limits.
+        "server_cores": round(server_cpu / wall, 2),
         # The machine's 1-minute load average before and after: figures from a busy
         # machine are only comparable within one run.
         "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
