@@ -281,10 +281,11 @@ def _points(selection: Any) -> list[dict[str, Any]]:
     return [p for p in points if isinstance(p, dict)]
 
 
-def selected_by_table(selection: Any, drawn: Drawn) -> dict[str, list[str]]:
-    """The selected row ids per table, in the order selected: each point of a plotly
-    selection event names its trace (`curve_number`) and its index in it."""
-    out: dict[str, list[str]] = {}
+def selected_points(selection: Any, drawn: Drawn) -> dict[tuple[str, str], Trace]:
+    """The selected (table, row id)s, in the order selected, each with its trace: each
+    point of a plotly selection event names its trace (`curve_number`) and its index in
+    it; a point naming neither is skipped."""
+    out: dict[tuple[str, str], Trace] = {}
     for p in _points(selection):
         curve, index = p.get("curve_number"), p.get("point_index")
         if not isinstance(curve, int) or not isinstance(index, int):
@@ -292,10 +293,15 @@ def selected_by_table(selection: Any, drawn: Drawn) -> dict[str, list[str]]:
         if not 0 <= curve < len(drawn.traces) or not 0 <= index < len(drawn.traces[curve].ids):
             continue
         trace = drawn.traces[curve]
-        ids = out.setdefault(trace.table, [])
-        row = str(trace.ids[index])
-        if row not in ids:
-            ids.append(row)
+        out.setdefault((trace.table, str(trace.ids[index])), trace)
+    return out
+
+
+def selected_by_table(selection: Any, drawn: Drawn) -> dict[str, list[str]]:
+    """The selected row ids per table, in the order selected."""
+    out: dict[str, list[str]] = {}
+    for table, row in selected_points(selection, drawn):
+        out.setdefault(table, []).append(row)
     return out
 
 
@@ -304,20 +310,14 @@ def selected_rows(selection: Any, drawn: Drawn, most: int = 5) -> list[dict[str,
     the trace's name (its topic) and the start of the row's text, read by id."""
     from podium.signals.similar import row_texts
 
-    shown: list[dict[str, Any]] = []
-    for table, ids in selected_by_table(selection, drawn).items():
-        chosen = ids[: most - len(shown)]
-        texts = row_texts(table, chosen, HOVER_CHARS)
-        names = {
-            str(i): t.name for t in drawn.traces if t.table == table for i in t.ids if i in chosen
-        }
-        shown += [
-            {"table": table, "id": i, "topic": names.get(i, ""), "text": texts.get(i, "")}
-            for i in chosen
-        ]
-        if len(shown) >= most:
-            break
-    return shown
+    chosen = list(selected_points(selection, drawn).items())[:most]
+    texts: dict[str, dict[str, str]] = {}
+    for table in dict.fromkeys(t for (t, _), _ in chosen):
+        texts[table] = row_texts(table, [i for (t, i), _ in chosen if t == table], HOVER_CHARS)
+    return [
+        {"table": t, "id": i, "topic": trace.name, "text": texts[t].get(i, "")}
+        for (t, i), trace in chosen
+    ]
 
 
 def browse_filter(ids: list[str]) -> str:
