@@ -141,6 +141,9 @@ def test_a_failed_load_is_replaced_lag_zero_weights_are_one_and_the_job_scales_o
     assert summary["replicas"] == 2
     later = [s for s in pushes if s["version"] > joins[0]["version"]]
     assert later and all(sorted(v["replica"] for v in s["replicas"]) == [0, 1] for s in later)
+    # Each of them one broadcast over a group of the learner and both replicas, built for
+    # the members as they are after the replacement and the scale-out (gloo.py).
+    assert all(s["broadcast"] for s in later), later
     assert all(v["match"] for s in syncs for v in s["replicas"])
     assert [(r["value"], r["outcome"]) for r in shown["requests"]] == [(2, "done")]
 

@@ -71,6 +71,8 @@ def test_push_loads_exactly_the_learners_weights(replicas, tiny_checkpoint, tmp_
 
     assert record.backend == backend and record.version == 11 and record.bytes > 0
     assert [v["replica"] for v in record.replicas] == [0, 1]
+    if backend == "gloo":  # one broadcast a tensor to both, not one send per replica
+        assert record.broadcast == "members1", record.broadcast_failed
     for verdict in record.replicas:
         assert verdict["match"] and verdict["checksum"] == expected and verdict["version"] == 11
         assert verdict["moved"] is True
@@ -203,8 +205,14 @@ def test_a_replica_added_mid_run_gets_the_current_weights_from_the_learner(
 
     record = sync.add_replica(replicas[1].endpoint, model.named_parameters(), version=17)
     later = sync.push(perturbed(str(tiny_checkpoint), seed=18).named_parameters(), version=18)
+    # Replica 1 joins again, as its replacement would: the members changed, so the next
+    # push is broadcast over a group built for them.
+    sync.add_replica(replicas[1].endpoint, model.named_parameters(), version=18)
+    again = sync.push(model.named_parameters(), version=19)
     sync.close()
 
     assert [v["replica"] for v in record.replicas] == [1] and record.replicas[0]["match"]
     assert sorted(v["replica"] for v in later.replicas) == [0, 1]  # both in the group now
-    assert replicas[1].version() == 18
+    assert later.broadcast == "members1" and again.broadcast == "members2"
+    assert all(v["match"] for v in later.replicas + again.replicas)
+    assert replicas[0].version() == replicas[1].version() == 19

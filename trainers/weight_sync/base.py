@@ -93,6 +93,10 @@ class SyncRecord:
     swap: str | None = None
     replica_idle_s: float | None = None
     retries: int = 0  # failed tries before this one landed (swaps.py: transient errors)
+    # The members group a gloo push was broadcast over (gloo.py), None: sent per replica;
+    # why a push that tried a broadcast was sent per replica instead.
+    broadcast: str | None = None
+    broadcast_failed: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -19,3 +19,4 @@ from trainers.weight_sync.gloo import GlooWeightSync
 class NcclWeightSync(GlooWeightSync):
     backend = "nccl"
     device = "cuda"
+    broadcasts = False

@@ -193,6 +193,10 @@ class PodiumWeightReceiver:
 
     _podium_group: Any = None
     _podium_group_spec: dict[str, Any] | None = None
+    # The learner's broadcast group with every replica of the run as it stands (gloo.py);
+    # a newer one replaces it when a replica is replaced or added.
+    _podium_members: Any = None
+    _podium_members_name: str | None = None
     _podium_version: int = 0
     _podium_checksum: str | None = None
     _podium_fingerprint: str | None = None
@@ -203,6 +207,10 @@ class PodiumWeightReceiver:
         spec = json.loads(spec_json)
         group = build_group(spec, is_master=False)
         device = "cuda" if spec.get("backend") == "nccl" else "cpu"
+        if spec.get("members"):  # the broadcast group: one warm-up broadcast from rank 0
+            group.broadcast(torch.zeros(1, device=device), 0).wait()
+            self._podium_members, self._podium_members_name = group, spec["group"]
+            return {"joined": spec["group"], "rank": spec["rank"]}
         for src in range(int(spec["learner_ranks"])):
             probe = torch.zeros(1, device=device)
             group.recv([probe], src, 0).wait()
@@ -220,6 +228,9 @@ class PodiumWeightReceiver:
         device = "cuda" if (self._podium_group_spec or {}).get("backend") == "nccl" else "cpu"
         started = time.perf_counter()
         group = self._podium_group
+        members = meta.get("members")  # one broadcast a tensor from learner rank 0
+        if members is not None and members != self._podium_members_name:
+            return {"error": f"this replica is not in broadcast group {members}"}
 
         def arriving() -> Iterator[tuple[str, torch.Tensor]]:
             # Every receive is posted first; each tensor is handed to the engine as soon
@@ -228,6 +239,10 @@ class PodiumWeightReceiver:
             for index, (name, shape, dtype) in enumerate(meta["tensors"]):
                 buffer = torch.empty(shape, dtype=parse_dtype(dtype), device=device)
                 rows = buffer.view(1) if not shape else buffer
+                if members is not None:
+                    work = self._podium_members.broadcast(buffer.view(-1), 0)
+                    posted.append((name, buffer, [work]))
+                    continue
                 works = [
                     group.recv([rows[start:stop]], src, index + 1)
                     for src, (start, stop) in enumerate(row_slices(shape, ranks))
