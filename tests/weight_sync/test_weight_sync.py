@@ -21,6 +21,7 @@ from trainers.async_rl.replica import PolicyReplica
 from trainers.weight_sync import (
     ReplicaEndpoint,
     ReplicaLoadError,
+    WeightSyncError,
     make_weight_sync,
 )
 from trainers.weight_sync.checksum import weights_checksum
@@ -216,3 +217,26 @@ def test_a_replica_added_mid_run_gets_the_current_weights_from_the_learner(
     assert later.broadcast == "members1" and again.broadcast == "members2"
     assert all(v["match"] for v in later.replicas + again.replicas)
     assert replicas[0].version() == replicas[1].version() == 19
+
+
+def test_a_member_gone_ends_the_broadcast_and_the_live_replicas_still_load(
+    replicas, tiny_checkpoint, tmp_path, monkeypatch: pytest.MonkeyPatch
+):  # type: ignore[no-untyped-def]
+    """A replica that died after it joined (nothing listens at its URL any more): the
+    members group cannot be built, so the push goes replica by replica; the live two
+    load and are resumed, and the push fails naming the dead one."""
+    from podium.models.vllm_launch import free_port
+    from trainers.weight_sync import gloo
+
+    monkeypatch.setattr(gloo, "MEMBERS_TIMEOUT_S", 10.0)
+    model = perturbed(str(tiny_checkpoint), seed=23)
+    sync = make_weight_sync("gloo", work_dir=tmp_path)
+    sync.connect([r.endpoint for r in replicas])
+    sync.replicas[2] = ReplicaEndpoint(2, f"http://127.0.0.1:{free_port()}/v1")
+    try:
+        with pytest.raises(WeightSyncError, match="replica 2"):
+            sync.push(model.named_parameters(), version=23)
+    finally:
+        sync.close()
+    for replica in replicas:
+        assert replica.version() == 23 and not is_paused(replica)
