@@ -62,6 +62,24 @@ def candidate_pairs(
     return np.unique(np.concatenate(found), axis=0)
 
 
+VERIFY_PAIRS = 32_768  # pairs whose two vectors are gathered at once (64 MB at 256 dims)
+
+
+def exact_cosines(
+    held: dict[int, npt.NDArray[np.float32]], pairs: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]:
+    """The exact cosine of each pair, computed as a row-by-row einsum (the same sums,
+    so a pair on the threshold falls the same side however it is batched), a bounded
+    number of pairs at a time."""
+    out = np.empty(len(pairs), np.float32)
+    for at in range(0, len(pairs), VERIFY_PAIRS):
+        part = pairs[at : at + VERIFY_PAIRS]
+        left = np.stack([held[a] for a in part[:, 0].tolist()])
+        right = np.stack([held[b] for b in part[:, 1].tolist()])
+        out[at : at + len(part)] = np.einsum("ij,ij->i", left, right)
+    return out
+
+
 def rows_vectors(
     batches: Iterator[tuple[pa.Array, npt.NDArray[np.float32]]], wanted: npt.NDArray[np.int64]
 ) -> dict[int, npt.NDArray[np.float32]]:
@@ -121,7 +139,7 @@ class SemanticDup(TableSignal[SemanticDupSettings]):
         def cosine(a: int, b: int) -> float:
             return float(held[a] @ held[b])
 
-        pairs = pairs[[cosine(a, b) >= threshold for a, b in pairs.tolist()]].reshape(-1, 2)
+        pairs = pairs[exact_cosines(held, pairs) >= threshold]
         ids = index.ids
         self.counts["rows"] = len(ids)
         self.counts["pairs"] = len(pairs)
