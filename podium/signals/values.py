@@ -15,7 +15,9 @@ import pyarrow.compute as pc
 from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
-from podium.signals.facet_counts import CLUSTERED, Facet, facets_of
+from podium.signals.facet_counts import CLUSTERED as CLUSTERED  # re-exported (Browse)
+from podium.signals.facet_counts import Facet as Facet
+from podium.signals.facet_counts import facets_of
 from podium.signals.listing import current_versions
 from podium.signals.store import (
     SignalStatus,
