@@ -8,7 +8,8 @@ written to a fresh Podium home with its projection signal (points in K blobs) an
 topics signal (the blob of each point) written straight into map-ready signal tables.
 Then `podium app` runs on that home and Playwright drives the `chromium` binary from the
 Debian package (never a downloaded browser) as the browser tests do: each load opens the
-Map page in a new tab and reads, in the page, the time (from navigation start) of
+Map page in a new tab and reads, in the page, the time (from navigation start) of the
+page title (its script has begun to draw), of the chart element, and of
 plotly's first `plotly_afterplot` with all the points in the chart, then one more frame
 (the WebGL canvas painted). The first load is cold (the app computes the figure); the
 next ones reuse what it cached for the snapshot. The load average is reported beside.
@@ -41,12 +42,16 @@ WATCH = """() => {
   const expected = %d;
   const points = (gd) => (gd._fullData || []).reduce((n, t) => n + (t._length || 0), 0);
   const check = () => {
+    if (window.__title == null && document.querySelector('h1')) {
+      window.__title = performance.now();  // the page's script has begun to draw
+    }
     if (window.__chart == null && document.querySelector('[data-testid="stPlotlyChart"]')) {
       window.__chart = performance.now();
     }
     const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
     if (gd && gd._fullLayout && points(gd) >= expected && window.__drawn === null) {
-      window.__drawn = {afterplot: performance.now(), points: points(gd), chart: window.__chart};
+      window.__drawn = {afterplot: performance.now(), points: points(gd), chart: window.__chart,
+                       title: window.__title};
       requestAnimationFrame(() => { window.__drawn.painted = performance.now(); });
       return;
     }
@@ -176,6 +181,7 @@ def measure(url: str, points: int, loads: int, shots: Path | None) -> list[dict[
                     "afterplot_s": round(drawn["afterplot"] / 1000, 3),
                     "painted_s": round(drawn["painted"] / 1000, 3) if "painted" in drawn else None,
                     "html_s": round(nav["responseEnd"] / 1000, 3),
+                    "title_s": round(drawn["title"] / 1000, 3),
                     "chart_element_s": round(drawn["chart"] / 1000, 3),
                     "points": drawn["points"],
                 }
