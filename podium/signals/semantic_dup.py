@@ -48,7 +48,9 @@ def candidate_pairs(
         part = vectors[at : at + SEARCH_ROWS]
         hits = graph.search(part, neighbours + 1)  # type: ignore[attr-defined]
         keys = np.asarray(hits.keys, np.int64).reshape(len(part), -1)
-        approx = 1 - np.asarray(hits.distances, np.float32).reshape(len(part), -1)
+        # A short result's padding carries no distance (inf or NaN), and its key is dropped below.
+        with np.errstate(invalid="ignore"):
+            approx = 1 - np.asarray(hits.distances, np.float32).reshape(len(part), -1)
         first = start + at
         mine = np.repeat(np.arange(first, first + len(part), dtype=np.int64), keys.shape[1])
         other = keys.reshape(-1)
