@@ -334,6 +334,14 @@ class WeightSync(ABC):
         """Send this rank's rows of `tensors` to `targets` as `version`; on rank 0, the
         verified record."""
 
+    def _record(
+        self, version: int, plan: TransferPlan, targets: Sequence[ReplicaEndpoint]
+    ) -> SyncRecord:
+        """A push's record before it starts: its bytes are the plan's once per target."""
+        return SyncRecord(
+            version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
+        )
+
     def snapshot(
         self, named_tensors: Iterable[tuple[str, torch.Tensor]], *, copy: bool = True
     ) -> Snapshot:

@@ -88,9 +88,7 @@ class DiskWeightSync(WeightSync):
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        record = SyncRecord(
-            version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
-        )
+        record = self._record(version, plan, targets)
         mine = self._path(version, self.rank)
         if not (self._memo.get("written") == mine and mine.exists()):  # rolling: once
             timed(record.phases, "write_s", self._write, plan, tensors, mine)

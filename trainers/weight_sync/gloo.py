@@ -157,9 +157,7 @@ class GlooWeightSync(WeightSync):
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        record = SyncRecord(
-            version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
-        )
+        record = self._record(version, plan, targets)
         if self.broadcasts and self.learner_ranks == 1 and len(targets) > 1:
             try:
                 return self._broadcast(targets, plan, tensors, version, record)

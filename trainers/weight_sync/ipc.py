@@ -113,9 +113,7 @@ class IpcWeightSync(WeightSync):
         tensors: list[tuple[str, torch.Tensor]],
         version: int,
     ) -> SyncRecord:
-        record = SyncRecord(
-            version=version, backend=self.backend, bytes=plan.bytes * len(targets), seconds=0.0
-        )
+        record = self._record(version, plan, targets)
         expected = timed(record.phases, "digests_s", self.expected_checksum, plan, tensors)
         # Held until every replica has loaded and hashed: a handle does not keep its
         # memory alive, these tensors do.
