@@ -116,7 +116,9 @@ class NearDup(TableSignal[NearDupSettings]):
             return keys_on_ray(source, self.settings, self.nodes)
         settings = self.settings
         return joined_keys(
-            mapped_in_threads(lambda turns: row_keys(turns, settings), source.turns()), settings
+            mapped_in_threads(lambda turns: row_keys(turns, settings), source.turns()),
+            settings,
+            source.total,
         )
 
     def pairs(

@@ -116,7 +116,7 @@ def by_file_groups(
 def keys_on_ray(source: Source, s: NearDupSettings, nodes: int) -> Keys:
     """Stage 1 over Ray tasks, one per group of data files."""
     return joined_keys(
-        by_file_groups(source, group_keys, (s,), nodes, "near-dup: signatures of"), s
+        by_file_groups(source, group_keys, (s,), nodes, "near-dup: signatures of"), s, source.total
     )
 
 
