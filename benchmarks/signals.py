@@ -495,16 +495,17 @@ def write_corpus(corpus: dict[str, Any]) -> None:
     write_texts("bench.evals", "eval", [corpus["problems"]])
 
 
-def write_texts(name: str, prefix: str, chunks: Iterable[list[str]]) -> None:
-    """`chunks` of texts as table `name`, one user turn each, ids prefix00000000 on,
-    streamed: one chunk in memory at a time."""
+def write_texts(name: str, prefix: str, chunks: Iterable[list[str]], start: int = 0) -> None:
+    """`chunks` of texts as table `name`, one user turn each, ids prefix00000000 on
+    (appended from id `start` on, when it is not 0), streamed: one chunk in memory at a
+    time."""
     import pyarrow as pa
 
     from podium.store.schema import SFT_ARROW_SCHEMA, SFT_SCHEMA
     from podium.store.write.write import write_batches
 
     def batches() -> Any:
-        at = 0
+        at = start
         for chunk in chunks:
             yield pa.RecordBatch.from_pylist(
                 [
@@ -515,7 +516,7 @@ def write_texts(name: str, prefix: str, chunks: Iterable[list[str]]) -> None:
             )
             at += len(chunk)
 
-    write_batches(name, batches(), schema=SFT_SCHEMA)
+    write_batches(name, batches(), schema=SFT_SCHEMA, mode="append" if start else "create")
 
 
 def main() -> int:

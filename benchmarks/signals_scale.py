@@ -153,11 +153,26 @@ def child(code: str, args: list[str], env: dict[str, str], timeout: float) -> di
     }
 
 
-def write_streamed_corpus(rows: int, seed: int) -> int:
+# A corpus of many parts is written one part (one append, one snapshot) at a time, so a
+# `--home` run stopped midway goes on from its last whole part.
+PART_ROWS = 1_000_000
+
+
+def corpus_rows() -> int:
+    """Rows `bench.corpus` already holds (0 if it does not exist)."""
+    from podium.store.catalog.catalog import load_or_none
+
+    table = load_or_none("bench.corpus")
+    snapshot = table.current_snapshot() if table is not None else None
+    return int(snapshot.summary.get("total-records", 0)) if snapshot is not None else 0
+
+
+def write_streamed_corpus(rows: int, seed: int) -> int | None:
     """`signals.py`'s kinds of rows as `bench.corpus` and its eval problems as
     `bench.evals`, made a chunk at a time in a pool of processes (one per core) and
     written as they come: memory holds a few chunks, not the corpus (10 GB at 10M rows).
-    Returns the rows' mean size in bytes."""
+    Rows already in the corpus are kept and the rest appended. Returns the mean size in
+    bytes of the rows written (None when none were)."""
     from functools import partial
     from multiprocessing import get_context
 
@@ -170,12 +185,27 @@ def write_streamed_corpus(rows: int, seed: int) -> int:
             size[0] += sum(len(t.encode()) for t in texts)
             yield texts
 
-    starts = range(0, rows, chunk)
+    done = corpus_rows()
+    if done % chunk or done > rows:
+        raise SystemExit(
+            f"bench.corpus holds {done} rows, not a prefix of {rows}: use a new --home."
+        )
     with get_context("spawn").Pool(os.cpu_count() or 1) as pool:
-        chunks = pool.imap(partial(texts_from, rows=rows, chunk=chunk, seed=seed), starts)
-        write_texts("bench.corpus", "row", measured(chunks))
-    write_texts("bench.evals", "eval", [streamed_problems(seed)])
-    return round(size[0] / max(rows, 1))
+        for part in range(done, rows, PART_ROWS):
+            end = min(part + PART_ROWS, rows)
+            make = partial(texts_from, rows=end, chunk=chunk, seed=seed)
+            chunks = pool.imap(make, range(part, end, chunk))
+            write_texts("bench.corpus", "row", measured(chunks), start=part)
+            progress({"corpus_rows": end})
+    if not _exists("bench.evals"):
+        write_texts("bench.evals", "eval", [streamed_problems(seed)])
+    return round(size[0] / (rows - done)) if rows > done else None
+
+
+def _exists(name: str) -> bool:
+    from podium.store.catalog.catalog import load_or_none
+
+    return load_or_none(name) is not None
 
 
 def texts_from(start: int, rows: int, chunk: int, seed: int) -> list[str]:
@@ -199,11 +229,20 @@ def main() -> int:
         help="Seconds one signal may run before it is stopped.",
     )
     parser.add_argument("--json", action="store_true", help="Print one JSON document.")
+    parser.add_argument(
+        "--home",
+        help="Podium home to keep the corpus in (made if missing, kept after the run): a "
+        "run stopped while writing goes on from its last whole part of a million rows.",
+    )
+    parser.add_argument(
+        "--corpus-only", action="store_true", help="Write the corpus, measure nothing else."
+    )
     args = parser.parse_args()
 
     # stopped (a run that will not end in time), it still removes its home
     on_signal(SIGTERM, lambda *_: sys.exit(143))
-    home = tempfile.mkdtemp(prefix="podium-bench-scale-")
+    home = args.home or tempfile.mkdtemp(prefix="podium-bench-scale-")
+    os.makedirs(home, exist_ok=True)
     env = {**os.environ, "PODIUM_HOME": home, "PYTHONPATH": str(ROOT)}
     os.environ["PODIUM_HOME"] = home
     report: dict[str, Any] = {"rows": args.rows, "cpus": os.cpu_count(), "signals": {}}
@@ -214,7 +253,8 @@ def main() -> int:
         # this process wrote it (Linux counts ru_maxrss in KiB)
         report["corpus_peak_rss_mb"] = round(getrusage(RUSAGE_SELF).ru_maxrss / 1024)
         progress(report)
-        for signal in [s.strip() for s in args.signals.split(",") if s.strip()]:
+        chosen = [] if args.corpus_only else [s.strip() for s in args.signals.split(",")]
+        for signal in [s for s in chosen if s]:
             ran = child(RUN, [signal], env, args.timeout)
             report["signals"][signal] = {k: v for k, v in ran.items() if k != "stdout"}
             if not ran["timed_out"] and ran["returncode"] == 0:
@@ -233,7 +273,8 @@ def main() -> int:
         report["seconds_all_signals"] = round(sum(v["seconds"] for v in done), 1)
         report["peak_rss_mb"] = max((v["peak_rss_mb"] for v in done), default=0)
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        if not args.home:
+            shutil.rmtree(home, ignore_errors=True)
     print(json.dumps(report, indent=2) if args.json else report)
     return 0
 
