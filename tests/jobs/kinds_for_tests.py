@@ -7,6 +7,7 @@ with the job's lineage. `fail_at` makes it raise at that step, after logging.
 
 from __future__ import annotations
 
+import atexit
 import signal
 import subprocess
 import sys
@@ -49,7 +50,12 @@ class StepsConfig(BaseModel):
     linger: bool = Field(
         False,
         description="Keep the process alive after the job has ended, deaf to SIGTERM (a "
-        "library's thread that outlives the run, stuck in C).",
+        "library's exit handler stuck in C).",
+    )
+    slow_exit: bool = Field(
+        False,
+        description="Leave a thread the interpreter's teardown would wait for (as torch's "
+        "and TRL's teardown held a training job's process for seconds).",
     )
 
 
@@ -88,9 +94,15 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
     if config.table:
         outputs.tables.append(config.table)
     if config.linger:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        threading.Thread(target=time.sleep, args=(600,), name="lingering").start()
+        atexit.register(_deaf_sleep)
+    if config.slow_exit:
+        threading.Thread(target=time.sleep, args=(600,), name="teardown").start()
     return outputs
+
+
+def _deaf_sleep() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(600)
 
 
 register(JobKind("test-steps", f"{__name__}:StepsConfig", f"{__name__}:run_steps", "Test steps."))

@@ -126,6 +126,19 @@ def test_a_finished_job_whose_process_lingers_is_logged_succeeded_and_killed(
     assert "exit code -9" not in said
 
 
+def test_a_finished_job_exits_without_waiting_for_the_interpreters_teardown(
+    jobs_home: Path,
+) -> None:
+    """A job whose outcome is recorded ends its process then: a thread left behind (as
+    torch's and TRL's teardown held training jobs 3-5 s, past the worker's 5 s grace at
+    load) no longer keeps it, and the worker's SIGTERM no longer raised into that
+    teardown, where it was ignored until the SIGKILL."""
+    job_id = _submit("kind: test-steps\nsteps: 1\nslow_exit: true")
+    said = podium("worker", "--once", "--poll", "0.2").stdout
+    assert get_job(job_id)["status"] == "succeeded"
+    assert f"job {job_id}: succeeded (exit code 0)" in said, said
+
+
 def test_crash_of_worker_and_job_is_detected_by_stale_heartbeat(
     jobs_home: Path, start_worker: Callable[..., object]
 ) -> None:
