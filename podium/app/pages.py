@@ -36,6 +36,9 @@ PAGES: dict[str, tuple[str, str, str]] = {
 # The session key of Browse's Signals filter ("SIGNAL=VALUE" facets): a page that opens
 # Browse on a facet (the Map's topics) sets it before switching there.
 BROWSE_SIGNALS = "browse.signals"
+# The session key of rows handed to Browse by id ({"table": NAME, "ids": set}): the Map's
+# selections too big for a link's `id IN (...)`.
+BROWSE_IDS = "browse.ids"
 SECTIONS = {
     "": ["home"],
     "Data": ["browse", "review", "validate", "sql", "map"],

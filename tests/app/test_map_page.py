@@ -5,13 +5,17 @@ filter on that topic (Browse's own facet, also offered there)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from app_pages import open_page
 
+from podium.app.views.map import figure as map_figure
 from podium.app.views.map import model as map_model
+from podium.app.views.map import selection as map_selection
 from podium.errors import InvalidInput
 from podium.signals.actions import remove_by_signal
 from podium.signals.job import SignalsConfig, compute_signals
@@ -24,7 +28,7 @@ from signal_tables import write_chat  # noqa: E402
 from topic_corpus import topic_rows  # noqa: E402
 
 
-def point(drawn: map_model.Drawn, row: str) -> dict[str, int]:
+def point(drawn: map_figure.Drawn, row: str) -> dict[str, int]:
     """A point of a plotly selection event: its trace and index."""
     curve = next(n for n, t in enumerate(drawn.traces) if row in t.ids)
     return {"curve_number": curve, "point_index": list(drawn.traces[curve].ids).index(row)}
@@ -52,7 +56,7 @@ def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     assert '"scattergl"' in chart.proto.spec and '"lasso"' in chart.proto.spec
     assert not [b for b in at.get("page_link") if "selected rows" in b.proto.label]
 
-    drawn = map_model.drawn_map("t.chat")  # the one the page drew (built once, shared)
+    drawn = map_figure.drawn_map("t.chat")  # the one the page drew (built once, shared)
     assert len(drawn.data.points) == 20
     lasso = {"points": [point(drawn, "r0004"), point(drawn, "r0008")], "lasso": [{}]}
     at.session_state["map.chart"] = {"selection": lasso}
@@ -84,6 +88,31 @@ def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     with pytest.raises(InvalidInput, match="use cluster=N"):
         ids_for(loaded, snapshot, "topics", "title=bread")
 
+    # drawn as one image: a box selects every drawn point inside it, and more rows than a
+    # link holds go to Browse by id in the session
+    monkeypatch.setattr(map_selection, "MAX_LINKED", 3)
+    at = open_page("map", table="t.chat", draw="image")
+    assert at.radio(key="map.draw").value == "image"
+    drawn = map_figure.drawn_map("t.chat", draw="image")
+    assert drawn.raster is not None
+    [chart] = at.get("plotly_chart")
+    [image] = json.loads(chart.proto.spec)["layout"]["images"]
+    assert image["layer"] == "below" and image["source"] == drawn.raster.uri
+    xs = drawn.data.points["x"].to_numpy()
+    right = float(np.sort(xs)[9])  # a drawn point's own x: the box's edge holds it
+    expected = sorted(drawn.data.points["id"][xs <= right])
+    box = {"x": [float(xs.min()) - 1, right], "y": [-1e9, 1e9]}
+    at.session_state["map.chart"] = {"selection": {"points": [], "box": [box], "lasso": []}}
+    at.run()
+    assert not at.exception, at.exception
+    [opens] = [b for b in at.button if b.key == "map.open_ids.t.chat"]
+    assert opens.label == "Open the 10 selected rows in Browse" and len(expected) == 10
+    opens.click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["browse.ids"] == {"table": "t.chat", "ids": set(expected)}
+    assert "Rows 1–10 of 10" in [c.value for c in at.caption]
+    assert "Only the 10 rows selected on the Map." in [c.value for c in at.caption]
+
 
 def test_several_tables_on_one_map_and_a_lasso_opens_each_in_browse(podium_home: Path) -> None:
     write_chat("t.chat", [text for text, _ in topic_rows(20, k=4)])
@@ -103,7 +132,7 @@ def test_several_tables_on_one_map_and_a_lasso_opens_each_in_browse(podium_home:
     assert '"name":"t.chat"' in chart.proto.spec and '"name":"t.vibes"' in chart.proto.spec
     assert '"showlegend":true' in chart.proto.spec
 
-    drawn = map_model.drawn_map("t.chat", "topic", ["t.vibes"])
+    drawn = map_figure.drawn_map("t.chat", "topic", ["t.vibes"])
     lasso = {"points": [point(drawn, "r0003"), point(drawn, "v0001")]}
     at.session_state["map.chart"] = {"selection": lasso}
     at.run()

@@ -1,11 +1,13 @@
 """The Map page in a real Chromium against a real `podium app`: a table's rows drawn
 as a WebGL scatter (plotly's scattergl), hover shows a point's topic, a lasso drawn with the mouse
-selects rows and its Browse link opens Browse filtered to exactly those rows. Saves the
+selects rows and its Browse link opens Browse filtered to exactly those rows; drawn as
+one image (a big map), the lasso's shape selects exactly the points inside it. Saves the
 README's screenshot."""
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -20,8 +22,6 @@ VIBES = "mapped.vibes"
 
 @pytest.fixture(scope="module")
 def mapped(app_home: Path) -> None:
-    import sys
-
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "signals"))
     from signal_tables import write_chat  # type: ignore[import-not-found]
     from topic_corpus import topic_rows  # type: ignore[import-not-found]
@@ -67,6 +67,42 @@ def drawn_points(png: bytes, box: FloatRect) -> list[tuple[float, float]]:
     return [(box["x"] + x * sx, box["y"] + y * sy) for x, y in found[:60]]
 
 
+def lasso_left_half(page: Page, box: FloatRect) -> tuple[list[float], list[float]]:
+    """Draw a lasso around the plot's left half; its shape as plotly keeps it (data
+    coordinates), read before the page reruns."""
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    corners = [(0.02, 0.02), (0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]
+    page.mouse.move(left + width * 0.02, top + height * 0.02)
+    page.mouse.down()
+    for fx, fy in corners:
+        page.mouse.move(left + width * fx, top + height * fy, steps=12)
+    page.mouse.up()
+    path = page.wait_for_function(
+        "() => (document.querySelector(\"[data-testid='stPlotlyChart'] .js-plotly-plot\")"
+        ".layout.selections || [])[0]?.path"
+    ).json_value()
+    vertices = [v.split(",") for v in path.strip("MZ").split("L")]
+    return [float(x) for x, _ in vertices], [float(y) for _, y in vertices]
+
+
+def browse_ids(page: Page) -> set[str]:
+    """Follow the selection's Browse link: the ids it filters to, once Browse shows as
+    many rows."""
+    wait_for_app(page)
+    link = page.get_by_role("link", name=re.compile(r"Open the \d+ selected rows in Browse"))
+    expect(link).to_be_visible()
+    selected = int(re.findall(r"\d+", link.inner_text())[0])
+    link.click()
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="Browse")).to_be_visible()
+    expect(page.get_by_text(re.compile(rf"Rows 1–\d+ of {selected}$"))).to_be_visible()
+    query = parse_qs(urlparse(page.url).query)
+    assert query["table"] == [TABLE] and query["where"][0].startswith("id IN ('r")
+    ids = set(re.findall(r"'(r\d+)'", query["where"][0]))
+    assert len(ids) == selected
+    return ids
+
+
 def test_the_map_draws_hovers_and_a_lasso_opens_browse(
     app_page: Page, app_url: str, app_home: Path, mapped: None, artifacts_dir: Path
 ) -> None:
@@ -96,25 +132,31 @@ def test_the_map_draws_hovers_and_a_lasso_opens_browse(
 
     # a lasso around the left half of the plot (dragmode is lasso): its rows, and only
     # those, open in Browse
-    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
-    corners = [(0.02, 0.02), (0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]
-    page.mouse.move(left + width * 0.02, top + height * 0.02)
-    page.mouse.down()
-    for fx, fy in corners:
-        page.mouse.move(left + width * fx, top + height * fy, steps=12)
-    page.mouse.up()
+    lasso_left_half(page, box)
+    assert 0 < len(browse_ids(page)) < 120
+
+    # drawn as one image (as a big map is), a sample of markers on it: the same lasso
+    # selects every point inside its shape (found on the server), and only those
+    page.goto(f"{app_url}/map?table={TABLE}&draw=image")
     wait_for_app(page)
-    link = page.get_by_role("link", name=re.compile(r"Open the \d+ selected rows in Browse"))
-    expect(link).to_be_visible()
-    selected = int(re.findall(r"\d+", link.inner_text())[0])
-    assert 0 < selected < 120
-    link.click()
-    wait_for_app(page)
-    expect(page.get_by_role("heading", name="Browse")).to_be_visible()
-    expect(page.get_by_text(re.compile(rf"Rows 1–\d+ of {selected}$"))).to_be_visible()
-    query = parse_qs(urlparse(page.url).query)
-    assert query["table"] == [TABLE] and query["where"][0].startswith("id IN ('r")
-    assert query["where"][0].count("'r") == selected
+    expect(page.get_by_text(re.compile("drawn as one image with 120 of them"))).to_be_visible()
+    image = chart.locator("svg image")  # plotly's layout image, under the markers
+    expect(image).to_have_count(1)
+    assert (image.get_attribute("href") or "").startswith("data:image/png;base64,")
+    page.screenshot(path=str(artifacts_dir / "map-image.png"))
+    box = plot.bounding_box()
+    assert box is not None
+    shape = lasso_left_half(page, box)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+    from even_odd import even_odd
+
+    with using_home(app_home):
+        from podium.store.read.read import read_small
+
+        projected = read_small(f"{TABLE}__sig_projection")[0].to_pylist()
+    inside = {p["id"] for p in projected if even_odd(p["x"], p["y"], *shape)}
+    assert 0 < len(inside) < 120
+    assert browse_ids(page) == inside
 
     page.goto(f"{app_url}/map?table={TABLE}")
     wait_for_app(page)

@@ -131,6 +131,7 @@ CONTROLS: dict[str, str | None] = {
     "views/browse/sidebar.py:'SQL condition'": None,  # filters
     "views/browse/sidebar.py:f'Malformed only ({len(bad):,} rows)'": None,
     "views/browse/sidebar.py:'Review filter'": None,
+    "views/browse/sidebar.py:'Show every row again'": None,  # drops the Map's selection
     "views/browse/sidebar.py:f'Train on this ({escape_markdown(ref)})'": None,  # to Train's form
     "views/browse/sidebar.py:tables": None,
     "views/browse/sidebar.py:snapshots": None,
@@ -158,6 +159,7 @@ CONTROLS: dict[str, str | None] = {
     "views/logbook/view.py:'Re-run'": "rerun",
     "views/map/view.py:'Find similar rows'": None,  # reads (search by meaning)
     "views/map/view.py:'Open in Browse'": None,  # navigates (Browse filtered to a topic)
+    "views/map/view.py:label": None,  # navigates (Browse filtered to the selected rows)
     "views/review/view.py:'Queue'": None,
     "views/review/view.py:'Previous'": None,
     "views/review/view.py:'Next'": None,

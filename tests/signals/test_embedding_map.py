@@ -13,7 +13,9 @@ import pytest
 from signal_tables import write_chat
 from topic_corpus import topic_rows
 
+from podium.app.views.map import figure as map_figure
 from podium.app.views.map import model as map_model
+from podium.app.views.map import selection as map_selection
 from podium.errors import InvalidInput, PermissionDenied
 from podium.identity import User
 from podium.signals.job import SignalsConfig, compute_signals
@@ -42,7 +44,7 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     assert set(points["cluster"]) == {0, 1, 2, 3} and len(data.titles) == 4
     row = points.set_index("id").loc["r0005"].to_dict()
     assert row["title"] == data.titles[int(row["cluster"])]
-    drawn = map_model.figure(data)
+    drawn = map_figure.figure(data)
     figure = drawn.figure
     assert [t.type for t in figure.data] == ["scattergl"] * 4
     assert figure.layout.dragmode == "lasso" and figure.layout.showlegend
@@ -59,18 +61,18 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
     curve = next(n for n, t in enumerate(drawn.traces) if "r0005" in t.ids)
     index = list(drawn.traces[curve].ids).index("r0005")
     click = {"selection": {"points": [{"curve_number": curve, "point_index": index}]}}
-    assert map_model.selected_by_table(click, drawn) == {"t.chat": ["r0005"]}
-    [clicked] = map_model.selected_rows(click, drawn)
+    assert map_selection.selected_by_table(click, drawn) == {"t.chat": ["r0005"]}
+    [clicked] = map_selection.selected_rows(click, drawn)
     assert clicked["id"] == "r0005" and "(5) " in clicked["text"]
     assert clicked["topic"] == drawn.traces[curve].name
     beyond = {"selection": {"points": [{"curve_number": 9, "point_index": 0}, {"x": 1}]}}
-    assert map_model.selected_by_table(beyond, drawn) == {}
+    assert map_selection.selected_by_table(beyond, drawn) == {}
     data.titles[0] = "<img src=x onerror=alert(1)>"  # a model's title is text, not markup
-    assert map_model.figure(data).figure.data[0].name == "0: &lt;img src=x onerror=alert(1)&gt;"
-    assert map_model.escape_hover("<b>x</b> & y\nz") == "&lt;b&gt;x&lt;/b&gt; &amp; y<br>z"
+    assert map_figure.figure(data).figure.data[0].name == "0: &lt;img src=x onerror=alert(1)&gt;"
+    assert map_figure.escape_hover("<b>x</b> & y\nz") == "&lt;b&gt;x&lt;/b&gt; &amp; y<br>z"
     sampled = map_model.load_map("t.chat", max_points=30)
     assert len(sampled.points) <= 30 and sampled.total == 80
-    by_category = map_model.figure(sampled, "category").figure
+    by_category = map_figure.figure(sampled, "category").figure
     assert {t.name for t in by_category.data} <= {"category 0", "category 1"}
 
     like = map_model.similar_rows("t.chat", text="the striker scored a late goal", k=3)
@@ -81,14 +83,14 @@ def test_points_topics_hover_and_a_selection_as_a_browse_filter(podium_home: Pat
         map_model.similar_rows("t.chat")
 
     ids = ["r0001", "o'brien"]
-    where = map_model.browse_filter(ids)
+    where = map_selection.browse_filter(ids)
     assert where == "id IN ('r0001', 'o''brien')"
     where_select(where)  # Browse's parser takes it as one condition
-    assert map_model.browse_link("t.chat", ["r0001"]).startswith("browse?table=t.chat&where=")
+    assert map_selection.browse_link("t.chat", ["r0001"]).startswith("browse?table=t.chat&where=")
     with pytest.raises(InvalidInput, match="at most"):
-        map_model.browse_filter([f"r{i}" for i in range(map_model.MAX_LINKED + 1)])
+        map_selection.browse_filter([f"r{i}" for i in range(map_selection.MAX_LINKED + 1)])
     with pytest.raises(InvalidInput, match="Select some points"):
-        map_model.browse_filter([])
+        map_selection.browse_filter([])
 
 
 def test_coverage_on_the_map_page_writes_the_prompts_for_a_generation_job(
@@ -151,7 +153,7 @@ def test_several_tables_on_one_map_colored_by_table(podium_home: Path) -> None:
     at = points.set_index(["table", "id"])[["x", "y"]]
     assert np.allclose(at.loc[("t.gen", "g0003")], at.loc[("t.train", "r0003")], atol=1e-5)
 
-    drawn = map_model.figure(data)
+    drawn = map_figure.figure(data)
     figure = drawn.figure
     assert [t.name for t in figure.data] == ["t.train", "t.gen", "t.vibes"]
     assert figure.layout.showlegend and figure.layout.dragmode == "lasso"
@@ -161,7 +163,7 @@ def test_several_tables_on_one_map_colored_by_table(podium_home: Path) -> None:
         {"curve_number": 0, "point_index": list(drawn.traces[0].ids).index("r0001")},
         {"curve_number": 2, "point_index": 1},
     ]
-    assert map_model.selected_by_table({"selection": {"points": lasso}}, drawn) == {
+    assert map_selection.selected_by_table({"selection": {"points": lasso}}, drawn) == {
         "t.train": ["r0001"],
         "t.vibes": ["v0001"],
     }

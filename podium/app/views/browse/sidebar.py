@@ -14,7 +14,7 @@ from pyiceberg.table import Table
 
 from podium.app import widgets
 from podium.app.page_tables import PageTables
-from podium.app.pages import BROWSE_SIGNALS, page_file
+from podium.app.pages import BROWSE_IDS, BROWSE_SIGNALS, page_file
 from podium.app.roles import allowed, current_user
 from podium.app.rows import filters as row_filters
 from podium.app.rows import snapshots as row_snapshots
@@ -64,6 +64,7 @@ def sidebar(
         keep = _malformed_toggle(at_hand, sid) if "id" in columns else None
         if "id" in columns:
             keep = _signal_filter(at_hand, sid, keep)
+            keep = _handed_ids(at_hand, keep)
             _review_sidebar(at_hand, sid, snapshots)
         else:  # a sort by a signal orders rows by id
             st.session_state[SORT] = None
@@ -208,6 +209,21 @@ def _signal_filter(at_hand: PageTables, sid: int | None, keep: set[str] | None) 
                 help="Rows the signals computed for this snapshot name (podium signals run).",
             )
     return signal_values.narrowed(at_hand.table, sid, [options[c] for c in chosen], keep)
+
+
+def _handed_ids(at_hand: PageTables, keep: set[str] | None) -> set[str] | None:
+    """`keep` narrowed to the rows another page handed over by id (the Map's selection
+    of more rows than a link holds), while they are for this table, with a button that
+    lets them go."""
+    handed = st.session_state.get(BROWSE_IDS) or {}
+    if handed.get("table") != at_hand.name:
+        return keep
+    ids: set[str] = handed["ids"]
+    st.caption(f"Only the {len(ids):,} rows selected on the Map.")
+    if st.button("Show every row again", key="browse.ids.clear", on_click=bs.first_page):
+        st.session_state.pop(BROWSE_IDS, None)
+        st.rerun()
+    return ids if keep is None else keep & ids
 
 
 _FILTER_NAMES = {

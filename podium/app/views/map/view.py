@@ -1,8 +1,9 @@
 """Map page: a table's rows as points (its projection signal) colored by topic or
 category, hover for the topic, a click for the row, points selected on the map (lasso,
-box or click) opened in Browse.
+box or click) opened in Browse. A big map is drawn as one image with a sample of
+markers on it; a lasso or box on it selects every point inside.
 
-Logic: `podium.app.views.map.model`.
+Logic: `podium.app.views.map.model`, `.figure` (the chart), `.selection`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from podium.app.feedback import PodiumError, show_error
 from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.model_choices import model_choices
-from podium.app.pages import BROWSE_SIGNALS, page_file
+from podium.app.pages import BROWSE_IDS, BROWSE_SIGNALS, page_file
+from podium.app.views.map import figure as map_figure
 from podium.app.views.map import model as map_model
+from podium.app.views.map import selection as map_selection
 
 st.title("Map")
 tables = map_model.mapped_tables()
@@ -25,11 +28,22 @@ if not tables:
     )
     st.stop()
 wanted = st.query_params.get("table")
-left, right = st.columns([3, 1])
+left, middle, right = st.columns([3, 1, 1])
 table = left.selectbox(
     "Table", tables, index=tables.index(wanted) if wanted in tables else 0, key="map.table"
 )
-color_by = right.radio("Color by", map_model.COLOR_BY, horizontal=True, key="map.color")
+color_by = middle.radio("Color by", map_figure.COLOR_BY, horizontal=True, key="map.color")
+asked_draw = st.query_params.get("draw")
+draw = right.radio(
+    "Draw",
+    map_figure.DRAW,
+    index=map_figure.DRAW.index(asked_draw) if asked_draw in map_figure.DRAW else 0,
+    horizontal=True,
+    key="map.draw",
+    help=f"auto: every point a marker up to {map_figure.RASTER_ABOVE:,} points; above, every "
+    "point drawn into one image with a sample of markers on it for hover and click (a lasso "
+    "or box still selects every point inside it).",
+)
 others = st.multiselect(
     "With other tables on the same map (colored by table)",
     [t for t in map_model.embedded_tables() if t != table],
@@ -38,15 +52,21 @@ others = st.multiselect(
     "of all their embeddings.",
 )
 try:
-    drawn = map_model.drawn_map(table, color_by, others)
+    drawn = map_figure.drawn_map(table, color_by, others, draw)
 except PodiumError as exc:
     show_error(exc)
     st.stop()
 data = drawn.data
 shown = len(data.points)
+markers = sum(len(t.ids) for t in drawn.traces)
 st.caption(
     f"{data.total:,} rows with a point"
     + (f", an even sample of {shown:,} drawn" if shown < data.total else "")
+    + (
+        f", drawn as one image with {markers:,} of them as markers"
+        if drawn.raster is not None
+        else ""
+    )
     + ". Hover a point for its topic, click it for its row; draw a lasso (or a box) to "
     "select rows."
 )
@@ -58,18 +78,23 @@ event = st.plotly_chart(
     theme=None,
 )
 try:
-    clicked = map_model.selected_rows(event, drawn)
+    clicked = map_selection.selected_rows(event, drawn)
 except PodiumError as exc:
     show_error(exc)
     clicked = []
 if clicked:
     st.dataframe(clicked, hide_index=True)
-for chosen_table, ids in map_model.selected_by_table(event, drawn).items():
+for chosen_table, ids in map_selection.selected_by_table(event, drawn).items():
+    label = f"Open the {len(ids):,} selected rows in Browse" + (
+        f" ({chosen_table})" if data.tables else ""
+    )
+    if len(ids) > map_selection.MAX_LINKED:  # too many for a link: handed over in the session
+        if st.button(label, icon=":material/table_view:", key=f"map.open_ids.{chosen_table}"):
+            st.session_state[BROWSE_IDS] = {"table": chosen_table, "ids": set(ids)}
+            st.switch_page(page_file("browse"), query_params={"table": chosen_table})
+        continue
     try:
-        query = map_model.browse_query(chosen_table, ids)
-        label = f"Open the {len(ids)} selected rows in Browse" + (
-            f" ({chosen_table})" if data.tables else ""
-        )
+        query = map_selection.browse_query(chosen_table, ids)
         page_link("browse", label, ":material/table_view:", **query)
     except PodiumError as exc:
         show_error(exc)
@@ -85,7 +110,7 @@ if asked:
         found = map_model.similar_rows(table, text=like_text, row=like_row, k=int(k))
         st.dataframe(found, hide_index=True)
         if found:
-            query = map_model.browse_query(table, [str(f["id"]) for f in found])
+            query = map_selection.browse_query(table, [str(f["id"]) for f in found])
             page_link(
                 "browse",
                 f"Open these {len(found)} rows in Browse",
