@@ -18,6 +18,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from podium.errors import InvalidInput
 from podium.store.catalog.table_name import TableName
 from podium.store.read.refs import TableRef
+from trainers.async_rules import ASYNC_SCHEDULERS as ASYNC_SCHEDULERS
+from trainers.async_rules import async_problems
 from trainers.presets import DEFAULT_PRESET, PRESET_NAMES, length_reward, preset_defaults
 
 _OUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -146,19 +148,6 @@ class RewardSpec(BaseModel):
             ) from None
 
 
-# transformers LR schedules that need nothing but warm-up and length (reduce_lr_on_plateau
-# wants a metric; cosine_with_min_lr and warmup_stable_decay want more arguments): the
-# ones the async learner runs (trainers/async_rl/learner.py). Sync runs take any: TRL's.
-ASYNC_SCHEDULERS = (
-    "linear",
-    "cosine",
-    "cosine_with_restarts",
-    "polynomial",
-    "constant",
-    "constant_with_warmup",
-    "inverse_sqrt",
-)
-
 # Marks a GrpoConfig field that only rollout: async reads: a sync card that sets one is
 # refused, not ignored, and the Train page shows them only for async. ASYNC_ONLY (below
 # the model) is the one list, read from these marks.
@@ -230,7 +219,16 @@ class GrpoConfig(TrainConfig):
         1,
         ge=1,
         description="Async: learner processes, each holding a dim-0 shard of every parameter "
-        "(FSDP2 over gloo, CPU) and sending it to every replica.",
+        "and sending it to every replica (FSDP2: gloo on CPU; NCCL with device: cuda, rank r "
+        "on GPU r, as many GPUs as ranks).",
+        json_schema_extra=_ASYNC,
+    )
+    placement: Literal["separate", "colocated"] = Field(
+        "separate",
+        description="Async: separate: the learner and every replica on GPUs of their own; "
+        "colocated: the learner and its one replica share one GPU (the replica takes "
+        "vllm_gpu_memory_utilization of it, the learner the rest) and pushes go through "
+        "vLLM's CUDA IPC engine (weight_sync: nccl, a GPU).",
         json_schema_extra=_ASYNC,
     )
     ppo_minibatches: int = Field(
@@ -281,75 +279,8 @@ class GrpoConfig(TrainConfig):
                     "add --rollout async, or leave them out"
                 )
         else:
-            _refuse(self._async_problems())
+            _refuse(async_problems(self))
         return self
-
-    def _async_problems(self) -> list[tuple[str, Any, str]]:
-        """(field, value, what is wrong and what to do) for each setting an async run
-        cannot take, whatever machine it runs on. What depends on the machine or the
-        catalog (a GPU, memory, a free rollouts table) is the preflight's:
-        trainers/async_rl/host.py."""
-        problems: list[tuple[str, Any, str]] = []
-        if self.method != "full":
-            problems.append(
-                (
-                    "method",
-                    self.method,
-                    "rollout: async trains the full model (method: full); LoRA adapters are "
-                    "not pushed to the replicas. Set --method full or use --rollout sync",
-                )
-            )
-        if self.learner_ranks > 1 and self.device == "cuda":
-            problems.append(
-                (
-                    "learner_ranks",
-                    self.learner_ranks,
-                    "learner_ranks > 1 shards the learner over gloo on CPU; with device: cuda "
-                    "run one learner rank (--learner-ranks 1) or set --device cpu",
-                )
-            )
-        if self.weight_swap == "rolling" and self.learner_ranks > 1:
-            problems.append(
-                (
-                    "weight_swap",
-                    self.weight_swap,
-                    "weight_swap: rolling pushes to one replica at a time from one learner; "
-                    "with learner_ranks > 1 the other ranks send their rows of a version to "
-                    "every replica in one push, which a replica-by-replica order would "
-                    "stall. Use --weight-swap barrier or --learner-ranks 1",
-                )
-            )
-        batch = self.batch_size * self.grad_accum
-        if self.lr_scheduler not in ASYNC_SCHEDULERS:
-            problems.append(
-                (
-                    "lr_scheduler",
-                    self.lr_scheduler,
-                    f"the async learner runs the schedules {', '.join(ASYNC_SCHEDULERS)}; "
-                    "pick one of them",
-                )
-            )
-        if batch < self.learner_ranks:
-            problems.append(
-                (
-                    "learner_ranks",
-                    self.learner_ranks,
-                    f"learner_ranks {self.learner_ranks} need at least that many completions "
-                    f"a step; batch_size x grad_accum is {batch}. Raise --batch-size or lower "
-                    "--learner-ranks",
-                )
-            )
-        elif batch // self.ppo_minibatches < self.learner_ranks:
-            problems.append(
-                (
-                    "ppo_minibatches",
-                    self.ppo_minibatches,
-                    f"{self.ppo_minibatches} minibatches of a {batch}-completion batch leave "
-                    f"fewer completions than the {self.learner_ranks} learner rank(s) need "
-                    "each; lower --ppo-minibatches or raise --batch-size / --grad-accum",
-                )
-            )
-        return problems
 
 
 ASYNC_ONLY: tuple[str, ...] = tuple(

@@ -8,25 +8,21 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from podium.cluster import actor_seat
 from podium.errors import Cancelled, PodiumError
 from podium.reporting import JobOutputs, Reporter
 from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 from trainers.async_rl.host import check_async_host, rollouts_table
-from trainers.async_rl.learner_host import (
-    LEARNER_CPUS,
-    LearnerSpec,
-    build_learner,
-    learner_on_a_node_of_its_own,
-    start_remote_learner,
+from trainers.async_rl.learner_host import LEARNER_CPUS, start_remote_learner
+from trainers.async_rl.learner_setup import (
+    learner_and_sync,
+    learner_in_an_actor,
+    learner_nodes,
+    learner_spec,
+    rank_devices,
+    seat_kind,
 )
 from trainers.async_rl.memory import ray_oom_line
-from trainers.async_rl.placement import (
-    LearnerSeats,
-    hold_learner_seats,
-    learner_device,
-    plan_placement,
-)
+from trainers.async_rl.placement import LearnerSeats, hold_learner_seats, plan_placement
 from trainers.async_rl.pool import Pool, ray_for_job
 from trainers.async_rl.prompts import Scorer, load_prompts
 from trainers.async_rl.protocols import LearnerLost
@@ -42,10 +38,8 @@ from trainers.runtime import BaseModelRef, load_tokenizer, prepare_env, resolve_
 
 if TYPE_CHECKING:
     from podium.models.registry import ModelInfo
-    from trainers.async_rl.learner import LearnerSettings
     from trainers.async_rl.protocols import PolicyLearner, WeightPusher
     from trainers.lifecycle import Run
-    from trainers.weight_sync import WeightSync
 
 
 def run_async_grpo(config: GrpoConfig, reporter: Reporter) -> JobOutputs:
@@ -94,50 +88,55 @@ def _run(
     job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
     began = time.perf_counter()
     with ray_for_job(cfg.replicas, reporter) as ray:
-        remote = _learner_in_an_actor(ray, cfg)
+        remote = learner_in_an_actor(ray, cfg)
         # A learner in an actor resolves the card's device where it runs: its node's
         # GPUs, not the job's.
         device = cfg.device if remote else resolve_device(cfg.device)
         placement = plan_placement(
-            cfg, _seat_kind(ray, cfg, device, remote), LEARNER_CPUS if remote else 0.0
+            cfg, seat_kind(ray, cfg, device, remote), LEARNER_CPUS if remote else 0.0
         )
+        pad_token_id = int(tokenizer.pad_token_id or 0)
         seats = LearnerSeats()
         learner: PolicyLearner | None = None
         sync: WeightPusher | None = None
         job_run: AsyncRun | None = None
         sigterm = HeldSigterm()  # a cancel's SIGTERM ends the step in hand, then saves
         pool = Pool(ray, base.name, tag=f"podium-async-{job}", placement=placement)
-        learner_nodes: list[dict[str, Any]] = []
+        ranks_at: list[dict[str, Any]] = []  # where each learner rank runs
+        backend: str = cfg.weight_sync
         stage = "reserving the learner's GPUs"
         try:
             if remote:
                 learner, sync, seats = start_remote_learner(
                     ray,
                     placement,
-                    _learner_spec(cfg, base, int(tokenizer.pad_token_id or 0), run),
+                    learner_spec(cfg, base, pad_token_id, run.work_dir, placement),
                     name=f"podium-async-{job}-learner",
                     timeout_s=pool.place_timeout_s,
                 )
                 assert seats.where is not None
-                learner_on = str(seats.where[0]["device"])
+                devices = [str(seats.where[0]["device"])]
                 reporter.log(
-                    f"learner: an actor on {seats.where[0]['node']}, {learner_on} "
+                    f"learner: an actor on {seats.where[0]['node']}, {devices[0]} "
                     f"(CUDA_VISIBLE_DEVICES={seats.where[0]['cuda_visible_devices']})"
                 )
             else:
                 seats = hold_learner_seats(ray, placement, name=f"podium-async-{job}-learner")
-                learner_on = device
-            if seats.where and not remote:
-                learner_on = learner_device(
-                    seats.where[0],
+                # Each rank on the GPU its seat holds (0..R-1 of a node's own), else `device`.
+                devices = rank_devices(
+                    seats,
                     ray.get_runtime_context().get_node_id(),
                     os.environ.get("CUDA_VISIBLE_DEVICES"),
+                    device,
                 )
-                reporter.log(f"learner: {learner_on} (GPU {seats.where[0]['gpus']} reserved)")
-            learner_nodes = _learner_nodes(cfg.learner_ranks, seats, learner_on)
+                if seats.where:
+                    reserved = [w["gpus"] for w in seats.where]
+                    reporter.log(f"learner: {', '.join(devices)} (GPUs {reserved} reserved)")
+            pool.group = seats.group  # a colocated replica sits in the learner's bundle
+            ranks_at = learner_nodes(cfg.learner_ranks, seats, devices)
             if not remote:
-                learner, sync = _learner_and_sync(
-                    cfg, base, learner_on, int(tokenizer.pad_token_id or 0), run, reporter
+                learner, sync = learner_and_sync(
+                    cfg, base, devices, pad_token_id, run.work_dir, reporter.log
                 )
             assert learner is not None and sync is not None
             stage = "starting the replicas"
@@ -154,6 +153,10 @@ def _run(
             reporter.phase(f"connecting the {cfg.weight_sync} weight transfer")
             learner.connect([(e.index, e.base_url) for e in endpoints])  # the other ranks
             sync.connect(endpoints)
+            # An actor's learner picks the path where the replicas are (CUDA IPC for one
+            # on its own GPU: ipc.backend_for).
+            backend = str(getattr(sync, "backend", cfg.weight_sync))
+            reporter.log(f"weight transfer: {backend}")
             writer = RolloutsWriter(table, properties)
             job_run = AsyncRun(
                 cfg, reporter, prompts, Scorer(funcs, weights), learner, sync, pool, writer
@@ -206,7 +209,7 @@ def _run(
             raise PodiumError(line) from None
         finally:
             # Where each part ran, in the job's record however it ends (a failed run's too).
-            for key, where in _placement(pool, learner_nodes).items():
+            for key, where in _placement(pool, ranks_at).items():
                 reporter.keep(key, where)
             sigterm.release()
             if sync is not None:
@@ -237,7 +240,8 @@ def _run(
             # replicas of each push, then over the pushes): swaps.py.
             "replica_idle_s_per_push": _mean_idle(job_run.syncs),
             "replica_restarts": pool.restarts,
-            **_placement(pool, learner_nodes),
+            **_placement(pool, ranks_at),
+            "transfer_backend": backend,  # the path pushes took (ipc: colocated)
             "learner_ranks": cfg.learner_ranks,
             "sync_failures": job_run.sync_failures,
             # Replicas lost whose replacement found no seat (the run went on without them).
@@ -283,109 +287,6 @@ def _placement(pool: Pool, learner_nodes: list[dict[str, Any]]) -> dict[str, Any
         ],
         "learner_nodes": learner_nodes,
     }
-
-
-def _learner_nodes(ranks: int, seats: LearnerSeats, device: str) -> list[dict[str, Any]]:
-    """Each learner rank's node and devices: the GPU seat Ray reserved for it, else this
-    process's node (its CPU ranks run beside the job's process)."""
-    here = actor_seat()
-    return [
-        {
-            "rank": rank,
-            "node": (seats.where[rank] if seats.where else here)["node"],
-            "device": device,
-            "cuda_visible_devices": (seats.where[rank] if seats.where else here)[
-                "cuda_visible_devices"
-            ],
-        }
-        for rank in range(ranks)
-    ]
-
-
-def _learner_in_an_actor(ray: Any, cfg: GrpoConfig) -> bool:
-    """One learner rank on a cluster whose GPUs, or CPUs, are on other nodes than the
-    job's (learner_host.py); several ranks still run beside the job's process."""
-    return cfg.learner_ranks == 1 and learner_on_a_node_of_its_own(ray)
-
-
-def _seat_kind(ray: Any, cfg: GrpoConfig, device: str, remote: bool) -> str:
-    """What the seats reserve: GPUs where the learner goes to a cluster that has them
-    (its actor then trains on the GPU Ray gave it), else the job's own device."""
-    if remote and cfg.device != "cpu":
-        has_gpus = ray.cluster_resources().get("GPU", 0.0) > 0
-        return "cuda" if has_gpus or cfg.device == "cuda" else "cpu"
-    return device
-
-
-def _learner_spec(cfg: GrpoConfig, base: BaseModelRef, pad_token_id: int, run: Run) -> LearnerSpec:
-    return LearnerSpec(
-        checkpoint=str(base.path),
-        device=cfg.device,
-        settings=learner_settings(cfg),
-        pad_token_id=pad_token_id,
-        sync_backend=cfg.weight_sync,
-        work_dir=str(run.work_dir),
-    )
-
-
-def _learner_and_sync(
-    cfg: GrpoConfig,
-    base: BaseModelRef,
-    device: str,
-    pad_token_id: int,
-    run: Run,
-    reporter: Reporter,
-) -> tuple[PolicyLearner, WeightSync]:
-    """One learner process, or rank 0 of `learner_ranks` (sharded.py), and its sync."""
-    from podium.cluster import routable_address
-    from podium.models.vllm_launch import free_port
-    from trainers.weight_sync import make_weight_sync
-
-    settings = learner_settings(cfg)
-    if cfg.learner_ranks == 1:
-        learner = build_learner(_learner_spec(cfg, base, pad_token_id, run), device)
-        return learner, make_weight_sync(cfg.weight_sync, work_dir=run.work_dir)
-    from trainers.async_rl.sharded import RankSpec, ShardedLearner
-
-    spec = RankSpec(
-        checkpoint=str(base.path),
-        ranks=cfg.learner_ranks,
-        host=routable_address(),  # inside Ray: the node's IP, which replicas reach
-        group_port=free_port(),
-        sync_backend=cfg.weight_sync,
-        sync_port=free_port(),
-        work_dir=str(run.work_dir),
-        settings=settings,
-        pad_token_id=pad_token_id,
-        seed=cfg.seed,
-    )
-    sync = make_weight_sync(
-        cfg.weight_sync,
-        learner_ranks=cfg.learner_ranks,
-        rank=0,
-        work_dir=run.work_dir,
-        address=(spec.host, spec.sync_port),
-    )
-    return ShardedLearner(spec, reporter.log), sync
-
-
-def learner_settings(cfg: GrpoConfig) -> LearnerSettings:
-    """The card's learner fields: `batch_size` samples a forward pass, `batch_size x
-    grad_accum` a batch, cut into `ppo_minibatches` optimizer steps for `ppo_epochs`
-    passes, on the card's LR schedule over the whole run."""
-    from trainers.async_rl.learner import LearnerSettings
-
-    return LearnerSettings(
-        learning_rate=cfg.learning_rate,
-        temperature=cfg.temperature,
-        minibatches=cfg.ppo_minibatches,
-        epochs=cfg.ppo_epochs,
-        micro_batch=cfg.batch_size,
-        beta=cfg.beta,
-        lr_scheduler=cfg.lr_scheduler,
-        warmup_steps=cfg.warmup_steps,
-        total_steps=cfg.max_steps,
-    )
 
 
 def _mean_idle(syncs: list[dict[str, Any]]) -> float | None:

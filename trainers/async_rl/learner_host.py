@@ -45,8 +45,11 @@ class LearnerSpec:
     device: str  # the card's: "auto", "cpu" or "cuda", resolved where the learner runs
     settings: LearnerSettings
     pad_token_id: int
-    sync_backend: str
+    sync_backend: str  # "ipc" (placement: colocated): checked against the replicas' GPU
     work_dir: str
+    # The share of its GPU the learner may allocate (placement: colocated, the replica
+    # has the rest); None: the whole GPU.
+    gpu_memory_fraction: float | None = None
 
 
 def build_learner(spec: LearnerSpec, device: str) -> Learner:
@@ -70,7 +73,12 @@ class LearnerHost:
         from trainers.weight_sync import make_weight_sync
 
         prepare_env()
+        self.spec = spec
         self.device = resolve_device(spec.device)  # CUDA_VISIBLE_DEVICES: Ray's choice
+        if spec.gpu_memory_fraction and self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.set_per_process_memory_fraction(spec.gpu_memory_fraction, self.device)
         self.learner = build_learner(spec, self.device)
         self.sync = make_weight_sync(spec.sync_backend, work_dir=Path(spec.work_dir))
         self.snapshots: dict[int, Snapshot] = {}
@@ -84,8 +92,18 @@ class LearnerHost:
     def step(self, samples: Sequence[Sample]) -> StepStats:
         return self.learner.step(samples)
 
-    def connect(self, endpoints: Sequence[ReplicaEndpoint]) -> None:
+    def connect(self, endpoints: Sequence[ReplicaEndpoint]) -> str:
+        """Connect to the replicas over the backend the card's asks for where they are
+        (CUDA IPC for a replica on the learner's own GPU: ipc.backend_for); its name."""
+        from trainers.weight_sync import make_weight_sync
+        from trainers.weight_sync.ipc import backend_for
+
+        backend = backend_for(self.spec.sync_backend, self.device, endpoints)
+        if backend != self.sync.backend:
+            self.sync.close()
+            self.sync = make_weight_sync(backend, work_dir=Path(self.spec.work_dir))
         self.sync.connect(endpoints)
+        return backend
 
     def snapshot(self) -> tuple[int, Any]:
         """Copy the weights for a push: its id here, and the plan."""
@@ -244,7 +262,7 @@ class RemoteSync(_Calls):
         self.replicas: dict[int, ReplicaEndpoint] = {}
 
     def connect(self, replicas: Sequence[ReplicaEndpoint]) -> None:
-        self.call("connect", list(replicas))
+        self.backend: str = self.call("connect", list(replicas))
         self.replicas.update({r.index: r for r in replicas})
 
     def snapshot(self, named_tensors: Any, *, copy: bool = True) -> Snapshot:

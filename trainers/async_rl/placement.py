@@ -9,6 +9,11 @@ GPU of its own (its CUDA_VISIBLE_DEVICES): the learner ranks' GPUs are one place
 group (reserved together, on one node, before any replica starts), and the replicas
 take the node GPUs left over. Without this every replica on a node started vLLM on
 GPU 0, beside the learner. On CPU nothing is reserved beyond each replica's one CPU.
+
+`placement: colocated` (one learner rank, one replica) puts both in one bundle of one
+GPU: the replica asks for its memory share of it (`vllm_gpu_memory_utilization`), the
+learner for the rest, so Ray gives both the same GPU and the learner's pushes go through
+vLLM's CUDA IPC engine (trainers/weight_sync/ipc.py).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from typing import Any, Protocol
 
 REPLICA_CPUS = 1.0
 LEARNER_GROUP_TIMEOUT_S = 120.0
+# What a colocated learner leaves free of its share of the GPU: the two processes' CUDA
+# contexts and what vLLM allocates outside its budget.
+COLOCATED_MARGIN = 0.05
 
 
 class RunShape(Protocol):
@@ -25,6 +33,14 @@ class RunShape(Protocol):
 
     learner_ranks: int
     replicas: int
+
+
+def colocated_share(card: RunShape) -> float:
+    """The replica's share of the GPU it shares with the learner; 0.0 where the card
+    does not colocate them (its `placement`)."""
+    if getattr(card, "placement", "separate") != "colocated":
+        return 0.0
+    return float(getattr(card, "vllm_gpu_memory_utilization", 0.3))
 
 
 @dataclass(frozen=True)
@@ -45,20 +61,39 @@ class Placement:
     learner_bundles: list[dict[str, float]]  # the learner placement group ([]: none)
     learner: list[Seat]
     replicas: list[Seat]
+    # The replica's share of the learner's GPU (placement: colocated); 0.0: GPUs apart.
+    colocated: float = 0.0
 
     def replica_seat(self, index: int) -> Seat:
-        """Replica `index`'s seat: the planned one, or for a replica added while the job
-        runs (`podium jobs scale`) one like theirs."""
+        """Replica `index`'s seat: the planned one (a replacement takes it again), or for
+        a replica added while the job runs (`podium jobs scale`) one like theirs."""
         if index < len(self.replicas):
             return self.replicas[index]
+        if self.colocated:
+            from podium.errors import PodiumError
+
+            raise PodiumError(
+                "this run's learner and its one replica share a GPU (placement: "
+                "colocated): there is no seat for another replica"
+            )
         gpus = 1.0 if self.device == "cuda" else 0.0
         return Seat("replica", index, REPLICA_CPUS, gpus)
+
+    def learner_memory_fraction(self) -> float | None:
+        """The share of its GPU the learner may allocate (torch's per-process cap): the
+        rest of a GPU it shares with a replica, None where it has the GPU to itself."""
+        if not self.colocated:
+            return None
+        return round(1.0 - self.colocated - COLOCATED_MARGIN, 4)
 
 
 def plan_placement(card: RunShape, device: str, learner_cpus: float = 0.0) -> Placement:
     """The seats of `card`'s learner ranks and replicas on `device` ("cuda" or "cpu");
     `learner_cpus`: what a learner in an actor of its own takes on CPU (learner_host.py;
     0 for the learner in the job's process)."""
+    share = colocated_share(card)
+    if share:
+        return _colocated(card, device, share, learner_cpus)
     if device == "cuda":
         return Placement(
             device="cuda",
@@ -73,6 +108,28 @@ def plan_placement(card: RunShape, device: str, learner_cpus: float = 0.0) -> Pl
         learner_bundles=[],
         learner=[Seat("learner", r, learner_cpus, 0.0) for r in range(card.learner_ranks)],
         replicas=[Seat("replica", i, REPLICA_CPUS, 0.0) for i in range(card.replicas)],
+    )
+
+
+def _colocated(card: RunShape, device: str, share: float, learner_cpus: float) -> Placement:
+    """One bundle of one GPU holding the learner and its one replica."""
+    from podium.errors import PodiumError
+
+    if device != "cuda":
+        raise PodiumError(
+            "placement: colocated puts the learner and its replica on one GPU, and this "
+            f"run's device is {device} (the Ray cluster, or this host, shows no GPU); run "
+            "it where a GPU is, or set --placement separate"
+        )
+    if card.learner_ranks != 1 or card.replicas != 1:
+        raise PodiumError("placement: colocated seats one learner rank and one replica")
+    return Placement(
+        device="cuda",
+        learner_bundles=[{"GPU": 1.0, "CPU": REPLICA_CPUS + learner_cpus}],
+        # Ray takes GPU shares in units of 1e-4: the two add up to the whole GPU.
+        learner=[Seat("learner", 0, learner_cpus, round(1.0 - share, 4), bundle=0)],
+        replicas=[Seat("replica", 0, REPLICA_CPUS, round(share, 4), bundle=0)],
+        colocated=share,
     )
 
 
@@ -111,7 +168,9 @@ def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
         ray.util.remove_placement_group(group)
         raise PodiumError(
             shortfall_line(
-                "the learner ranks (one node, --learner-ranks)",
+                "the learner and its replica (one GPU, placement: colocated)"
+                if placement.colocated
+                else "the learner ranks (one node, --learner-ranks)",
                 len(placement.learner_bundles),
                 len(placement.learner_bundles),
                 placement.learner_bundles[0],

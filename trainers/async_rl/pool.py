@@ -64,6 +64,9 @@ class Pool:
     model: str
     tag: str  # actor names are `<tag>-replica-<i>`: a test may find and kill one
     placement: Placement  # what each replica reserves (a GPU of its own on CUDA)
+    # The learner's placement group (placement.reserve_learner): a colocated replica
+    # sits in its bundle, on the learner's GPU.
+    group: Any = None
     actors: dict[int, Any] = field(default_factory=dict)
     infos: dict[int, dict[str, Any]] = field(default_factory=dict)
     every_info: list[dict[str, Any]] = field(default_factory=list)  # replaced ones too
@@ -79,14 +82,15 @@ class Pool:
         return f"{self.tag}-replica-{index}" + (f"-r{generation}" if generation else "")
 
     def start(self, indices: list[int], generation: int = 0) -> list[ReplicaEndpoint]:
-        from trainers.async_rl.replica import PolicyReplica
+        from trainers.async_rl.replica import COLOCATED_GPU_MEMORY, PolicyReplica
 
         cls = self.ray.remote(max_restarts=0)(PolicyReplica)
+        share = self.placement.colocated
         env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("PODIUM_")}}
         actors = {
             i: cls.options(
                 name=self.actor_name(i, generation), runtime_env=env, **self.replica_options(i)
-            ).remote(self.model, i, True)
+            ).remote(self.model, i, True, bool(share), share or COLOCATED_GPU_MEMORY)
             for i in indices
         }
         # Placed first, within a stated time: Ray would queue an actor it cannot place
@@ -110,7 +114,7 @@ class Pool:
 
     def replica_options(self, index: int) -> dict[str, Any]:
         """Ray options of replica `index` (a replacement sits where the original did)."""
-        return ray_options(self.placement.replica_seat(index))
+        return ray_options(self.placement.replica_seat(index), self.group)
 
     def alive(self, index: int) -> bool:
         from ray.exceptions import RayError

@@ -62,13 +62,14 @@ PLAIN_SAMPLING: dict[str, float | int] = {
 }
 
 
-# A replica colocated with its learner on one GPU leaves it the rest of the memory.
+# A replica colocated with its learner on one GPU leaves it the rest of the memory (a
+# job's card sets its share: vllm_gpu_memory_utilization, placement.py).
 COLOCATED_GPU_MEMORY = 0.4
 
 
-def server_args(colocated: bool = False) -> list[str]:
+def server_args(colocated: bool = False, gpu_memory: float = COLOCATED_GPU_MEMORY) -> list[str]:
     """The replica's server flags; `colocated` (its learner on the same GPU): vLLM's CUDA
-    IPC weight-transfer engine (trainers/weight_sync/ipc.py) and a share of the GPU."""
+    IPC weight-transfer engine (trainers/weight_sync/ipc.py) and `gpu_memory` of the GPU."""
     args = [
         "--worker-extension-cls",
         EXTENSION_CLASS,
@@ -80,7 +81,7 @@ def server_args(colocated: bool = False) -> list[str]:
     ]
     if colocated:
         args += ["--weight-transfer-config", WEIGHT_TRANSFER_CONFIG]
-        args += ["--gpu-memory-utilization", str(COLOCATED_GPU_MEMORY)]
+        args += ["--gpu-memory-utilization", str(gpu_memory)]
     return args
 
 
@@ -121,12 +122,19 @@ class PolicyReplica(VllmReplica):
     """One vLLM server with the weight receiver; a Ray actor or a local object."""
 
     def __init__(
-        self, model: str, index: int = 0, on_ray: bool = False, colocated: bool = False
+        self,
+        model: str,
+        index: int = 0,
+        on_ray: bool = False,
+        colocated: bool = False,
+        gpu_memory: float = COLOCATED_GPU_MEMORY,
     ) -> None:
-        """`colocated`: the learner shares this replica's GPU and pushes through CUDA IPC
-        (the server then listens on loopback only)."""
+        """`colocated`: the learner shares this replica's GPU (the replica takes
+        `gpu_memory` of it) and pushes through CUDA IPC (the server then listens on
+        loopback only)."""
         super().__init__(model)
         self.index, self.on_ray, self.colocated = index, on_ray, colocated
+        self.gpu_memory = gpu_memory
         self.url = ""  # the server's OpenAI base URL (…/v1) once started
 
     def start(self) -> dict[str, Any]:
@@ -149,7 +157,7 @@ class PolicyReplica(VllmReplica):
             START_TIMEOUT_S,
             Reporter(),
             host=host,
-            extra_args=server_args(self.colocated),
+            extra_args=server_args(self.colocated, self.gpu_memory),
             extra_env=server_env(self.colocated),
         )
         return {

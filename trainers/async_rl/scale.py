@@ -150,6 +150,11 @@ class ScaleOut:
     def _short_of_seats(self, new: list[int]) -> str:
         """Why the cluster cannot place replicas `new` now ('' when it can)."""
         placement = self.run.pool.placement
+        if placement.colocated:
+            return (
+                "this run's learner and its one replica share a GPU (placement: "
+                "colocated): it cannot take more replicas; run it with --placement separate"
+            )
         seats = [placement.replica_seat(i) for i in new]
         try:
             free: dict[str, Any] = self.run.pool.ray.available_resources()

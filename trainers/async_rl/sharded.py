@@ -2,8 +2,8 @@
 
 With `learner_ranks: R` > 1 the job process is learner rank 0 and starts R - 1 follower
 processes (`python -m trainers.async_rl.learner_rank`). All R join one process group
-(gloo on CPU; NCCL with `device: cuda`, rank r on GPU r, which a card cannot ask for
-yet: tests/gpu/test_gpu_fsdp2.py drives it) and shard the model with FSDP2
+(gloo on CPU; NCCL on GPUs, rank r on the GPU Ray reserved for it, `RankSpec.gpus`:
+learner_setup.py) and shard the model with FSDP2
 (`fully_shard`, dim-0 shards: rank r holds rows `row_slices(shape, R)[r]` of every
 parameter, and the matching optimizer state). Rank 0 drives; each command is broadcast
 to the followers, which run it alongside:
@@ -56,9 +56,15 @@ class RankSpec:
     settings: LearnerSettings
     pad_token_id: int
     seed: int
-    # "cuda": rank r trains on this host's GPU r, the learner group over NCCL (FSDP2 on
-    # GPUs); "cpu": gloo. The weight sync's backend is sync_backend's either way.
+    # "cuda": rank r trains on this host's GPU gpus[r] (GPU r without gpus), the learner
+    # group over NCCL (FSDP2 on GPUs); "cpu": gloo. The weight sync's backend is
+    # sync_backend's either way.
     device: str = "cpu"
+    gpus: list[int] | None = None
+
+    def gpu(self, rank: int) -> int:
+        """The CUDA index rank `rank` trains on, as this host's processes see it."""
+        return self.gpus[rank] if self.gpus else rank
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -81,7 +87,7 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
 
     cuda = spec.device == "cuda"
     if cuda:
-        torch.cuda.set_device(rank)  # before the group: NCCL binds each rank to its GPU
+        torch.cuda.set_device(spec.gpu(rank))  # before the group: NCCL binds a rank to it
     dist.init_process_group(
         "nccl" if cuda else "gloo",
         init_method=f"tcp://{spec.host}:{spec.group_port}",
@@ -90,7 +96,7 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
         timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
     )
     torch.manual_seed(spec.seed)
-    device = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    device = torch.device("cuda", spec.gpu(rank)) if cuda else torch.device("cpu")
     model = load_model(Path(spec.checkpoint), device.type).to(device)
     # The reference is only read (no grad, no optimizer state): each rank keeps a whole
     # copy rather than joining it to the shards.

@@ -79,6 +79,16 @@ def transfer_backend(
     return requested
 
 
+def backend_for(
+    requested: str, learner_device: torch.device | str, replicas: Sequence[ReplicaEndpoint]
+) -> str:
+    """`transfer_backend` with each replica's GPU as its worker reports it (asked only
+    where a GPU path is requested: gloo and disk stay what they are)."""
+    wanted = requested in ("nccl", "ipc")
+    uuids = [rpc(r, "podium_device_uuid") for r in replicas] if wanted else []
+    return transfer_backend(requested, learner_device, uuids)
+
+
 def _loopback(replica: ReplicaEndpoint) -> bool:
     host = urlsplit(replica.root).hostname or ""
     if host == "localhost":
