@@ -11,7 +11,8 @@ import pytest
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import list_tables
 from podium.store.schema import SFT_ARROW_SCHEMA
-from podium.store.write.write import replace_batches, write_table
+from podium.store.write.replace import replace_batches
+from podium.store.write.write import write_table
 
 ROWS = pa.Table.from_pylist(
     [{"id": "a", "messages": [{"role": "user", "content": "hi"}]}], schema=SFT_ARROW_SCHEMA

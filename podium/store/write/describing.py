@@ -22,7 +22,7 @@ from podium.errors import InvalidInput
 from podium.store.catalog.catalog import name_of
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND
-from podium.store.write.write import replace_batches
+from podium.store.write.replace import replace_batches
 
 
 @dataclass(frozen=True)
