@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 
 from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
+from trainers.async_rl.sharded import RankSpec
 
 PROMPT = [1, 42, 7, 99]
 COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
@@ -40,12 +41,18 @@ class BothSteps:
 
 
 def step_both(
-    checkpoint: Path, work_dir: Path, settings: LearnerSettings, device: str, ranks: int = 2
+    checkpoint: Path,
+    work_dir: Path,
+    settings: LearnerSettings,
+    device: str,
+    ranks: int = 2,
+    spec: RankSpec | None = None,
 ) -> BothSteps:
     """One learner on `device` and `ranks` FSDP2 ranks (sharded.py) each take one step on
-    the same on-policy batch, the single learner loaded as each rank loads it."""
+    the same on-policy batch, the single learner loaded as each rank loads it; `spec`:
+    the ranks' own (as a card's job makes it), else one on loopback."""
     from podium.models.vllm_launch import free_port
-    from trainers.async_rl.sharded import RankSpec, ShardedLearner
+    from trainers.async_rl.sharded import ShardedLearner
     from trainers.runtime import load_model
     from trainers.weight_sync import make_weight_sync
 
@@ -53,7 +60,7 @@ def step_both(
     single = Learner(model, settings)
     samples = on_policy(single, [1.0, -1.0, 0.5, -0.5])
     before = {name: value.detach().cpu().clone() for name, value in model.state_dict().items()}
-    spec = RankSpec(
+    spec = spec or RankSpec(
         checkpoint=str(checkpoint),
         ranks=ranks,
         host="127.0.0.1",
@@ -67,7 +74,11 @@ def step_both(
         device=device,
     )
     store = make_weight_sync(  # rank 0 hosts the store the followers' syncs join
-        "gloo", learner_ranks=ranks, rank=0, work_dir=work_dir, address=(spec.host, spec.sync_port)
+        spec.sync_backend,
+        learner_ranks=spec.ranks,
+        rank=0,
+        work_dir=work_dir,
+        address=(spec.host, spec.sync_port),
     )
     sharded = ShardedLearner(spec, log=print)
     try:

@@ -1,9 +1,10 @@
-"""The sharded async learner on GPUs (`make test-gpu`): 2 ranks, FSDP2 (`fully_shard`)
-over NCCL, rank r on GPU r (trainers/async_rl/sharded.py, RankSpec.device "cuda"), take
-the step one learner takes on the same batch: the same loss, clip fraction, tokens and
-weights within tolerance, each rank holding only its rows, on its GPU. Skipped with the
-reason where fewer than 2 GPUs exist; in a rehearsal (PODIUM_GPU_REHEARSAL=1) the same
-body runs on CPU over gloo."""
+"""The sharded async learner on GPUs (`make test-gpu`): a card's `learner_ranks: 2` with
+`device: cuda` (accepted by the card and this host's check), its ranks' spec made as the
+job makes it (learner_setup.rank_spec: FSDP2 over NCCL, rank r on GPU r), take the step
+one learner takes on the same batch: the same loss, clip fraction, tokens and weights
+within tolerance, each rank holding only its rows, on its GPU. Skipped with the reason
+where fewer than 2 GPUs exist; in a rehearsal (PODIUM_GPU_REHEARSAL=1) the same body runs
+on CPU over gloo (device: cpu)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,31 @@ from pathlib import Path
 import pytest
 from learner_steps import step_both
 
-from trainers.async_rl.learner import LearnerSettings
+from trainers.async_rl.host import check_rank_gpus
+from trainers.async_rl.learner_setup import rank_spec
+from trainers.config import GrpoConfig
+from trainers.runtime import BaseModelRef
 from trainers.weight_sync.vllm_extension import row_slices
 
 pytestmark = pytest.mark.gpu
 
 # Two minibatches over two epochs, one sample a forward pass: four optimizer steps, so the
-# policy moves within the batch and the clip acts.
-SETTINGS = LearnerSettings(
-    learning_rate=1e-2, temperature=0.7, minibatches=2, epochs=2, micro_batch=1
-)
+# policy moves within the batch and the clip acts (a constant rate: no warm-up to wait).
+CARD = {
+    "model": "base",
+    "table": {"name": "demo.chat"},
+    "out": "fsdp2-1",
+    "rollout": "async",
+    "learner_ranks": 2,
+    "learning_rate": 1e-2,
+    "lr_scheduler": "constant",
+    "warmup_steps": 0,
+    "temperature": 0.7,
+    "ppo_minibatches": 2,
+    "ppo_epochs": 2,
+    "batch_size": 1,
+    "grad_accum": 4,
+}
 
 
 def test_two_fsdp2_ranks_step_like_one_learner(
@@ -31,7 +47,12 @@ def test_two_fsdp2_ranks_step_like_one_learner(
 
     if gpu_device == "cuda" and (count := torch.cuda.device_count()) < 2:
         pytest.skip(f"needs 2 GPUs for 2 FSDP2 learner ranks; {count} visible")
-    both = step_both(tiny_checkpoint, tmp_path, SETTINGS, gpu_device)
+    cfg = GrpoConfig.model_validate({**CARD, "device": gpu_device})
+    check_rank_gpus(cfg)  # 2 GPUs here: accepted (below 2 it names the count)
+    devices = ["cuda:0", "cuda:1"] if gpu_device == "cuda" else ["cpu"]
+    spec = rank_spec(cfg, BaseModelRef("base", tiny_checkpoint), devices, 0, tmp_path)
+    assert spec.device == gpu_device and [spec.gpu(r) for r in range(2)] == [0, 1]
+    both = step_both(tiny_checkpoint, tmp_path, spec.settings, gpu_device, spec=spec)
 
     for name, whole, local, device in both.shards:
         start, stop = row_slices(whole, 2)[0]
