@@ -1,5 +1,6 @@
-"""The Map page drawing N points, measured in Debian's Chromium: from the page's request
-to the points drawn.
+"""The Map page drawing N points, measured in Debian's Chromium: from the page's request to
+the points drawn, against the same page drawing every point as a marker in the same run,
+and a lasso on the big map to Browse's first page of the rows inside it.
 
     .venv/bin/python benchmarks/map_draw.py --points 1000000 --json
 
@@ -7,12 +8,20 @@ The draw depends only on the points, so nothing is embedded: a table of N short 
 written to a fresh Podium home with its projection signal (points in K blobs) and its
 topics signal (the blob of each point) written straight into map-ready signal tables.
 Then `podium app` runs on that home and Playwright drives the `chromium` binary from the
-Debian package (never a downloaded browser) as the browser tests do: each load opens the
-Map page in a new tab and reads, in the page, the time (from navigation start) of the
-page title (its script has begun to draw), of the chart element, and of
-plotly's first `plotly_afterplot` with all the points in the chart, then one more frame
-(the WebGL canvas painted). The first load is cold (the app computes the figure); the
-next ones reuse what it cached for the snapshot. The load average is reported beside.
+Debian package (never a downloaded browser) as the browser tests do. Each round opens,
+each in a new tab, the Map page drawing the N points as one image with a sample of
+markers (`draw=image`, what `draw=auto` does above `RASTER_ABOVE`) and, as the baseline,
+the same page with every point a scattergl marker (`draw=points`, the Map before the
+image), and reads in the page the time (from navigation start) of the page title (its
+script has begun to draw), of the chart element, and of plotly's first
+`plotly_afterplot` with the figure's traces (and image) in the chart, then one more
+frame (painted). The first round is cold (the app computes each figure, the browser
+fetches and compiles plotly.js); the next ones reuse what the app cached for the
+snapshot and, each side's tabs sharing one browser profile, the browser's cache, as a
+person opening the Map again would. The ratio is the page's time over the baseline's,
+round by round. Then a lasso is drawn over the middle of the big map: the time to the
+button (or link) that opens the selected rows in Browse, and from its click to Browse's
+first page of them. The load average is reported beside.
 """
 
 from __future__ import annotations
@@ -36,11 +45,14 @@ TABLE = "bench.draw"
 BATCH = 100_000
 
 # Set before the page's scripts run: once the plot div appears, note when plotly has
-# drawn it with every point, and the frame after (the canvas composited).
+# drawn it with every point (expected >= 0) or with its image and markers (expected < 0),
+# and the frame after (the canvas composited).
 WATCH = """() => {
   window.__drawn = null;
   const expected = %d;
   const points = (gd) => (gd._fullData || []).reduce((n, t) => n + (t._length || 0), 0);
+  const ready = (gd) => expected >= 0 ? points(gd) >= expected
+    : (gd._fullLayout.images || []).length > 0 && points(gd) > 0;
   const check = () => {
     if (window.__title == null && document.querySelector('h1')) {
       window.__title = performance.now();  // the page's script has begun to draw
@@ -49,7 +61,7 @@ WATCH = """() => {
       window.__chart = performance.now();
     }
     const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-    if (gd && gd._fullLayout && points(gd) >= expected && window.__drawn === null) {
+    if (gd && gd._fullLayout && ready(gd) && window.__drawn === null) {
       window.__drawn = {afterplot: performance.now(), points: points(gd), chart: window.__chart,
                        title: window.__title};
       requestAnimationFrame(() => { window.__drawn.painted = performance.now(); });
@@ -152,44 +164,102 @@ def write_map(points: int, clusters: int, seed: int) -> None:
         tx.set_properties({PROP_TOPICS: json.dumps(titles)})
 
 
-def measure(url: str, points: int, loads: int, shots: Path | None) -> list[dict[str, float]]:
-    from app_driver import CHROMIUM_FLAGS  # type: ignore[import-not-found]
+def open_map(context: Any, url: str, draw: str, expected: int) -> tuple[Any, dict[str, Any]]:
+    """A new tab on the Map page drawn as `draw`, once drawn: the tab and its times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = context.new_page()
+    page.add_init_script(f"({WATCH % expected})();")
+    page.goto(f"{url}/map?table={TABLE}&draw={draw}")
+    page.wait_for_function("() => window.__drawn != null", timeout=300_000, polling=50)
+    try:  # a frame after the plot (none comes while the tab draws nothing new)
+        page.wait_for_function("() => window.__drawn.painted", timeout=5_000)
+    except PlaywrightTimeout:
+        pass
+    drawn = page.evaluate("() => window.__drawn")
+    nav = page.evaluate("() => performance.getEntriesByType('navigation')[0].toJSON()")
+    plotly_js = page.evaluate(  # Streamlit's chunk holding plotly.js, fetched on first use
+        "() => performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('PlotlyChart')).map(e => e.responseEnd)[0] ?? null"
+    )
+    return page, {
+        "afterplot_s": round(drawn["afterplot"] / 1000, 3),
+        "painted_s": round(drawn["painted"] / 1000, 3) if "painted" in drawn else None,
+        "html_s": round(nav["responseEnd"] / 1000, 3),
+        "title_s": round(drawn["title"] / 1000, 3),
+        "chart_element_s": round(drawn["chart"] / 1000, 3),
+        "plotly_js_fetched_s": round(plotly_js / 1000, 3) if plotly_js else None,
+        "markers": drawn["points"],
+    }
+
+
+def lasso_to_browse(page: Any) -> dict[str, Any]:
+    """A lasso around the middle third of the drawn map: seconds from the mouse's release
+    to the control that opens the rows in Browse, and from its click to Browse's first
+    page of exactly that many rows."""
+    import re
+
+    from playwright.sync_api import expect
+
+    plot = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot .nsewdrag").first
+    box = plot.bounding_box()
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    corners = [(1 / 3, 1 / 3), (2 / 3, 1 / 3), (2 / 3, 2 / 3), (1 / 3, 2 / 3), (1 / 3, 0.34)]
+    page.mouse.move(left + width * corners[0][0], top + height * corners[0][1])
+    page.mouse.down()
+    for fx, fy in corners:
+        page.mouse.move(left + width * fx, top + height * fy, steps=8)
+    page.mouse.up()
+    released = time.perf_counter()
+    opens = page.get_by_text(re.compile(r"^Open the [\d,]+ selected rows in Browse$"))
+    expect(opens).to_be_visible(timeout=300_000)
+    shown = time.perf_counter()
+    selected = int(re.sub(r"\D", "", opens.inner_text()))
+    opens.click()
+    expect(page.get_by_text(re.compile(rf"Rows 1–\d+ of {selected:,}$"))).to_be_visible(
+        timeout=300_000
+    )
+    return {
+        "selected": selected,
+        "to_button_s": round(shown - released, 3),
+        "to_browse_s": round(time.perf_counter() - shown, 3),
+    }
+
+
+def measure(url: str, points: int, rounds: int, shots: Path | None) -> dict[str, Any]:
+    """Rounds of the page (draw=image) and its baseline (draw=points), then a lasso."""
+    from app_driver import CHROMIUM_FLAGS  # type: ignore[import-not-found]
     from playwright.sync_api import sync_playwright
 
     executable = shutil.which("chromium")
     if executable is None:
         raise SystemExit("Debian's chromium is not installed: apt-get install -y chromium")
-    out = []
+    out: dict[str, Any] = {"loads": [], "baseline": []}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        for n in range(loads):
-            context = browser.new_context(viewport={"width": 1440, "height": 1000})
-            page = context.new_page()
-            page.add_init_script(f"({WATCH % points})();")
-            page.goto(f"{url}/map?table={TABLE}")
-            page.wait_for_function("() => window.__drawn != null", timeout=300_000, polling=50)
-            try:  # a frame after the plot (none comes while the tab draws nothing new)
-                page.wait_for_function("() => window.__drawn.painted", timeout=5_000)
-            except PlaywrightTimeout:
-                pass
-            drawn = page.evaluate("() => window.__drawn")
-            nav = page.evaluate("() => performance.getEntriesByType('navigation')[0].toJSON()")
-            out.append(
-                {
-                    "load": n,
-                    "afterplot_s": round(drawn["afterplot"] / 1000, 3),
-                    "painted_s": round(drawn["painted"] / 1000, 3) if "painted" in drawn else None,
-                    "html_s": round(nav["responseEnd"] / 1000, 3),
-                    "title_s": round(drawn["title"] / 1000, 3),
-                    "chart_element_s": round(drawn["chart"] / 1000, 3),
-                    "points": drawn["points"],
-                }
-            )
-            if shots is not None:
-                page.screenshot(path=str(shots / f"map_draw_{points}_{n}.png"))
-            context.close()
+        warm = browser.new_page()  # the server's first page imports its modules: neither side's
+        warm.goto(url)
+        warm.get_by_role("heading", name="Podium").first.wait_for(timeout=300_000)
+        warm.context.close()
+        sides = [("loads", "image", -1), ("baseline", "points", points)]
+        contexts = {
+            key: browser.new_context(viewport={"width": 1440, "height": 1000})
+            for key, _, _ in sides
+        }
+        for n in range(rounds):
+            for key, draw, expected in sides:
+                page, times = open_map(contexts[key], url, draw, expected)
+                out[key].append({"load": n, **times})
+                if shots is not None:
+                    page.screenshot(path=str(shots / f"map_draw_{points}_{draw}_{n}.png"))
+                if key == "loads" and n == rounds - 1:
+                    out["lasso"] = lasso_to_browse(page)
+                page.close()
         browser.close()
+    out["ratios"] = [
+        round(a["afterplot_s"] / b["afterplot_s"], 3)
+        for a, b in zip(out["loads"], out["baseline"], strict=True)
+    ]
     return out
 
 
@@ -197,7 +267,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", type=int, default=200_000)
     parser.add_argument("--clusters", type=int, default=24)
-    parser.add_argument("--loads", type=int, default=3, help="page loads (the first is cold)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="page and baseline loads (the first is cold)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--screenshots", type=Path, help="save each load's page here")
     parser.add_argument("--json", action="store_true")
@@ -223,15 +295,18 @@ def main() -> None:
         with running(server_command(port), env, ROOT, log) as proc:
             url = f"http://127.0.0.1:{port}"
             wait_healthy(proc, f"{url}/_stcore/health", log)
-            report["loads"] = measure(url, args.points, args.loads, args.screenshots)
+            report.update(measure(url, args.points, args.rounds, args.screenshots))
         report["load_average"].append(os.getloadavg()[0])
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if args.json:
         print(json.dumps(report))
     else:
-        for row in report["loads"]:
-            print(row)
+        for key in ("loads", "baseline"):
+            for row in report[key]:
+                print(key, row)
+        print("page / baseline (afterplot)", report["ratios"])
+        print("lasso", report["lasso"])
         print("load average", report["load_average"])
 
 
