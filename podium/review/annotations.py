@@ -37,7 +37,7 @@ from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.store.catalog import kinds
 from podium.store.catalog.catalog import full_name, load_or_none, name_of
-from podium.store.read import scan
+from podium.store.read import connections, scan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND
@@ -208,7 +208,7 @@ def _connection(notes: Table | None) -> Any:
     if notes is None:
         return None
     plan = plan_snapshot(notes, resolve_snapshot(notes, None))
-    con = scan.connect_plans([plan])
+    con = connections.connect_plans([plan])
     scan.register_snapshot(con, "ann", notes, plan)
     con.execute(
         "CREATE TEMP VIEW latest AS SELECT * FROM ann QUALIFY row_number() OVER "

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import load_table
-from podium.store.read import scan
+from podium.store.read import connections, scan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import matching_positions, open_view
 from podium.store.read.snapshots import resolve_snapshot
@@ -20,7 +20,7 @@ def failing_ids(report: str) -> set[str]:
     plan = plan_snapshot(table, resolve_snapshot(table, None))
     if "id" not in plan.column_names:
         raise InvalidInput(f"{report} is not a validation report: it has no `id` column.")
-    con = scan.connect_plans([plan])
+    con = connections.connect_plans([plan])
     scan.register_snapshot(con, "report", table, plan, with_pos=False)
     ids = con.sql("SELECT DISTINCT id FROM report WHERE id IS NOT NULL").to_arrow_table()
     return set(ids.column("id").to_pylist())

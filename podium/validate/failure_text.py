@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from podium.store.read.connections import literal
 from podium.store.read.query import page
-from podium.store.read.scan import literal
 from podium.validate.caret import render_caret
 from podium.validate.result import line_column
 

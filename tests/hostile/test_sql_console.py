@@ -6,7 +6,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from podium.store.read.scan import connect
+from podium.store.read.connections import connect
 from podium.store.read.sql_console import run_sql
 
 

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from store_helpers import write_in_files
 
-from podium.store.read import scan
+from podium.store.read import connections
 from podium.store.read.kept import forget_all
 from podium.store.read.query import open_view
 
@@ -25,7 +25,7 @@ def test_reads_of_one_snapshot_share_a_database_and_nothing_else(
     forget_all()
     view = open_view(TABLE)
     one, two = view.connection(), view.connection()
-    assert len(scan._databases._values) == 1  # one database, two connections
+    assert len(connections._databases._values) == 1  # one database, two connections
     assert one.sql("SELECT count(*) FROM t").fetchall() == [(30,)]
     assert two.sql("SELECT count(*) FROM t").fetchall() == [(30,)]
     one.execute("CREATE TEMP VIEW mine AS SELECT 1 AS x")

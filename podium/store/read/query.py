@@ -27,9 +27,10 @@ import pyarrow as pa
 
 from podium.errors import InvalidInput
 from podium.store.read import scan
+from podium.store.read.connections import connect, quote
 from podium.store.read.guarded import Limits, call_guarded
 from podium.store.read.page_cache import Key, conditions_key, pages, positions
-from podium.store.read.scan import POS, connect, mapped_view_sql, quote
+from podium.store.read.scan import POS, mapped_view_sql
 from podium.store.read.snapshot_view import Page, SnapshotView, arrow_of, open_view, run_relation
 from podium.store.read.where import columns_read, where_select
 

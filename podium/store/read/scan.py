@@ -10,15 +10,13 @@ Three ways in, all driven by a `FilePlan`:
   Parquet row groups that hold them: a page at row 9,000,000 costs what page 0 costs.
 - `iter_batches` streams every row in bounded batches.
 
-Every connection is guarded: it may read the planned data files and nothing else
-(`allowed_paths` with external access disabled, then the configuration locked), so a
-user's `--where` or `podium sql` cannot read other files on the machine.
+Every connection is guarded (`connections`): it may read the planned data files and
+nothing else, so a user's `--where` or `podium sql` cannot read other files on the machine.
 """
 
 from __future__ import annotations
 
 import bisect
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
@@ -26,10 +24,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from podium.store.private_tmp import private_dir
 from podium.store.read import s3_columns
+from podium.store.read.connections import literal, quote
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
-from podium.store.read.kept import Kept
 from podium.store.read.object_store import is_s3
 from podium.store.read.plan import open_parquet, row_group_sizes
 
@@ -44,62 +41,6 @@ if TYPE_CHECKING:
 POS = "__pos"  # a row's position in the snapshot, in write order
 DEFAULT_BATCH = 8192
 _UTC_NAMES = ("UTC", "Etc/UTC", "+00:00")
-
-
-def quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-def literal(text: str) -> str:
-    """A SQL string literal (views cannot take parameters; '' is the only escape)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def connect(
-    paths: Iterable[str] = (), *, memory_limit: str | None = None, threads: int | None = None
-) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection that can read `paths` and no other file, settings locked."""
-    import duckdb
-
-    con = duckdb.connect()
-    # Spills (a query over its memory cap) go to a directory only this user can read.
-    con.execute("SET temp_directory = $1", [str(private_dir("duckdb"))])
-    allowed = sorted(set(paths))
-    if allowed:
-        con.execute("SET allowed_paths = $1", [allowed])
-    con.execute("SET enable_external_access = false")
-    if memory_limit:
-        con.execute("SET memory_limit = $1", [memory_limit])
-    if threads:
-        con.execute("SET threads = $1", [threads])
-    con.execute("SET lock_configuration = true")
-    return con
-
-
-# DuckDB databases kept by what they may read and their settings. Opening one costs
-# ~10-75 ms (most of it DuckDB's own start), a connection to a kept one ~1-2 ms: ten
-# Browse sessions spent 13% of the app's time opening databases for the same snapshots
-# (py-spy, 2026-12-02). The settings are the database's and locked, so a connection to
-# it can read these paths and nothing else, as one from `connect`.
-_databases: Kept[tuple[Any, ...], duckdb.DuckDBPyConnection] = Kept(16)
-_cursor_lock = threading.Lock()
-
-
-def connect_plans(
-    plans: Sequence[FilePlan], *, shared: bool = True, **settings: str | int | None
-) -> duckdb.DuckDBPyConnection:
-    """A connection that can read the plans' local files and no other file.
-
-    `shared`: a new connection to a database kept for these files and settings, whose
-    views and registered tables are its own only if TEMP (what `register_snapshot`
-    makes without a `schema`); `shared=False` opens a database of its own."""
-    paths = sorted({f.local_path for p in plans if p.direct for f in p.files if f.local_path})
-    if not shared:
-        return connect(paths, **settings)  # type: ignore[arg-type]
-    key = (tuple(paths), tuple(sorted(settings.items())))
-    base = _databases.get(key, lambda: connect(paths, **settings))  # type: ignore[arg-type]
-    with _cursor_lock:  # one DuckDB connection object is not for threads at once
-        return base.cursor()
 
 
 def mapped_view_sql(columns: Sequence[str], mapping: Mapping[str, str], source: str = "raw") -> str:

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import full_name, load_table
-from podium.store.read import scan
+from podium.store.read import connections, scan
+from podium.store.read.connections import quote
 from podium.store.read.file_plan import FilePlan, runs_not_in
 from podium.store.read.plan import plan_snapshot
-from podium.store.read.scan import quote
 from podium.store.read.snapshots import resolve_snapshot
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _open_pair(
     table_a: Table, plan_a: FilePlan, table_b: Table, plan_b: FilePlan
 ) -> duckdb.DuckDBPyConnection:
     """A guarded connection with views `a` and `b` over the two plans' rows."""
-    con = scan.connect_plans([plan_a, plan_b])
+    con = connections.connect_plans([plan_a, plan_b])
     scan.register_snapshot(con, "a", table_a, plan_a, with_pos=False)
     scan.register_snapshot(con, "b", table_b, plan_b, with_pos=False)
     return con

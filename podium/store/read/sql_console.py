@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from podium.errors import InvalidInput
-from podium.store.read import scan
+from podium.store.read import connections, scan
 from podium.store.read.guarded import Limits, call_guarded, parse_size
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import run_relation
@@ -183,7 +183,9 @@ def _run_sql(sql: str, *, max_rows: int, timeout_s: float, memory_limit: str) ->
         table = load_table(full)
         opened.append((full, table, plan_snapshot(table, resolve_snapshot(table, None))))
     # its views live in schemas named after the namespaces: a database of its own
-    con = scan.connect_plans([p for *_, p in opened], shared=False, memory_limit=memory_limit)
+    con = connections.connect_plans(
+        [p for *_, p in opened], shared=False, memory_limit=memory_limit
+    )
     for full, table, plan in opened:
         ns, tbl = full.split(".")
         scan.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)

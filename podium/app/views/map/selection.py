@@ -21,7 +21,7 @@ from podium.app.views.map.figure import AllPoints, Drawn, Trace
 from podium.app.views.map.model import HOVER_CHARS
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import full_name
-from podium.store.read.scan import literal
+from podium.store.read.connections import literal
 
 MAX_LINKED = 500  # ids a Browse link filters to (the URL holds them); more go by the session
 
