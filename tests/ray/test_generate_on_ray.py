@@ -95,7 +95,7 @@ def test_killing_one_replica_mid_job_loses_and_repeats_nothing(
     of CI.)"""
     cli = subprocess.Popen(
         [sys.executable, "-m", "podium.cli", *GENERATE]
-        + ["--table", prompts_table, "--out", "gen.kill", "--max-tokens", "48"],
+        + ["--table", prompts_table, "--out", "gen.kill", "--max-tokens", "16"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
