@@ -5,10 +5,10 @@ named judge (`podium judge add`) runs by its name with its own prompt."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import uuid
 
+import cli_fork
 import pytest
 from compare_data import BAD, GOOD, register_dead, write_prompts, write_samples
 
@@ -41,7 +41,7 @@ def test_base_model_judges_every_pair_in_both_orders_and_every_verdict_parses(vl
     run_compare(cfg, Reporter())
     cmd = [sys.executable, "-m", "podium.cli", "judge", "run", "--comparison", cfg.out]
     cmd += ["--judge", vllm_model]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    done = cli_fork.run(cmd, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = list_verdicts(cfg.out)
     assert len(rows) == 4  # one pair per prompt, each row both orders
@@ -51,10 +51,10 @@ def test_base_model_judges_every_pair_in_both_orders_and_every_verdict_parses(vl
     assert all(r["verdict_ba"] in ("A", "B", "tie") for r in rows)
     assert all(r["latency_s"] > 0 for r in rows)
     # A second run skips what this judge and prompt version already judged.
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    again = cli_fork.run(cmd, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
     assert len(list_verdicts(cfg.out)) == 4
-    agreement = subprocess.run(
+    agreement = cli_fork.run(
         [sys.executable, "-m", "podium.cli", "judge", "agreement", cfg.out, "--json"],
         capture_output=True,
         text=True,
@@ -68,11 +68,11 @@ def test_base_model_judges_every_pair_in_both_orders_and_every_verdict_parses(vl
     prompt.write_text(STRICT)
     name = f"strict-{tag}"
     add = [sys.executable, "-m", "podium.cli", "judge", "add", name, "--model", vllm_model]
-    added = subprocess.run(
+    added = cli_fork.run(
         add + ["--prompt-file", str(prompt)], capture_output=True, text=True, timeout=120
     )
     assert added.returncode == 0, added.stderr
-    named = subprocess.run(
+    named = cli_fork.run(
         cmd[:-1] + [name], capture_output=True, text=True, timeout=900
     )  # --judge NAME
     assert named.returncode == 0, named.stderr[-2000:]
@@ -82,15 +82,13 @@ def test_base_model_judges_every_pair_in_both_orders_and_every_verdict_parses(vl
     assert [r["problem"] for r in rows] == [None] * 4  # its prompt too: every verdict parses
     # A rubric judge scores each model's answer; the mean per model sits beside the pairs.
     grader = [*add[:5], f"grader-{tag}", "--model", vllm_model, "--mode", "rubric"]
-    added = subprocess.run(grader, capture_output=True, text=True, timeout=120)
+    added = cli_fork.run(grader, capture_output=True, text=True, timeout=120)
     assert added.returncode == 0, added.stderr
-    scored = subprocess.run(
-        cmd[:-1] + [f"grader-{tag}"], capture_output=True, text=True, timeout=900
-    )
+    scored = cli_fork.run(cmd[:-1] + [f"grader-{tag}"], capture_output=True, text=True, timeout=900)
     assert scored.returncode == 0, scored.stderr[-2000:]
     scores = list_scores(cfg.out)
     assert len(scores) == 8 and [s["problem"] for s in scores] == [None] * 8  # all parse
     assert all(1 <= s["score"] <= 10 for s in scores)
-    report = subprocess.run(agreement.args, capture_output=True, text=True, timeout=300)
+    report = cli_fork.run(agreement.args, capture_output=True, text=True, timeout=300)
     means = json.loads(report.stdout)["rubric"][f"judge:grader-{tag}@rubric-v1"]
     assert {m: s["scored"] for m, s in means.items()} == {models[0]: 4, models[1]: 4}
