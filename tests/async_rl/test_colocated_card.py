@@ -125,3 +125,16 @@ def test_sharded_ranks_train_on_the_gpus_their_seats_hold(tmp_path: Path) -> Non
     assert again.gpus == [1, 0] and again.device == "cuda"
     on_cpu = rank_spec(cfg, BaseModelRef("base", tmp_path), ["cpu"], 0, tmp_path)
     assert on_cpu.device == "cpu" and on_cpu.gpus is None and on_cpu.gpu(1) == 1
+
+
+def test_a_colocated_run_refuses_a_scale_out_saying_why() -> None:
+    """`podium jobs scale` on a colocated run: refused with the reason (there is no seat
+    for another replica on the one GPU), not an error inside the job."""
+    from types import SimpleNamespace
+
+    from trainers.async_rl.scale import ScaleOut
+
+    placement = plan_placement(card(**COLOCATED), "cuda", 1.0)
+    run = SimpleNamespace(pool=SimpleNamespace(placement=placement))
+    reason = ScaleOut(run, None)._short_of_seats([1])  # type: ignore[arg-type]
+    assert "placement: colocated" in reason and "--placement separate" in reason
