@@ -55,7 +55,8 @@ class AllPoints:
     x: npt.NDArray[np.float64]
     y: npt.NDArray[np.float64]
     ids: npt.NDArray[np.object_]
-    tables: npt.NDArray[np.object_]
+    table: npt.NDArray[np.int32]  # each point's table, as its place in `tables`
+    tables: list[str]
 
 
 @dataclass
@@ -76,8 +77,11 @@ class Drawn:
         order = np.argsort(y, kind="stable")
         x = np.concatenate([t.x for t in traces]).astype(np.float64)
         ids = np.concatenate([t.ids for t in traces])
-        tables = np.concatenate([np.full(len(t.ids), t.table, dtype=object) for t in traces])
-        return AllPoints(x[order], y[order], ids[order], tables[order])
+        tables = list(dict.fromkeys(t.table for t in traces))
+        table = np.concatenate(
+            [np.full(len(t.ids), tables.index(t.table), np.int32) for t in traces]
+        )
+        return AllPoints(x[order], y[order], ids[order], table[order], tables)
 
 
 def palette(n: int) -> list[list[int]]:
@@ -181,6 +185,7 @@ def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
     if image:
         drawn.raster = _image(everything, colors)
         _place(drawn.figure, drawn.raster)
+        _ = drawn.all_points  # sorted with the figure, not on the first lasso's rerun
     return drawn
 
 

@@ -99,9 +99,10 @@ def shape_ids(selection: Any, drawn: Drawn) -> dict[str, list[str]] | None:
     for shape in found:
         chosen |= inside(shape, points)
     out: dict[str, list[str]] = {}
-    tables, ids = points.tables[chosen], points.ids[chosen]
-    for table in dict.fromkeys(tables.tolist()):
-        out[str(table)] = [str(i) for i in ids[tables == table]]
+    table, ids = points.table[chosen], points.ids[chosen]
+    for n, name in enumerate(points.tables):
+        if (table == n).any():
+            out[name] = ids[table == n].tolist()  # the ids are str already
     return out
 
 
