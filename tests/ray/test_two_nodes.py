@@ -9,6 +9,7 @@ worker node. Root only (namespaces); nothing leaves the machine."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -104,9 +105,24 @@ def _ray_start(args: list[str], temp_dir: Path, netns: str | None = None) -> Any
 def two_nodes(request: pytest.FixtureRequest) -> Iterator[tuple[Any, str, str]]:
     """(ray joined from the head's namespace, head address, worker address). The worker
     declares `request.param` fake GPUs (parametrize indirectly; none by default)."""
-    import ray
+    with running_nodes(int(getattr(request, "param", 0))) as nodes:
+        yield nodes
 
-    worker_gpus = int(getattr(request, "param", 0))
+
+@pytest.fixture(scope="class")
+def shared_nodes() -> Iterator[tuple[Any, str, str]]:
+    """Two nodes for the tests of one class, which only use them (a pair's start and
+    stop took ~30 s at load); stopped before the next test outside the class starts its
+    own."""
+    with running_nodes(0) as nodes:
+        yield nodes
+
+
+@contextlib.contextmanager
+def running_nodes(worker_gpus: int) -> Iterator[tuple[Any, str, str]]:
+    """Start the head in this namespace and a worker node with `worker_gpus` fake GPUs in
+    one of its own; stop both and remove the namespace at the end."""
+    import ray
 
     tag = f"{os.getpid() % 100000}"
     netns, veth_head, veth_worker = f"podns{tag}", f"pvh{tag}", f"pvw{tag}"
@@ -166,78 +182,80 @@ def two_nodes(request: pytest.FixtureRequest) -> Iterator[tuple[Any, str, str]]:
         subprocess.run(["ip", "netns", "del", netns], capture_output=True)
 
 
-def test_a_replica_on_another_node_joins_the_learners_transfer_group(
-    two_nodes: tuple[Any, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import torch
+class TestOnePairOfNodes:
+    """Tests that share one pair of nodes (no fake GPUs)."""
 
-    from trainers.weight_sync import ReplicaEndpoint, gloo, make_weight_sync
-    from trainers.weight_sync.base import rpc
+    def test_a_replica_on_another_node_joins_the_learners_transfer_group(
+        self, shared_nodes: tuple[Any, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import torch
 
-    ray, head_ip, worker_ip = two_nodes
-    monkeypatch.setattr(gloo, "GROUP_TIMEOUT_S", CONNECT_TIMEOUT_S)
-    replica = ray.remote(num_cpus=1)(StandInReplica).remote()
-    url = ray.get(replica.url.remote(), timeout=60)
-    assert url.startswith(f"http://{worker_ip}:")  # the stand-in is on the other node
+        from trainers.weight_sync import ReplicaEndpoint, gloo, make_weight_sync
+        from trainers.weight_sync.base import rpc
 
-    sync = make_weight_sync("gloo", work_dir=tmp_path)  # the learner, on the head's node
-    endpoint = ReplicaEndpoint(0, url)
-    try:
-        sync.connect([endpoint])  # the replica joins at the advertised address; a probe
-        assert sync.address is not None and sync.address[0] == head_ip
-        sent = torch.arange(4, dtype=torch.float32)
-        got: list[Any] = []
-        receiving = threading.Thread(target=lambda: got.append(rpc(endpoint, "recv_tensor", 4)))
-        receiving.start()
-        sync._groups[0].send([sent], 1, 99).wait()  # type: ignore[attr-defined]
-        receiving.join(CONNECT_TIMEOUT_S)
-        assert got == [{"values": [0.0, 1.0, 2.0, 3.0]}]
-    finally:
-        sync.close()
-        ray.kill(replica)
+        ray, head_ip, worker_ip = shared_nodes
+        monkeypatch.setattr(gloo, "GROUP_TIMEOUT_S", CONNECT_TIMEOUT_S)
+        replica = ray.remote(num_cpus=1)(StandInReplica).remote()
+        url = ray.get(replica.url.remote(), timeout=60)
+        assert url.startswith(f"http://{worker_ip}:")  # the stand-in is on the other node
 
+        sync = make_weight_sync("gloo", work_dir=tmp_path)  # the learner, on the head's node
+        endpoint = ReplicaEndpoint(0, url)
+        try:
+            sync.connect([endpoint])  # the replica joins at the advertised address; a probe
+            assert sync.address is not None and sync.address[0] == head_ip
+            sent = torch.arange(4, dtype=torch.float32)
+            got: list[Any] = []
+            receiving = threading.Thread(target=lambda: got.append(rpc(endpoint, "recv_tensor", 4)))
+            receiving.start()
+            sync._groups[0].send([sent], 1, 99).wait()  # type: ignore[attr-defined]
+            receiving.join(CONNECT_TIMEOUT_S)
+            assert got == [{"values": [0.0, 1.0, 2.0, 3.0]}]
+        finally:
+            sync.close()
+            ray.kill(replica)
 
-@pytest.mark.vllm
-@pytest.mark.train
-def test_an_async_job_trains_with_its_replica_on_the_other_node(
-    two_nodes: tuple[Any, str, str], tiny_base: str, make_table: Any, memo_pairs: Any
-) -> None:
-    """The learner runs here (the head's node has no CPUs for actors), the replica, a real
-    vLLM server, on the worker node: every push crosses the veth pair and is verified,
-    and the job names where its replica ran."""
-    from podium.cli import app
-    from podium.jobs.launch import run_or_write_card
-    from trainers.config import GrpoConfig, RewardSpec
+    @pytest.mark.vllm
+    @pytest.mark.train
+    def test_an_async_job_trains_with_its_replica_on_the_other_node(
+        self, shared_nodes: tuple[Any, str, str], tiny_base: str, make_table: Any, memo_pairs: Any
+    ) -> None:
+        """The learner runs here (the head's node has no CPUs for actors), the replica, a real
+        vLLM server, on the worker node: every push crosses the veth pair and is verified,
+        and the job names where its replica ran."""
+        from podium.cli import app
+        from podium.jobs.launch import run_or_write_card
+        from trainers.config import GrpoConfig, RewardSpec
 
-    ray, head_ip, worker_ip = two_nodes
-    steps = 3
-    cfg = GrpoConfig.model_validate(
-        {
-            "model": tiny_base,
-            "table": {"name": make_table("demo.memo", memo_pairs)},
-            "out": "tiny-two-nodes",
-            "rollout": "async",
-            "replicas": 1,
-            "max_staleness": 1,
-            "weight_sync": "gloo",
-            "max_steps": steps,
-            "batch_size": 4,
-            "num_generations": 4,
-            "max_completion_length": 8,
-            "rewards": [RewardSpec(rule="length:12")],
-        }
-    )
-    job = run_or_write_card("grpo", cfg, foreground=True)
-    assert isinstance(job, dict)
-    shown = CliRunner().invoke(app, ["jobs", "show", job["id"], "--json"])
-    assert shown.exit_code == 0, shown.output
-    summary = json.loads(shown.stdout)["outputs"]["summary"]
-    assert [n["node"] for n in summary["replica_nodes"]] == [worker_ip]
-    assert summary["replica_nodes"][0]["url"].startswith(f"http://{worker_ip}:")
-    pushes = [s for s in summary["syncs"] if "joined" not in s]
-    assert [s["version"] for s in pushes] == list(range(1, steps))
-    assert all(v["match"] and v["resumed"] for s in pushes for v in s["replicas"])
-    assert summary["sync_failures"] == [] and summary["samples"] == steps * 4
+        ray, head_ip, worker_ip = shared_nodes
+        steps = 3
+        cfg = GrpoConfig.model_validate(
+            {
+                "model": tiny_base,
+                "table": {"name": make_table("demo.memo", memo_pairs)},
+                "out": "tiny-two-nodes",
+                "rollout": "async",
+                "replicas": 1,
+                "max_staleness": 1,
+                "weight_sync": "gloo",
+                "max_steps": steps,
+                "batch_size": 4,
+                "num_generations": 4,
+                "max_completion_length": 8,
+                "rewards": [RewardSpec(rule="length:12")],
+            }
+        )
+        job = run_or_write_card("grpo", cfg, foreground=True)
+        assert isinstance(job, dict)
+        shown = CliRunner().invoke(app, ["jobs", "show", job["id"], "--json"])
+        assert shown.exit_code == 0, shown.output
+        summary = json.loads(shown.stdout)["outputs"]["summary"]
+        assert [n["node"] for n in summary["replica_nodes"]] == [worker_ip]
+        assert summary["replica_nodes"][0]["url"].startswith(f"http://{worker_ip}:")
+        pushes = [s for s in summary["syncs"] if "joined" not in s]
+        assert [s["version"] for s in pushes] == list(range(1, steps))
+        assert all(v["match"] and v["resumed"] for s in pushes for v in s["replicas"])
+        assert summary["sync_failures"] == [] and summary["samples"] == steps * 4
 
 
 RUN_AFTER_LOSS_S = 300  # the done-when bound: a replacement and a finished job, or a clear failure
