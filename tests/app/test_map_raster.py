@@ -120,3 +120,18 @@ def test_an_image_map_draws_a_sample_of_markers_and_a_lasso_selects_every_point_
     # shapes Streamlit could hand back broken are skipped, not guessed at
     assert map_selection.shapes({"selection": {"lasso": [{"x": [1, 2], "y": [1, 2]}]}}) == []
     assert map_selection.shapes({"selection": {"box": [{"x": [0, "nan"], "y": [0, 1]}]}}) == []
+
+
+def test_a_box_on_an_image_of_several_tables_selects_each_tables_rows() -> None:
+    data = blobs(3_000)
+    frame = data.points.assign(table=np.where(np.arange(3_000) % 2, "t.gen", "t.chat"))
+    several = MapData("t.chat", frame, {}, 3_000, ("t.chat", "t.gen"))
+    drawn = map_figure.figure(several, draw="image")
+    assert [t.name for t in drawn.figure.data] == ["t.chat", "t.gen"]
+    box = {"selection": {"box": [{"x": [-20.0, 0.0], "y": [-10.0, 10.0]}]}}
+    inside = frame[frame["x"].between(-20, 0) & frame["y"].between(-10, 10)]
+    found = map_selection.selected_by_table(box, drawn)
+    assert {t: sorted(ids) for t, ids in found.items()} == {
+        t: sorted(rows["id"]) for t, rows in inside.groupby("table")
+    }
+    assert len(found) == 2 and min(len(ids) for ids in found.values()) > 100
