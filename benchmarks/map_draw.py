@@ -19,7 +19,10 @@ frame (painted). The first round is cold (the app computes each figure, the brow
 fetches and compiles plotly.js); the next ones reuse what the app cached for the
 snapshot and, each side's tabs sharing one browser profile, the browser's cache, as a
 person opening the Map again would. The ratio is the page's time over the baseline's,
-round by round. Then a lasso is drawn over the middle of the big map: the time to the
+round by round. Each round also opens, from a file, the image figure the app drew alone
+in an HTML page with plotly.js from the plotly package (`ratios_to_bare`: what
+Streamlit's page adds to plotly itself; a plotly.js of plotly's release, not
+Streamlit's bundle). Then a lasso is drawn over the middle of the big map: the time to the
 button (or link) that opens the selected rows in Browse, and from its click to Browse's
 first page of them. The load average is reported beside.
 """
@@ -164,6 +167,39 @@ def write_map(points: int, clusters: int, seed: int) -> None:
         tx.set_properties({PROP_TOPICS: json.dumps(titles)})
 
 
+# The image figure the app drew, alone in a page with plotly.js from the plotly package:
+# what plotly itself costs in this browser, without Streamlit.
+BARE = """<!doctype html><html><body><div id="g" style="width:1100px;height:560px"></div>
+<script src="plotly.min.js"></script><script>
+const figure = %s;
+Plotly.newPlot("g", figure.data, figure.layout).then(() => { window.__bare = performance.now(); });
+</script></body></html>"""
+
+
+def bare_page(home: Path) -> Path:
+    """An HTML file drawing the Map's image figure of the table with plotly.js alone."""
+    import plotly  # type: ignore[import-untyped]  # no type hints
+
+    from podium.app.views.map.figure import drawn_map
+
+    folder = home / "bare"
+    folder.mkdir()
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", folder)
+    spec = drawn_map(TABLE, draw="image").figure.to_json()
+    page = folder / "map.html"
+    page.write_text(BARE % spec.replace("</", "<\\/"))
+    return page
+
+
+def open_bare(context: Any, page_file: Path) -> dict[str, Any]:
+    page = context.new_page()
+    page.goto(page_file.as_uri())
+    page.wait_for_function("() => window.__bare != null", timeout=300_000, polling=50)
+    done = page.evaluate("() => window.__bare")
+    page.close()
+    return {"afterplot_s": round(done / 1000, 3)}
+
+
 def open_map(context: Any, url: str, draw: str, expected: int) -> tuple[Any, dict[str, Any]]:
     """A new tab on the Map page drawn as `draw`, once drawn: the tab and its times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -226,15 +262,16 @@ def lasso_to_browse(page: Any) -> dict[str, Any]:
     }
 
 
-def measure(url: str, points: int, rounds: int, shots: Path | None) -> dict[str, Any]:
-    """Rounds of the page (draw=image) and its baseline (draw=points), then a lasso."""
+def measure(url: str, points: int, rounds: int, shots: Path | None, bare: Path) -> dict[str, Any]:
+    """Rounds of the page (draw=image), its baseline (draw=points) and the bare page of
+    the image figure, then a lasso."""
     from app_driver import CHROMIUM_FLAGS  # type: ignore[import-not-found]
     from playwright.sync_api import sync_playwright
 
     executable = shutil.which("chromium")
     if executable is None:
         raise SystemExit("Debian's chromium is not installed: apt-get install -y chromium")
-    out: dict[str, Any] = {"loads": [], "baseline": []}
+    out: dict[str, Any] = {"loads": [], "baseline": [], "bare_plotly": []}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         warm = browser.new_page()  # the server's first page imports its modules: neither side's
@@ -244,7 +281,7 @@ def measure(url: str, points: int, rounds: int, shots: Path | None) -> dict[str,
         sides = [("loads", "image", -1), ("baseline", "points", points)]
         contexts = {
             key: browser.new_context(viewport={"width": 1440, "height": 1000})
-            for key, _, _ in sides
+            for key in ("loads", "baseline", "bare")
         }
         for n in range(rounds):
             for key, draw, expected in sides:
@@ -255,11 +292,13 @@ def measure(url: str, points: int, rounds: int, shots: Path | None) -> dict[str,
                 if key == "loads" and n == rounds - 1:
                     out["lasso"] = lasso_to_browse(page)
                 page.close()
+            out["bare_plotly"].append({"load": n, **open_bare(contexts["bare"], bare)})
         browser.close()
-    out["ratios"] = [
-        round(a["afterplot_s"] / b["afterplot_s"], 3)
-        for a, b in zip(out["loads"], out["baseline"], strict=True)
-    ]
+    for name, against in (("ratios", "baseline"), ("ratios_to_bare", "bare_plotly")):
+        out[name] = [
+            round(a["afterplot_s"] / b["afterplot_s"], 3)
+            for a, b in zip(out["loads"], out[against], strict=True)
+        ]
     return out
 
 
@@ -289,23 +328,25 @@ def main() -> None:
         started = time.perf_counter()
         write_map(args.points, args.clusters, args.seed)
         report["write_s"] = round(time.perf_counter() - started, 1)
+        bare = bare_page(home)
         port = free_port()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         log = home / "app.log"
         with running(server_command(port), env, ROOT, log) as proc:
             url = f"http://127.0.0.1:{port}"
             wait_healthy(proc, f"{url}/_stcore/health", log)
-            report.update(measure(url, args.points, args.rounds, args.screenshots))
+            report.update(measure(url, args.points, args.rounds, args.screenshots, bare))
         report["load_average"].append(os.getloadavg()[0])
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if args.json:
         print(json.dumps(report))
     else:
-        for key in ("loads", "baseline"):
+        for key in ("loads", "baseline", "bare_plotly"):
             for row in report[key]:
                 print(key, row)
         print("page / baseline (afterplot)", report["ratios"])
+        print("page / bare plotly (afterplot)", report["ratios_to_bare"])
         print("lasso", report["lasso"])
         print("load average", report["load_average"])
 
