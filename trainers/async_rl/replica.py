@@ -166,7 +166,9 @@ class PolicyReplica(VllmReplica):
             "pid": self.proc.pid,
             "started": processes.started_at(self.proc.pid),
             "log": str(log),
-            "node": host,
+            # The node's address for the job's record, also where the server listens on
+            # loopback (colocated): the record says which node, the URL how to reach it.
+            "node": routable_address(),
             "node_id": node_id,
             # The GPUs Ray gave this actor (vLLM starts on them): the job's record.
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
