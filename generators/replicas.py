@@ -138,16 +138,25 @@ def _reap_server(pid: int, started: float | None) -> bool:
 
 
 def _reap_servers(ray: Any, started: list[dict[str, Any]], reporter: Reporter) -> None:
-    """Stop servers whose actor died without stopping them (on each one's own node)."""
+    """Stop servers whose actor died without stopping them, each on its own node: from
+    this process on its own node, through a Ray task on another. A task needs Ray's GCS,
+    which a cancelled job's private Ray (stopped by the same SIGTERM) no longer has:
+    exporting one waited out Ray's 60 s reconnect, then Ray ended the job's process
+    before the job could record its cancel."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    here = ray.get_runtime_context().get_node_id()
     task = ray.remote(num_cpus=0)(_reap_server)
-    refs = [
-        task.options(
+    outcomes = [
+        _reap_server(info["pid"], info["started"])
+        if info["node_id"] == here
+        else task.options(
             scheduling_strategy=NodeAffinitySchedulingStrategy(info["node_id"], soft=False)
         ).remote(info["pid"], info["started"])
         for info in started
     ]
-    for info, reaped in zip(started, ray.get(refs, timeout=60), strict=True):
-        if reaped:
+    refs = [o for o in outcomes if not isinstance(o, bool)]
+    remote = iter(ray.get(refs, timeout=60) if refs else [])
+    for info, outcome in zip(started, outcomes, strict=True):
+        if outcome if isinstance(outcome, bool) else next(remote):
             reporter.log(f"stopped the server of a dead replica: pid {info['pid']}")

@@ -21,8 +21,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -343,6 +345,19 @@ def _reap(target: Target) -> None:
         pass  # not our child: its own parent reaps it
 
 
+@contextmanager
+def sigterm_kept() -> Iterator[None]:
+    """Around `ray.init()` in a job's process: on the main thread Ray sets its own SIGTERM
+    handler (`sys.exit(15)`) over the job's, which records a cancel or a requeue
+    (podium.jobs.execute); a cancelled job then read as failed. The job's is put back."""
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, before)
+
+
 def ray_module() -> Any:
     """`ray`, joined to the cluster a job fans its work out over (once per process).
 
@@ -370,7 +385,8 @@ def ray_module() -> Any:
 
         use_cluster_token()  # a cluster with token authentication: ray_auth_token_path
         try:
-            ray.init(address=address or "auto", logging_level=logging.WARNING)
+            with sigterm_kept():
+                ray.init(address=address or "auto", logging_level=logging.WARNING)
         except ConnectionError as exc:
             # Ray says only "Failed to connect" when the cluster refused the token.
             raise InvalidInput(

@@ -52,6 +52,10 @@ def test_a_cancelled_async_run_registers_its_step_marked_partial_everywhere(
             300, lambda: (j := get_job(job_id))["status"] not in (*LIVE, "cancelling") and j
         )
     assert done["status"] == "cancelled", done["error"]
+    # The job recorded its cancel itself: before, its cleanup asked the private Ray (gone
+    # with the same SIGTERM) to reap the replica's server, and Ray ended the process
+    # after its 60 s wait for the GCS (exit code 1).
+    assert "cancelled: stopped by the worker" in Path(done["log_path"]).read_text()
     assert get_model_or_none("tiny-halted") is None  # no final checkpoint
     (kept,) = [m for m in list_models() if m.kind == "trained"]
     assert kept.step is not None and kept.step >= 1

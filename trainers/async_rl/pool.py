@@ -29,7 +29,7 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
     import ray
 
     from podium.config import get_settings
-    from podium.processes import ray_module
+    from podium.processes import ray_module, sigterm_kept
     from podium.ray_auth import private_ray_auth
 
     # Only a configured cluster is joined (a Ray job, $RAY_ADDRESS, ray_address): the
@@ -45,12 +45,13 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
                 # ~/.ray/auth_token, and every later `ray start --head` on this machine
                 # would require a token (podium.ray_auth).
                 private.enter_context(private_ray_auth())
-                ray.init(  # "local": a new instance even where another one runs
-                    address="local",
-                    num_cpus=max(cpus, os.cpu_count() or 1),
-                    include_dashboard=False,
-                    logging_level=logging.WARNING,
-                )
+                with sigterm_kept():  # a cancel's SIGTERM stays the job's
+                    ray.init(  # "local": a new instance even where another one runs
+                        address="local",
+                        num_cpus=max(cpus, os.cpu_count() or 1),
+                        include_dashboard=False,
+                        logging_level=logging.WARNING,
+                    )
                 private.callback(ray.shutdown)  # before the token file goes
                 reporter.log("no Ray cluster configured: started a private local Ray")
         yield ray
