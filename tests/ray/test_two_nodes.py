@@ -27,7 +27,7 @@ from typing import Any
 import psutil
 import pytest
 from click.testing import CliRunner
-from conftest import AGENT_PORT_FLAGS, MARKER, cluster_processes, free_port
+from conftest import AGENT_PORT_FLAGS, MARKER, STOP_GRACE_S, cluster_processes, free_port
 
 from podium import processes
 
@@ -173,7 +173,7 @@ def running_nodes(worker_gpus: int) -> Iterator[tuple[Any, str, str]]:
     finally:
         ray.shutdown()
         for node in reversed(nodes):
-            processes.stop(node, grace_s=20)
+            processes.stop(node, grace_s=STOP_GRACE_S)
         for temp in temps:
             for proc in cluster_processes(temp):
                 processes.kill(proc.pid)
