@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from podium.config import reset_settings
 
@@ -143,3 +145,36 @@ def wait_for_app(page: Page, timeout_ms: int = 60_000) -> None:
     page.wait_for_function(
         _SETTLED, arg=[QUIET_MS, START_MS, next(_waits)], polling=50, timeout=timeout_ms
     )
+
+
+def choose_option(
+    page: Page,
+    combobox: Locator,
+    option: re.Pattern[str] | str | None,
+    *,
+    typed: str = "",
+    multi: bool = False,
+    tries: int = 3,
+) -> None:
+    """Open a select or multiselect and click `option` (the first when None). `typed` is
+    typed into the box first, so the option is among the few the list draws (a long list
+    draws only the options in view). A click that lands while the page reruns closes the
+    list: it is opened again, up to `tries` times."""
+    options = page.get_by_role("option", name=option) if option else page.get_by_role("option")
+    for attempt in range(tries):
+        wait_for_app(page)
+        combobox.click()
+        if typed:
+            combobox.press_sequentially(typed)
+        try:
+            options.first.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+            continue
+        options.first.click()
+        if multi:  # a multiselect stays open for more
+            page.keyboard.press("Escape")
+        wait_for_app(page)
+        return

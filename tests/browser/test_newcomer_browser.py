@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from app_driver import (
     REPO,
+    choose_option,
     free_port,
     running,
     server_command,
@@ -124,27 +125,9 @@ class Walk:
     def choose(
         self, picker: re.Pattern[str] | str, option: re.Pattern[str] | None, multi: bool = False
     ) -> None:
-        """Open a select or multiselect and click an option (the first when None); a
-        click that lands during a rerun is tried again."""
-        page = self.page
-        for attempt in range(3):
-            wait_for_app(page)
-            page.get_by_role("combobox", name=picker).first.click()
-            options = (
-                page.get_by_role("option", name=option) if option else page.get_by_role("option")
-            )
-            try:
-                options.first.wait_for(state="visible", timeout=10_000)
-            except Exception:
-                if attempt == 2:
-                    raise
-                page.keyboard.press("Escape")
-                continue
-            options.first.click()
-            if multi:  # a multiselect stays open for more
-                page.keyboard.press("Escape")
-            wait_for_app(page)
-            return
+        choose_option(
+            self.page, self.page.get_by_role("combobox", name=picker).first, option, multi=multi
+        )
 
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(self.artifacts / f"newcomer-{name}.png"))

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_driver import using_home, wait_for_app
+from app_driver import choose_option, using_home, wait_for_app
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -58,9 +58,7 @@ def test_filter_on_a_signal_and_read_a_row_s_evidence(
     sidebar = page.get_by_test_id("stSidebar")
     rows_with = sidebar.get_by_role("combobox", name="Rows with")
     open_expander(sidebar.get_by_text("Signals", exact=True), rows_with)
-    rows_with.click()
-    page.get_by_role("option", name="near-dup: not canonical (2)").click()
-    wait_for_app(page)
+    choose_option(page, rows_with, "near-dup: not canonical (2)", typed="not canonical")
     expect(page.get_by_text("Rows 1–2 of 2", exact=True)).to_be_visible()
 
     page.goto(f"{app_url}/browse?table={TABLE}&sample=r0003")
