@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from app_driver import wait_for_app
+from app_driver import choose_option, wait_for_app
 from browse_data import APPENDED, CHAT, CHAT_ROWS, NEEDLE, NEEDLE_ID
 from playwright.sync_api import Page, expect
 
@@ -21,9 +21,7 @@ ROW_PX = 35  # height of a grid row (and of the header row) in Streamlit's data 
 
 def choose(page: Page, label: str, option: str | re.Pattern[str]) -> None:
     """Pick `option` in the Streamlit selectbox labelled `label`."""
-    page.get_by_label(label, exact=True).click()
-    page.get_by_role("option", name=option).first.click()
-    wait_for_app(page)
+    choose_option(page, page.get_by_label(label, exact=True), option)
 
 
 def chat_message(page: Page, role: str):

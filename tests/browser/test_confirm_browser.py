@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from app_driver import using_home, wait_for_app
+from app_driver import choose_option, using_home, wait_for_app
 from playwright.sync_api import Page, expect
 
 from podium.jobs.cards import Card
@@ -117,9 +117,7 @@ def test_remove_asks_by_name_enter_removes_nothing_and_cancel_asks_on_screen(
     # The question names the chosen turn, its role and the row; only "Yes" removes it.
     why.fill("a broken answer")
     why.press("Tab")
-    box.get_by_label("Turn", exact=True).click()
-    page.get_by_role("option", name="1 · assistant").click()
-    wait_for_app(page)
+    choose_option(page, box.get_by_label("Turn", exact=True), "1 · assistant")
     box.get_by_role("button", name="Remove turn", exact=True).click()
     wait_for_app(page)
     asked = page.get_by_text(re.compile(rf"^Remove turn 1 \(assistant\) of row {target}\?"))

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_driver import using_home, wait_for_app
+from app_driver import choose_option, using_home, wait_for_app
 from playwright.sync_api import Page, expect
 from train_fixtures import tiny_checkpoint  # noqa: F401
 
@@ -120,9 +120,7 @@ def test_label_edit_remove_tag_diff_and_train(
     wait_for_app(page)
     page.get_by_role("radio", name="Snapshots").click()
     wait_for_app(page)
-    page.get_by_role("combobox", name="To (B)").click()
-    page.get_by_role("option", name="reviewed").first.click()
-    wait_for_app(page)
+    choose_option(page, page.get_by_role("combobox", name="To (B)"), "reviewed")
     page.get_by_role("button", name="Train on reviewed").click()
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Train")).to_be_visible()
