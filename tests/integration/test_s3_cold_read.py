@@ -44,11 +44,12 @@ print(json.dumps({
 
 
 class CountingProxy(OutageProxy):
-    """The outage proxy, counting the HTTP GET requests clients send through it."""
+    """The outage proxy, counting the HTTP GET and HEAD requests clients send through it."""
 
     def __init__(self, upstream_port: int) -> None:
         super().__init__(upstream_port)
         self.gets = 0
+        self.heads = 0
         self._count_lock = threading.Lock()
 
     def _passing(self, src: socket.socket, data: bytes) -> None:
@@ -59,6 +60,7 @@ class CountingProxy(OutageProxy):
         if not from_server:
             with self._count_lock:
                 self.gets += data.count(b"GET /")
+                self.heads += data.count(b"HEAD /")
 
 
 @contextlib.contextmanager
@@ -188,3 +190,81 @@ def test_a_filter_on_s3_reads_its_column_in_a_few_gets_not_one_a_row_group(
         # The filter (footers, `split` in a GET a window of row groups, the page's rows)
         # takes fewer GETs than that column scan alone did.
         assert filter_gets < default_gets, (filter_gets, default_gets)
+
+
+PAGES = """
+import json, sys
+from podium.store.read.query import page
+offset = int(sys.argv[1])
+print(json.dumps([[r["id"], r["messages"]] for r in page("cold.big", offset=offset, limit=5).rows]))
+"""
+
+
+def test_a_cold_page_of_a_kept_plan_and_footer_is_one_ranged_get(tmp_path: Path) -> None:
+    """The import keeps each data file's footer beside the plan, so a cold first or deep
+    page asks S3 for its one row group alone: no HEAD, no footer GETs (three requests
+    more before). Without the footers the same pages are read the slow way, equal."""
+    source = tmp_path / "rows.jsonl"
+    rng = random.Random(1)
+    with source.open("w", encoding="utf-8") as out:
+        for i in range(1200):  # ~9 KiB that do not compress: several row groups
+            text = "".join(rng.choice("0123456789abcdef") for _ in range(9000))
+            out.write(
+                json.dumps({"id": f"r{i:04d}", "messages": [{"role": "user", "content": text}]})
+            )
+            out.write("\n")
+    with imported_on_s3(tmp_path, source, "cold.big") as (proxy, env):
+        footers = tmp_path / "home" / ".cache" / "footers"
+        fast = {}
+        for offset in ("0", "1100"):
+            heads = proxy.heads
+            shown, gets = counted(proxy, env, "-c", PAGES, offset)
+            assert (gets, proxy.heads - heads) == (1, 0), offset
+            fast[offset] = json.loads(shown)
+        assert fast["1100"][0][0] == "r1100" and fast["0"][0][0] == "r0000"
+        for offset in ("0", "1100"):
+            shutil.rmtree(footers)
+            heads = proxy.heads
+            shown, gets = counted(proxy, env, "-c", PAGES, offset)
+            assert json.loads(shown) == fast[offset]
+            # the size (a HEAD) and the footer, then the row group: the slow way
+            assert gets >= 2 and proxy.heads > heads, (offset, gets, proxy.heads - heads)
+        assert len(list(footers.iterdir())) == 1  # kept again by the read
+        assert counted(proxy, env, "-c", PAGES, "0")[1] == 1
+
+
+def test_a_footer_kept_for_another_size_is_dropped_not_used(tmp_path: Path) -> None:
+    """Every ranged GET checks the object's size against the kept footer's: a footer
+    that is not the object's (it cannot be, as Iceberg never rewrites a data file, but a
+    cache is a cache) fails that read with its reason and is dropped. A page read from
+    the last seen metadata (`guessed_view`) then reads again the plain way, right."""
+    source = tmp_path / "rows.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "messages": [{"role": "user", "content": "q"}]}) + "\n"
+            for i in range(20)
+        ),
+        encoding="utf-8",
+    )
+    with imported_on_s3(tmp_path, source, "cold.big") as (proxy, env):
+        home = tmp_path / "home" / ".cache"
+        [footer] = (home / "footers").iterdir()
+        raw = footer.read_bytes()
+        wrong = raw[:4] + (123456789).to_bytes(8, "little") + raw[12:]
+        footer.write_bytes(wrong)
+        seen = {path: path.read_bytes() for path in (home / "plans").glob("*.seen")}
+        assert seen  # the import noted the metadata it made current
+        for path in seen:
+            path.unlink()  # no guess: the plain path reads once
+        failed = subprocess.run(
+            [sys.executable, "-c", PAGES, "3"], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert failed.returncode != 0
+        assert "is not the 123456789 bytes its cached footer says" in failed.stderr
+        assert not footer.exists()
+        for path, text in seen.items():
+            path.write_bytes(text)
+        footer.write_bytes(wrong)
+        shown, _ = counted(proxy, env, "-c", PAGES, "3")
+        assert [row[0] for row in json.loads(shown)] == ["r3", "r4", "r5", "r6", "r7"]
+        assert footer.read_bytes() == raw  # kept again by the plain path's read

@@ -15,10 +15,12 @@ import pyarrow as pa
 import pytest
 from store_helpers import write_in_files
 
+from podium.config import get_settings
 from podium.errors import NotFound
 from podium.store.catalog import catalog, names
-from podium.store.read import plan_cache, scan
+from podium.store.read import plan_cache, query, scan
 from podium.store.read.file_plan import FilePlan, PlannedFile
+from podium.store.read.guessed_view import Guess, guess_view
 from podium.store.read.plan import clear_plans
 from podium.store.read.plan import open_parquet as real_open
 from podium.store.read.query import open_view, page
@@ -257,3 +259,67 @@ def test_anything_the_catalog_row_cannot_answer_is_a_miss(table: str, podium_hom
     assert plan_cache.cached_snapshot(table, "main") is None  # refs go through pyiceberg
     (podium_home / "catalog.db").rename(podium_home / "moved.db")
     assert names.metadata_location("t", "cached") is None
+
+
+def test_a_plain_page_reads_from_the_last_seen_metadata_while_the_catalog_is_asked(
+    table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = page(table, offset=61, limit=4).to_dict()
+    forget_in_memory(monkeypatch)
+    guesses = spy_guesses(monkeypatch)
+
+    def plain_path(*_: object, **__: object) -> None:
+        raise AssertionError("the page waited for the catalog before reading")
+
+    monkeypatch.setattr(query, "open_view", plain_path)
+    assert page(table, offset=61, limit=4).to_dict() == expected
+    [guess] = guesses
+    assert guess.confirmed and guess.location == names.metadata_location("t", "cached")
+
+
+APPEND = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from store_helpers import write_in_files
+write_in_files("t.cached", 20, 80, "append", rows_per_group=10)
+"""
+
+
+def test_a_commit_from_another_process_is_seen_though_the_guess_was_older(
+    table: str, podium_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another machine of the deployment (its own home, the same catalog and warehouse)
+    appends: this home's last seen metadata is then stale, and the page is read at the
+    catalog's new metadata, not the guess's."""
+    assert page(table, limit=1).total == 80
+    old = plan_cache.last_seen("t.cached")
+    settings = get_settings()
+    other = {
+        **os.environ,
+        "PODIUM_HOME": str(tmp_path / "other-home"),
+        "PODIUM_CATALOG_URI": settings.catalog_uri,
+        "PODIUM_WAREHOUSE": settings.warehouse,
+    }
+    here = str(Path(__file__).parent)
+    subprocess.run([sys.executable, "-c", APPEND, here], env=other, check=True, timeout=300)
+    assert plan_cache.last_seen("t.cached") == old  # the other home noted its own
+    clear_plans()
+    guesses = spy_guesses(monkeypatch)
+    got = page(table, offset=95, limit=10)
+    assert got.total == 100 and [r["id"] for r in got.rows] == ids(95, 100)
+    [guess] = guesses
+    assert guess.location == old and not guess.confirmed
+    assert plan_cache.last_seen("t.cached") == names.metadata_location("t", "cached") != old
+
+
+def spy_guesses(monkeypatch: pytest.MonkeyPatch) -> list[Guess]:
+    made: list[Guess] = []
+
+    def spy(name: str, snapshot_id: int | str | None) -> Guess | None:
+        guess = guess_view(name, snapshot_id)
+        if guess is not None:
+            made.append(guess)
+        return guess
+
+    monkeypatch.setattr(query, "guess_view", spy)
+    return made

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from podium.config import get_settings
-from podium.store.read import plan_cache
+from podium.store.read import footer_cache, plan_cache, s3_get
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
 from podium.store.read.kept import Kept, forget_all
 from podium.store.read.object_store import is_s3, s3_filesystem, s3_key
@@ -46,11 +46,27 @@ def open_parquet(table: Table | None, path: str) -> pq.ParquetFile:
     if local is not None:
         return pq.ParquetFile(local)
     if is_s3(path):
-        source = s3_filesystem().open_input_file(s3_key(path))
-        return pq.ParquetFile(source, pre_buffer=True)
+        return _open_s3(path)
     if table is None:
         raise ValueError(f"{path} is not on this machine: reading it needs the table's FileIO.")
     return pq.ParquetFile(table.io.new_input(path).open())
+
+
+def _open_s3(path: str) -> pq.ParquetFile:
+    """An S3 data file: with its footer kept on disk and a plain endpoint, a file whose
+    reads are signed ranged GETs (no AWS SDK start, no HEAD, no footer GETs); otherwise
+    opened with pyarrow's filesystem, and its footer kept for the next process."""
+    footer = footer_cache.load(path)
+    if footer is not None:
+        end = s3_get.endpoint(get_settings().catalog_properties)
+        if end is not None:
+            source = pa.PythonFile(s3_get.RangedObject(end, path, footer.size), mode="r")
+            return pq.ParquetFile(source, metadata=footer.metadata, pre_buffer=True)
+    opened = s3_filesystem().open_input_file(s3_key(path))
+    parquet = pq.ParquetFile(opened, pre_buffer=True)
+    if footer is None:
+        footer_cache.keep(path, opened.size(), parquet.metadata)
+    return parquet
 
 
 _log = logging.getLogger(__name__)

@@ -96,24 +96,63 @@ def _read_entry(identity: dict[str, Any]) -> dict[str, Any] | None:
     return entry
 
 
-def cached_snapshot(name: str, snapshot_id: int | str | None) -> CachedSnapshot | None:
+def snapshot_number(snapshot_id: int | str | None) -> int | None | bool:
+    """`snapshot_id` as the cache keys it (None: the current snapshot), or False for
+    what only pyiceberg resolves (a ref's name)."""
+    if snapshot_id is None or snapshot_id == "":
+        return None
+    try:
+        return int(snapshot_id)
+    except (TypeError, ValueError):
+        return False
+
+
+def table_parts(name: str) -> tuple[str, str] | None:
+    """(namespace, table) of `name`, or None: opening the table then explains the name."""
+    try:
+        return split_table_name(name, get_settings().default_namespace)
+    except InvalidInput:
+        return None
+
+
+def cached_snapshot(
+    name: str, snapshot_id: int | str | None, location: str | None = None
+) -> CachedSnapshot | None:
     """The plan of table `name` at `snapshot_id` (None or "": current) from the cache,
     found without pyiceberg, or None: then open the table and plan it (which fills the
-    cache). Only snapshot ids are looked up here; refs and anything else miss."""
-    sid: int | None = None
-    if snapshot_id is not None and snapshot_id != "":
-        try:
-            sid = int(snapshot_id)
-        except (TypeError, ValueError):
-            return None
-    try:
-        parts = split_table_name(name, get_settings().default_namespace)
-    except InvalidInput:
-        return None  # opening the table explains what is wrong with the name
-    location = metadata_location(*parts)
+    cache). Only snapshot ids are looked up here; refs and anything else miss.
+    `location`: the table's current metadata location, when the caller just read it."""
+    sid = snapshot_number(snapshot_id)
+    parts = table_parts(name)
+    if sid is False or parts is None:
+        return None
+    location = location or metadata_location(*parts)
     if location is None:
         return None
-    return lookup(".".join(parts), location, sid)
+    table = ".".join(parts)
+    if last_seen(table) != location:
+        _note_seen(table, location)
+    return lookup(table, location, sid)
+
+
+def _seen_path(table: str) -> Path:
+    identity = {**_identity(table, ""), "metadata_location": None}
+    return _entry_path(identity).with_suffix(".seen")
+
+
+def last_seen(table: str) -> str | None:
+    """The metadata location this home last found current for `table`: a guess to start
+    reading from while the catalog is asked (`store.read.snapshot_view.guess_view`),
+    never an answer by itself."""
+    try:
+        return _seen_path(table).read_text(encoding="utf-8") or None
+    except OSError:
+        return None
+
+
+def _note_seen(table: str, location: str) -> None:
+    with contextlib.suppress(OSError):
+        write_atomically(_seen_path(table), location)
 
 
 def lookup(table: str, metadata_location: str, snapshot_id: int | None) -> CachedSnapshot | None:
@@ -155,7 +194,8 @@ def remember(head: TableHead, plan: FilePlan) -> None:
         return
     plans[_snapshot_key(plan.snapshot_id)] = _plan_to_json(plan)
     with contextlib.suppress(OSError):
-        _write_atomically(_entry_path(identity), json.dumps(entry))
+        write_atomically(_entry_path(identity), json.dumps(entry))
+        _note_seen(head.table, head.metadata_location)
         _prune()
 
 
@@ -177,12 +217,13 @@ def _plan_from_json(table: str, snapshot_id: int | None, raw: dict[str, Any]) ->
     return plan
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write `path` whole or not at all (readers in other processes never see half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

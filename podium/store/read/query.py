@@ -29,6 +29,7 @@ from podium.errors import InvalidInput
 from podium.store.read import scan
 from podium.store.read.connections import connect, quote
 from podium.store.read.guarded import Limits, call_guarded
+from podium.store.read.guessed_view import guess_view
 from podium.store.read.page_cache import Key, conditions_key, pages, positions
 from podium.store.read.scan import POS, mapped_view_sql
 from podium.store.read.snapshot_view import Page, SnapshotView, arrow_of, open_view, run_relation
@@ -250,14 +251,29 @@ def page(
     With `count=False` a search stops at the page's last hit and `total` is None."""
     if offset < 0 or limit < 0:
         raise InvalidInput("--offset and --limit must not be negative.")
-    view = open_view(name, snapshot_id)
     conditions = conditions_key(search, where, filters, ids)
-    data, total = pages.get(
-        (*view.key, *conditions, offset, limit, count),
-        lambda: _read_page(view, offset, limit, search, where, filters, ids, count, conditions),
-    )
-    columns = list(view.schema.names)
-    return Page(scan.to_rows(data), total, offset, limit, view.snapshot_id, columns)
+
+    def read(view: SnapshotView) -> Page:
+        data, total = pages.get(
+            (*view.key, *conditions, offset, limit, count),
+            lambda: _read_page(view, offset, limit, search, where, filters, ids, count, conditions),
+        )
+        columns = list(view.schema.names)
+        return Page(scan.to_rows(data), total, offset, limit, view.snapshot_id, columns)
+
+    # A plain page starts reading while the catalog is asked for the table's metadata
+    # (`guessed_view`); conditions run long enough that the question costs them little.
+    plain = not (search or where or filters or ids is not None)
+    guess = guess_view(name, snapshot_id) if plain else None
+    if guess is None:
+        return read(open_view(name, snapshot_id))
+    try:
+        guessed: Page | None = read(guess.view)
+    except Exception:  # noqa: BLE001 - the plain path below reads again and reports it
+        guessed = None
+    if guessed is not None and guess.confirmed:
+        return guessed
+    return read(open_view(name, snapshot_id, guess.answer()))
 
 
 def _read_page(

@@ -79,19 +79,23 @@ class SnapshotView:
         return con
 
 
-def open_view(name: str, snapshot_id: int | str | None = None) -> SnapshotView:
-    cached = cached_snapshot(name, snapshot_id)
-    table: Table | None = None
+def open_view(
+    name: str, snapshot_id: int | str | None = None, location: str | None = None
+) -> SnapshotView:
+    """`location`: the table's current metadata location, when the caller just read it."""
+    cached = cached_snapshot(name, snapshot_id, location)
     if cached is not None:
-        plan, raw = cached.plan, cached.mapping
-    else:
-        from podium.store.catalog.catalog import load_table
-        from podium.store.read.snapshots import resolve_snapshot
-        from podium.store.schema import PROP_MAPPING
+        return view_of(None, cached.plan, cached.mapping)
+    from podium.store.catalog.catalog import load_table
+    from podium.store.read.snapshots import resolve_snapshot
+    from podium.store.schema import PROP_MAPPING
 
-        table = load_table(name)
-        plan = plan_snapshot(table, resolve_snapshot(table, snapshot_id))
-        raw = table.properties.get(PROP_MAPPING)
+    table = load_table(name)
+    plan = plan_snapshot(table, resolve_snapshot(table, snapshot_id))
+    return view_of(table, plan, table.properties.get(PROP_MAPPING))
+
+
+def view_of(table: Table | None, plan: FilePlan, raw: str | None) -> SnapshotView:
     mapping = json.loads(raw) if raw else {}
     schema = plan.schema
     if mapping:

@@ -34,6 +34,7 @@ from podium.store.catalog.iceberg_internals import (
     to_file_schema,
     transaction_io,
 )
+from podium.store.read import footer_cache
 
 log = logging.getLogger("podium")
 
@@ -158,6 +159,8 @@ class FileWriter:
         with out:
             writer.close()
             size = out.tell()
+        # The first cold read of a new S3 file then opens it without asking for its footer.
+        footer_cache.keep(self.paths[-1], size, writer.writer.metadata)
         stats = data_file_statistics_from_parquet_metadata(
             parquet_metadata=writer.writer.metadata,
             stats_columns=self._stats_plan,
