@@ -7,7 +7,8 @@ of the row it keeps. A table signal in the stages of
 
 Memory grows with the rows only by their band keys (8 bytes per band) and ids: the
 shingle sets needed for the exact Jaccard are rebuilt in a second scan, for the rows
-of candidate pairs only.
+of candidate pairs only, and held in a scratch file when they are many
+(`podium.signals.shingle_store`).
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ from podium.signals.minhash import (
     row_sets,
 )
 from podium.signals.settings import NearDupSettings
+from podium.signals.shingle_store import Sets, ShingleStore
 from podium.signals.signal import Source, TableSignal
 
-# Rows whose shingle sets one verification scan holds: ~4 KB each for ~1 KiB of text,
-# so ~600 MB; more candidate rows than this take another scan of the snapshot.
+# Rows whose shingle sets are held in memory at once: ~4 KB each for ~1 KiB of text,
+# so ~600 MB; more candidate rows than this have their sets in a scratch file, read
+# back a group of this many rows at a time.
 VERIFY_ROWS = 150_000
 
 
@@ -103,7 +106,6 @@ class NearDup(TableSignal[NearDupSettings]):
             "clusters": 0,
             "duplicates": 0,
         }
-        self._sets: dict[int, npt.NDArray[np.uint32]] | None = None
         self._ids: pa.Array | None = None
         self.nodes = 0  # > 0: stages 1 and 2 in Ray tasks over up to this many nodes
 
@@ -133,26 +135,23 @@ class NearDup(TableSignal[NearDupSettings]):
         return candidate_pairs(keys, valid)
 
     def verified(
-        self, source: Source, pairs: npt.NDArray[np.int64]
+        self, store: ShingleStore, pairs: npt.NDArray[np.int64]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Stage 3: the candidate pairs whose exact Jaccard reaches the threshold. The
-        pairs go in groups touching at most `VERIFY_ROWS` rows, one scan each, so the
-        shingle sets held stay bounded however many rows have a candidate."""
+        pairs go in groups touching at most `VERIFY_ROWS` rows, so the shingle sets held
+        at once stay bounded however many rows have a candidate."""
         scores = np.zeros(len(pairs), np.float64)
-        groups = pair_groups(pairs, VERIFY_ROWS)
-        for group in groups:
-            sets = self._shingle_sets(source, np.unique(pairs[group]))
-            # one group: the next stage needs the same rows' sets, so keep them
-            self._sets = sets if len(groups) == 1 else None
+        for group in pair_groups(pairs, VERIFY_ROWS):
+            sets = store.sets(np.unique(pairs[group]))
             scores[group] = [jaccard(sets[int(a)], sets[int(b)]) for a, b in pairs[group]]
         keep = scores >= self.settings.threshold
         return pairs[keep], scores[keep].astype(np.float32)
 
-    def _shingle_sets(
-        self, source: Source, wanted: npt.NDArray[np.int64]
-    ) -> dict[int, npt.NDArray[np.uint32]]:
+    def shingle_store(self, source: Source, wanted: npt.NDArray[np.int64]) -> ShingleStore:
         """One scan: the shingle sets of the rows at `wanted` (sorted row indices), each
-        batch's in a worker thread."""
+        batch's in a worker thread; held in memory if one group of `VERIFY_ROWS`, else
+        written to a scratch file. Every later stage reads them there: the snapshot's
+        text is read twice in all (signatures, these sets) whatever the groups."""
         k = self.settings.shingle
 
         def wanted_texts() -> Iterator[tuple[list[int], list[str]]]:
@@ -171,12 +170,18 @@ class NearDup(TableSignal[NearDupSettings]):
                     yield here.tolist(), [texts[i - base] for i in here]
                 base += turns.rows
 
-        sets: dict[int, npt.NDArray[np.uint32]] = {}
-        for rows, found in mapped_in_threads(
-            lambda item: (item[0], row_sets(item[1], k)), wanted_texts()
-        ):
-            sets.update(zip(rows, found, strict=True))
-        return sets
+        store = ShingleStore(wanted, spill=len(wanted) > VERIFY_ROWS)
+        if not len(wanted):  # no candidate: nothing to read
+            return store
+        try:
+            for rows, found in mapped_in_threads(
+                lambda item: (item[0], row_sets(item[1], k)), wanted_texts()
+            ):
+                store.add(rows, found)
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def run(self, source: Source, reporter: Reporter) -> Iterator[pa.RecordBatch]:
         reporter.log("near-dup: signatures")
@@ -192,34 +197,32 @@ class NearDup(TableSignal[NearDupSettings]):
         del sketches
         self.counts["likely"] = len(pairs)
         reporter.log(f"near-dup: verifying {len(pairs)} candidate pairs")
-        pairs, _ = self.verified(source, pairs) if len(pairs) else (pairs, np.zeros(0, np.float32))
-        self.counts["verified"] = len(pairs)
-        links = UnionFind(n)
-        for a, b in pairs.tolist():
-            links.union(a, b)
-        rows = np.unique(pairs).astype(np.int64)
-        del pairs
-        reporter.log("near-dup: clusters (each member checked against its canonical)")
-        found = self.split(source, components(rows, links.roots(rows), ids))
-        self._sets = self._ids = None
+        store = self.shingle_store(source, np.unique(pairs))
+        try:
+            pairs, _ = self.verified(store, pairs)
+            self.counts["verified"] = len(pairs)
+            links = UnionFind(n)
+            for a, b in pairs.tolist():
+                links.union(a, b)
+            rows = np.unique(pairs).astype(np.int64)
+            del pairs
+            reporter.log("near-dup: clusters (each member checked against its canonical)")
+            found = self.split(store, components(rows, links.roots(rows), ids))
+        finally:
+            store.close()
+        self._ids = None
         yield from found.batches(ids, self.schema, self.counts)
 
-    def split(self, source: Source, parts: list[list[int]]) -> ScoredClusters:
+    def split(self, store: ShingleStore, parts: list[list[int]]) -> ScoredClusters:
         """Stage 4: each connected component split so that every member is within the
         threshold of its cluster's canonical (`split_at_canonical`), each row with its
         Jaccard to its canonical. Components go in groups of at most `VERIFY_ROWS` rows,
-        one scan each, unless the verification scan's sets are still held."""
+        so the sets held at once stay bounded."""
         found = ScoredClusters()
         for group in component_groups(parts, VERIFY_ROWS):
-            wanted = np.unique(np.concatenate([np.array(p, np.int64) for p in group]))
-            cached = self._sets
-            sets = (
-                cached
-                if cached is not None and all(int(r) in cached for r in wanted)
-                else self._shingle_sets(source, wanted)
-            )
+            sets = store.sets(np.unique(np.concatenate([np.array(p, np.int64) for p in group])))
 
-            def similarity(a: int, b: int, sets: dict[int, npt.NDArray[np.uint32]] = sets) -> float:
+            def similarity(a: int, b: int, sets: Sets = sets) -> float:
                 return jaccard(sets[a], sets[b])
 
             for part in group:

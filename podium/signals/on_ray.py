@@ -26,7 +26,7 @@ from pyiceberg.table import Table
 
 from podium.processes import ray_module
 from podium.reporting import Reporter
-from podium.signals.minhash import Keys, candidate_pairs, joined_keys, row_keys
+from podium.signals.minhash import Keys, PairUnion, candidate_pairs, joined_keys, row_keys
 from podium.signals.settings import NearDupSettings
 from podium.signals.signal import Source
 from podium.signals.turns import Turns, turns_of
@@ -131,7 +131,7 @@ def pairs_on_ray(
     ]
     reporter.log(f"near-dup: buckets of {bands} bands in {len(parts)} Ray tasks, by band")
     pieces = [(np.ascontiguousarray(keys[:, part]), valid) for part in parts]
-    found = [p for p in _run(pieces, _indexed(candidate_pairs), reporter) if len(p)]
-    if not found:
-        return np.zeros((0, 2), np.int64)
-    return np.unique(np.concatenate(found), axis=0)
+    found = PairUnion(len(keys))
+    for part in _run(pieces, _indexed(candidate_pairs), reporter):
+        found.add([part])
+    return found.pairs()
