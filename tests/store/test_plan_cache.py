@@ -218,9 +218,9 @@ def test_a_deep_page_reads_one_footer_and_one_row_group(
     groups: list[tuple[str, tuple[int, ...]]] = []
     real_read = scan._read_groups
 
-    def spy_open(table, path):  # type: ignore[no-untyped-def]
+    def spy_open(table, path, **options):  # type: ignore[no-untyped-def]
         opened.append(path)
-        return real_open(table, path)
+        return real_open(table, path, **options)
 
     def spy_read(path, parquet, wanted, schema):  # type: ignore[no-untyped-def]
         groups.append((path, tuple(wanted)))

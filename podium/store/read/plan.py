@@ -35,37 +35,39 @@ _FOOTERS_KEPT = 512
 _MANIFESTS_KEPT = 4096
 
 
-def open_parquet(table: Table | None, path: str) -> pq.ParquetFile:
-    """One data file, opened straight from disk when it is local, with pyarrow's S3
-    filesystem when on S3 (no pyiceberg needed for either), else through the table's
-    FileIO. On S3 the column chunks a read needs are pre-buffered (pyarrow's default,
-    stated): requested together, ranges closer than pyarrow's hole limit (8 KiB) merged
-    into one GET. A few columns of a whole file (a filter's) are read by
-    `store.read.s3_columns` instead, which merges across larger holes."""
+def open_parquet(table: Table | None, path: str, *, few_groups: bool = False) -> pq.ParquetFile:
+    """One data file, opened straight from disk when it is local, on S3 without pyiceberg
+    (`_open_s3`), else through the table's FileIO. On S3 the column chunks a read needs
+    are pre-buffered (pyarrow's default, stated): requested together, ranges closer than
+    pyarrow's hole limit (8 KiB) merged into one GET. A few columns of a whole file (a
+    filter's) are read by `store.read.s3_columns` instead, which merges across larger
+    holes. `few_groups`: the caller reads one row group or a few (a page)."""
     local = local_path(path)
     if local is not None:
         return pq.ParquetFile(local)
     if is_s3(path):
-        return _open_s3(path)
+        return _open_s3(path, few_groups)
     if table is None:
         raise ValueError(f"{path} is not on this machine: reading it needs the table's FileIO.")
     return pq.ParquetFile(table.io.new_input(path).open())
 
 
-def _open_s3(path: str) -> pq.ParquetFile:
-    """An S3 data file: with its footer kept on disk and a plain endpoint, a file whose
-    reads are signed ranged GETs (no AWS SDK start, no HEAD, no footer GETs); otherwise
-    opened with pyarrow's filesystem, and its footer kept for the next process."""
+def _open_s3(path: str, few_groups: bool) -> pq.ParquetFile:
+    """An S3 data file. With its footer kept (`footer_cache`) and a plain endpoint, a page
+    reads each row group in one signed ranged GET on this thread (`s3_get`: no AWS SDK
+    start, no HEAD, no footer GETs). Anything else goes through pyarrow's filesystem,
+    whose GETs of a scan run side by side, given the kept footer when there is one; a
+    footer read from the file is kept for the next process."""
     footer = footer_cache.load(path)
-    if footer is not None:
-        end = s3_get.endpoint(get_settings().catalog_properties)
-        if end is not None:
-            source = pa.PythonFile(s3_get.RangedObject(end, path, footer.size), mode="r")
-            return pq.ParquetFile(source, metadata=footer.metadata, pre_buffer=True)
-    opened = s3_filesystem().open_input_file(s3_key(path))
+    end = s3_get.endpoint(get_settings().catalog_properties) if footer and few_groups else None
+    if footer is not None and end is not None:
+        source = pa.PythonFile(s3_get.RangedObject(end, path, footer.size), mode="r")
+        return pq.ParquetFile(source, metadata=footer.metadata, pre_buffer=True)
+    opened = s3_filesystem().open_input_file(s3_key(path))  # a HEAD: the file's size
+    if footer is not None and footer.size == opened.size():
+        return pq.ParquetFile(opened, metadata=footer.metadata, pre_buffer=True)
     parquet = pq.ParquetFile(opened, pre_buffer=True)
-    if footer is None:
-        footer_cache.keep(path, opened.size(), parquet.metadata)
+    footer_cache.keep(path, opened.size(), parquet.metadata)
     return parquet
 
 

@@ -260,7 +260,7 @@ def read_positions(
     for n, pos in enumerate(wanted.tolist()):
         f = plan.files[bisect.bisect_right(starts, pos) - 1]
         if f.path not in bounds:
-            opened[f.path] = open_parquet(table, f.path)
+            opened[f.path] = open_parquet(table, f.path, few_groups=True)
             sizes = row_group_sizes(table, f.path, opened[f.path])
             bounds[f.path] = np.cumsum((0, *sizes)).tolist()
         row = f.first + pos - f.start
