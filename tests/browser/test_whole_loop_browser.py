@@ -136,13 +136,15 @@ class Loop:
 
     def rerun(self, job_id: str) -> str:
         """Click Re-run on the open Logbook page of `job_id`; returns the re-run's id, from
-        the URL the page moves to. A click that lands while the job panel's fragment
-        redraws (every 2 s) can be dropped (streamlit#10928): in CI on 2026-12-02 the
-        re-run was queued 63 s after the Compare step, a minute spent waiting on a URL
-        that was not going to move before the one retry. The queue says whether a click
-        was taken, within seconds (other runs queued it 5 and 10 s after the Compare step,
-        the Logbook's load included; the second at load 12-19), so a click is repeated
-        only when nothing was queued and the page stayed for CLICK_TAKEN_S."""
+        the URL the page moves to. A click can be dropped (streamlit#10928): in CI on
+        2026-12-02 the re-run was queued 63 s after the Compare step, a minute spent waiting
+        on a URL that was not going to move before the one retry. The finished job's 2-s
+        redraw was not the only cause: without it (every job finished, only 10-s timers
+        left on the page) one click of two here queued nothing in 120 s (load 9-13). The
+        queue says whether a click was taken, within seconds (other runs queued it 5 and
+        10 s after the Compare step, the Logbook's load included; the second at load
+        12-19), so a click is repeated only when nothing was queued and the page stayed
+        for CLICK_TAKEN_S."""
         moved = re.compile(rf"job={job_id}(&|$)")
         known = set(self.job_ids())
         for _ in range(3):

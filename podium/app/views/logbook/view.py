@@ -22,8 +22,9 @@ from podium.app.async_rl_model import async_view, other_metrics
 from podium.app.async_rl_panel import async_panel
 from podium.app.feedback import empty_state, show_error
 from podium.app.forms import queue_form
-from podium.app.job_panel import page_link
-from podium.app.job_tray_model import STATUS_ICONS
+from podium.app.job_panel import page_link, redrawn_while_active
+from podium.app.job_tray import IDLE_REFRESH_SECONDS as IDLE_SECONDS
+from podium.app.job_tray_model import STATUS_ICONS, has_active
 from podium.app.roles import current_user
 from podium.app.safe_markdown import code_span, escape_markdown
 from podium.app.scroll import scroll_once
@@ -33,7 +34,6 @@ SELECT = "logbook.select"  # the job selectbox
 GOTO = "logbook.goto"  # a job to select on the next run (just queued or re-run)
 EDIT = "logbook.edit_job"  # a job whose card fills the New job form
 KIND = "logbook.new.kind"
-REFRESH_SECONDS = 2.0
 CANCEL_YES = "Yes, cancel the job"
 
 
@@ -62,8 +62,18 @@ def new_job_form() -> None:
             st.session_state.pop(EDIT, None)
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
 def job_table(submitted_by: str | None) -> None:
+    """Every job, redrawn every 2 s while one is queued or running and every 10 s
+    otherwise (as the tray: a job queued from the CLI shows within that)."""
+    redrawn_while_active(
+        lambda: has_active(model.list_jobs(submitted_by=submitted_by)),
+        lambda: _table(submitted_by),
+        active=bool,
+        idle_every=IDLE_SECONDS,
+    )
+
+
+def _table(submitted_by: str | None) -> None:
     jobs = model.list_jobs(submitted_by=submitted_by)
     st.dataframe(
         [
@@ -77,9 +87,16 @@ def job_table(submitted_by: str | None) -> None:
     )
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
 def job_detail(job_id: str) -> None:
-    """Everything about one job that changes while it runs, redrawn every few seconds."""
+    """Everything about one job that changes while it runs, redrawn every 2 s while it
+    is queued or running; a finished job's is drawn once (its status, once changed,
+    reruns the page: the history below the fragment then shows it too)."""
+    redrawn_while_active(
+        lambda: model.get_job(job_id)["status"], lambda: _detail(job_id), model.ACTIVE.__contains__
+    )
+
+
+def _detail(job_id: str) -> None:
     job = model.get_job(job_id)
     st.subheader(f"{escape_markdown(job['kind'])} · {escape_markdown(job['id'])}")
     cols = st.columns(4)

@@ -23,6 +23,7 @@ from podium.app.base_model_panel import offer_base_model
 from podium.app.charts import line_chart
 from podium.app.feedback import PodiumError, empty_state, show_error
 from podium.app.forms import queue_form
+from podium.app.job_panel import ACTIVE, redrawn_while_active
 from podium.app.pages import page_file
 from podium.app.recent import saw
 from podium.app.rows.snapshots import linked_snapshot_labels
@@ -53,7 +54,6 @@ from podium.app.views.train.model import (
 GENERATE_PAGE = page_file("generate")
 COMPARE_PAGE = page_file("compare")
 BASIC = ("out", "method", "max_steps", "learning_rate")
-ACTIVE = ("queued", "running", "cancelling")
 LAUNCHED = "train.launched"  # the run queued from this tab, watched under the form
 
 st.title("Train")
@@ -228,19 +228,14 @@ def _watch(job_id: str, key: str) -> RunView:
 def _live(job_id: str, key: str) -> None:
     """The run, redrawn every two seconds while it is queued or running; when its status
     changes the whole page reruns, so every label names the status it has now."""
-    shown = run_status(job_id)
 
-    @st.fragment(run_every=2.0 if shown in ACTIVE else None)
-    def live() -> None:
+    def draw() -> None:
         try:
-            view = _watch(job_id, key)
+            _watch(job_id, key)
         except PodiumError as exc:
             show_error(exc)
-            return
-        if view.status != shown:
-            st.rerun()
 
-    live()
+    redrawn_while_active(lambda: run_status(job_id), draw, ACTIVE.__contains__)
 
 
 def _runs() -> None:
