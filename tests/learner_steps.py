@@ -4,13 +4,17 @@ GPUs), and the on-policy samples both take it on."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
-from trainers.async_rl.sharded import RankSpec
+from trainers.async_rl.protocols import Followers
+from trainers.async_rl.rank_workers import start_rank_processes
+from trainers.async_rl.sharded import RankSpec, ShardedLearner
 
 PROMPT = [1, 42, 7, 99]
 COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
@@ -38,6 +42,7 @@ class BothSteps:
     whole: dict[str, torch.Tensor]  # the ranks' weights after theirs, gathered
     # Each weight's name, whole shape, and the shape and device of rank 0's rows of it.
     shards: list[tuple[str, tuple[int, ...], tuple[int, ...], str]]
+    followers: list[dict[str, Any]]  # where each follower rank ran (rank_workers.py)
 
 
 def step_both(
@@ -47,12 +52,15 @@ def step_both(
     device: str,
     ranks: int = 2,
     spec: RankSpec | None = None,
+    start_followers: Callable[[RankSpec], Followers] = start_rank_processes,
+    then: Callable[[ShardedLearner, list[Sample]], None] | None = None,
 ) -> BothSteps:
     """One learner on `device` and `ranks` FSDP2 ranks (sharded.py) each take one step on
     the same on-policy batch, the single learner loaded as each rank loads it; `spec`:
-    the ranks' own (as a card's job makes it), else one on loopback."""
+    the ranks' own (as a card's job makes it), else one on loopback; `start_followers`:
+    the followers as processes (no Ray) or actors (rank_workers.py); `then`: called with
+    the ranks and the batch after the steps, before the ranks stop."""
     from podium.models.vllm_launch import free_port
-    from trainers.async_rl.sharded import ShardedLearner
     from trainers.runtime import load_model
     from trainers.weight_sync import make_weight_sync
 
@@ -80,7 +88,7 @@ def step_both(
         work_dir=work_dir,
         address=(spec.host, spec.sync_port),
     )
-    sharded = ShardedLearner(spec, log=print)
+    sharded = ShardedLearner(spec, print, start_followers)
     try:
         shards = []
         for name, tensor in sharded.named_tensors():
@@ -89,8 +97,10 @@ def step_both(
         expected = single.step(samples)
         got = sharded.step(samples)
         whole = sharded.full_model().state_dict()
+        if then is not None:
+            then(sharded, samples)
     finally:
         sharded.close()
         store.close()
     after = {name: value.detach().cpu() for name, value in model.state_dict().items()}
-    return BothSteps(expected, got, after, before, whole, shards)
+    return BothSteps(expected, got, after, before, whole, shards, sharded.followers.where)

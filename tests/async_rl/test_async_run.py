@@ -1,7 +1,7 @@
 """The async GRPO job end to end: the tiny model, two learner ranks (FSDP2-sharded, each
-pushing its rows: n -> m), two real vLLM CPU replicas as Ray actors, gloo weight pushes,
-the rollouts table in a real catalog; one replica is killed mid-run and replaced, and
-the replacement gets every rank's rows."""
+pushing its rows: n -> m; rank 1 a Ray actor), two real vLLM CPU replicas as Ray actors,
+gloo weight pushes, the rollouts table in a real catalog; one replica is killed mid-run
+and replaced, and the replacement gets every rank's rows."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from job_worker import tiny_async_card
 from train_fixtures import RecordingReporter
 
 from podium.store.catalog.catalog import load_table
-from trainers.config import GrpoConfig, RewardSpec
+from trainers.config import GrpoConfig
 
 pytestmark = [pytest.mark.vllm, pytest.mark.ray, pytest.mark.train]
 
@@ -31,6 +32,20 @@ def local_ray(podium_home: Path) -> Iterator[Any]:
     ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+def two_rank_card(model: str, table: str, out: str, **extra: Any) -> GrpoConfig:
+    """The tiny async card of these tests: two learner ranks, gloo pushes, STEPS steps."""
+    return tiny_async_card(
+        model,
+        table,
+        out,
+        learner_ranks=2,
+        max_staleness=1,
+        weight_sync="gloo",
+        max_steps=STEPS,
+        **extra,
+    )
 
 
 class HoldingRecorder(RecordingReporter):
@@ -82,24 +97,7 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
     from trainers.grpo import run_grpo
 
     table = make_table("demo.memo", memo_pairs)
-    cfg = GrpoConfig.model_validate(
-        {
-            "model": tiny_base,
-            "table": {"name": table},
-            "out": "tiny-async",
-            "rollout": "async",
-            "replicas": 2,
-            "learner_ranks": 2,
-            "max_staleness": 1,
-            "weight_sync": "gloo",
-            "max_steps": STEPS,
-            "batch_size": 4,
-            "num_generations": 4,
-            "max_completion_length": 8,
-            "learning_rate": 1e-3,
-            "rewards": [RewardSpec(rule="length:12")],
-        }
-    )
+    cfg = two_rank_card(tiny_base, table, "tiny-async", replicas=2, learning_rate=1e-3)
     recorder = HoldingRecorder()
     outputs = run_grpo(cfg, recorder)
     summary = outputs.summary
@@ -131,9 +129,60 @@ def test_async_run_bounds_lag_verifies_syncs_and_survives_a_killed_replica(
     assert all(v["match"] for s in summary["syncs"] for v in s["replicas"])
     assert summary["rollout"] == "async" and outputs.tables == ["rollouts.tiny_async"]
     assert summary["learner_ranks"] == 2
+    # Rank 0 in the job's process, rank 1 a Ray actor in its bundle of the learner's
+    # group (on CPU: a CPU of its own), each named with its node and device.
+    ranks = summary["learner_nodes"]
+    assert [r["rank"] for r in ranks] == [0, 1], ranks
+    assert ranks[0]["actor"] is None and ranks[1]["actor"], ranks
+    assert all(r["node"] and r["device"] == "cpu" for r in ranks), ranks
 
     from podium.models.registry import get_model
 
     final = get_model("tiny-async")
     assert final.lineage["rollout"] == "async" and final.lineage["learner_ranks"] == 2
     assert any("policy_version/1" in m and "lag" in m for _, m in recorder.metrics)
+
+
+class RankKiller(RecordingReporter):
+    """Kills learner rank 1's actor as the second step is reported: after the first
+    checkpoint is saved, with the second step's push about to start."""
+
+    def metric(self, step, values):  # type: ignore[no-untyped-def]
+        super().metric(step, values)
+        if step == 2:
+            import time
+
+            import ray
+
+            ray.kill(ray.get_actor("podium-async-job-test-learner-rank-1"))
+            self.killed_at = time.monotonic()
+
+
+def test_a_lost_learner_rank_fails_the_job_keeping_its_checkpoints(
+    tiny_base: str, make_table: Any, memo_pairs: Any, local_ray: Any, podium_home: Path
+) -> None:
+    """Issue 49, point 4: a follower rank's actor killed mid-run ends the job with a line
+    naming the rank, its node and devices (not gloo's broken connection), and the
+    checkpoint saved before stays registered, marked partial, with no final one. (Its
+    push in flight used to hold the job until the push timed out, 900 s, waiting on the
+    lost rank's digests and rows: this test then ran for as long.)"""
+    import time
+
+    from podium.models.registry import get_model_or_none
+    from trainers.async_rl.protocols import LearnerLost
+    from trainers.grpo import run_grpo
+
+    table = make_table("demo.memo", memo_pairs)
+    cfg = two_rank_card(tiny_base, table, "tiny-rank-lost", replicas=1, save_every=1)
+    recorder = RankKiller()
+    with pytest.raises(LearnerLost) as lost:
+        run_grpo(cfg, recorder)
+    ended = time.monotonic()
+    assert str(lost.value).startswith("learner rank 1 was lost with its actor on node "), lost
+    assert "CUDA_VISIBLE_DEVICES=" in str(lost.value)
+    kept = get_model_or_none("tiny-rank-lost-step-1")
+    assert kept is not None and kept.lineage["final"] is False
+    assert (kept.partial or "").startswith("failed at step "), kept.partial
+    assert get_model_or_none("tiny-rank-lost") is None
+    assert vllm_processes_of(podium_home) == []
+    print(f"from the kill to the job's end: {ended - recorder.killed_at:.1f} s")

@@ -26,12 +26,20 @@ def test_on_cuda_every_learner_rank_and_replica_asks_for_a_gpu_of_its_own() -> N
     assert [ray_options(s) for s in placement.replicas] == [{"num_cpus": 1.0, "num_gpus": 1.0}] * 3
 
 
-def test_on_cpu_nothing_is_reserved_beyond_a_cpu_per_replica() -> None:
-    placement = plan_placement(card(learner_ranks=2, replicas=2), "cpu")
+def test_on_cpu_a_follower_rank_has_a_cpu_bundle_and_a_replica_a_cpu() -> None:
+    """Rank 0 is the job's process (it reserves nothing); each other rank is an actor in
+    a bundle of one CPU of the learner's group (rank_workers.py)."""
+    placement = plan_placement(card(learner_ranks=3, replicas=2), "cpu")
 
-    assert placement.learner_bundles == []
+    assert placement.learner_bundles == [{"CPU": 1.0}, {"CPU": 1.0}]
+    assert [(s.index, s.bundle, s.num_cpus) for s in placement.learner] == [
+        (0, None, 0.0),
+        (1, 0, 1.0),
+        (2, 1, 1.0),
+    ]
+    assert all(s.num_gpus == 0 for s in placement.learner)
     assert [ray_options(s) for s in placement.replicas] == [{"num_cpus": 1.0}] * 2
-    assert all(s.num_gpus == 0 and s.bundle is None for s in placement.learner)
+    assert plan_placement(card(learner_ranks=1), "cpu").learner_bundles == []
 
 
 def test_a_learner_seat_needs_its_reserved_group() -> None:

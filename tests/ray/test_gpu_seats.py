@@ -2,7 +2,8 @@
 (`ray start --num-gpus=2` on a CPU host): a colocated learner and its replica get the
 same GPU (one bundle, their shares adding to it), a colocation Ray cannot seat fails
 within its stated time saying what it asked, and two learner ranks on `device: cuda`
-train on the GPUs their seats hold (the spec their FSDP2 ranks are started with)."""
+run as the job runs them, rank 0 here and rank 1 a Ray actor, each on a GPU of its own,
+and step as one process does."""
 
 from __future__ import annotations
 
@@ -123,27 +124,93 @@ def test_a_colocation_ray_cannot_seat_fails_saying_what_it_asked(
             ray.kill(half)
 
 
-def test_two_learner_ranks_on_cuda_train_on_the_gpus_their_seats_hold(
-    two_fake_gpus: Any, tmp_path: Path
+def test_two_learner_ranks_run_as_actors_on_their_own_gpus_and_step_like_one_process(
+    two_fake_gpus: Any, tiny_checkpoint: Path, tmp_path: Path
 ) -> None:
-    from trainers.async_rl.learner_setup import rank_devices, rank_spec
+    """A card's `learner_ranks: 2` on `device: cuda`, set up by the job's own calls: rank
+    0 (this process) on the GPU its seat holds, rank 1 a Ray actor in the other bundle
+    of the learner's group, on the GPU Ray gave it. The job's record names both ranks
+    with their node and devices; the two ranks (gloo: the GPUs are fake) take the step
+    one process takes on the same batch, and the actor killed fails the next step with
+    a line naming it (the job then keeps its checkpoints: LearnerLost)."""
+    import dataclasses
+
+    import torch
+    from learner_steps import step_both
+
+    from trainers.async_rl.learner import LearnerSettings, Sample
+    from trainers.async_rl.learner_setup import (
+        RankSeats,
+        learner_nodes,
+        rank_devices,
+        rank_spec,
+    )
     from trainers.async_rl.placement import hold_learner_seats, plan_placement
+    from trainers.async_rl.protocols import LearnerLost
+    from trainers.async_rl.sharded import ShardedLearner
 
     ray = two_fake_gpus
     cfg = card(learner_ranks=2, device="cuda")
-    seats = hold_learner_seats(ray, plan_placement(cfg, "cuda"), name="test-ranks")
+    placement = plan_placement(cfg, "cuda")
+    seats = hold_learner_seats(ray, placement, name="test-ranks")
     try:
         node = ray.get_runtime_context().get_node_id()
         devices = rank_devices(seats, node, None, "cuda")
-        assert sorted(devices) == ["cuda:0", "cuda:1"]  # a GPU a rank, none shared
-        spec = rank_spec(cfg, BaseModelRef("base", tmp_path), devices, 0, tmp_path)
-        assert spec.device == "cuda" and sorted(spec.gpus or []) == [0, 1]
-        assert [f"cuda:{spec.gpu(r)}" for r in range(2)] == devices
-        # Seen from a process that shows only GPU 1 (CUDA_VISIBLE_DEVICES=1), the rank
-        # holding GPU 1 trains on its cuda:0; the other GPU is hidden from it: refused.
-        from podium.errors import PodiumError
+        assert len(devices) == 1 and devices[0] in {"cuda:0", "cuda:1"}  # rank 0's seat
+        spec = rank_spec(cfg, BaseModelRef("base", tiny_checkpoint), devices, 0, tmp_path)
+        assert spec.device == "cuda" and [f"cuda:{spec.gpu(0)}"] == devices
+        # Fake GPUs: torch sees none, so both ranks train on the CPU over gloo, from
+        # the seats a GPU run takes; two minibatches over two epochs (the clip acts).
+        settings = LearnerSettings(
+            learning_rate=1e-2, temperature=0.7, minibatches=2, epochs=2, micro_batch=1
+        )
+        spec = dataclasses.replace(spec, device="cpu", gpus=None, settings=settings)
+        record: list[dict[str, Any]] = []
 
-        with pytest.raises(PodiumError, match="hidden from the job's process"):
-            rank_devices(seats, node, "1", "cuda")
+        def kill_rank_1(sharded: ShardedLearner, samples: list[Sample]) -> None:
+            record.extend(learner_nodes(seats, devices, sharded))
+            ray.kill(ray.get_actor("test-ranks-rank-1"))
+            with pytest.raises(LearnerLost) as lost:
+                sharded.step(samples)
+            rank1 = record[1]
+            assert str(lost.value).startswith(
+                f"learner rank 1 was lost with its actor on node {rank1['node']} "
+                f"(CUDA_VISIBLE_DEVICES={rank1['cuda_visible_devices']})"
+            ), lost.value
+
+        starter = RankSeats(ray, placement, seats, "test-ranks", 120.0).starter()
+        # Ray runs the actor on one thread (OMP_NUM_THREADS=1: its seat's CPUs); the
+        # one-process learner and rank 0 here then sum in the same order as it does
+        # (AdamW's first steps turn a last-bit difference in a near-zero gradient into
+        # a whole step of the learning rate).
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            both = step_both(
+                tiny_checkpoint,
+                tmp_path,
+                settings,
+                "cpu",
+                spec=spec,
+                start_followers=starter,
+                then=kill_rank_1,
+            )
+        finally:
+            torch.set_num_threads(threads)
+        # The record: rank 0 in this process, rank 1 an actor; a GPU each, not shared.
+        assert [r["rank"] for r in record] == [0, 1]
+        rank0, rank1 = record
+        assert rank0["actor"] is None and rank1["actor"], record
+        assert rank0["node"] and rank0["node"] == rank1["node"]  # the one node
+        assert {rank0["cuda_visible_devices"], rank1["cuda_visible_devices"]} == {"0", "1"}
+        assert rank0["device"] == devices[0] and rank1["device"] == "cpu"
+        # The same step as one process (test_sharded_learner.py's tolerances).
+        got, expected = both.got, both.expected
+        assert abs(got.loss - expected.loss) < 1e-5 and got.tokens == expected.tokens
+        assert expected.clip_fraction > 0
+        assert abs(got.clip_fraction - expected.clip_fraction) < 1e-6
+        for name, value in both.single.items():
+            assert torch.allclose(both.whole[name], value, atol=2e-5, rtol=0), name
+        assert any(not torch.equal(v, both.before[n]) for n, v in both.single.items())
     finally:
         seats.release(ray)

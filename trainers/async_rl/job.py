@@ -14,6 +14,7 @@ from podium.store.schema import PROP_LINEAGE_CHECKPOINT, PROP_LINEAGE_INPUT
 from trainers.async_rl.host import check_async_host, rollouts_table
 from trainers.async_rl.learner_host import LEARNER_CPUS, start_remote_learner
 from trainers.async_rl.learner_setup import (
+    RankSeats,
     learner_and_sync,
     learner_in_an_actor,
     learner_nodes,
@@ -87,7 +88,8 @@ def _run(
     funcs, weights = build_rewards(cfg.rewards, tap, *_table_context(cfg))
     job = str(reporter.lineage.get("podium.lineage.job_id") or os.getpid())
     began = time.perf_counter()
-    with ray_for_job(cfg.replicas, reporter) as ray:
+    # A private Ray's CPUs: one a replica and one a follower learner rank (placement.py).
+    with ray_for_job(cfg.replicas + cfg.learner_ranks - 1, reporter) as ray:
         remote = learner_in_an_actor(ray, cfg)
         # A learner in an actor resolves the card's device where it runs: its node's
         # GPUs, not the job's.
@@ -133,11 +135,21 @@ def _run(
                     reserved = [w["gpus"] for w in seats.where]
                     reporter.log(f"learner: {', '.join(devices)} (GPUs {reserved} reserved)")
             pool.group = seats.group  # a colocated replica sits in the learner's bundle
-            ranks_at = learner_nodes(cfg.learner_ranks, seats, devices)
+            ranks_at = learner_nodes(seats, devices)
             if not remote:
-                learner, sync = learner_and_sync(
-                    cfg, base, devices, pad_token_id, run.work_dir, reporter.log
+                stage = "starting the learner ranks"
+                ranks = RankSeats(
+                    ray, placement, seats, f"podium-async-{job}-learner", pool.place_timeout_s
                 )
+                learner, sync = learner_and_sync(
+                    cfg, base, devices, pad_token_id, run.work_dir, reporter.log, ranks
+                )
+                ranks_at = learner_nodes(seats, devices, learner)
+                for rank in ranks_at[1:]:
+                    reporter.log(
+                        f"learner rank {rank['rank']}: an actor on {rank['node']}, "
+                        f"{rank['device']} (CUDA_VISIBLE_DEVICES={rank['cuda_visible_devices']})"
+                    )
             assert learner is not None and sync is not None
             stage = "starting the replicas"
             reporter.phase(f"starting {cfg.replicas} vLLM replica(s) of {base.name}")

@@ -85,9 +85,12 @@ class LearnerHost:
         self._ids = itertools.count(1)
 
     def where(self) -> dict[str, Any]:
+        import ray
+
         from podium.cluster import actor_seat
 
-        return {**actor_seat(), "device": self.device}
+        actor = ray.get_runtime_context().get_actor_id()
+        return {**actor_seat(), "device": self.device, "actor": actor}
 
     def step(self, samples: Sequence[Sample]) -> StepStats:
         return self.learner.step(samples)

@@ -1,9 +1,13 @@
-"""A follower learner rank (see sharded.py), started by rank 0 as
+"""A follower learner rank (see sharded.py): builds its shard of the model and runs rank
+0's commands until "stop". In a job it is a Ray actor (`LearnerRank`, started by
+rank_workers.start_rank_actors in its bundle of the learner's placement group); where
+there is no Ray (the sharded learner driven directly, as the GPU bundle's test does) a
+process of rank 0's:
 
     python -m trainers.async_rl.learner_rank RANK SPEC_JSON
 
-It runs rank 0's commands until "stop". A push that fails here (a replica died) is
-printed and not fatal: rank 0 verifies every push and decides what the job does.
+A push that fails here (a replica died) is printed and not fatal: rank 0 verifies every
+push and decides what the job does.
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ def _settle(pending: list[Future[Any]], rank: int) -> None:
     pending.clear()
 
 
-def main(argv: list[str]) -> None:
+def serve(spec: RankSpec, rank: int, gpu: int | None = None) -> None:
+    """Rank `rank` of `spec` (on CUDA index `gpu`, else spec.gpu(rank)) until "stop"."""
     import torch.distributed as dist
 
     from trainers.weight_sync import ReplicaEndpoint, make_weight_sync
 
-    rank, spec = int(argv[0]), RankSpec.from_json(argv[1])
-    learner = build_rank(spec, rank)
+    learner = build_rank(spec, rank, gpu)
     sync = make_weight_sync(
         spec.sync_backend,
         learner_ranks=spec.ranks,
@@ -68,5 +72,34 @@ def main(argv: list[str]) -> None:
             dist.destroy_process_group()
 
 
+class LearnerRank:
+    """A follower rank as a Ray actor: Ray placed it in its bundle and, on GPUs, set its
+    CUDA_VISIBLE_DEVICES to the one GPU of that bundle (its cuda:0)."""
+
+    def __init__(self, spec: RankSpec, rank: int) -> None:
+        from trainers.runtime import prepare_env
+
+        prepare_env()
+        self.spec, self.rank = spec, rank
+
+    def where(self) -> dict[str, Any]:
+        """Its node's address and devices, and the actor's id (the job's record)."""
+        import ray
+
+        from podium.cluster import actor_seat
+
+        seat = actor_seat()
+        device = "cuda:0" if self.spec.device == "cuda" else "cpu"
+        return {
+            **seat,
+            "rank": self.rank,
+            "device": device,
+            "actor": ray.get_runtime_context().get_actor_id(),
+        }
+
+    def serve(self) -> None:
+        serve(self.spec, self.rank, 0 if self.spec.device == "cuda" else None)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    serve(RankSpec.from_json(sys.argv[2]), int(sys.argv[1]))

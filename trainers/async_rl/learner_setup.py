@@ -5,12 +5,16 @@ transfer. job.py calls these; the placement tests call the same ones.
     remote = learner_in_an_actor(ray, cfg)
     placement = plan_placement(cfg, seat_kind(ray, cfg, device, remote), ...)
     spec = learner_spec(cfg, base, pad_token_id, work_dir, placement)   # an actor's
-    learner, sync = learner_and_sync(cfg, base, devices, pad_token_id, work_dir, log)
+    seats = hold_learner_seats(ray, placement, name)
+    learner, sync = learner_and_sync(cfg, base, devices, pad_token_id, work_dir, log,
+                                     ranks=RankSeats(ray, placement, seats, name, timeout_s))
+    ranks_at = learner_nodes(seats, devices, learner)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +30,7 @@ from trainers.runtime import BaseModelRef
 
 if TYPE_CHECKING:
     from trainers.async_rl.learner import LearnerSettings
-    from trainers.async_rl.protocols import PolicyLearner
+    from trainers.async_rl.protocols import Followers, PolicyLearner
     from trainers.async_rl.sharded import RankSpec
     from trainers.weight_sync import WeightSync
 
@@ -34,8 +38,8 @@ if TYPE_CHECKING:
 def learner_in_an_actor(ray: Any, cfg: GrpoConfig) -> bool:
     """One learner rank on a cluster whose GPUs, or CPUs, are on other nodes than the
     job's (learner_host.py), and always a learner colocated with its replica (both sit
-    in one bundle of the learner's placement group); several ranks still run beside the
-    job's process."""
+    in one bundle of the learner's placement group); of several ranks rank 0 runs in
+    the job's process and the others are actors (rank_workers.py)."""
     if cfg.placement == "colocated":
         return True
     return cfg.learner_ranks == 1 and learner_on_a_node_of_its_own(ray)
@@ -109,6 +113,29 @@ def rank_spec(
     )
 
 
+@dataclass(frozen=True)
+class RankSeats:
+    """Where a sharded learner's follower ranks go: their seats of `placement` in the
+    group `seats` reserved, each an actor placed within `timeout_s`."""
+
+    ray: Any
+    placement: Placement
+    seats: LearnerSeats
+    name: str
+    timeout_s: float
+
+    def starter(self) -> Callable[[RankSpec], Followers]:
+        from trainers.async_rl.rank_workers import start_rank_actors
+
+        return start_rank_actors(
+            self.ray,
+            self.placement.learner[1:],
+            self.seats.group,
+            name=self.name,
+            timeout_s=self.timeout_s,
+        )
+
+
 def learner_and_sync(
     cfg: GrpoConfig,
     base: BaseModelRef,
@@ -116,15 +143,19 @@ def learner_and_sync(
     pad_token_id: int,
     work_dir: Path,
     log: Callable[[str], object],
+    ranks: RankSeats | None = None,
 ) -> tuple[PolicyLearner, WeightSync]:
-    """One learner process on devices[0], or rank 0 of `learner_ranks` (sharded.py), and
-    its sync."""
+    """One learner process on devices[0], or rank 0 of `learner_ranks` (sharded.py) with
+    its followers in the seats `ranks`, and its sync."""
     from trainers.weight_sync import make_weight_sync
 
     if cfg.learner_ranks == 1:
         learner = build_learner(learner_spec(cfg, base, pad_token_id, work_dir), devices[0])
         return learner, make_weight_sync(cfg.weight_sync, work_dir=work_dir)
     from trainers.async_rl.sharded import ShardedLearner
+
+    if ranks is None:
+        raise ValueError("learner_ranks > 1: the follower ranks need their seats (RankSeats)")
 
     spec = rank_spec(cfg, base, devices, pad_token_id, work_dir)
     sync = make_weight_sync(
@@ -134,24 +165,37 @@ def learner_and_sync(
         work_dir=work_dir,
         address=(spec.host, spec.sync_port),
     )
-    return ShardedLearner(spec, log), sync
+    from trainers.async_rl.rank_workers import watch_followers
+
+    try:
+        sharded = ShardedLearner(spec, log, ranks.starter())
+    except BaseException:
+        sync.close()
+        raise
+    watch_followers(sync, sharded.followers)
+    return sharded, sync
 
 
-def learner_nodes(ranks: int, seats: LearnerSeats, devices: list[str]) -> list[dict[str, Any]]:
-    """Each learner rank's node and devices: the GPU seat Ray reserved for it, else this
-    process's node (its CPU ranks run beside the job's process)."""
-    here = actor_seat()
-    return [
-        {
-            "rank": rank,
-            "node": (seats.where[rank] if seats.where else here)["node"],
-            "device": devices[rank] if rank < len(devices) else devices[0],
-            "cuda_visible_devices": (seats.where[rank] if seats.where else here)[
-                "cuda_visible_devices"
-            ],
-        }
-        for rank in range(ranks)
-    ]
+RECORDED = ("rank", "node", "device", "cuda_visible_devices", "actor")
+
+
+def learner_nodes(
+    seats: LearnerSeats, devices: list[str], learner: object = None
+) -> list[dict[str, Any]]:
+    """Each learner rank's node and devices, for the job's record: rank 0 in its actor
+    (learner_host.py) or the job's process (on the GPU its seat holds, else this node),
+    and a sharded learner's followers where their actors ran (`actor`: the Ray actor's
+    id; None for the job's process)."""
+    here = seats.where[0] if seats.where else actor_seat()
+    rank0 = {
+        "rank": 0,
+        "node": here["node"],
+        "device": devices[0],
+        "cuda_visible_devices": here["cuda_visible_devices"],
+        "actor": here.get("actor"),  # a seat holder's where has none: the job trains
+    }
+    followers = getattr(getattr(learner, "followers", None), "where", [])
+    return [rank0] + [{key: where.get(key) for key in RECORDED} for where in followers]
 
 
 def learner_settings(cfg: GrpoConfig) -> LearnerSettings:

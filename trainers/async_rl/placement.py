@@ -6,9 +6,11 @@
 
 On CUDA every learner rank and every replica asks Ray for one GPU, so Ray hands each a
 GPU of its own (its CUDA_VISIBLE_DEVICES): the learner ranks' GPUs are one placement
-group (reserved together, on one node, before any replica starts), and the replicas
-take the node GPUs left over. Without this every replica on a node started vLLM on
-GPU 0, beside the learner. On CPU nothing is reserved beyond each replica's one CPU.
+group (reserved together, on one node, before any replica starts; rank r in bundle r),
+and the replicas take the node GPUs left over. Without this every replica on a node
+started vLLM on GPU 0, beside the learner. On CPU each follower rank of a sharded
+learner (an actor, rank_workers.py) has a CPU in a bundle of the group, rank r in
+bundle r - 1 (rank 0 is the job's process), and each replica one CPU.
 
 `placement: colocated` (one learner rank, one replica) puts both in one bundle of one
 GPU: the replica asks for its memory share of it (`vllm_gpu_memory_utilization`), the
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 REPLICA_CPUS = 1.0
+RANK_CPUS = 1.0  # a follower learner rank on CPU: one core of its node
 LEARNER_GROUP_TIMEOUT_S = 120.0
 # What a colocated learner leaves free of its share of the GPU: the two processes' CUDA
 # contexts and what vLLM allocates outside its budget.
@@ -101,12 +104,13 @@ def plan_placement(card: RunShape, device: str, learner_cpus: float = 0.0) -> Pl
             learner=[Seat("learner", r, 0.0, 1.0, bundle=r) for r in range(card.learner_ranks)],
             replicas=[Seat("replica", i, REPLICA_CPUS, 1.0) for i in range(card.replicas)],
         )
-    # On CPU the learner is the job's own process (and its followers), or an actor
-    # taking `learner_cpus`: no placement group.
+    # On CPU rank 0 is the job's own process, or an actor taking `learner_cpus`; each
+    # follower rank an actor with a CPU of its own bundle.
     return Placement(
         device=device,
-        learner_bundles=[],
-        learner=[Seat("learner", r, learner_cpus, 0.0) for r in range(card.learner_ranks)],
+        learner_bundles=[{"CPU": RANK_CPUS} for _ in range(1, card.learner_ranks)],
+        learner=[Seat("learner", 0, learner_cpus, 0.0)]
+        + [Seat("learner", r, RANK_CPUS, 0.0, bundle=r - 1) for r in range(1, card.learner_ranks)],
         replicas=[Seat("replica", i, REPLICA_CPUS, 0.0) for i in range(card.replicas)],
     )
 
@@ -151,7 +155,7 @@ def ray_options(seat: Seat, group: Any = None) -> dict[str, Any]:
 
 def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
     """The learner ranks' placement group, ready (None when there is nothing to reserve),
-    on this node when it can be: the learner runs in this process."""
+    on this node when it can be: learner rank 0 runs in this process."""
     if not placement.learner_bundles:
         return None
     from podium.cluster import shortfall_line
@@ -183,7 +187,8 @@ def reserve_learner(ray: Any, placement: Placement, name: str = "") -> Any:
 
 
 class LearnerSeat:
-    """Holds a learner rank's GPU for the job (a Ray actor in its bundle) and says which."""
+    """Holds the GPU of learner rank 0 in the job's process for the job (a Ray actor in
+    its bundle) and says which."""
 
     def where(self) -> dict[str, Any]:
         from podium.cluster import actor_seat
@@ -229,13 +234,13 @@ class LearnerSeats:
 
 
 def hold_learner_seats(ray: Any, placement: Placement, name: str) -> LearnerSeats:
-    """Reserve the learner's GPUs and learn which they are (nothing on CPU)."""
+    """Reserve the learner ranks' bundles, and hold rank 0's GPU and learn which it is
+    (nothing to hold on CPU); the follower ranks' actors take the other bundles."""
     seats = LearnerSeats(group=reserve_learner(ray, placement, name))
-    if seats.group is None:
+    rank0 = placement.learner[0]
+    if seats.group is None or rank0.bundle is None:
         return seats
-    cls = ray.remote(LearnerSeat)
-    seats.holders = [
-        cls.options(**ray_options(seat, seats.group)).remote() for seat in placement.learner
-    ]
-    seats.where = ray.get([h.where.remote() for h in seats.holders])
+    holder = ray.remote(LearnerSeat).options(**ray_options(rank0, seats.group)).remote()
+    seats.holders = [holder]
+    seats.where = [ray.get(holder.where.remote())]
     return seats

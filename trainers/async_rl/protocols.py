@@ -5,6 +5,8 @@ mypy checks that every real implementation fits:
 
 - `PolicyLearner`: `learner.Learner` (one process) and `sharded.ShardedLearner` (rank 0
   of R processes holding FSDP2-sharded parameters);
+- `Followers`: the other R - 1 ranks as rank 0 starts and watches them
+  (`rank_workers.py`: Ray actors, or processes where there is no Ray);
 - `WeightPusher`: the weight transfer, every backend of `trainers.weight_sync` (gloo,
   nccl, disk: `WeightSync` subclasses);
 - `ReplicaGroup`: the generation replicas and the weight version each holds
@@ -26,6 +28,7 @@ from podium.errors import PodiumError
 if TYPE_CHECKING:
     import torch
 
+    from podium.reporting import Reporter
     from trainers.async_rl.learner import Sample, StepStats
     from trainers.async_rl.placement import Placement
     from trainers.weight_sync.base import ReplicaEndpoint, Snapshot, SyncRecord
@@ -74,6 +77,24 @@ class PolicyLearner(Protocol):
     def close(self) -> None:
         """Stop the other learner ranks."""
         ...
+
+
+class Followers(Protocol):
+    """Ranks 1..R-1 of a sharded learner, started and watched by rank 0: Ray actors in
+    a job, processes where there is no Ray (rank_workers.py)."""
+
+    where: list[dict[str, Any]]  # each one's rank, node, device, CUDA_VISIBLE_DEVICES
+
+    def lost(self, wait_s: float = 0.0) -> str | None:
+        """A line naming the first follower gone (waiting up to `wait_s` for one to be
+        seen gone), or None while all run."""
+        ...
+
+    def wait(self, timeout_s: float) -> None:
+        """After "stop": each ends."""
+        ...
+
+    def kill(self) -> None: ...
 
 
 class WeightPusher(Protocol):
@@ -135,6 +156,10 @@ class ReplicaGroup(Protocol):
         ...
 
     def alive(self, index: int) -> bool: ...
+
+    def stop(self, reporter: Reporter) -> None:
+        """Stop every replica and reap its server (a push waiting on one then fails)."""
+        ...
 
 
 class SaveCheckpoint(Protocol):

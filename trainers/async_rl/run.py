@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from podium.errors import Cancelled
 from trainers.async_rl.controller import Completed, Ticket
 from trainers.async_rl.prompts import Prompt
+from trainers.async_rl.protocols import LearnerLost
 from trainers.async_rl.pushes import Pushes
 from trainers.async_rl.replica_faults import ReplicaFaults
 from trainers.async_rl.rollouts import rollout_row
@@ -271,6 +272,15 @@ class AsyncRun(ReplicaFaults, Pushes):
                         save(step + 1, final=False)
             wait(list(self.pushes))
             self.raise_errors()
+        except LearnerLost:
+            # A sharded learner's push in flight waits on the lost rank's rows in each
+            # replica (and on its digests in the store: rank_workers.WatchedStore):
+            # stopped, the replicas fail it, so the run ends now, not when the push times
+            # out (900 s). A one-rank learner's push fails with its actor.
+            if self.cfg.learner_ranks > 1:
+                self.stop.set()
+                self.pool.stop(self.reporter)
+            raise
         finally:
             self.stop.set()
             self.controller.close()

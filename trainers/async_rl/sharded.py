@@ -1,9 +1,10 @@
 """Learner ranks: the async learner as R processes with FSDP2-sharded parameters.
 
-With `learner_ranks: R` > 1 the job process is learner rank 0 and starts R - 1 follower
-processes (`python -m trainers.async_rl.learner_rank`). All R join one process group
-(gloo on CPU; NCCL on GPUs, rank r on the GPU Ray reserved for it, `RankSpec.gpus`:
-learner_setup.py) and shard the model with FSDP2
+With `learner_ranks: R` > 1 the job process is learner rank 0 and starts R - 1 followers
+(rank_workers.py: Ray actors in the learner's placement group, each in its own bundle;
+processes of rank 0's where there is no Ray). All R join one process group (gloo on
+CPU; NCCL on GPUs: rank 0 on the GPU its seat holds, `RankSpec.gpus`, learner_setup.py,
+each follower on the one GPU Ray gave its actor) and shard the model with FSDP2
 (`fully_shard`, dim-0 shards: rank r holds rows `row_slices(shape, R)[r]` of every
 parameter, and the matching optimizer state). Rank 0 drives; each command is broadcast
 to the followers, which run it alongside:
@@ -25,21 +26,23 @@ the store, never the learner group, so they overlap training.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from podium.processes import python_module
 from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
 from trainers.async_rl.protocols import LearnerLost
 
-FOLLOWER_MODULE = "trainers.async_rl.learner_rank"
+if TYPE_CHECKING:
+    from trainers.async_rl.protocols import Followers
+
 GROUP_TIMEOUT_S = 1800.0
+# How long rank 0, its collective broken, waits for Ray (or the OS) to report the follower
+# that broke it: the job then fails as a lost rank, keeping its checkpoints.
+LOST_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,9 @@ class RankSpec:
         return cls(**{**fields, "settings": LearnerSettings(**fields["settings"])})
 
 
-def build_rank(spec: RankSpec, rank: int) -> Learner:
-    """Join the learner group, load the checkpoint, shard it, and wrap it as a Learner."""
+def build_rank(spec: RankSpec, rank: int, gpu: int | None = None) -> Learner:
+    """Join the learner group, load the checkpoint, shard it, and wrap it as a Learner;
+    on CUDA on GPU `gpu` as this process sees it (spec.gpu(rank) when None)."""
     import datetime
 
     import torch.distributed as dist
@@ -86,8 +90,9 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
     from trainers.runtime import load_model
 
     cuda = spec.device == "cuda"
+    index = spec.gpu(rank) if gpu is None else gpu
     if cuda:
-        torch.cuda.set_device(spec.gpu(rank))  # before the group: NCCL binds a rank to it
+        torch.cuda.set_device(index)  # before the group: NCCL binds a rank to it
     dist.init_process_group(
         "nccl" if cuda else "gloo",
         init_method=f"tcp://{spec.host}:{spec.group_port}",
@@ -96,7 +101,7 @@ def build_rank(spec: RankSpec, rank: int) -> Learner:
         timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
     )
     torch.manual_seed(spec.seed)
-    device = torch.device("cuda", spec.gpu(rank)) if cuda else torch.device("cpu")
+    device = torch.device("cuda", index) if cuda else torch.device("cpu")
     model = load_model(Path(spec.checkpoint), device.type).to(device)
     # The reference is only read (no grad, no optimizer state): each rank keeps a whole
     # copy rather than joining it to the shards.
@@ -135,51 +140,84 @@ def receive_command() -> tuple[Any, ...]:
 
 
 class ShardedLearner:
-    """Learner rank 0 of R: the Learner interface run.py uses, driving R - 1 followers."""
+    """Learner rank 0 of R: the Learner interface run.py uses, driving R - 1 followers
+    (`start_followers(spec)`: rank_workers.py)."""
 
-    def __init__(self, spec: RankSpec, log: Callable[[str], object]) -> None:
+    def __init__(
+        self,
+        spec: RankSpec,
+        log: Callable[[str], object],
+        start_followers: Callable[[RankSpec], Followers],
+    ) -> None:
         self.spec, self.log = spec, log
-        env = {**os.environ, "PYTHONPATH": _repo_root()}
-        self.followers = [
-            subprocess.Popen(
-                python_module(FOLLOWER_MODULE, str(r), spec.to_json()),
-                env=env,
-            )
-            for r in range(1, spec.ranks)
-        ]
+        self.followers = start_followers(spec)
         try:
-            self.learner = build_rank(spec, 0)
+            self.learner = self._join()
         except BaseException:
-            self._kill()
+            self.followers.kill()
             raise
+        if spec.device == "cuda":  # the current device is a thread's: this one trains
+            torch.cuda.set_device(spec.gpu(0))
         self._template: Any = None
         group = "NCCL on GPUs" if spec.device == "cuda" else "gloo"
         self.log(f"learner: {spec.ranks} ranks, FSDP2-sharded parameters over {group}")
+
+    def _join(self) -> Learner:
+        """Rank 0's part, built on a thread while the followers are watched: one that
+        fails before it joins the group fails the start with its reason, where rank 0
+        alone would wait out the group's rendezvous (GROUP_TIMEOUT_S)."""
+        import threading
+
+        built: list[Learner] = []
+        failed: list[BaseException] = []
+
+        def build() -> None:
+            try:
+                built.append(build_rank(self.spec, 0))
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                failed.append(exc)
+
+        thread = threading.Thread(target=build, name="learner-rank-0", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(timeout=1.0)
+            if thread.is_alive():
+                self.check()
+        if failed:
+            raise failed[0]
+        return built[0]
 
     @property
     def model(self) -> Any:
         return self.learner.model
 
-    def check(self) -> None:
-        for rank, proc in enumerate(self.followers, start=1):
-            code = proc.poll()
-            if code is not None:
-                raise LearnerLost(
-                    f"learner rank {rank} exited (code {code}); the job's log has its error"
-                )
+    def check(self, wait_s: float = 0.0) -> None:
+        line = self.followers.lost(wait_s)
+        if line is not None:
+            raise LearnerLost(line)
+
+    def _collective(self, call: Callable[[], Any]) -> Any:
+        """`call` (a collective over the ranks): broken by a lost follower, the job's
+        error is that rank's loss (the job keeps its checkpoints), not gloo's."""
+        try:
+            return call()
+        except Exception:
+            self.check(LOST_WAIT_S)
+            raise
 
     def _send(self, *command: Any) -> None:
         import torch.distributed as dist
 
         self.check()
-        dist.broadcast_object_list([command], src=0)
+        self._collective(lambda: dist.broadcast_object_list([command], src=0))
 
     def connect(self, endpoints: Sequence[tuple[int, str]]) -> None:
         self._send("connect", list(endpoints))
 
     def step(self, samples: Sequence[Sample]) -> StepStats:
         self._send("step", list(samples))
-        return self.learner.step(samples)
+        stats: StepStats = self._collective(lambda: self.learner.step(samples))
+        return stats
 
     def named_tensors(self) -> Iterator[tuple[str, torch.Tensor]]:
         return self.learner.named_tensors()
@@ -194,7 +232,7 @@ class ShardedLearner:
         from trainers.runtime import load_model
 
         self._send("gather")
-        state = gather_state(self.learner.model)
+        state = self._collective(lambda: gather_state(self.learner.model))
         if self._template is None:
             self._template = load_model(Path(self.spec.checkpoint), "cpu")
         self._template.load_state_dict(state)
@@ -204,23 +242,10 @@ class ShardedLearner:
         import torch.distributed as dist
 
         try:
-            if all(p.poll() is None for p in self.followers):
+            if self.followers.lost() is None:
                 self._send("stop")
-                for proc in self.followers:
-                    proc.wait(timeout=300)
+                self.followers.wait(timeout_s=300)
         finally:
-            self._kill()
+            self.followers.kill()
             if dist.is_initialized():
                 dist.destroy_process_group()
-
-    def _kill(self) -> None:
-        for proc in self.followers:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-
-
-def _repo_root() -> str:
-    root = str(Path(__file__).resolve().parents[2])
-    extra = os.environ.get("PYTHONPATH")
-    return root + (os.pathsep + extra if extra else "")
