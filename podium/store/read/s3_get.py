@@ -2,7 +2,7 @@
 
 A cold page read whose plan and footer are cached (`store.read.plan_cache`,
 `store.read.footer_cache`) needs one ranged GET of one row group. pyarrow's
-`S3FileSystem` would first start the AWS SDK (30-300 ms of a cold command here, growing
+`S3FileSystem` would first start the AWS SDK (25-360 ms of a cold command here, growing
 with the machine's load) and send a HEAD for the object's size; this module sends the GET
 alone over `http.client`, signed as the SDK signs it (`tests/store/test_s3_get.py` checks
 the signature against botocore's). Only the plain case is served here: an explicit
