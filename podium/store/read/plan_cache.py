@@ -142,7 +142,7 @@ def _seen_path(table: str) -> Path:
 
 def last_seen(table: str) -> str | None:
     """The metadata location this home last found current for `table`: a guess to start
-    reading from while the catalog is asked (`store.read.snapshot_view.guess_view`),
+    reading from while the catalog is asked (`store.read.guessed_view.guess_view`),
     never an answer by itself."""
     try:
         return _seen_path(table).read_text(encoding="utf-8") or None
