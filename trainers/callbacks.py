@@ -142,6 +142,9 @@ class ReporterCallback(TrainerCallback):
             self.cancelled = True
             control.should_training_stop = True
             self.writer.save(model or self._model, state.global_step, final=False)
+            self.reporter.log(
+                f"stopping at step {state.global_step} (cancelled); its state is registered"
+            )
             return control
         if (
             self.save_every
