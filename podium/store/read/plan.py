@@ -61,8 +61,9 @@ def _open_s3(path: str, few_groups: bool) -> pq.ParquetFile:
     footer = footer_cache.load(path)
     end = s3_get.endpoint(get_settings().catalog_properties) if footer and few_groups else None
     if footer is not None and end is not None:
-        source = pa.PythonFile(s3_get.RangedObject(end, path, footer.size), mode="r")
-        return pq.ParquetFile(source, metadata=footer.metadata, pre_buffer=True)
+        spans = row_group_spans(footer.metadata)
+        source = pa.PythonFile(s3_get.RangedObject(end, path, footer.size, spans), mode="r")
+        return pq.ParquetFile(source, metadata=footer.metadata, pre_buffer=False)
     opened = s3_filesystem().open_input_file(s3_key(path))  # a HEAD: the file's size
     if footer is not None and footer.size == opened.size():
         return pq.ParquetFile(opened, metadata=footer.metadata, pre_buffer=True)
@@ -229,6 +230,23 @@ def row_group_sizes(
         return tuple(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
 
     return _footers.get(path, make)
+
+
+def row_group_spans(meta: pq.FileMetaData) -> list[tuple[int, int]]:
+    """The bytes [start, stop) each row group's column chunks take in its file: a read
+    of one group's columns is one ranged GET of its span (`s3_get.RangedObject`)."""
+    spans = []
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        chunks = [group.column(c) for c in range(group.num_columns)]
+        starts = [
+            c.dictionary_page_offset if c.has_dictionary_page else c.data_page_offset
+            for c in chunks
+        ]
+        stops = [start + c.total_compressed_size for start, c in zip(starts, chunks, strict=True)]
+        if starts:
+            spans.append((min(starts), max(stops)))
+    return spans
 
 
 def clear_plans() -> None:

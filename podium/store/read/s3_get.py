@@ -21,6 +21,7 @@ import hmac
 import http.client
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, urlparse
@@ -106,7 +107,9 @@ class RangedObject:
     """A read-only, seekable file over one S3 object of known size, each read one signed
     ranged GET: what pyarrow's `PythonFile` needs to read a Parquet file's row groups."""
 
-    def __init__(self, end: Endpoint, path: str, size: int) -> None:
+    def __init__(
+        self, end: Endpoint, path: str, size: int, spans: Sequence[tuple[int, int]] = ()
+    ) -> None:
         bucket, _, key = s3_key(path).partition("/")
         # The key is sent as it is stored (pyiceberg does not decode it), each byte that
         # is not unreserved percent-encoded once, as S3 signs paths.
@@ -121,6 +124,12 @@ class RangedObject:
         self._lock = threading.Lock()
         self.closed = False
         self.gets = 0  # requests sent (tests count them)
+        # The byte spans of the file's row groups: a read inside one fetches the whole span
+        # in one GET and serves the group's other column chunks from it. pyarrow's
+        # pre-buffering would do the same but reads a Python file on its IO threads, which
+        # abort the interpreter at exit ("terminate called without an active exception").
+        self._spans = sorted(spans)
+        self._held: tuple[int, bytes] = (0, b"")
 
     def readable(self) -> bool:
         return True
@@ -143,9 +152,19 @@ class RangedObject:
         stop = self._size if n is None or n < 0 else min(self._size, self._pos + n)
         if stop <= self._pos:
             return b""
-        data = self._get(self._pos, stop)
+        data = self._held_or_get(self._pos, stop)
         self._pos += len(data)
         return data
+
+    def _held_or_get(self, start: int, stop: int) -> bytes:
+        held_start, held = self._held
+        if held_start <= start and stop <= held_start + len(held):
+            return held[start - held_start : stop - held_start]
+        span = next((s for s in self._spans if s[0] <= start and stop <= s[1]), None)
+        if span is None:
+            return self._get(start, stop)
+        self._held = (span[0], self._get(*span))
+        return self._held[1][start - span[0] : stop - span[0]]
 
     def close(self) -> None:
         self.closed = True
