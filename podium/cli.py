@@ -37,7 +37,7 @@ import click
 if TYPE_CHECKING:
     import typer
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, outage_message
 from podium.store.catalog.lean_imports import ONE_SHOT
 
 # name -> (module, one-line help shown by `podium --help`). A module defines
@@ -179,38 +179,6 @@ def _is_settings_error(exc: Exception) -> bool:
     return config is not None and isinstance(exc, config.SettingsError)
 
 
-def _outage(exc: BaseException) -> str | None:
-    """What to tell the user when a service of the deployment went away mid-command (the
-    catalog database refusing connections, the S3 warehouse unreachable): the cause's
-    first line and what to do, instead of a traceback. None for any other error."""
-    sqlalchemy_exc = sys.modules.get("sqlalchemy.exc")
-    sqlite3 = sys.modules.get("sqlite3")  # a one-row write reads an SQLite catalog directly
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        if sqlalchemy_exc is not None and isinstance(
-            exc, (sqlalchemy_exc.OperationalError, sqlalchemy_exc.InterfaceError)
-        ):
-            service = "the catalog and state database"
-            break
-        if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
-            service = "the catalog and state database"
-            break
-        if isinstance(exc, OSError) and _is_storage_error(exc):
-            service = "the warehouse's object store"
-            break
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    else:
-        return None
-    return (
-        f"{service} is unreachable or went away mid-command: {first}\n"
-        "Iceberg commits are atomic, so a table holds this command's change whole or not at "
-        "all: once it is back, `podium snapshots TABLE` shows whether it landed; run the command "
-        "again only if it did not (an append run twice adds its rows twice)."
-    )
-
-
 def _disk_full(exc: BaseException) -> PodiumError | None:
     """The one-line error for a command that ran out of disk space, else None."""
     from podium.errors import DiskFull, disk_full
@@ -230,13 +198,6 @@ def _damaged(exc: BaseException) -> str | None:
     from podium.store.catalog.damaged_files import damaged_file_message
 
     return damaged_file_message(exc)
-
-
-def _is_storage_error(exc: OSError) -> bool:
-    text = str(exc)
-    return isinstance(exc, ConnectionError) or any(
-        word in text for word in ("AWS Error", "Could not connect", "Connection refused", "curl")
-    )
 
 
 def main() -> None:
@@ -260,7 +221,7 @@ def main() -> None:
         if damaged is not None:
             _report(damaged)
             sys.exit(65)  # EX_DATAERR: a table's file cannot be parsed
-        outage = _outage(exc)
+        outage = outage_message(exc)
         if outage is not None:
             _report(outage)
             sys.exit(75)  # EX_TEMPFAIL: the same command may well work in a minute

@@ -5,6 +5,8 @@ Every error a person can cause (bad file, unknown table, invalid card) is a
 without a traceback and exits non-zero.
 """
 
+import sys
+
 
 class PodiumError(Exception):
     """An error caused by input; the message is shown to the user as is."""
@@ -61,4 +63,43 @@ def disk_full_error(exc: BaseException, what: str) -> DiskFull:
     return DiskFull(
         f"The disk is full ({first}) while {what}; nothing was committed. Free space on it "
         "(`podium maintain --all` removes files no table uses), then run it again."
+    )
+
+
+def outage_message(exc: BaseException) -> str | None:
+    """What to tell the user when a service of the deployment went away mid-command (the
+    catalog database refusing connections, the S3 warehouse unreachable): the cause's
+    first line and what to do, instead of a traceback. None for any other error."""
+    sqlalchemy_exc = sys.modules.get("sqlalchemy.exc")
+    sqlite3 = sys.modules.get("sqlite3")  # a one-row write reads an SQLite catalog directly
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if sqlalchemy_exc is not None and isinstance(
+            exc, (sqlalchemy_exc.OperationalError, sqlalchemy_exc.InterfaceError)
+        ):
+            service = "the catalog and state database"
+            break
+        if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
+            service = "the catalog and state database"
+            break
+        if isinstance(exc, OSError) and _is_storage_error(exc):
+            service = "the warehouse's object store"
+            break
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    else:
+        return None
+    return (
+        f"{service} is unreachable or went away mid-command: {first}\n"
+        "Iceberg commits are atomic, so a table holds this command's change whole or not at "
+        "all: once it is back, `podium snapshots TABLE` shows whether it landed; run the command "
+        "again only if it did not (an append run twice adds its rows twice)."
+    )
+
+
+def _is_storage_error(exc: OSError) -> bool:
+    text = str(exc)
+    return isinstance(exc, ConnectionError) or any(
+        word in text for word in ("AWS Error", "Could not connect", "Connection refused", "curl")
     )

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from podium.errors import Cancelled, PodiumError
+from podium.errors import Cancelled, PodiumError, outage_message
 from podium.jobs.cards import card_environment, parse_card
 from podium.jobs.environment import lineage_properties
 from podium.jobs.kinds import get_kind
@@ -99,7 +99,13 @@ def execute_job(job_id: str, reporter_factory: ReporterFactory = JobReporter) ->
             _cancel(job, reporter, str(exc) or "interrupted", landed_since(mark))
         except BaseException as exc:
             reporter.flush()
-            detail = str(exc) if isinstance(exc, PodiumError) else traceback.format_exc()
+            # An outage (the database or object store gone mid-run) in the CLI's words,
+            # which a foreground run echoes: its cause's first line and what to do.
+            detail = (
+                str(exc)
+                if isinstance(exc, PodiumError)
+                else outage_message(exc) or traceback.format_exc()
+            )
             reporter.log(f"failed: {detail}")
             _fail(job, exc, reporter, landed_since(mark), resumable=kind.resumable)
             if not isinstance(exc, Exception):

@@ -36,6 +36,9 @@ class StepsConfig(BaseModel):
     )
     source: TableRef | None = Field(None, description="An input table (only recorded).")
     fail_at: int | None = Field(None, description="Raise at this step.")
+    outage_at: int | None = Field(
+        None, description="Raise at this step what SQLite raises when its database went away."
+    )
     keep: str | None = Field(
         None, description="Kept in the job's record however it ends (`Reporter.keep`)."
     )
@@ -79,6 +82,10 @@ def run_steps(config: StepsConfig, reporter: Reporter) -> JobOutputs:
         if config.fail_at is not None and step == config.fail_at:
             reporter.log(f"about to fail at step {step}")
             raise RuntimeError(f"planted failure at step {step}")
+        if config.outage_at is not None and step == config.outage_at:
+            import sqlite3
+
+            raise sqlite3.OperationalError("unable to open database file")
         time.sleep(config.sleep)
         loss = float("nan") if step == config.nan_at else 1.0 / (step + 1)
         reporter.metric(step, {"loss": loss})

@@ -57,6 +57,20 @@ def test_failing_job_records_error_and_commits_nothing(jobs_home: Path) -> None:
     assert not table_exists("ns.partial")
 
 
+def test_a_job_that_meets_an_outage_says_so_in_words_not_a_traceback(
+    jobs_home: Path,
+) -> None:
+    """A database gone mid-run is an outage, not a bug: the job's log (which a foreground
+    run echoes) and its error say what went away and what to do, as the CLI does."""
+    job_id = _submit("kind: test-steps\nsteps: 3\noutage_at: 1")
+    podium("worker", "--once", "--poll", "0.2")
+    job = get_job(job_id)
+    assert job["status"] == "failed"
+    log = Path(job["log_path"]).read_text()
+    assert "the catalog and state database is unreachable or went away mid-command" in log
+    assert "unable to open database file" in log and "Traceback" not in log, log
+
+
 def test_cancel_stops_a_running_job_and_its_process_group(
     jobs_home: Path, start_worker: Callable[..., object]
 ) -> None:
