@@ -12,6 +12,7 @@ never logged or put in an environment, and it lives only in this process.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -40,6 +41,12 @@ def s3_filesystem() -> pafs.S3FileSystem:
     return _filesystem(tuple(sorted(get_settings().catalog_properties.items())))
 
 
+def first_property(properties: Mapping[str, str], *names: str) -> str | None:
+    """The first of `names` set (non-empty) in the catalog's properties: pyiceberg's
+    `s3.*` names and their `client.*` fallbacks."""
+    return next((properties[n] for n in names if properties.get(n)), None)
+
+
 @functools.lru_cache(maxsize=4)
 def _filesystem(properties: tuple[tuple[str, str], ...]) -> pafs.S3FileSystem:
     import pyarrow.fs as pafs
@@ -47,7 +54,7 @@ def _filesystem(properties: tuple[tuple[str, str], ...]) -> pafs.S3FileSystem:
     props = dict(properties)
 
     def get(*names: str) -> str | None:
-        return next((props[n] for n in names if props.get(n)), None)
+        return first_property(props, *names)
 
     timeout = get("s3.request-timeout")
     connect = get("s3.connect-timeout")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, urlparse
 
-from podium.store.read.object_store import s3_key
+from podium.store.read.object_store import first_property, s3_key
 
 UNSIGNED = "UNSIGNED-PAYLOAD"
 ATTEMPTS = 3  # a dropped keep-alive connection or a 5xx is tried again
@@ -53,7 +53,7 @@ def endpoint(properties: dict[str, str]) -> Endpoint | None:
     needs more than a signed GET (no explicit keys or endpoint, a proxy)."""
 
     def get(*names: str) -> str | None:
-        return next((properties[n] for n in names if properties.get(n)), None)
+        return first_property(properties, *names)
 
     url = urlparse(get("s3.endpoint") or "")
     access = get("s3.access-key-id", "client.access-key-id")
