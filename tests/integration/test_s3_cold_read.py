@@ -143,7 +143,17 @@ def test_a_cold_s3_read_is_served_by_the_plan_cache_without_pyiceberg(
         assert cached["deep"] == ["r037", "r038"]
         assert cached["test"] == [f"r{i:03d}" for i in range(0, 60, 7)]
         assert cached_gets < planned_gets, (cached_gets, planned_gets)
+        if catalog == "sqlite":
+            # A filter reads through pyarrow's S3 filesystem; one still held when the AWS
+            # SDK shut down aborted 1 exit in 4 (SIGABRT after the rows were printed).
+            for _ in range(8):
+                counted(proxy, env, "-c", EXITS_AFTER_A_FILTER)
 
+
+EXITS_AFTER_A_FILTER = """
+from podium.store.read.query import page
+print(page("cold.chat", filters={"split": "test"}, limit=100).total)
+"""
 
 FILTER = """
 import json, sys
