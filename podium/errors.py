@@ -6,6 +6,7 @@ without a traceback and exits non-zero.
 """
 
 import sys
+from typing import Any
 
 
 class PodiumError(Exception):
@@ -76,12 +77,13 @@ def outage_message(exc: BaseException) -> str | None:
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        if sqlalchemy_exc is not None and isinstance(
+        wrapped = sqlalchemy_exc is not None and isinstance(
             exc, (sqlalchemy_exc.OperationalError, sqlalchemy_exc.InterfaceError)
-        ):
-            service = "the catalog and state database"
-            break
-        if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError):
+        )
+        sqlite_fault = _is_sqlite_fault(exc.orig if wrapped else exc, sqlite3)  # type: ignore[attr-defined]
+        if sqlite_fault is False:
+            return None
+        if wrapped or sqlite_fault:
             service = "the catalog and state database"
             break
         if isinstance(exc, OSError) and _is_storage_error(exc):
@@ -96,6 +98,21 @@ def outage_message(exc: BaseException) -> str | None:
         "all: once it is back, `podium snapshots TABLE` shows whether it landed; run the command "
         "again only if it did not (an append run twice adds its rows twice)."
     )
+
+
+# SQLite reports a fault of its file (locked, gone, unreadable) and a fault of the
+# statement (no such table, a syntax error) as the same OperationalError; only the first
+# kind is the database going away, the second is a bug to show as one.
+_SQLITE_OUTAGES = ("database is locked", "unable to open database", "disk i/o error", "busy")
+
+
+def _is_sqlite_fault(exc: object, sqlite3: Any) -> bool | None:
+    """Whether `exc`, an SQLite error, is its database being unavailable; None when it
+    is not an SQLite error at all."""
+    if sqlite3 is None or not isinstance(exc, sqlite3.OperationalError):
+        return None
+    text = str(exc).lower()
+    return any(words in text for words in _SQLITE_OUTAGES)
 
 
 def _is_storage_error(exc: OSError) -> bool:
