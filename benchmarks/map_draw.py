@@ -216,7 +216,8 @@ def open_map(context: Any, url: str, draw: str, expected: int) -> tuple[Any, dic
     nav = page.evaluate("() => performance.getEntriesByType('navigation')[0].toJSON()")
     plotly_js = page.evaluate(  # Streamlit's chunk holding plotly.js, fetched on first use
         "() => performance.getEntriesByType('resource')"
-        ".filter(e => e.name.includes('PlotlyChart')).map(e => e.responseEnd)[0] ?? null"
+        ".filter(e => e.name.includes('PlotlyChart'))"
+        ".map(e => [e.startTime, e.responseEnd])[0] ?? [null, null]"
     )
     return page, {
         "afterplot_s": round(drawn["afterplot"] / 1000, 3),
@@ -224,7 +225,8 @@ def open_map(context: Any, url: str, draw: str, expected: int) -> tuple[Any, dic
         "html_s": round(nav["responseEnd"] / 1000, 3),
         "title_s": round(drawn["title"] / 1000, 3),
         "chart_element_s": round(drawn["chart"] / 1000, 3),
-        "plotly_js_fetched_s": round(plotly_js / 1000, 3) if plotly_js else None,
+        "plotly_js_requested_s": round(plotly_js[0] / 1000, 3) if plotly_js[0] else None,
+        "plotly_js_fetched_s": round(plotly_js[1] / 1000, 3) if plotly_js[1] else None,
         "markers": drawn["points"],
     }
 

@@ -35,6 +35,8 @@ DRAW = ("auto", "points", "image")  # auto: an image above RASTER_ABOVE points
 RASTER_ABOVE = 100_000
 SAMPLE_POINTS = 10_000  # markers over the image (hover and click), seeded
 SAMPLE_LEAST = 50  # markers per trace at least (a small topic still has hover)
+PLACEHOLDER_TEXT = "Drawing the map…"
+HEIGHT = 560  # the chart's, and its placeholder's (the page does not jump between them)
 
 
 @dataclass
@@ -174,7 +176,7 @@ def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
     ]
     layout = go.Layout(
         dragmode="lasso",
-        height=560,
+        height=HEIGHT,
         margin={"l": 0, "r": 0, "t": 0, "b": 0},
         showlegend=True,
         legend={"orientation": "h", "itemsizing": "constant"},
@@ -187,6 +189,34 @@ def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
         _place(drawn.figure, drawn.raster)
         _ = drawn.all_points  # sorted with the figure, not on the first lasso's rerun
     return drawn
+
+
+def placeholder() -> Any:
+    """An empty chart of the map's size saying the map is being drawn. The page shows it
+    in the chart's slot before reading the points: Streamlit's browser code loads its
+    plotly.js (a 4.7 MB script, fetched and compiled the first time a plotly chart is
+    shown) while the server still reads and draws the points, instead of after."""
+    import plotly.graph_objects as go
+
+    return go.Figure(
+        layout=go.Layout(
+            height=HEIGHT,
+            margin={"l": 0, "r": 0, "t": 0, "b": 0},
+            xaxis={"visible": False},
+            yaxis={"visible": False},
+            annotations=[
+                {
+                    "text": PLACEHOLDER_TEXT,
+                    "showarrow": False,
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": 0.5,
+                    "y": 0.5,
+                    "font": {"size": 16},
+                }
+            ],
+        )
+    )
 
 
 def _image(everything: list[Trace], colors: list[list[int]]) -> map_raster.Raster:

@@ -51,15 +51,19 @@ others = st.multiselect(
     help="Generated samples or a vibe eval set beside the training table: one projection "
     "of all their embeddings.",
 )
+caption, chart = st.empty(), st.empty()
+if "map.chart" not in st.session_state:  # the map's first draw in this session
+    chart.plotly_chart(map_figure.placeholder(), theme=None)  # plotly.js loads meanwhile
 try:
     drawn = map_figure.drawn_map(table, color_by, others, draw)
 except PodiumError as exc:
+    chart.empty()
     show_error(exc)
     st.stop()
 data = drawn.data
 shown = len(data.points)
 markers = sum(len(t.ids) for t in drawn.traces)
-st.caption(
+caption.caption(
     f"{data.total:,} rows with a point"
     + (f", an even sample of {shown:,} drawn" if shown < data.total else "")
     + (
@@ -70,7 +74,7 @@ st.caption(
     + ". Hover a point for its topic, click it for its row; draw a lasso (or a box) to "
     "select rows."
 )
-event = st.plotly_chart(
+event = chart.plotly_chart(
     drawn.figure,
     on_select="rerun",
     selection_mode=("lasso", "box", "points"),
