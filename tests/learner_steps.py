@@ -14,7 +14,7 @@ import torch
 from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
 from trainers.async_rl.protocols import Followers
 from trainers.async_rl.rank_workers import start_rank_processes
-from trainers.async_rl.sharded import RankSpec, ShardedLearner
+from trainers.async_rl.sharded import RANK_TIMEOUT_S, RankSpec, ShardedLearner
 
 PROMPT = [1, 42, 7, 99]
 COMPLETIONS = [[5, 6, 7], [8, 9], [10, 11, 12], [13]]
@@ -54,12 +54,14 @@ def step_both(
     spec: RankSpec | None = None,
     start_followers: Callable[[RankSpec], Followers] = start_rank_processes,
     then: Callable[[ShardedLearner, list[Sample]], None] | None = None,
+    rank_timeout_s: float = RANK_TIMEOUT_S,
 ) -> BothSteps:
     """One learner on `device` and `ranks` FSDP2 ranks (sharded.py) each take one step on
     the same on-policy batch, the single learner loaded as each rank loads it; `spec`:
     the ranks' own (as a card's job makes it), else one on loopback; `start_followers`:
     the followers as processes (no Ray) or actors (rank_workers.py); `then`: called with
-    the ranks and the batch after the steps, before the ranks stop."""
+    the ranks and the batch after the steps, before the ranks stop; `rank_timeout_s`: the
+    default spec's wait for a silent rank in a collective."""
     from podium.models.vllm_launch import free_port
     from trainers.runtime import load_model
     from trainers.weight_sync import make_weight_sync
@@ -80,6 +82,7 @@ def step_both(
         pad_token_id=0,
         seed=0,
         device=device,
+        rank_timeout_s=rank_timeout_s,
     )
     store = make_weight_sync(  # rank 0 hosts the store the followers' syncs join
         spec.sync_backend,

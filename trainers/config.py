@@ -223,6 +223,16 @@ class GrpoConfig(TrainConfig):
         "on GPU r, as many GPUs as ranks).",
         json_schema_extra=_ASYNC,
     )
+    learner_rank_timeout_s: float = Field(
+        120.0,
+        ge=5,
+        le=1800,
+        description="Async, learner_ranks > 1: seconds a learner rank waits for another in "
+        "a collective before the job fails naming the ranks (a node cut off by the network "
+        "or a stalled process; torch's own default is 1,800 s). Raise it only for ranks "
+        "that really lag each other that long.",
+        json_schema_extra=_ASYNC,
+    )
     placement: Literal["separate", "colocated"] = Field(
         "separate",
         description="Async: separate: the learner and every replica on GPUs of their own; "

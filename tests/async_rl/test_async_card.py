@@ -41,6 +41,18 @@ def test_defaults_and_the_derived_rollouts_table(podium_home: Path) -> None:
     check_async_host(cfg)
 
 
+def test_the_rank_time_out_reaches_every_rank(tmp_path: Path) -> None:
+    """Issue 49, point 4: a learner rank silent in a collective fails the job after the
+    card's `learner_rank_timeout_s` (120 s by default), the spec each rank builds from."""
+    from trainers.async_rl.learner_setup import rank_spec
+    from trainers.runtime import BaseModelRef
+
+    base = BaseModelRef("base", tmp_path)
+    assert rank_spec(card(learner_ranks=2), base, ["cpu"] * 2, 0, tmp_path).rank_timeout_s == 120
+    cfg = card(learner_ranks=2, learner_rank_timeout_s=45)
+    assert rank_spec(cfg, base, ["cpu"] * 2, 0, tmp_path).rank_timeout_s == 45
+
+
 def test_what_an_async_card_refuses_by_itself() -> None:
     with pytest.raises(ValidationError, match="method: full"):
         card(method="lora")
@@ -50,6 +62,8 @@ def test_what_an_async_card_refuses_by_itself() -> None:
     card(learner_ranks=2, device="cuda")  # the host's GPU count decides (host.py)
     with pytest.raises(ValidationError):
         card(max_staleness=-1)
+    with pytest.raises(ValidationError, match="learner_rank_timeout_s"):
+        card(learner_rank_timeout_s=1)  # every slow collective would look like a lost rank
     with pytest.raises(InvalidInput, match="not allowed"):
         card(rollouts="bad name!")
     # A sync card never reads them, so it is not refused for them.
@@ -107,6 +121,7 @@ def test_one_list_of_async_only_fields() -> None:
         "weight_sync",
         "weight_swap",
         "learner_ranks",
+        "learner_rank_timeout_s",
         "placement",
         "ppo_minibatches",
         "ppo_epochs",
@@ -119,6 +134,7 @@ def test_one_list_of_async_only_fields() -> None:
         "weight_sync": "disk",
         "weight_swap": "rolling",
         "learner_ranks": 2,
+        "learner_rank_timeout_s": 60.0,
         "placement": "colocated",
         "ppo_minibatches": 2,
         "ppo_epochs": 2,

@@ -34,7 +34,7 @@ def serve(spec: RankSpec, rank: int, gpu: int | None = None) -> None:
 
     from trainers.weight_sync import ReplicaEndpoint, make_weight_sync
 
-    learner = build_rank(spec, rank, gpu)
+    learner, commands = build_rank(spec, rank, gpu)
     sync = make_weight_sync(
         spec.sync_backend,
         learner_ranks=spec.ranks,
@@ -45,7 +45,7 @@ def serve(spec: RankSpec, rank: int, gpu: int | None = None) -> None:
     pending: list[Future[Any]] = []
     try:
         while True:
-            kind, *args = receive_command()
+            kind, *args = receive_command(commands)
             if kind == "connect":
                 sync.connect([ReplicaEndpoint(i, url) for i, url in args[0]])
             elif kind == "step":

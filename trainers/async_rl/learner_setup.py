@@ -110,6 +110,7 @@ def rank_spec(
         seed=cfg.seed,
         device="cuda" if cuda else "cpu",
         gpus=[int(d.partition(":")[2] or 0) for d in devices] if cuda else None,
+        rank_timeout_s=cfg.learner_rank_timeout_s,
     )
 
 
@@ -172,7 +173,7 @@ def learner_and_sync(
     except BaseException:
         sync.close()
         raise
-    watch_followers(sync, sharded.followers)
+    watch_followers(sync, sharded.followers, spec.rank_timeout_s)
     return sharded, sync
 
 

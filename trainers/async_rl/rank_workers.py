@@ -157,11 +157,19 @@ class RankProcesses:
 
 class WatchedStore:
     """Rank 0's weight-transfer store (a TCPStore), whose waits for a follower's digests
-    end as soon as a follower is lost (`LearnerLost`), not after the store's timeout
-    (900 s: a push in flight would hold the failing job that long)."""
+    end as soon as a follower is lost, or after `patience_s` without them (a follower
+    publishes them as its push starts: one silent that long is cut off or stalled), with
+    `LearnerLost`, not after the store's timeout (900 s: a push in flight would hold the
+    failing job that long)."""
 
-    def __init__(self, store: Any, lost: Callable[[], str | None]) -> None:
-        self.store, self.lost = store, lost
+    def __init__(
+        self,
+        store: Any,
+        lost: Callable[[], str | None],
+        patience_s: float = float("inf"),
+        where: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        self.store, self.lost, self.patience_s, self.where = store, lost, patience_s, where
 
     def get(self, key: str) -> Any:
         from trainers.async_rl.protocols import LearnerLost
@@ -173,19 +181,33 @@ class WatchedStore:
             time.sleep(0.05)
             if time.monotonic() - watched >= 1.0:
                 line = self.lost()
+                if line is None and watched - began >= self.patience_s:
+                    line = self._silent_line(key)
                 if line is not None:
                     raise LearnerLost(line)
                 watched = time.monotonic()
         return self.store.get(key)  # past the timeout: the store's own error
 
+    def _silent_line(self, key: str) -> str:
+        rank = key.rpartition("/rank")[2]  # the key is push<N>/digests/rank<R>
+        at = next((w for w in self.where if str(w.get("rank")) == rank), {})
+        return (
+            f"learner rank {rank} did not send the digests of its rows for a push within "
+            f"{self.patience_s:g} s (learner_rank_timeout_s): its node is cut off from the "
+            f"network or its process stalled (node {at.get('node')}, CUDA_VISIBLE_DEVICES="
+            f"{at.get('cuda_visible_devices')}); the run cannot go on without its shard of "
+            "the weights"
+        )
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
 
-def watch_followers(sync: Any, followers: Followers) -> None:
-    """Rank 0's `sync` waits for the followers' digests watching them (WatchedStore)."""
+def watch_followers(sync: Any, followers: Followers, patience_s: float) -> None:
+    """Rank 0's `sync` waits for the followers' digests watching them, at most
+    `patience_s` each (WatchedStore)."""
     if getattr(sync, "_store", None) is not None:
-        sync._store = WatchedStore(sync._store, followers.lost)
+        sync._store = WatchedStore(sync._store, followers.lost, patience_s, followers.where)
 
 
 def start_rank_processes(spec: RankSpec) -> RankProcesses:

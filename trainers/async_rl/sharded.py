@@ -18,9 +18,18 @@ to the followers, which run it alongside:
     gather   whole weights on rank 0, to save a checkpoint
     stop
 
-Commands go over the learner group, which FSDP also uses, so rank 0 sends them only from
-the thread that trains (under the run's lock). Pushes use the replicas' own groups and
-the store, never the learner group, so they overlap training.
+Commands go over a gloo group of their own beside the learner group FSDP uses, and rank
+0 sends them only from the thread that trains (under the run's lock). Pushes use the
+replicas' own groups and the store, never the learner group, so they overlap training.
+
+Two time-outs, because a follower waits in two ways. Between commands it may wait as
+long as rank 0 waits for samples (minutes on a big model): its command group keeps
+torch's 1,800 s. In a collective every rank is working, so a peer silent for
+`rank_timeout_s` (the card's `learner_rank_timeout_s`, 120 s) is gone: a node cut off by
+the network, whose actor Ray does not yet call dead, or a stalled process. The learner
+group, and rank 0's side of the command group, give up then, and the job fails as a lost
+rank (`LearnerLost`: checkpoints kept) naming the followers, in place of gloo's error
+after 30 minutes.
 """
 
 from __future__ import annotations
@@ -39,7 +48,8 @@ from trainers.async_rl.protocols import LearnerLost
 if TYPE_CHECKING:
     from trainers.async_rl.protocols import Followers
 
-GROUP_TIMEOUT_S = 1800.0
+GROUP_TIMEOUT_S = 1800.0  # the rendezvous, and a follower's wait for rank 0's next command
+RANK_TIMEOUT_S = 120.0  # a collective's wait for a peer (GrpoConfig.learner_rank_timeout_s)
 # How long rank 0, its collective broken, waits for Ray (or the OS) to report the follower
 # that broke it: the job then fails as a lost rank, keeping its checkpoints.
 LOST_WAIT_S = 10.0
@@ -64,6 +74,7 @@ class RankSpec:
     # sync_backend's either way.
     device: str = "cpu"
     gpus: list[int] | None = None
+    rank_timeout_s: float = RANK_TIMEOUT_S
 
     def gpu(self, rank: int) -> int:
         """The CUDA index rank `rank` trains on, as this host's processes see it."""
@@ -78,13 +89,15 @@ class RankSpec:
         return cls(**{**fields, "settings": LearnerSettings(**fields["settings"])})
 
 
-def build_rank(spec: RankSpec, rank: int, gpu: int | None = None) -> Learner:
+def build_rank(spec: RankSpec, rank: int, gpu: int | None = None) -> tuple[Learner, Any]:
     """Join the learner group, load the checkpoint, shard it, and wrap it as a Learner;
-    on CUDA on GPU `gpu` as this process sees it (spec.gpu(rank) when None)."""
+    on CUDA on GPU `gpu` as this process sees it (spec.gpu(rank) when None). With it, the
+    group rank 0's commands go over (`receive_command`)."""
     import datetime
 
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.distributed_c10d import _set_pg_timeout
     from torch.distributed.fsdp import fully_shard
 
     from trainers.runtime import load_model
@@ -98,8 +111,12 @@ def build_rank(spec: RankSpec, rank: int, gpu: int | None = None) -> Learner:
         init_method=f"tcp://{spec.host}:{spec.group_port}",
         rank=rank,
         world_size=spec.ranks,
-        timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),
+        timeout=datetime.timedelta(seconds=GROUP_TIMEOUT_S),  # a slow start is not a loss
     )
+    # Each process's own time-out: rank 0's sends give up with its collectives, while a
+    # follower waits for the next command as long as rank 0 may wait for samples.
+    waits = spec.rank_timeout_s if rank == 0 else GROUP_TIMEOUT_S
+    commands = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=waits))
     torch.manual_seed(spec.seed)
     device = torch.device("cuda", index) if cuda else torch.device("cpu")
     model = load_model(Path(spec.checkpoint), device.type).to(device)
@@ -112,7 +129,12 @@ def build_rank(spec: RankSpec, rank: int, gpu: int | None = None) -> Learner:
     for layer in model.model.layers:  # one all-gather a decoder layer, not one whole model
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
-    return Learner(
+    # Every rank loaded (a slow load is not a loss): from here a rank waits for another
+    # only in a collective, where all are working. The time-out of FSDP's collectives and
+    # the step's, on the default group (torch has no public setter).
+    dist.barrier(device_ids=[index] if cuda else None)
+    _set_pg_timeout(datetime.timedelta(seconds=spec.rank_timeout_s))
+    learner = Learner(
         model,
         spec.settings,
         pad_token_id=spec.pad_token_id,
@@ -120,6 +142,7 @@ def build_rank(spec: RankSpec, rank: int, gpu: int | None = None) -> Learner:
         rank=rank,
         reference=reference,
     )
+    return learner, commands
 
 
 def gather_state(model: Any) -> dict[str, torch.Tensor]:
@@ -131,12 +154,38 @@ def gather_state(model: Any) -> dict[str, torch.Tensor]:
     return out
 
 
-def receive_command() -> tuple[Any, ...]:
+def receive_command(commands: Any) -> tuple[Any, ...]:
+    """Rank 0's next command, over the group `commands` (build_rank's)."""
     import torch.distributed as dist
 
     box: list[Any] = [None]
-    dist.broadcast_object_list(box, src=0)
+    dist.broadcast_object_list(box, src=0, group=commands)
     return tuple(box[0])
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether a collective's error is its time-out (gloo: "Timed out waiting 120000ms
+    for recv operation to complete"), not a peer's closed connection or a bug. (NCCL's
+    watchdog ends the process at its time-out instead: not run on GPUs here.)"""
+    return "timed out" in str(exc).lower()
+
+
+def unanswered_line(spec: RankSpec, followers: Sequence[dict[str, Any]], exc: BaseException) -> str:
+    """The job's failure where a follower went silent in a collective: gloo cannot say
+    which, so every follower is named, with where it ran."""
+    ranks = ", ".join(
+        f"rank {w['rank']} on node {w['node']} (CUDA_VISIBLE_DEVICES={w['cuda_visible_devices']})"
+        for w in followers
+    )
+    said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    said = said.split("] ", 1)[-1]  # gloo's source path first: not the reader's
+    backend = "NCCL" if spec.device == "cuda" else "gloo"
+    return (
+        f"a learner rank did not answer rank 0 within {spec.rank_timeout_s:g} s in a "
+        f"collective (learner_rank_timeout_s): its node is cut off from the network or its "
+        f"process stalled (followers: {ranks}); the run cannot go on without its shard of "
+        f"the weights ({backend}: {said})"
+    )
 
 
 class ShardedLearner:
@@ -150,9 +199,10 @@ class ShardedLearner:
         start_followers: Callable[[RankSpec], Followers],
     ) -> None:
         self.spec, self.log = spec, log
+        self.broken = False  # a collective failed: the followers cannot be told to stop
         self.followers = start_followers(spec)
         try:
-            self.learner = self._join()
+            self.learner, self.commands = self._join()
         except BaseException:
             self.followers.kill()
             raise
@@ -162,13 +212,13 @@ class ShardedLearner:
         group = "NCCL on GPUs" if spec.device == "cuda" else "gloo"
         self.log(f"learner: {spec.ranks} ranks, FSDP2-sharded parameters over {group}")
 
-    def _join(self) -> Learner:
+    def _join(self) -> tuple[Learner, Any]:
         """Rank 0's part, built on a thread while the followers are watched: one that
         fails before it joins the group fails the start with its reason, where rank 0
         alone would wait out the group's rendezvous (GROUP_TIMEOUT_S)."""
         import threading
 
-        built: list[Learner] = []
+        built: list[tuple[Learner, Any]] = []
         failed: list[BaseException] = []
 
         def build() -> None:
@@ -197,19 +247,23 @@ class ShardedLearner:
             raise LearnerLost(line)
 
     def _collective(self, call: Callable[[], Any]) -> Any:
-        """`call` (a collective over the ranks): broken by a lost follower, the job's
-        error is that rank's loss (the job keeps its checkpoints), not gloo's."""
+        """`call` (a collective over the ranks): broken by a lost follower, or timed out
+        on a silent one, the job's error is that rank's loss (the job keeps its
+        checkpoints), not gloo's."""
         try:
             return call()
-        except Exception:
+        except Exception as exc:
+            self.broken = True
             self.check(LOST_WAIT_S)
+            if timed_out(exc):
+                raise LearnerLost(unanswered_line(self.spec, self.followers.where, exc)) from None
             raise
 
     def _send(self, *command: Any) -> None:
         import torch.distributed as dist
 
         self.check()
-        self._collective(lambda: dist.broadcast_object_list([command], src=0))
+        self._collective(lambda: dist.broadcast_object_list([command], src=0, group=self.commands))
 
     def connect(self, endpoints: Sequence[tuple[int, str]]) -> None:
         self._send("connect", list(endpoints))
@@ -242,7 +296,7 @@ class ShardedLearner:
         import torch.distributed as dist
 
         try:
-            if self.followers.lost() is None:
+            if not self.broken and self.followers.lost() is None:
                 self._send("stop")
                 self.followers.wait(timeout_s=300)
         finally:
