@@ -11,7 +11,12 @@ otherwise (pooling, a replica's flags) or serve another model (a checkpoint just
 At the end of a run each worker's vLLM starts are counted from the servers' logs (one
 `HOME/servers/MODEL-PORT.log` a start, in any home under the worker's temporary
 directory) and printed beside the lanes' times: a start costs ~30 s on CI, and a count
-that grows says which model's server a change made start again.
+that grows says which model's server a change made start again. In a rehearsal
+(2026-12-02) none of the starts was a reading test's own: the others kill the server
+(the killed-server generation test restarts it), own it (killed with its owner), run it
+in pooling mode, set up a fresh home by clicks (the whole loop), place replicas on Ray
+nodes or in async RL jobs that kill, replace or scale them, or serve a checkpoint just
+trained. Each start on CPU forks vLLM's engine core (podium/models/vllm_cpu_main.py).
 """
 
 from __future__ import annotations

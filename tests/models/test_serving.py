@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psutil
 import pytest
@@ -18,18 +19,27 @@ from podium.errors import PodiumError
 from podium.models import ensure_server, list_servers, register_checkpoint
 from podium.models.bootstrap import bootstrap
 from podium.models.serving import VLLM_MARKER, _row
-from podium.models.vllm_launch import MAX_MODEL_LEN, max_model_len, server_command, server_env
+from podium.models.vllm_launch import (
+    CPU_MAIN,
+    MAX_MODEL_LEN,
+    max_model_len,
+    server_command,
+    server_env,
+)
 
 
 def test_cpu_and_gpu_flags():
     cpu = server_command("py", "/ckpt", "m", 8000, gpu=False)
-    # -P: the folder the server is started from is never on its sys.path
-    assert cpu[:4] == ["py", "-P", "-m", "vllm.entrypoints.openai.api_server"]
+    # -P: the folder the server is started from is never on its sys.path; on CPU the
+    # launcher that forks the engine core runs the server's module (named, for VLLM_MARKER)
+    assert cpu[:4] == ["py", "-P", str(CPU_MAIN), "vllm.entrypoints.openai.api_server"]
+    assert CPU_MAIN.is_file() and VLLM_MARKER in " ".join(cpu)
     assert {"--enforce-eager", "float32"} <= set(cpu)
     assert cpu[cpu.index("--distributed-executor-backend") + 1] == "uni"
     assert cpu[cpu.index("--served-model-name") + 1] == "m"
     assert cpu[cpu.index("--host") + 1] == "127.0.0.1"
     gpu = server_command("py", "/ckpt", "m", 8000, gpu=True)
+    assert gpu[:4] == ["py", "-P", "-m", "vllm.entrypoints.openai.api_server"]
     assert "--enforce-eager" not in gpu and "--gpu-memory-utilization" in gpu
     env = server_env(gpu=False)
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["HF_HUB_OFFLINE"] == "1"
@@ -99,6 +109,17 @@ def test_one_server_per_checkpoint_is_reused(vllm_model):
     assert processes.find(row.pid, VLLM_MARKER) is not None
     (server,) = [s for s in list_servers() if s.model == vllm_model]
     assert server.alive and server.url == first[0]
+
+
+@pytest.mark.vllm
+def test_a_cpu_servers_engine_core_is_forked_not_spawned(vllm_model):
+    """A spawned engine core imported torch and vLLM again in a fresh Python: 24-33 s of
+    each CPU start (podium/models/vllm_cpu_main.py). A forked child keeps its parent's
+    exec image, auxiliary vector included (its random bytes' and file name's addresses);
+    a new exec gets its own, placed anew (ASLR)."""
+    server = _row(vllm_model).pid
+    [core] = [c for c in psutil.Process(server).children() if "EngineCore" in " ".join(c.cmdline())]
+    assert Path(f"/proc/{core.pid}/auxv").read_bytes() == Path(f"/proc/{server}/auxv").read_bytes()
 
 
 @pytest.mark.vllm
