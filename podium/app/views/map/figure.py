@@ -265,16 +265,7 @@ def drawn_map(
     signal tables it draws (a commit to any of them names a new metadata file) and shared
     by every session: a million points are not read and encoded again on each rerun."""
     names = [full_name(t) for t in [table, *(others or [])]]
-    signals = ("embedding",) if others else ("projection", "topics")
-    key = (
-        tuple(names),
-        color_by,
-        draw,
-        map_model.MAX_POINTS,
-        RASTER_ABOVE,
-        tuple(_version(n) for n in names),
-        tuple(_version(signal_table_name(n, s)) for n in names for s in signals),
-    )
+    key = _key(table, color_by, others, draw)
     with _drawn_lock:
         found = _drawn.get(key)
         if found is None:
@@ -289,6 +280,29 @@ def drawn_map(
             while len(_drawn) > KEPT_MAPS:
                 _drawn.pop(next(iter(_drawn)))
         return found
+
+
+def is_drawn(
+    table: str, color_by: str = "topic", others: list[str] | None = None, draw: str = "auto"
+) -> bool:
+    """Whether `drawn_map` has this map built for the tables' current versions (it then
+    returns at once, without reading the points). Read without the lock: a map another
+    session is building still counts as not built."""
+    return _key(table, color_by, others, draw) in _drawn
+
+
+def _key(table: str, color_by: str, others: list[str] | None, draw: str) -> tuple[Any, ...]:
+    names = [full_name(t) for t in [table, *(others or [])]]
+    signals = ("embedding",) if others else ("projection", "topics")
+    return (
+        tuple(names),
+        color_by,
+        draw,
+        map_model.MAX_POINTS,
+        RASTER_ABOVE,
+        tuple(_version(n) for n in names),
+        tuple(_version(signal_table_name(n, s)) for n in names for s in signals),
+    )
 
 
 def _version(name: str) -> str:

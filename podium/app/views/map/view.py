@@ -52,8 +52,11 @@ others = st.multiselect(
     "of all their embeddings.",
 )
 caption, chart = st.empty(), st.empty()
-if "map.chart" not in st.session_state:  # the map's first draw in this session
-    chart.plotly_chart(map_figure.placeholder(), theme=None)  # plotly.js loads meanwhile
+# The session's first map, not built yet: plotly.js loads in the browser while it is
+# built (a rerun keeps its drawn map; a built one comes at once, and a placeholder first
+# slowed new tabs).
+if "map.chart" not in st.session_state and not map_figure.is_drawn(table, color_by, others, draw):
+    chart.plotly_chart(map_figure.placeholder(), theme=None)
 try:
     drawn = map_figure.drawn_map(table, color_by, others, draw)
 except PodiumError as exc:
