@@ -26,7 +26,7 @@ def big_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from podium.config import reset_settings
 
     reset_settings()
-    make_table("t.big", ROWS, file_bytes=50_000, batch=2000)
+    make_table("t.big", ROWS, file_bytes=12_000, batch=2000)
     yield home
     mp.undo()
     reset_settings()
@@ -77,7 +77,7 @@ def test_label_and_edit_open_only_the_files_holding_the_rows(opened: list[str]) 
         ALICE,
     )
     # Merge-on-read: one small data file with the edited row and one position-delete
-    # file; the 50 kB data file that held the row is neither rewritten nor read whole.
+    # file; the ~20 kB data file that held the row is neither rewritten nor read whole.
     assert result.files_written == 2
     assert result.bytes_written < 20_000
     assert len(set(opened)) <= 1

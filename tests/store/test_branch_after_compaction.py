@@ -28,7 +28,7 @@ def rows(snapshot: int | str | None = None) -> list[dict[str, Any]]:
 
 
 def _branch_with_an_edit() -> None:
-    make_table(T, 400, file_bytes=4_000, batch=100)
+    make_table(T, 400, file_bytes=2_000, batch=100)
     create_branch(T, "review", ALICE)
     edit = Change(updates={row_id(7): {"source": "fixed"}}, deletes=frozenset({row_id(9)}))
     commit_change(
