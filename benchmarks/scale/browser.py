@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 import re
 import shutil
@@ -27,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from benchmarks.scale.data import WORD
 from benchmarks.scale.measure import NAN, Run, progress, timed
@@ -70,7 +73,16 @@ def browser_steps(b: Bench, changes: int = 20) -> list[Figure]:
     timed(b.podium("import", str(small), "--table", SMALL_TABLE), b.env)
     small_rows = min(SMALL_ROWS, b.rows)
     with _server(b, lr) as (url, pgid), lr.RssSampler(pgid) as rss:
-        big, little = asyncio.run(_both(lr, url, (b.rows, small_rows), changes, b.seed))
+        try:
+            big, little = asyncio.run(_both(lr, url, (b.rows, small_rows), changes, b.seed))
+        except Exception as exc:
+            # A browser step that times out says only that it waited: what the server was
+            # doing then (its log, and its threads' stacks where py-spy is installed) is
+            # what the next person needs, and it is gone once the server stops.
+            raise SystemExit(
+                f"the Browse benchmark failed: {type(exc).__name__}: {str(exc)[:2000]}\n"
+                + _server_state(b.work / "podium-up.log", pgid)
+            ) from exc
     problems = big.errors + little.errors
     if problems:
         raise SystemExit("the Browse page showed errors:\n" + "\n".join(problems[:20]))
@@ -135,7 +147,7 @@ async def _both(
             # The Browse page's first run (its imports) is paid by neither table.
             warm = await _tab(browser)
             await warm.goto(f"{url}/browse")
-            await lr._drawn(warm)
+            await _first_run_over(warm)
             await warm.context.close()
             little = await _table(lr, browser, url, SMALL_TABLE, rows[1], changes, seed)
             big = await _table(lr, browser, url, TABLE, rows[0], changes, seed)
@@ -144,16 +156,52 @@ async def _both(
     return big, little
 
 
+async def _first_run_over(page: Any) -> None:
+    """Until the server's first run of Browse is over, within the tab's timeout (10
+    minutes, as every measured step: this run imports the app's modules on a machine
+    that CI shares with another lane, and once took over the 2 minutes it was given).
+    On a timeout, the page's state goes into the error."""
+    try:
+        await page.wait_for_function(_NOT_RUNNING, polling=100)
+    except Exception as exc:
+        state = await page.evaluate(_SCRIPT_STATE)
+        shown = (await page.inner_text("body"))[:1500]
+        raise RuntimeError(
+            f"Browse's first run did not end: script state {state!r}, page text:\n{shown}"
+        ) from exc
+
+
+def _server_state(log: Path, pgid: int) -> str:
+    """The server log's last lines and, where py-spy is on PATH, every Python thread's
+    stack in the server's process group."""
+    lines = log.read_text(errors="replace").splitlines()[-60:] if log.exists() else []
+    parts = ["--- podium up log, last lines ---", *lines]
+    spy = shutil.which("py-spy")
+    if spy is not None:
+        for proc in psutil.process_iter(["pid", "name"]):
+            try:
+                if os.getpgid(proc.pid) != pgid or "python" not in (proc.info["name"] or ""):
+                    continue
+            except (ProcessLookupError, psutil.Error):
+                continue
+            dump = subprocess.run(
+                [spy, "dump", "--pid", str(proc.pid)], capture_output=True, text=True, timeout=60
+            )
+            parts += [f"--- py-spy dump of {proc.pid} ---", dump.stdout[-6000:], dump.stderr[-500:]]
+    return "\n".join(parts)
+
+
 async def _tab(browser: Any) -> Any:
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     context.set_default_timeout(600_000)
     return await context.new_page()
 
 
-_NOT_RUNNING = (
+_SCRIPT_STATE = (
     "() => document.querySelector('[data-testid=\"stApp\"]')"
-    "?.getAttribute('data-test-script-state') === 'notRunning'"
+    "?.getAttribute('data-test-script-state') ?? null"
 )
+_NOT_RUNNING = f"() => ({_SCRIPT_STATE})() === 'notRunning'"
 
 
 async def _idle(page: Any) -> None:
