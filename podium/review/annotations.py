@@ -268,7 +268,8 @@ def pick(every: pa.Table, ids: Collection[str]) -> list[Annotation]:
 
 
 def history(notes: Table | None, row_id: str) -> list[Annotation]:
-    """Every annotation ever made on one row, oldest first."""
+    """Every annotation ever made on one row, oldest first (one row's read: the CLI's;
+    the app answers every row of a snapshot from one `histories`)."""
     con = _connection(notes)
     if con is None:
         return []
@@ -295,3 +296,36 @@ def annotated_ids(
         params["author"] = author
         sql += " AND author = $author"
     return set(con.sql(sql, params=params).to_arrow_table().column("row_id").to_pylist())
+
+
+@dataclass(frozen=True)
+class RowHistories:
+    """Every annotation in one snapshot of an annotations table, ordered by row, then
+    time, then write order, with each row's span in it: one read of the snapshot answers
+    the history of every row (`of`), where `history` reads the table again per row."""
+
+    rows: pa.Table
+    spans: dict[str, tuple[int, int]]  # row id -> (first, end) positions in `rows`
+
+    def of(self, row_id: str) -> list[Annotation]:
+        """Every annotation on `row_id`, oldest first, as `history` gives them."""
+        start, end = self.spans.get(row_id, (0, 0))
+        return [_annotation(r) for r in self.rows.slice(start, end - start).to_pylist()]
+
+
+def histories(notes: Table | None) -> RowHistories:
+    """Every row's annotations in `notes` (None: no annotations table yet), one read."""
+    con = _connection(notes)
+    if con is None:
+        return RowHistories(ARROW_SCHEMA.empty_table(), {})
+    rows = con.sql(
+        f'SELECT * EXCLUDE ({scan.POS}) FROM ann ORDER BY row_id, "at", {scan.POS}'
+    ).to_arrow_table()
+    if not rows.num_rows:
+        return RowHistories(rows, {})
+    # The rows come sorted by id, so each id's annotations are one run of equal ids.
+    runs = pc.run_end_encode(rows["row_id"].combine_chunks())
+    ends = runs.run_ends.to_pylist()
+    starts = [0, *ends[:-1]]
+    ids = runs.values.to_pylist()
+    return RowHistories(rows, dict(zip(ids, zip(starts, ends, strict=True), strict=True)))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pyiceberg.table import Table
 
+from podium.review.annotations import Annotation
 from podium.review.annotations import history as annotation_history
 from podium.review.changes import ACTION, AUTHOR, MESSAGE, touched_rows
 
@@ -14,6 +16,14 @@ from podium.review.changes import ACTION, AUTHOR, MESSAGE, touched_rows
 def row_history(table: Table, notes: Table | None, row_id: str) -> list[dict[str, Any]]:
     """Changes (from `table`'s snapshot summaries) and annotations (in `notes`, its
     annotations table, if any) of `row_id`, oldest first."""
+    return history_of(table, annotation_history(notes, row_id), row_id)
+
+
+def history_of(
+    table: Table, annotations: Sequence[Annotation], row_id: str
+) -> list[dict[str, Any]]:
+    """`row_history` with `row_id`'s annotations already read (the app reads every row's
+    at once per snapshot of the annotations table: `annotations.histories`)."""
     events: list[dict[str, Any]] = []
     for snap in table.snapshots():
         props = snap.summary.additional_properties if snap.summary else {}
@@ -37,7 +47,7 @@ def row_history(table: Table, notes: Table | None, row_id: str) -> list[dict[str
                 "snapshot_id": snap.snapshot_id,
             }
         )
-    for note in annotation_history(notes, row_id):
+    for note in annotations:
         parts = [
             f"label {note.label}" if note.label else "",
             f"tags {', '.join(note.tags)}" if note.tags else "",

@@ -10,13 +10,19 @@ from typing import Any
 from podium.app.page_tables import PageTables
 from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.review.history import row_history
+from podium.review.annotations import RowHistories, histories
+from podium.review.history import history_of
 from podium.store.read.kept import Kept
 
 # A row's history by the metadata files of its table and annotations table: either
 # changes only with a commit, which names a new metadata file, so every session and rerun
 # with the row open shares one read until the next edit or label.
 _histories: Kept[tuple[str, str, str | None, str], list[dict[str, Any]]] = Kept(256)
+# Every row's annotations by metadata file of the annotations table: after a label, each
+# session opening a row used to scan the annotations again for that one row (21.6% of
+# the app's samples with ten sessions); now the first asks for the snapshot's whole
+# index and every row of it is a lookup.
+_annotations: Kept[tuple[str, str | None], RowHistories] = Kept(4)
 
 
 def history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
@@ -33,6 +39,9 @@ def history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
 
 
 def _history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
+    notes = tables.notes
+    where = notes.metadata_location if notes is not None else None
+    index = _annotations.get((get_settings().catalog_uri, where), lambda: histories(notes))
     return [
         {
             "when": e["at"][:19].replace("T", " "),
@@ -41,7 +50,7 @@ def _history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
             "detail": e["detail"],
             "snapshot": str(e["snapshot_id"] or ""),
         }
-        for e in row_history(tables.table, tables.notes, row_id)
+        for e in history_of(tables.table, index.of(row_id), row_id)
     ]
 
 
