@@ -37,7 +37,7 @@ from podium.cluster import (
     routable_address,
 )
 from podium.errors import PodiumError
-from podium.processes import ray_module
+from podium.ray_join import ray_module
 from podium.reporting import Reporter
 
 REPLICA_CPUS = 1.0

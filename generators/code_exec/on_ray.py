@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from generators.code_exec import tables
 from generators.sandbox import Limits, Sandbox
-from podium.processes import ray_module
+from podium.ray_join import ray_module
 from podium.reporting import Reporter
 from podium.store.write.fan_out import SPREAD, fan_out
 from podium.store.write.staged import (

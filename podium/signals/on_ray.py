@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from pyiceberg.table import Table
 
-from podium.processes import ray_module
+from podium.ray_join import ray_module
 from podium.reporting import Reporter
 from podium.signals.minhash import Keys, PairUnion, candidate_pairs, joined_keys, row_keys
 from podium.signals.settings import NearDupSettings

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.io import load_file_io
 
-from podium.processes import ray_module
+from podium.ray_join import ray_module
 from podium.reporting import Reporter
 from podium.store.read import scan
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path

@@ -86,7 +86,7 @@ def test_a_token_head_takes_jobs_and_clients_with_the_configured_token(
 ) -> None:
     import ray
 
-    from podium.processes import ray_module
+    from podium.ray_join import ray_module
 
     cluster, token_file = token_head
     jobs_tests = Path(__file__).resolve().parent.parent / "jobs"

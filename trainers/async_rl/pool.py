@@ -29,8 +29,8 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
     import ray
 
     from podium.config import get_settings
-    from podium.processes import ray_module, sigterm_kept
     from podium.ray_auth import private_ray_auth
+    from podium.ray_join import ray_module, sigterm_kept
 
     # Only a configured cluster is joined (a Ray job, $RAY_ADDRESS, ray_address): the
     # private Ray of another job on this machine would be found by address "auto", and

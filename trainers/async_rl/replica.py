@@ -146,7 +146,7 @@ class PolicyReplica(VllmReplica):
 
         node_id = None
         if self.on_ray:
-            from podium.processes import ray_module
+            from podium.ray_join import ray_module
 
             reset_settings()  # this worker process may have served another job before
             node_id = ray_module().get_runtime_context().get_node_id()

@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from podium.processes import ray_module
+from podium.ray_join import ray_module
 from podium.reporting import Reporter
 
 Piece = TypeVar("Piece")
