@@ -10,7 +10,8 @@ topics signal (the blob of each point) written straight into map-ready signal ta
 Then `podium app` runs on that home and Playwright drives the `chromium` binary from the
 Debian package (never a downloaded browser) as the browser tests do. Each round opens,
 each in a new tab, the Map page drawing the N points as one image with a sample of
-markers (`draw=image`, what `draw=auto` does above `RASTER_ABOVE`) and, as the baseline,
+markers (`draw=image`, what `draw=auto` does above `RASTER_ABOVE`; drawn by the canvas
+component, whose drawn time is the frame after its image was painted) and, as the baseline,
 the same page with every point a scattergl marker (`draw=points`, the Map before the
 image), and reads in the page the time (from navigation start) of the page title (its
 script has begun to draw), of the chart element, and of plotly's first
@@ -60,8 +61,16 @@ WATCH = """() => {
     if (window.__title == null && document.querySelector('h1')) {
       window.__title = performance.now();  // the page's script has begun to draw
     }
-    if (window.__chart == null && document.querySelector('[data-testid="stPlotlyChart"]')) {
+    if (window.__chart == null && document.querySelector(
+        '[data-testid="stPlotlyChart"], [data-testid="podium-map"]')) {
       window.__chart = performance.now();
+    }
+    const canvas = document.querySelector('[data-testid="podium-map"][data-drawn]');
+    if (expected < 0 && canvas && window.__drawn === null) {  // the canvas component's draw
+      const at = parseFloat(canvas.dataset.drawn);  // the frame after its image was painted
+      window.__drawn = {afterplot: at, painted: at, points: parseInt(canvas.dataset.markers),
+                        chart: window.__chart, title: window.__title};
+      return;
     }
     const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
     if (gd && gd._fullLayout && ready(gd) && window.__drawn === null) {
@@ -239,7 +248,8 @@ def lasso_to_browse(page: Any) -> dict[str, Any]:
 
     from playwright.sync_api import expect
 
-    plot = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot .nsewdrag").first
+    plot = page.locator("[data-testid='podium-map'] canvas.podium-map-over").first
+    plot.scroll_into_view_if_needed()
     box = plot.bounding_box()
     left, top, width, height = box["x"], box["y"], box["width"], box["height"]
     corners = [(1 / 3, 1 / 3), (2 / 3, 1 / 3), (2 / 3, 2 / 3), (1 / 3, 2 / 3), (1 / 3, 0.34)]

@@ -95,14 +95,15 @@ def test_the_map_draws_a_sample_and_a_lasso_opens_browse(
     assert at.radio(key="map.draw").value == "image"
     drawn = map_figure.drawn_map("t.chat", draw="image")
     assert drawn.raster is not None
-    [chart] = at.get("plotly_chart")
-    [image] = json.loads(chart.proto.spec)["layout"]["images"]
-    assert image["layer"] == "below" and image["source"] == drawn.raster.uri
+    assert not at.get("plotly_chart")  # the canvas component draws it, no plotly.js
+    [canvas] = at.get("bidi_component")
+    sent = json.loads(canvas.proto.json)
+    assert sent["image"] == drawn.raster.uri and len(sent["traces"]) == len(drawn.traces)
     xs = drawn.data.points["x"].to_numpy()
     right = float(np.sort(xs)[9])  # a drawn point's own x: the box's edge holds it
     expected = sorted(drawn.data.points["id"][xs <= right])
     box = {"x": [float(xs.min()) - 1, right], "y": [-1e9, 1e9]}
-    at.session_state["map.chart"] = {"selection": {"points": [], "box": [box], "lasso": []}}
+    at.session_state["map.canvas"] = {"selection": {"box": [box]}}
     at.run()
     assert not at.exception, at.exception
     [opens] = [b for b in at.button if b.key == "map.open_ids.t.chat"]

@@ -6,6 +6,7 @@ README's screenshot."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -67,9 +68,8 @@ def drawn_points(png: bytes, box: FloatRect) -> list[tuple[float, float]]:
     return [(box["x"] + x * sx, box["y"] + y * sy) for x, y in found[:60]]
 
 
-def lasso_left_half(page: Page, box: FloatRect) -> tuple[list[float], list[float]]:
-    """Draw a lasso around the plot's left half; its shape as plotly keeps it (data
-    coordinates), read before the page reruns."""
+def drag_around_left_half(page: Page, box: FloatRect) -> None:
+    """Drag the mouse around the left half of `box` (a lasso, in a lasso mode)."""
     left, top, width, height = box["x"], box["y"], box["width"], box["height"]
     corners = [(0.02, 0.02), (0.5, 0.02), (0.5, 0.98), (0.02, 0.98), (0.02, 0.03)]
     page.mouse.move(left + width * 0.02, top + height * 0.02)
@@ -77,6 +77,12 @@ def lasso_left_half(page: Page, box: FloatRect) -> tuple[list[float], list[float
     for fx, fy in corners:
         page.mouse.move(left + width * fx, top + height * fy, steps=12)
     page.mouse.up()
+
+
+def lasso_left_half(page: Page, box: FloatRect) -> tuple[list[float], list[float]]:
+    """Draw a lasso around the plot's left half; its shape as plotly keeps it (data
+    coordinates), read before the page reruns."""
+    drag_around_left_half(page, box)
     path = page.wait_for_function(
         "() => (document.querySelector(\"[data-testid='stPlotlyChart'] .js-plotly-plot\")"
         ".layout.selections || [])[0]?.path"
@@ -203,18 +209,33 @@ def test_the_map_draws_hovers_and_a_lasso_opens_browse(
     lasso_left_half(page, box)
     assert 0 < len(browse_ids(page)) < 120
 
-    # drawn as one image (as a big map is), a sample of markers on it: the same lasso
-    # selects every point inside its shape (found on the server), and only those
+    # drawn as one image (as a big map is) by the canvas component, without plotly.js:
+    # its markers hover their topic, and a lasso drawn with the mouse selects every point
+    # inside its shape (found on the server), and only those
     page.goto(f"{app_url}/map?table={TABLE}&draw=image")
     wait_for_app(page)
     expect(page.get_by_text(re.compile("drawn as one image with 120 of them"))).to_be_visible()
-    image = chart.locator("svg image")  # plotly's layout image, under the markers
-    expect(image).to_have_count(1)
-    assert (image.get_attribute("href") or "").startswith("data:image/png;base64,")
+    canvas = page.locator("[data-testid='podium-map']")
+    expect(canvas).to_have_attribute("data-drawn", re.compile(r"^\d"))  # the image painted
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 0
     page.screenshot(path=str(artifacts_dir / "map-image.png"))
-    box = plot.bounding_box()
+    area = canvas.locator("canvas.podium-map-over")
+    area.scroll_into_view_if_needed()  # the page's positions below are the viewport's
+    box = area.bounding_box()
     assert box is not None
-    shape = lasso_left_half(page, box)
+    tip = canvas.locator(".podium-map-tip")
+    found = None
+    for x, y in drawn_points(page.screenshot(clip=box), box):
+        page.mouse.move(x, y)
+        page.wait_for_timeout(30)
+        found = re.match(r"\d+: \w", tip.text_content() or "") if tip.is_visible() else None
+        if found:
+            break
+    assert found is not None, "no topic shown over any drawn marker"
+    drag_around_left_half(page, box)
+    sent = json.loads(canvas.get_attribute("data-shape") or "null")  # before the rerun
+    assert sent["box"] is False and len(sent["x"]) > 10
+    shape = sent["x"], sent["y"]
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
     from even_odd import even_odd
 

@@ -291,6 +291,22 @@ def is_drawn(
     return _key(table, color_by, others, draw) in _drawn
 
 
+def expects_image(table: str, others: list[str] | None = None, draw: str = "auto") -> bool:
+    """Whether the map will be drawn as an image, known before its points are read: its
+    projection signal's row count (from the snapshot summary) against RASTER_ABOVE. The
+    page then loads no plotly.js for it."""
+    from podium.store.read.snapshots import live_rows
+
+    if draw != "auto":
+        return draw == "image"
+    rows = 0
+    for name in [table, *(others or [])]:
+        loaded = load_or_none(signal_table_name(full_name(name), "projection"))
+        snap = loaded.current_snapshot() if loaded is not None else None
+        rows += live_rows(snap.summary.additional_properties) if snap and snap.summary else 0
+    return rows > RASTER_ABOVE
+
+
 def _key(table: str, color_by: str, others: list[str] | None, draw: str) -> tuple[Any, ...]:
     names = [full_name(t) for t in [table, *(others or [])]]
     signals = ("embedding",) if others else ("projection", "topics")

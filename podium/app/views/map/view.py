@@ -3,7 +3,8 @@ category, hover for the topic, a click for the row, points selected on the map (
 box or click) opened in Browse. A big map is drawn as one image with a sample of
 markers on it; a lasso or box on it selects every point inside.
 
-Logic: `podium.app.views.map.model`, `.figure` (the chart), `.selection`.
+Logic: `podium.app.views.map.model`, `.figure` (the chart), `.canvas` (an image map's
+chart, without plotly.js), `.selection`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from podium.app.forms import queue_form
 from podium.app.job_panel import page_link
 from podium.app.model_choices import model_choices
 from podium.app.pages import BROWSE_IDS, BROWSE_SIGNALS, page_file
+from podium.app.views.map import canvas as map_canvas
 from podium.app.views.map import figure as map_figure
 from podium.app.views.map import model as map_model
 from podium.app.views.map import selection as map_selection
@@ -54,8 +56,12 @@ others = st.multiselect(
 caption, chart = st.empty(), st.empty()
 # The session's first map, not built yet: plotly.js loads in the browser while it is
 # built (a rerun keeps its drawn map; a built one comes at once, and a placeholder first
-# slowed new tabs).
-if "map.chart" not in st.session_state and not map_figure.is_drawn(table, color_by, others, draw):
+# slowed new tabs). A map drawn as an image needs no plotly.js (`canvas`).
+if (
+    "map.chart" not in st.session_state
+    and not map_figure.is_drawn(table, color_by, others, draw)
+    and not map_figure.expects_image(table, others, draw)
+):
     chart.plotly_chart(map_figure.placeholder(), theme=None)
 try:
     drawn = map_figure.drawn_map(table, color_by, others, draw)
@@ -77,13 +83,17 @@ caption.caption(
     + ". Hover a point for its topic, click it for its row; draw a lasso (or a box) to "
     "select rows."
 )
-event = chart.plotly_chart(
-    drawn.figure,
-    on_select="rerun",
-    selection_mode=("lasso", "box", "points"),
-    key="map.chart",
-    theme=None,
-)
+if drawn.raster is not None:
+    with chart.container():
+        event = map_canvas.show(drawn, key="map.canvas")
+else:
+    event = chart.plotly_chart(
+        drawn.figure,
+        on_select="rerun",
+        selection_mode=("lasso", "box", "points"),
+        key="map.chart",
+        theme=None,
+    )
 try:
     clicked = map_selection.selected_rows(event, drawn)
 except PodiumError as exc:
