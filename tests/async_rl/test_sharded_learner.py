@@ -10,7 +10,7 @@ import torch
 from learner_steps import step_both
 
 from trainers.async_rl.learner import LearnerSettings
-from trainers.weight_sync.vllm_extension import row_slices
+from trainers.weight_sync.checksum import row_slices
 
 # One update a batch; and two minibatches over two epochs in forward passes of one sample
 # (four optimizer steps, the clip acting, each rank's passes counted alike).

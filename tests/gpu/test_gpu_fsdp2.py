@@ -17,7 +17,7 @@ from trainers.async_rl.host import check_rank_gpus
 from trainers.async_rl.learner_setup import rank_spec
 from trainers.config import GrpoConfig
 from trainers.runtime import BaseModelRef
-from trainers.weight_sync.vllm_extension import row_slices
+from trainers.weight_sync.checksum import row_slices
 
 pytestmark = pytest.mark.gpu
 

@@ -191,7 +191,7 @@ class TestOnePairOfNodes:
         import torch
 
         from trainers.weight_sync import ReplicaEndpoint, gloo, make_weight_sync
-        from trainers.weight_sync.base import rpc
+        from trainers.weight_sync.replica_calls import rpc
 
         ray, head_ip, worker_ip = shared_nodes
         monkeypatch.setattr(gloo, "GROUP_TIMEOUT_S", CONNECT_TIMEOUT_S)

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from trainers.weight_sync import WeightSyncError, make_weight_sync
-from trainers.weight_sync.base import ReplicaEndpoint, verify
 from trainers.weight_sync.checksum import weights_checksum
 from trainers.weight_sync.plan import make_plan
+from trainers.weight_sync.replica_calls import ReplicaEndpoint, verify
 
 
 def test_every_row_is_sent_once_by_exactly_one_rank():
@@ -36,7 +36,7 @@ def test_the_checksum_is_of_bfloat16_values_in_name_order():
 
 
 def test_a_slice_digest_is_sha256_of_the_whole_bfloat16_cast_whatever_its_chunks():
-    from trainers.weight_sync.vllm_extension import DIGEST_CHUNK, slice_digest
+    from trainers.weight_sync.checksum import DIGEST_CHUNK, slice_digest
 
     for numel in (0, 1, DIGEST_CHUNK, 2 * DIGEST_CHUNK + 7):
         rows = torch.randn(numel)
@@ -67,7 +67,7 @@ def test_bad_backend_and_missing_address_are_named(tmp_path):
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
 def test_rank_rows_are_the_shards_fsdp_keeps(rows: int, ranks: int) -> None:
     """A rank holding an FSDP2 dim-0 shard sends exactly that shard (torch.chunk's cut)."""
-    from trainers.weight_sync.vllm_extension import row_slices
+    from trainers.weight_sync.checksum import row_slices
 
     chunks = torch.arange(rows).chunk(ranks)
     expected = [(int(c[0]), int(c[-1]) + 1) for c in chunks if len(c)]
@@ -78,7 +78,7 @@ def test_rank_rows_are_the_shards_fsdp_keeps(rows: int, ranks: int) -> None:
 
 def test_digests_of_each_ranks_rows_combine_into_the_whole_checksum() -> None:
     from trainers.weight_sync.base import rows_of
-    from trainers.weight_sync.vllm_extension import ChecksumStream, slice_digest
+    from trainers.weight_sync.checksum import ChecksumStream, slice_digest
 
     tensors = [("b", torch.randn(5, 3)), ("a", torch.randn(2)), ("c", torch.tensor(1.5))]
     plan = make_plan(tensors, learner_ranks=3)
@@ -98,3 +98,32 @@ def test_a_rank_passing_neither_the_whole_tensor_nor_its_rows_is_named() -> None
     plan = make_plan([("w", torch.zeros(10, 2))], learner_ranks=3)  # rows 4, 4, 2
     with pytest.raises(WeightSyncError, match="w: learner rank 2 holds 3 rows; it must pass"):
         rows_of(plan.tensors[0], torch.zeros(3, 2), 2)
+
+
+def test_the_replica_extension_imports_without_podium_as_vllm_loads_it(tmp_path):
+    """vLLM imports `vllm_extension` with only trainers/weight_sync on PYTHONPATH: it must
+    find the checksum as the top-level `checksum`, the very code the learner runs, and
+    import neither Podium nor the trainers package."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import trainers.weight_sync.checksum as learner_side
+
+    here = Path(learner_side.__file__).parent
+    probe = (
+        "import sys, vllm_extension\n"
+        "print(vllm_extension.ChecksumStream.__module__, sys.modules['checksum'].__file__,"
+        " any(m.split('.')[0] in ('podium', 'trainers') for m in sys.modules))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(here)}
+    shown = subprocess.run(
+        [sys.executable, "-P", "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+        check=True,
+    ).stdout.split()
+    assert shown == ["checksum", learner_side.__file__, "False"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from podium import failpoints
-from trainers.weight_sync.base import (
+from trainers.weight_sync.replica_calls import (
     ReplicaEndpoint,
     ReplicaLoadError,
     load_problem,

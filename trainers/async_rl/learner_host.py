@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
     from trainers.async_rl.learner import Learner, LearnerSettings, Sample, StepStats
     from trainers.async_rl.placement import LearnerSeats, Placement
-    from trainers.weight_sync.base import ReplicaEndpoint, Snapshot, SyncRecord
+    from trainers.weight_sync.base import Snapshot, SyncRecord
+    from trainers.weight_sync.replica_calls import ReplicaEndpoint
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from podium.reporting import Reporter
 from trainers.async_rl.placement import Placement, ray_options
 
 if TYPE_CHECKING:
-    from trainers.weight_sync.base import ReplicaEndpoint
+    from trainers.weight_sync.replica_calls import ReplicaEndpoint
 
 
 @contextmanager

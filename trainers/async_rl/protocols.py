@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from podium.reporting import Reporter
     from trainers.async_rl.learner import Sample, StepStats
     from trainers.async_rl.placement import Placement
-    from trainers.weight_sync.base import ReplicaEndpoint, Snapshot, SyncRecord
+    from trainers.weight_sync.base import Snapshot, SyncRecord
+    from trainers.weight_sync.replica_calls import ReplicaEndpoint
 
 NamedTensors = Iterable[tuple[str, "torch.Tensor"]]
 

@@ -173,7 +173,7 @@ class WatchedStore:
 
     def get(self, key: str) -> Any:
         from trainers.async_rl.protocols import LearnerLost
-        from trainers.weight_sync.base import CALL_TIMEOUT_S
+        from trainers.weight_sync.replica_calls import CALL_TIMEOUT_S
 
         # Polled (`check` does not block): a store wait that times out logs a warning.
         began = watched = time.monotonic()

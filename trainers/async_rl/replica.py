@@ -15,7 +15,7 @@ are after temperature: the behaviour log-probs the learner's importance ratio ne
 a checkpoint's generation_config.json (top_k, top_p, ...) out of that distribution.
 
 Every completion carries the weight version that produced it. A swap happens only while
-the server is paused with mode=wait (trainers/weight_sync/base.py), so no request spans
+the server is paused with mode=wait (trainers/weight_sync/replica_calls.py), so no request spans
 two versions; `generate` reads the version before and after its requests, and when a
 swap landed in between it cannot tell which side a request fell on, so it generates
 again (versions only grow, so equal readings pin the version).
@@ -37,8 +37,8 @@ from generators.replicas import VllmReplica, _reap_servers
 from podium.errors import PodiumError
 from podium.reporting import Reporter
 from trainers.weight_sync import ReplicaEndpoint
-from trainers.weight_sync.base import EXTENSION_CLASS, weight_version
 from trainers.weight_sync.ipc import WEIGHT_TRANSFER_CONFIG
+from trainers.weight_sync.replica_calls import EXTENSION_CLASS, weight_version
 
 WEIGHT_SYNC_DIR = Path(__file__).resolve().parents[1] / "weight_sync"
 GENERATE_TIMEOUT_S = 900.0

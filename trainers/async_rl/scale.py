@@ -34,7 +34,7 @@ from podium.store.schema import PROP_LINEAGE_PREFIX
 if TYPE_CHECKING:
     from podium.jobs.scale import ScaleRequest
     from trainers.async_rl.run import AsyncRun
-    from trainers.weight_sync.base import ReplicaEndpoint
+    from trainers.weight_sync.replica_calls import ReplicaEndpoint
 
 POLL_S = 2.0
 

@@ -13,13 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainers.weight_sync.base import (
-    ReplicaEndpoint,
-    ReplicaLoadError,
-    SyncRecord,
-    WeightSync,
-    WeightSyncError,
-)
+from trainers.weight_sync.base import SyncRecord, WeightSync
+from trainers.weight_sync.replica_calls import ReplicaEndpoint, ReplicaLoadError, WeightSyncError
 
 BACKENDS = ("gloo", "nccl", "disk", "ipc")
 

@@ -1,5 +1,6 @@
-"""What every weight-sync backend shares: the record of a push, the error, the calls to
-a replica's server, verification, and pushing in the background.
+"""What every weight-sync backend shares: the snapshot a push sends, its record, the
+expected checksum over every learner rank's rows, and pushing in the background (the
+calls to a replica's server and the verdict on its load: replica_calls.py).
 
 A push, for each replica: pause the server at a safe point (`/pause?mode=wait`: requests
 in flight finish on the old weights, new ones queue), move and load the weights through
@@ -23,48 +24,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import httpx
 import torch
 
 from podium import failpoints
-from podium.errors import PodiumError
+from trainers.weight_sync.checksum import ChecksumStream, slice_digest
 from trainers.weight_sync.plan import PlannedTensor, TransferPlan, make_plan
-from trainers.weight_sync.vllm_extension import ChecksumStream, slice_digest
-
-EXTENSION_CLASS = "vllm_extension.PodiumWeightReceiver"
-CALL_TIMEOUT_S = 900.0  # a pause waits for the requests in flight to finish
-
-
-class WeightSyncError(PodiumError):
-    """A push failed or was not verified (names the replica, expected and got)."""
-
-
-class ReplicaLoadError(WeightSyncError):
-    """Replicas that did not load a push as the learner sent it; each was left paused.
-    `failed` holds their indices, `verdicts` every replica's verdict (the others loaded
-    and were resumed)."""
-
-    def __init__(self, message: str, failed: list[int], verdicts: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.failed = failed
-        self.verdicts = verdicts
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Whole across processes (a learner in a Ray actor raises it to the job's).
-        return (type(self), (str(self), self.failed, self.verdicts))
-
-
-@dataclass(frozen=True)
-class ReplicaEndpoint:
-    """How the learner reaches one replica: its index and its server's URL (with or
-    without the OpenAI `/v1` suffix)."""
-
-    index: int
-    base_url: str
-
-    @property
-    def root(self) -> str:
-        return self.base_url.rstrip("/").removesuffix("/v1")
+from trainers.weight_sync.replica_calls import CALL_TIMEOUT_S, ReplicaEndpoint, WeightSyncError
 
 
 @dataclass(frozen=True)
@@ -102,70 +67,6 @@ class SyncRecord:
         return asdict(self)
 
 
-def rpc(replica: ReplicaEndpoint, method: str, *args: Any) -> Any:
-    """Call a worker-extension method on the replica's (single) worker; its result."""
-    try:
-        resp = httpx.post(
-            replica.root + "/collective_rpc",
-            json={"method": method, "args": [json.dumps(a) for a in args]},
-            timeout=CALL_TIMEOUT_S,
-        )
-    except httpx.HTTPError as exc:
-        raise WeightSyncError(
-            f"replica {replica.index} ({replica.root}): {method} failed: {exc}"
-        ) from exc
-    if resp.status_code != 200:
-        raise WeightSyncError(
-            f"replica {replica.index} ({replica.root}): {method} answered {resp.status_code}: "
-            f"{resp.text[:500]}. Is the server started with the worker extension "
-            f"({EXTENSION_CLASS}) and VLLM_SERVER_DEV_MODE=1?"
-        )
-    result = resp.json()["results"][0]
-    if isinstance(result, dict) and result.get("error"):
-        raise WeightSyncError(f"replica {replica.index}: {method}: {result['error']}")
-    return result
-
-
-def _post(replica: ReplicaEndpoint, path: str) -> None:
-    try:
-        resp = httpx.post(replica.root + path, timeout=CALL_TIMEOUT_S)
-        resp.raise_for_status()
-    except httpx.HTTPError as exc:
-        raise WeightSyncError(
-            f"replica {replica.index} ({replica.root}): {path} failed: {exc}"
-        ) from exc
-
-
-def swap_at_safe_point(
-    replica: ReplicaEndpoint,
-    load: Callable[[], dict[str, Any]],
-    problem: Callable[[dict[str, Any]], str | None],
-) -> dict[str, Any]:
-    """Pause (in-flight requests finish first), load, clear the prefix cache and resume,
-    unless `problem` finds one in what the load reported: then the replica stays paused
-    (requests queue; none is served by weights that are not the learner's). A load that
-    raises is reported as `error`, and stays paused too. The result's `phases` gains the
-    seconds of each call, as the learner saw them; `resumed` says whether it was resumed."""
-    ticks = [time.perf_counter()]
-    _post(replica, "/pause?mode=wait")
-    ticks.append(time.perf_counter())
-    try:
-        result = load()
-    except Exception as exc:  # noqa: BLE001 - reported in the verdict; the push fails
-        result = {"error": f"{type(exc).__name__}: {exc}"}
-    ticks.append(time.perf_counter())
-    result["resumed"] = problem(result) is None
-    if result["resumed"]:
-        _post(replica, "/reset_prefix_cache")
-        ticks.append(time.perf_counter())
-        _post(replica, "/resume")
-        ticks.append(time.perf_counter())
-    names = ("pause_s", "load_call_s", "reset_prefix_cache_s", "resume_s")
-    phases = result.setdefault("phases", {})
-    phases.update({n: b - a for n, a, b in zip(names, ticks, ticks[1:], strict=False)})
-    return result
-
-
 def timed(phases: dict[str, float], name: str, fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args), its seconds added to phases[name] (a diagnostic of the sync record)."""
     started = time.perf_counter()
@@ -173,11 +74,6 @@ def timed(phases: dict[str, float], name: str, fn: Callable[..., Any], *args: An
         return fn(*args)
     finally:
         phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
-
-
-def weight_version(replica: ReplicaEndpoint) -> int:
-    """The version of the weights the replica serves now (0: its checkpoint's)."""
-    return int(rpc(replica, "podium_weight_version"))
 
 
 def materialise(
@@ -211,55 +107,6 @@ def rows_of(planned: PlannedTensor, tensor: torch.Tensor, rank: int) -> torch.Te
         f"{planned.name}: learner rank {rank} holds {rows.shape[0]} rows; it must pass the "
         f"whole tensor ({whole} rows) or its own rows {start}..{stop}"
     )
-
-
-def load_problem(version: int, expected: str, got: dict[str, Any]) -> str | None:
-    """What is wrong with a replica's report of a load of `version`, or None."""
-    if got.get("error"):
-        return f"the load failed: {got['error']}"
-    if got.get("checksum") != expected or int(got.get("version", -1)) != version:
-        return (
-            f"expected checksum {expected} at version {version}, "
-            f"got {got.get('checksum')} at version {got.get('version')}"
-        )
-    if got.get("moved") is False:
-        return (
-            "the load reported success but the engine's parameters did not change "
-            "(vLLM issue 57022: a sync that moves nothing)"
-        )
-    return None
-
-
-def verify(
-    version: int, expected: str, results: Sequence[tuple[ReplicaEndpoint, dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """Per-replica verdicts; raises ReplicaLoadError naming every failed replica."""
-    verdicts, failures, failed = [], [], []
-    for replica, got in results:
-        problem = load_problem(version, expected, got)
-        verdicts.append(
-            {
-                "replica": replica.index,
-                "checksum": got.get("checksum"),
-                "expected": expected,
-                "match": got.get("checksum") == expected and int(got.get("version", -1)) == version,
-                "version": got.get("version"),
-                "moved": got.get("moved"),
-                "error": got.get("error"),
-                "resumed": got.get("resumed"),
-                "load_seconds": got.get("seconds"),
-                "received_s": got.get("received_s"),
-                "phases": got.get("phases", {}),
-            }
-        )
-        if problem is not None:
-            failures.append(f"replica {replica.index}: {problem} (left paused)")
-            failed.append(replica.index)
-    if failures:
-        raise ReplicaLoadError(
-            "weight sync verification failed: " + "; ".join(failures), failed, verdicts
-        )
-    return verdicts
 
 
 class WeightSync(ABC):

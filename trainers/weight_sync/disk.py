@@ -17,18 +17,15 @@ from typing import Any
 
 import torch
 
-from trainers.weight_sync.base import (
+from trainers.weight_sync.base import SyncRecord, WeightSync, rows_of, timed
+from trainers.weight_sync.plan import TransferPlan
+from trainers.weight_sync.replica_calls import (
     ReplicaEndpoint,
-    SyncRecord,
-    WeightSync,
     load_problem,
-    rows_of,
     rpc,
     swap_at_safe_point,
-    timed,
     verify,
 )
-from trainers.weight_sync.plan import TransferPlan
 
 
 class DiskWeightSync(WeightSync):

@@ -31,19 +31,16 @@ from typing import Any
 
 import torch
 
-from trainers.weight_sync.base import (
+from trainers.weight_sync.base import SyncRecord, WeightSync, rows_of, timed
+from trainers.weight_sync.plan import TransferPlan
+from trainers.weight_sync.replica_calls import (
     CALL_TIMEOUT_S,
     ReplicaEndpoint,
-    SyncRecord,
-    WeightSync,
     load_problem,
-    rows_of,
     rpc,
     swap_at_safe_point,
-    timed,
     verify,
 )
-from trainers.weight_sync.plan import TransferPlan
 from trainers.weight_sync.vllm_extension import build_group
 
 GROUP_TIMEOUT_S = 900.0

@@ -33,19 +33,17 @@ from urllib.parse import urlsplit
 import httpx
 import torch
 
-from trainers.weight_sync.base import (
+from trainers.weight_sync.base import SyncRecord, WeightSync, timed
+from trainers.weight_sync.plan import TransferPlan
+from trainers.weight_sync.replica_calls import (
     CALL_TIMEOUT_S,
     ReplicaEndpoint,
-    SyncRecord,
-    WeightSync,
     WeightSyncError,
     load_problem,
     rpc,
     swap_at_safe_point,
-    timed,
     verify,
 )
-from trainers.weight_sync.plan import TransferPlan
 
 WEIGHT_TRANSFER_CONFIG = '{"backend": "ipc"}'  # the replica's --weight-transfer-config
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from trainers.weight_sync.vllm_extension import row_slices
+from trainers.weight_sync.checksum import row_slices
 
 
 @dataclass(frozen=True)
