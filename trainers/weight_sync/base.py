@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -30,6 +30,15 @@ from podium import failpoints
 from trainers.weight_sync.checksum import ChecksumStream, slice_digest
 from trainers.weight_sync.plan import PlannedTensor, TransferPlan, make_plan
 from trainers.weight_sync.replica_calls import CALL_TIMEOUT_S, ReplicaEndpoint, WeightSyncError
+
+
+class SyncOptions(TypedDict, total=False):
+    """What every backend's constructor takes (see `WeightSync`); a backend adds its own."""
+
+    learner_ranks: int
+    rank: int
+    corrupt_for_tests: bool
+    address: tuple[str, int] | None
 
 
 @dataclass(frozen=True)

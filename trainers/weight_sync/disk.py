@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 
-from trainers.weight_sync.base import SyncRecord, WeightSync, rows_of, timed
+from trainers.weight_sync.base import SyncOptions, SyncRecord, WeightSync, rows_of, timed
 from trainers.weight_sync.plan import TransferPlan
 from trainers.weight_sync.replica_calls import (
     ReplicaEndpoint,
@@ -31,21 +31,8 @@ from trainers.weight_sync.replica_calls import (
 class DiskWeightSync(WeightSync):
     backend = "disk"
 
-    def __init__(
-        self,
-        *,
-        work_dir: Path,
-        learner_ranks: int = 1,
-        rank: int = 0,
-        corrupt_for_tests: bool = False,
-        address: tuple[str, int] | None = None,
-    ) -> None:
-        super().__init__(
-            learner_ranks=learner_ranks,
-            rank=rank,
-            corrupt_for_tests=corrupt_for_tests,
-            address=address,
-        )
+    def __init__(self, *, work_dir: Path, **options: Unpack[SyncOptions]) -> None:
+        super().__init__(**options)
         self.dir = Path(work_dir) / "weights"
         self._last: list[Path] = []
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 
-from trainers.weight_sync.base import SyncRecord, WeightSync, rows_of, timed
+from trainers.weight_sync.base import SyncOptions, SyncRecord, WeightSync, rows_of, timed
 from trainers.weight_sync.plan import TransferPlan
 from trainers.weight_sync.replica_calls import (
     CALL_TIMEOUT_S,
@@ -57,20 +57,8 @@ class GlooWeightSync(WeightSync):
     needs_store = True
     broadcasts = True  # the members group (nccl.py: not yet, its path never ran)
 
-    def __init__(
-        self,
-        *,
-        learner_ranks: int = 1,
-        rank: int = 0,
-        corrupt_for_tests: bool = False,
-        address: tuple[str, int] | None = None,
-    ) -> None:
-        super().__init__(
-            learner_ranks=learner_ranks,
-            rank=rank,
-            corrupt_for_tests=corrupt_for_tests,
-            address=address,
-        )
+    def __init__(self, **options: Unpack[SyncOptions]) -> None:
+        super().__init__(**options)
         self._groups: dict[int, Any] = {}
         self._joins: dict[int, int] = {}  # how often each replica index has joined
         self._members: tuple[tuple[tuple[int, int], ...], str, Any] | None = None
