@@ -14,6 +14,7 @@ page shows or returning the ids a filter keeps; the data table itself is never r
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
@@ -302,9 +303,10 @@ def annotated_ids(
 class RowHistories:
     """Every annotation in one snapshot of an annotations table, ordered by row, then
     time, then write order, with each row's span in it: one read of the snapshot answers
-    the history of every row (`of`), where `history` reads the table again per row."""
+    the history of every row (`of`), where `history` reads the table again per row, and
+    every row's latest annotations (`latest`), where `latest_table` reads it again."""
 
-    rows: pa.Table
+    rows: pa.Table  # with the write order (`scan.POS`) of each annotation
     spans: dict[str, tuple[int, int]]  # row id -> (first, end) positions in `rows`
 
     def of(self, row_id: str) -> list[Annotation]:
@@ -312,15 +314,36 @@ class RowHistories:
         start, end = self.spans.get(row_id, (0, 0))
         return [_annotation(r) for r in self.rows.slice(start, end - start).to_pylist()]
 
+    @functools.cached_property
+    def latest(self) -> pa.Table:
+        """Every row's latest annotation per author, as `latest_table` gives them."""
+        by_author = self.rows.take(
+            pc.sort_indices(
+                self.rows,
+                [(c, "ascending") for c in ("row_id", "author", "at", scan.POS)],
+            )
+        )
+        count = by_author.num_rows
+        if count == 0:
+            return by_author
+        ids, authors = by_author["row_id"], by_author["author"]
+        # The last of each (row, author) run is where the next row's id or author differs.
+        ends = pc.or_(
+            pc.not_equal(ids.slice(0, count - 1), ids.slice(1)),
+            pc.not_equal(authors.slice(0, count - 1), authors.slice(1)),
+        )
+        last = pa.chunked_array([*pc.fill_null(ends, True).chunks, pa.array([True])])
+        latest = by_author.filter(last)
+        return latest.take(pc.sort_indices(latest, [("row_id", "ascending"), ("at", "ascending")]))
+
 
 def histories(notes: Table | None) -> RowHistories:
     """Every row's annotations in `notes` (None: no annotations table yet), one read."""
     con = _connection(notes)
     if con is None:
-        return RowHistories(ARROW_SCHEMA.empty_table(), {})
-    rows = con.sql(
-        f'SELECT * EXCLUDE ({scan.POS}) FROM ann ORDER BY row_id, "at", {scan.POS}'
-    ).to_arrow_table()
+        empty = ARROW_SCHEMA.append(pa.field(scan.POS, pa.int64())).empty_table()
+        return RowHistories(empty, {})
+    rows = con.sql(f'SELECT * FROM ann ORDER BY row_id, "at", {scan.POS}').to_arrow_table()
     if not rows.num_rows:
         return RowHistories(rows, {})
     # The rows come sorted by id, so each id's annotations are one run of equal ids.

@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "review"))
 from review_data import ALICE, BOB, make_table, row_id  # noqa: E402
 
 from podium.app.page_tables import PageTables  # noqa: E402
+from podium.app.rows import filters as row_filters  # noqa: E402
 from podium.app.rows import history as row_history  # noqa: E402
 from podium.app.rows import saves as rs  # noqa: E402
 from podium.review import annotations as ann  # noqa: E402
@@ -88,6 +89,26 @@ def test_sessions_opening_rows_of_one_snapshot_read_the_annotations_once(
     assert len(scans) == 1
     assert again[row_id(5)][-1]["detail"] == "label needs-fix"
     assert again[row_id(2)] == shown[row_id(2)]
+
+
+def test_a_page_and_an_open_row_share_the_snapshot_s_one_read(scans: list[str]) -> None:
+    """After a label every session shows the new snapshot's labels on its page and the
+    open row's history: one read of the annotations answers both (before: two)."""
+    rs.label_rows(T, [row_id(2), row_id(4)], ALICE, "good")  # alice's newer label
+    notes = load_annotations(T)
+    scans.clear()
+    shown = row_filters.annotations_by_row(notes, [row_id(i) for i in range(ROWS)])
+    history = row_history.history_rows(PageTables(T), row_id(2))
+    assert len(scans) == 1
+    assert [(a.author, a.label, a.rating) for a in shown[row_id(2)]] == [
+        ("bob", "good", None),
+        ("alice", "good", 4),
+    ]
+    assert history[-1]["detail"] == "label good; rating 4"
+    # the latest per row and author as DuckDB's window over the files gives them
+    expected = ann.latest_table(notes).to_pylist()
+    assert row_filters.latest_of(notes).to_pylist() == expected
+    assert len(expected) == 5  # rows 1, 2 and 4 by alice; 2 and 3 by bob
 
 
 def test_a_table_without_annotations_has_only_its_changes(podium_home: Path) -> None:

@@ -38,20 +38,27 @@ def review_filters(table: Table) -> list[str]:
     return [ALL, UNLABELLED, BY_ME, *ann.label_set(table)]
 
 
-# Every row's latest annotations, by snapshot of the annotations table: a snapshot never
-# changes (a label commits a new one, named by a new metadata file), so every session
-# and every page of rows shares one read until the next label. Nothing here depends on
-# the viewer: whoever sees a table's rows sees all of their annotations.
-_latest: Kept[tuple[str, str, int], pa.Table] = Kept(4)
+# Every annotation of a table, by snapshot of its annotations table: a snapshot never
+# changes (a label commits a new one, named by a new metadata file), so every session,
+# page of rows and open row's history shares one read until the next label. Nothing here
+# depends on the viewer: whoever sees a table's rows sees all of their annotations.
+_annotations: Kept[tuple[str, str, int], ann.RowHistories] = Kept(4)
+
+
+def annotations_at(notes: Table | None) -> ann.RowHistories:
+    """`notes`' annotations (`ann.histories`), read once per snapshot."""
+    current = notes.current_snapshot() if notes is not None else None
+    if notes is None or current is None:
+        return ann.histories(None)
+    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id)
+    return _annotations.get(key, lambda: ann.histories(notes))
 
 
 def latest_of(notes: Table | None) -> pa.Table:
-    """`notes`' latest annotations (`ann.latest_table`), read once per snapshot."""
-    current = notes.current_snapshot() if notes is not None else None
-    if notes is None or current is None:
-        return ann.latest_table(None)
-    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id)
-    return _latest.get(key, lambda: ann.latest_table(notes))
+    """`notes`' latest annotations (as `ann.latest_table`), from the one read of its
+    snapshot that also answers every row's history: a label made ten sessions read the
+    new snapshot's files twice, once for each."""
+    return annotations_at(notes).latest
 
 
 def annotations_by_row(

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.app.page_tables import PageTables
+from podium.app.rows.filters import annotations_at
 from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.review.annotations import RowHistories, histories
 from podium.review.history import history_of
 from podium.store.read.kept import Kept
 
@@ -18,11 +18,6 @@ from podium.store.read.kept import Kept
 # changes only with a commit, which names a new metadata file, so every session and rerun
 # with the row open shares one read until the next edit or label.
 _histories: Kept[tuple[str, str, str | None, str], list[dict[str, Any]]] = Kept(256)
-# Every row's annotations by metadata file of the annotations table: after a label, each
-# session opening a row used to scan the annotations again for that one row (21.6% of
-# the app's samples with ten sessions); now the first asks for the snapshot's whole
-# index and every row of it is a lookup.
-_annotations: Kept[tuple[str, str | None], RowHistories] = Kept(4)
 
 
 def history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
@@ -39,9 +34,7 @@ def history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
 
 
 def _history_rows(tables: PageTables, row_id: str) -> list[dict[str, Any]]:
-    notes = tables.notes
-    where = notes.metadata_location if notes is not None else None
-    index = _annotations.get((get_settings().catalog_uri, where), lambda: histories(notes))
+    index = annotations_at(tables.notes)  # shared with the pages' labels
     return [
         {
             "when": e["at"][:19].replace("T", " "),
