@@ -196,8 +196,10 @@ def test_busy_while_a_request_is_in_flight(vllm_model):
 
     url = ensure_server(vllm_model)[0]
     assert not busy(url)
+    # vLLM sets its running/waiting gauges on every engine step, so a few seconds of
+    # generation is many polls; 200 tokens (the old size) were 21 s of a loaded machine.
     req = ChatRequest(
-        messages=[{"role": "user", "content": "Tell a long story."}], max_tokens=200, temperature=0
+        messages=[{"role": "user", "content": "Tell a long story."}], max_tokens=64, temperature=0
     )
     worker = threading.Thread(target=generate_batch, args=(endpoint_for(vllm_model), [req]))
     worker.start()
