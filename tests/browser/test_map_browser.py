@@ -212,6 +212,8 @@ def test_the_map_draws_hovers_and_a_lasso_opens_browse(
     # drawn as one image (as a big map is) by the canvas component, without plotly.js:
     # its markers hover their topic, and a lasso drawn with the mouse selects every point
     # inside its shape (found on the server), and only those
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{app_url}/map?table={TABLE}&draw=image")
     wait_for_app(page)
     expect(page.get_by_text(re.compile("drawn as one image with 120 of them"))).to_be_visible()
@@ -232,6 +234,12 @@ def test_the_map_draws_hovers_and_a_lasso_opens_browse(
         if found:
             break
     assert found is not None, "no topic shown over any drawn marker"
+    tables = page.locator("[data-testid='stDataFrame']")
+    before = tables.count()
+    page.mouse.click(x, y)  # the hovered marker: its row shows under the map
+    wait_for_app(page)
+    expect(tables).to_have_count(before + 1)
+    assert canvas.get_attribute("data-shape") is None  # a click sends no shape
     drag_around_left_half(page, box)
     sent = json.loads(canvas.get_attribute("data-shape") or "null")  # before the rerun
     assert sent["box"] is False and len(sent["x"]) > 10
@@ -246,6 +254,7 @@ def test_the_map_draws_hovers_and_a_lasso_opens_browse(
     inside = {p["id"] for p in projected if even_odd(p["x"], p["y"], *shape)}
     assert 0 < len(inside) < 120
     assert browse_ids(page) == inside
+    assert not errors, errors  # the component's script threw nothing
 
     page.goto(f"{app_url}/map?table={TABLE}")
     wait_for_app(page)

@@ -191,7 +191,8 @@ export default function (component) {
     g.stroke();
   }
   function send(selection, shape) {
-    root.dataset.shape = JSON.stringify(shape);
+    if (shape) root.dataset.shape = JSON.stringify(shape);
+    else delete root.dataset.shape;
     setStateValue("selection", selection);
   }
   over.addEventListener("pointerdown", (e) => {
