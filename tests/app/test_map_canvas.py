@@ -55,3 +55,28 @@ def test_the_canvas_gets_the_image_and_markers_and_its_selection_selects_rows(
         assert map_selection.selected_by_table(map_canvas.as_event(nothing), drawn) == {}
     unknown = map_canvas.as_event({"selection": {"polygon": [{"x": xs, "y": ys}]}})
     assert unknown == {"selection": {}}
+
+
+def test_topics_join_the_points_by_id_in_any_order() -> None:
+    import pyarrow as pa
+
+    from podium.app.views.map.model import with_topics
+
+    points = pa.table({"id": ["a", "b", "c", "d"], "x": [0.0, 1, 2, 3], "y": [3.0, 2, 1, 0]})
+    same = pa.table({"id": ["a", "b", "c", "d"], "cluster": [1, 2, 3, 4], "category": [0, 0, 1, 1]})
+    expected = {"a": (1, 0), "b": (2, 0), "c": (3, 1), "d": (4, 1)}
+
+    def topics_of(frame: object) -> dict[str, tuple[int, int]]:
+        return {
+            r.id: (int(r.cluster), int(r.category))
+            for r in frame.itertuples()  # type: ignore[attr-defined]
+        }
+
+    aligned = with_topics(points, same)
+    assert list(aligned["id"]) == ["a", "b", "c", "d"] and topics_of(aligned) == expected
+    shuffled = with_topics(points, same.take([2, 0, 3, 1]))  # another order: joined by id
+    assert list(shuffled["id"]) == ["a", "b", "c", "d"] and topics_of(shuffled) == expected
+    assert list(shuffled["x"]) == [0.0, 1.0, 2.0, 3.0]
+    fewer = with_topics(points, same.take([3, 0]))  # rows without a topic get none
+    assert fewer["cluster"].isna().tolist() == [False, True, True, False]
+    assert list(with_topics(points, None).columns) == ["id", "x", "y"]

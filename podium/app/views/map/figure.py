@@ -187,7 +187,6 @@ def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
     if image:
         drawn.raster = _image(everything, colors)
         _place(drawn.figure, drawn.raster)
-        _ = drawn.all_points  # sorted with the figure, not on the first lasso's rerun
     return drawn
 
 

@@ -86,6 +86,9 @@ caption.caption(
 if drawn.raster is not None:
     with chart.container():
         event = map_canvas.show(drawn, key="map.canvas")
+    # every point sorted for a shape's test once the chart is sent (not before it, which
+    # delayed the first draw, nor on the first lasso's rerun)
+    _ = drawn.all_points
 else:
     event = chart.plotly_chart(
         drawn.figure,
