@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 from pathlib import Path
+from urllib.parse import urlparse
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
@@ -25,12 +26,14 @@ from podium.config import Settings, get_settings, on_settings_reset
 from podium.errors import InvalidInput, NotFound
 from podium.store.catalog.sqlite_uri import sqlite_file
 from podium.store.catalog.table_name import split_table_name
+from podium.store.s3_exit import release_at_exit
 
 
 @functools.cache
 def _catalog_for(
     name: str, uri: str, warehouse: str, extra: tuple[tuple[str, str], ...]
 ) -> Catalog:
+    _release_s3_at_exit(warehouse)
     if uri.startswith("rest+"):
         return load_catalog(
             name, type="rest", uri=uri.removeprefix("rest+"), warehouse=warehouse, **dict(extra)
@@ -51,6 +54,13 @@ def _catalog_for(
 _opened: list[Catalog] = []
 
 
+def _release_s3_at_exit(warehouse: str) -> None:
+    """The FileIOs of a warehouse on S3 cache pyarrow S3 filesystems that must be gone
+    before pyarrow's exit finalizer (`store.s3_exit`)."""
+    if urlparse(warehouse).scheme in ("s3", "s3a", "s3n"):
+        release_at_exit()
+
+
 def _close_catalogs() -> None:
     """Close the pooled connections of every SQL catalog opened so far and forget them
     (the settings changed: the next `open_catalog()` opens the new home's)."""
@@ -68,6 +78,7 @@ def _lean_catalog_for(
 ) -> Catalog:
     from podium.store.catalog.sqlite_catalog import LeanSqliteCatalog
 
+    _release_s3_at_exit(warehouse)
     return LeanSqliteCatalog(
         name,
         _sqlite_database(uri) or Path(),

@@ -11,14 +11,13 @@ never logged or put in an environment, and it lives only in this process.
 
 from __future__ import annotations
 
-import atexit
 import functools
-import gc
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from podium.config import get_settings
+from podium.store.s3_exit import release_at_exit
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -49,11 +48,6 @@ def first_property(properties: Mapping[str, str], *names: str) -> str | None:
     return next((properties[n] for n in names if properties.get(n)), None)
 
 
-def _release_filesystems() -> None:
-    _filesystem.cache_clear()
-    gc.collect()  # files and fragments in reference cycles hold the filesystem too
-
-
 @functools.lru_cache(maxsize=4)
 def _filesystem(properties: tuple[tuple[str, str], ...]) -> pafs.S3FileSystem:
     import pyarrow.fs as pafs
@@ -65,11 +59,7 @@ def _filesystem(properties: tuple[tuple[str, str], ...]) -> pafs.S3FileSystem:
 
     timeout = get("s3.request-timeout")
     connect = get("s3.connect-timeout")
-    # Registered after `pyarrow.fs` registered its own S3 finalizer, so it runs first
-    # (atexit is last in, first out): a filesystem still held when the AWS SDK shuts down
-    # aborts the interpreter at exit ("terminate called without an active exception",
-    # apache/arrow#41087), which turned a finished read's exit status into -6.
-    atexit.register(_release_filesystems)
+    release_at_exit(_filesystem.cache_clear)
     return pafs.S3FileSystem(
         access_key=get("s3.access-key-id", "client.access-key-id"),
         secret_key=get("s3.secret-access-key", "client.secret-access-key"),
