@@ -4,12 +4,12 @@ in `podium/commands/show.py`)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import click
 import typer
 
+from podium.commands.import_command import import_command
 from podium.commands.lazy_command import LazyCommand
 from podium.commands.printing import console as _console
 from podium.commands.printing import print_conversation as print_conversation  # review.py
@@ -141,28 +141,6 @@ def map_columns(
         )
     set_properties(name, {PROP_MAPPING: json.dumps(mapping)})
     typer.echo(f"{name}: mapped {mapping}")
-
-
-def _absolute_path(values: dict[str, Any], extra: dict[str, Any]) -> None:
-    """The file to import, absolute so the run card works from any directory."""
-    if values.get("path"):
-        values["path"] = str(Path(values["path"]).expanduser().resolve())
-
-
-def import_command() -> click.Command:
-    """`podium import`: every field of the import kind's model is an option
-    (`podium.commands.options.job_command`), `--set` and `--card` included."""
-    from podium.commands.options import job_command
-
-    return job_command(
-        "import",
-        arguments=("path",),
-        aliases={"out": ["--table", "-t"]},  # --table: its name before
-        hook=_absolute_path,
-        queue=False,
-        help="Import chat data into an SFT table (one atomic commit; a bad line changes "
-        "nothing). PATH: JSONL, Parquet, or a save_to_disk dataset dir.",
-    )
 
 
 def export_command() -> click.Command:
