@@ -39,6 +39,19 @@ class Loads:
         for cls in CATALOGS:
             monkeypatch.setattr(cls, "load_table", self._counted(cls.load_table))
             monkeypatch.setattr(cls, "commit_table", self._committed(cls.commit_table))
+        monkeypatch.setattr(catalog, "load_kept", self._counted_kept(catalog.load_kept))
+
+    def _counted_kept(self, load: Callable[..., Any]) -> Callable[..., Any]:
+        """A load of an SQLite catalog's table around its kept metadata (`kept_load`)
+        is a load too: the catalog's row read, though not pyiceberg's `load_table`."""
+
+        def load_kept(cat: Catalog, ident: tuple[str, str]) -> Any:
+            table = load(cat, ident)
+            if table is not None and not self._committing:
+                self.counts[".".join(ident)] += 1
+            return table
+
+        return load_kept
 
     def _counted(self, load: Callable[..., Any]) -> Callable[..., Any]:
         def load_table(cat: Catalog, identifier: Any) -> Any:

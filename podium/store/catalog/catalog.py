@@ -24,6 +24,7 @@ from pyiceberg.table import Table
 
 from podium.config import Settings, get_settings, on_settings_reset
 from podium.errors import InvalidInput, NotFound
+from podium.store.catalog.kept_load import load_kept
 from podium.store.catalog.sqlite_uri import sqlite_file
 from podium.store.catalog.table_name import split_table_name
 from podium.store.s3_exit import release_at_exit
@@ -134,12 +135,23 @@ def full_name(name: str) -> str:
     return ".".join(parse_name(name))
 
 
+def _load(ident: tuple[str, str], catalog: Catalog | None) -> Table:
+    """Table `ident`; from the settings' catalog its metadata parsed once per location
+    (`kept_load`), from any other as the catalog loads it."""
+    if catalog is None:
+        catalog = open_catalog()
+        kept = load_kept(catalog, ident)
+        if kept is not None:
+            return kept
+    return catalog.load_table(ident)
+
+
 def load_table(name: str, catalog: Catalog | None = None) -> Table:
-    catalog = catalog or open_catalog()
     ident = parse_name(name)
     try:
-        return catalog.load_table(ident)
+        return _load(ident, catalog)
     except NoSuchTableError:
+        catalog = catalog or open_catalog()
         known = ", ".join(list_tables(catalog)) or "none yet"
         raise NotFound(
             f"No table named {'.'.join(ident)}. Known tables: {known}. "
@@ -150,9 +162,8 @@ def load_table(name: str, catalog: Catalog | None = None) -> Table:
 def load_or_none(name: str, catalog: Catalog | None = None) -> Table | None:
     """Table `name`, or None when there is none: one catalog load, where `table_exists`
     then `load_table` are two."""
-    catalog = catalog or open_catalog()
     try:
-        return catalog.load_table(parse_name(name))
+        return _load(parse_name(name), catalog)
     except NoSuchTableError:
         return None
 

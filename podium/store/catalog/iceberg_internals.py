@@ -18,7 +18,8 @@ What is private, and what it is used for:
   fits its schema, and a batch projected to the file schema with field ids
   (`file_writer.FileWriter`).
 - `MetastoreCatalog._load_file_io`, `_update_and_stage_table`, `_write_metadata`: the
-  steps of `SqlCatalog.commit_table` (`sqlite_catalog.LeanSqliteCatalog`).
+  steps of `SqlCatalog.commit_table` (`sqlite_catalog.LeanSqliteCatalog`); the first
+  also for a table built around kept metadata (`kept_load`).
 - `_SnapshotProducer` and its state (`_added_data_files`, `_deleted_data_files`,
   `_snapshot_id`, `_parent_snapshot_id`, `_compression`, `_io`, `_transaction`,
   `_commit_window`) and hooks (`_summary`, `_validate_concurrency`, `_manifests`,
@@ -31,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.catalog import Catalog, MetastoreCatalog
 from pyiceberg.exceptions import ValidationException
 from pyiceberg.manifest import (
     DataFileContent,
@@ -68,6 +69,12 @@ def transaction_io(txn: Transaction) -> FileIO:
 
 
 # --- Parquet data files ---------------------------------------------------------------
+
+
+def catalog_file_io(catalog: Catalog, properties: Properties, location: str) -> FileIO:
+    """The `FileIO` `catalog`'s own `load_table` gives a table with these properties at
+    metadata `location`."""
+    return catalog._load_file_io(properties, location)
 
 
 def parquet_writer_kwargs(properties: Properties) -> dict[str, Any]:

@@ -16,13 +16,8 @@ import sqlite3
 from pathlib import Path
 
 from podium.config import get_settings
+from podium.store.catalog.sqlite_kept import LOCATION_SQL, location_in
 from podium.store.catalog.sqlite_uri import sqlite_file
-
-_LOCATION_SQL = (
-    "SELECT metadata_location FROM iceberg_tables "
-    "WHERE catalog_name = :catalog AND table_namespace = :namespace AND table_name = :name"
-)
-
 
 _NAMES_SQL = (
     "SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ? "
@@ -93,20 +88,10 @@ def metadata_location(namespace: str, table: str) -> str | None:
         return None
     database = sqlite_file(uri)
     if database is not None:
-        return _sqlite_location(database, params)
+        return location_in(database, settings.catalog_name, namespace, table)
     if uri.startswith("sqlite"):
         return None  # an in-memory catalog: nothing outlives the process
     return _sqlalchemy_location(uri, params)
-
-
-def _sqlite_location(database: Path, params: dict[str, str]) -> str | None:
-    try:
-        uri = database.resolve().as_uri() + "?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
-            row = conn.execute(_LOCATION_SQL, params).fetchone()
-    except (OSError, sqlite3.Error):
-        return None
-    return str(row[0]) if row and row[0] else None
 
 
 def _sqlalchemy_location(uri: str, params: dict[str, str]) -> str | None:
@@ -119,7 +104,7 @@ def _sqlalchemy_location(uri: str, params: dict[str, str]) -> str | None:
         engine = sa.create_engine(uri)
         try:
             with engine.connect() as conn:
-                value = conn.execute(sa.text(_LOCATION_SQL), params).scalar()
+                value = conn.execute(sa.text(LOCATION_SQL), params).scalar()
         finally:
             engine.dispose()
     except (sa.exc.SQLAlchemyError, ImportError):
