@@ -34,11 +34,13 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
+from podium.config import get_settings
 from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.store.catalog import kinds
 from podium.store.catalog.catalog import full_name, load_or_none, name_of
 from podium.store.read import connections, scan
+from podium.store.read.kept import Kept
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.schema import PROP_KIND
@@ -168,7 +170,9 @@ def annotate(
     if check_ids:
         _check_rows(table, sid, ids)
     notes = load_annotations(name)
-    previous = {a.row_id: a for a in latest(notes, ids=ids, author=user.name)}
+    previous = {
+        a.row_id: a for a in pick(kept_histories(notes).latest, ids) if a.author == user.name
+    }
     now = datetime.now(UTC)
     rows = []
     for row_id in ids:
@@ -352,3 +356,19 @@ def histories(notes: Table | None) -> RowHistories:
     starts = [0, *ends[:-1]]
     ids = runs.values.to_pylist()
     return RowHistories(rows, dict(zip(ids, zip(starts, ends, strict=True), strict=True)))
+
+
+# Every annotation of a table, by snapshot of its annotations table: a snapshot never
+# changes (a label commits a new one, named by a new metadata file), so every session,
+# page of rows, open row's history and the next label's carried-over fields share one
+# read until the next label. Nothing here depends on the viewer.
+_kept: Kept[tuple[str, str, int], RowHistories] = Kept(4)
+
+
+def kept_histories(notes: Table | None) -> RowHistories:
+    """`histories(notes)`, read once per snapshot of `notes` in this process."""
+    current = notes.current_snapshot() if notes is not None else None
+    if notes is None or current is None:
+        return histories(None)
+    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id)
+    return _kept.get(key, lambda: histories(notes))

@@ -116,3 +116,20 @@ def test_a_table_without_annotations_has_only_its_changes(podium_home: Path) -> 
     history = row_history.history_rows(PageTables(T), row_id(1))
     assert [h["what"] for h in history] == ["append"]
     assert ann.histories(None).of(row_id(1)) == []
+
+
+def test_a_label_after_a_page_reads_no_annotations_again(scans: list[str]) -> None:
+    """A label carries the author's other fields over from their previous annotation:
+    found in the snapshot's one read the page already made, not a DuckDB read of the
+    annotations per label (the labels' writes were 11.3% of the app's samples with ten
+    sessions, docs/faults.md)."""
+    row_filters.annotations_by_row(load_annotations(T), [row_id(2)])  # the page's read
+    scans.clear()
+    rs.label_rows(T, [row_id(2), row_id(7)], ALICE, "good")
+    assert scans == []  # before: one read for alice's previous annotations
+    latest = ann.latest(load_annotations(T), ids=[row_id(2), row_id(7)], author="alice")
+    # alice's rating 4 on row 2 is carried over; row 7 had nothing to carry
+    assert [(a.row_id, a.label, a.rating) for a in latest] == [
+        (row_id(2), "good", 4),
+        (row_id(7), "good", None),
+    ]

@@ -18,12 +18,10 @@ from pyiceberg.table import Table
 
 from podium.app.page_tables import PageTables
 from podium.app.rows.saves import rows_text
-from podium.config import get_settings
 from podium.errors import InvalidInput
 from podium.identity import User
 from podium.review import annotations as ann
 from podium.store.read import scan
-from podium.store.read.kept import Kept
 from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
 from podium.validate.report import failing_ids_in
 
@@ -38,20 +36,10 @@ def review_filters(table: Table) -> list[str]:
     return [ALL, UNLABELLED, BY_ME, *ann.label_set(table)]
 
 
-# Every annotation of a table, by snapshot of its annotations table: a snapshot never
-# changes (a label commits a new one, named by a new metadata file), so every session,
-# page of rows and open row's history shares one read until the next label. Nothing here
-# depends on the viewer: whoever sees a table's rows sees all of their annotations.
-_annotations: Kept[tuple[str, str, int], ann.RowHistories] = Kept(4)
-
-
 def annotations_at(notes: Table | None) -> ann.RowHistories:
-    """`notes`' annotations (`ann.histories`), read once per snapshot."""
-    current = notes.current_snapshot() if notes is not None else None
-    if notes is None or current is None:
-        return ann.histories(None)
-    key = (get_settings().catalog_uri, notes.metadata_location, current.snapshot_id)
-    return _annotations.get(key, lambda: ann.histories(notes))
+    """`notes`' annotations (`ann.histories`), read once per snapshot for every session
+    (and for the label that follows: `ann.kept_histories`)."""
+    return ann.kept_histories(notes)
 
 
 def latest_of(notes: Table | None) -> pa.Table:
