@@ -15,11 +15,12 @@ import pytest
 from click.testing import CliRunner
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import NoSuchTableError
 from review_data import make_table, row_id
 from streamlit.testing.v1 import AppTest
 
 from podium.cli import app
-from podium.store.catalog import catalog
+from podium.store.catalog import catalog, kept_load
 from podium.store.catalog.sqlite_catalog import LeanSqliteCatalog
 from podium.store.read.refs import TableRef
 from podium.validate.job import ValidateConfig, validate_table
@@ -39,16 +40,20 @@ class Loads:
         for cls in CATALOGS:
             monkeypatch.setattr(cls, "load_table", self._counted(cls.load_table))
             monkeypatch.setattr(cls, "commit_table", self._committed(cls.commit_table))
-        monkeypatch.setattr(catalog, "load_kept", self._counted_kept(catalog.load_kept))
+        monkeypatch.setattr(catalog, "load_kept", self._counted_kept(kept_load.load_kept))
 
     def _counted_kept(self, load: Callable[..., Any]) -> Callable[..., Any]:
         """A load of an SQLite catalog's table around its kept metadata (`kept_load`)
         is a load too: the catalog's row read, though not pyiceberg's `load_table`."""
 
         def load_kept(cat: Catalog, ident: tuple[str, str]) -> Any:
-            table = load(cat, ident)
-            if table is not None and not self._committing:
-                self.counts[".".join(ident)] += 1
+            counted = not self._committing
+            try:
+                table = load(cat, ident)
+            except NoSuchTableError:  # the row read, and not there: a load too
+                self.counts[".".join(ident)] += counted
+                raise
+            self.counts[".".join(ident)] += counted and table is not None
             return table
 
         return load_kept

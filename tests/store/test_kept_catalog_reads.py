@@ -15,8 +15,9 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.serializers import FromInputFile
 
+from podium.errors import NotFound
 from podium.store.catalog.catalog import load_or_none, load_table
-from podium.store.catalog.names import metadata_location
+from podium.store.catalog.names import metadata_location, table_names
 from podium.store.write.write import write_table
 
 T = "kc.rows"
@@ -48,6 +49,9 @@ def test_metadata_location_keeps_one_connection(catalog_connections: list[str]) 
     moved = metadata_location("kc", "rows")
     assert moved is not None and moved != first  # the commit is seen on the kept one
     assert metadata_location("kc", "nothing") is None
+    for _ in range(5):  # Browse lists the names for every open sample
+        assert table_names() == [T]
+    assert len(catalog_connections) <= 1  # before: one more per listing
 
 
 def test_loads_parse_each_metadata_file_once(
@@ -83,5 +87,10 @@ def test_loads_parse_each_metadata_file_once(
     assert after.name() == ("kc", "rows")
     tables[0].refresh()  # a kept load is a real table: its catalog refreshes it
     assert tables[0].metadata_location == after.metadata_location
+    sqlalchemy_loads.clear()  # the commit's and the refresh's own, pyiceberg's
+    # a table that is not there (Browse asks for the page's validation report)
     assert load_or_none("kc.nothing") is None
+    with pytest.raises(NotFound, match="No table named kc.nothing"):
+        load_table("kc.nothing")
+    assert sqlalchemy_loads == []  # before: 2
     assert len(catalog_connections) <= 1

@@ -13,8 +13,10 @@ ten sessions (docs/faults.md). The row itself is read each time (one kept connec
 from __future__ import annotations
 
 import functools
+import sqlite3
 
 from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.io import load_file_io
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import Table
@@ -22,22 +24,26 @@ from pyiceberg.table.metadata import TableMetadata
 
 from podium.config import get_settings, on_settings_reset
 from podium.store.catalog.iceberg_internals import catalog_file_io
-from podium.store.catalog.sqlite_kept import location_in
+from podium.store.catalog.sqlite_kept import table_location
 from podium.store.catalog.sqlite_uri import sqlite_file
 
 
 def load_kept(catalog: Catalog, ident: tuple[str, str]) -> Table | None:
     """Table `ident` of `catalog` (the settings' own) at the location its row names, its
-    metadata parsed once per location; None when the catalog is not an SQLite file or
-    has no such row (the caller then loads it through pyiceberg, whose errors say why)."""
+    metadata parsed once per location. Raises `NoSuchTableError` when the catalog has no
+    such row; None when it is not an SQLite file or cannot be read (the caller then
+    loads it through pyiceberg, whose errors say why)."""
     settings = get_settings()
     uri = settings.catalog_uri
     database = None if "?" in uri else sqlite_file(uri)
     if database is None:
         return None  # PostgreSQL and REST: a connection per read would cost more
-    location = location_in(database, settings.catalog_name, *ident)
-    if location is None:
-        return None
+    try:
+        location = table_location(database, settings.catalog_name, *ident)
+    except (OSError, sqlite3.Error):
+        return None  # pyiceberg's own load says what is wrong
+    if location is None:  # Browse asks for a report that is not there on every rerun
+        raise NoSuchTableError(f"Table does not exist: {'.'.join(ident)}")
     properties = tuple(sorted(catalog.properties.items()))
     metadata = _metadata_at(uri, location, properties)
     return Table(

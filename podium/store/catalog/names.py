@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from podium.config import get_settings
-from podium.store.catalog.sqlite_kept import LOCATION_SQL, location_in
+from podium.store.catalog.sqlite_kept import LOCATION_SQL, fetch_all, location_in
 from podium.store.catalog.sqlite_uri import sqlite_file
 
 _NAMES_SQL = (
@@ -66,14 +66,12 @@ def _sqlite_names(database: Path, catalog: str) -> list[str]:
     samples with ten sessions (docs/faults.md)."""
     if not database.exists():
         return []  # no catalog opened yet, as a missing `iceberg_tables` below
-    uri = database.resolve().as_uri() + "?mode=ro"
-    with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
-        try:
-            rows = conn.execute(_NAMES_SQL, (catalog,)).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return []  # pyiceberg creates it when the catalog is first opened
-            raise
+    try:
+        rows = fetch_all(database, _NAMES_SQL, (catalog,))  # a connection kept per file
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []  # pyiceberg creates it when the catalog is first opened
+        raise
     return [f"{ns}.{name}" for ns, name in rows]
 
 

@@ -35,30 +35,38 @@ def opened_count() -> int:
     return _opened
 
 
-def fetch_one(database: Path, sql: str, params: dict[str, str]) -> tuple[Any, ...] | None:
-    """`sql`'s first row on `database`, read only. Raises `OSError` when the file is
-    missing and `sqlite3.Error` as sqlite3 does."""
+def fetch_all(
+    database: Path, sql: str, params: dict[str, str] | tuple[str, ...]
+) -> list[tuple[Any, ...]]:
+    """`sql`'s rows on `database`, read only. Raises `OSError` when the file is missing
+    and `sqlite3.Error` as sqlite3 does."""
     identity = database.stat()
     key = (identity.st_dev, identity.st_ino)
     with _lock:
         conn = _connection(database, key)
         try:
-            row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
+            rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
         except sqlite3.Error:
             _drop(database)  # the next call starts from a fresh connection
             raise
-    return row
+    return rows
+
+
+def table_location(database: Path, catalog: str, namespace: str, table: str) -> str | None:
+    """Table `namespace.table`'s metadata location in catalog file `database`, None when
+    the catalog has no such table. Raises as `fetch_all`."""
+    params = {"catalog": catalog, "namespace": namespace, "name": table}
+    rows = fetch_all(database, LOCATION_SQL, params)
+    return str(rows[0][0]) if rows and rows[0][0] else None
 
 
 def location_in(database: Path, catalog: str, namespace: str, table: str) -> str | None:
-    """Table `namespace.table`'s metadata location in catalog file `database`, or None
-    (no such row, no catalog tables yet, the file missing or busy)."""
-    params = {"catalog": catalog, "namespace": namespace, "name": table}
+    """`table_location`, or None also when it cannot be read (no catalog tables yet, the
+    file missing or busy)."""
     try:
-        row = fetch_one(database, LOCATION_SQL, params)
+        return table_location(database, catalog, namespace, table)
     except (OSError, sqlite3.Error):
         return None
-    return str(row[0]) if row and row[0] else None
 
 
 def _connection(database: Path, key: tuple[int, int]) -> sqlite3.Connection:
