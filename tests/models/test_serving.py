@@ -122,6 +122,38 @@ def test_a_cpu_servers_engine_core_is_forked_not_spawned(vllm_model):
     assert Path(f"/proc/{core.pid}/auxv").read_bytes() == Path(f"/proc/{server}/auxv").read_bytes()
 
 
+# Stands in for vLLM's server module under the CPU launcher: imports vLLM, then builds the
+# engine config as the server does before it forks its engine core.
+_CONFIG_PROBE = """
+import gc, os, sys
+imports_collected = gc.isenabled()
+from vllm.engine.arg_utils import EngineArgs
+EngineArgs(model=sys.argv[1], dtype="float32", enforce_eager=True, max_model_len=256,
+           distributed_executor_backend="uni").create_engine_config()
+print(imports_collected, gc.isenabled(), gc.get_freeze_count(),
+      os.environ["VLLM_WORKER_MULTIPROC_METHOD"])
+"""
+
+
+@pytest.mark.vllm
+def test_the_cpu_launcher_freezes_its_imports_before_the_engine_core_forks(
+    tmp_path, base_checkpoint
+):
+    """Every full collection walked torch's, transformers' and vLLM's objects: two while
+    the model loads, one in each process's freeze_gc_heap, many while importing. Frozen
+    when the engine config is built (just before the fork), later ones skip them."""
+    from podium.models.vllm_launch import vllm_python
+
+    (tmp_path / "config_probe.py").write_text(_CONFIG_PROBE)
+    env = {**server_env(gpu=False), "PYTHONPATH": str(tmp_path)}
+    run = [vllm_python(), "-P", str(CPU_MAIN), "config_probe", str(base_checkpoint)]
+    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    collected, enabled, frozen, method = done.stdout.split()[-4:]
+    assert (collected, enabled, method) == ("False", "True", "fork")
+    assert int(frozen) > 100_000  # torch and vLLM alone are several hundred thousand objects
+
+
 @pytest.mark.vllm
 def test_failed_start_raises_with_log_tail(podium_home, tmp_path):
     broken = tmp_path / "broken"
