@@ -32,12 +32,14 @@ def table_names() -> list[str]:
         from podium.store.catalog.catalog import list_tables
 
         return list_tables()
+    # A person's first command makes their home, private (0700, its catalog 0600), as
+    # the SQLAlchemy engine below did for every catalog before SQLite had its own read.
+    settings.ensure_home()
     database = sqlite_file(settings.catalog_uri)
     if database is not None:
         return _sqlite_names(database, settings.catalog_name)
     import sqlalchemy as sa
 
-    settings.ensure_home()
     engine = sa.create_engine(settings.catalog_uri)
     try:
         if not sa.inspect(engine).has_table("iceberg_tables"):
