@@ -18,6 +18,8 @@ import gc
 import threading
 from collections.abc import Callable
 
+S3_SCHEMES = ("s3", "s3a", "s3n")  # the URL schemes pyarrow and pyiceberg read as S3
+
 _caches: list[Callable[[], None]] = []
 _lock = threading.Lock()
 _registered = False

@@ -15,6 +15,7 @@ from store_helpers import sft_rows
 
 from podium.store.catalog import catalog
 from podium.store.catalog.sqlite_catalog import LeanSqliteCatalog
+from podium.store.catalog.sqlite_uri import plain_sqlite_file
 from podium.store.schema import SFT_SCHEMA
 from podium.store.write.write import write_batches
 
@@ -52,7 +53,7 @@ def test_loads_the_table_sqlcatalog_loads_and_commits_it_sees(lean: LeanSqliteCa
     reloaded = _full().load_table(T)
     assert reloaded.metadata_location == mine.metadata_location
     assert reloaded.scan().to_arrow().num_rows == 8
-    with contextlib.closing(sqlite3.connect(catalog._sqlite_database(_args()[1]))) as conn:
+    with contextlib.closing(sqlite3.connect(plain_sqlite_file(_args()[1]))) as conn:
         previous = conn.execute(
             "SELECT previous_metadata_location FROM iceberg_tables WHERE table_name = 'chat'"
         ).fetchone()[0]
@@ -91,7 +92,7 @@ def test_a_commit_that_another_writer_beat_is_refused(
 def test_views_and_unknown_names_are_no_tables(lean: LeanSqliteCatalog) -> None:
     write_batches(T, sft_rows(2).to_batches(), mode="create", schema=SFT_SCHEMA)
     location = lean.load_table(T).metadata_location
-    with contextlib.closing(sqlite3.connect(catalog._sqlite_database(_args()[1]))) as conn:
+    with contextlib.closing(sqlite3.connect(plain_sqlite_file(_args()[1]))) as conn:
         conn.execute(
             "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
             "metadata_location, iceberg_type) VALUES (?, 'lean', 'a_view', ?, 'VIEW')",

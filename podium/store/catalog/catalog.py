@@ -25,9 +25,9 @@ from pyiceberg.table import Table
 from podium.config import Settings, get_settings, on_settings_reset
 from podium.errors import InvalidInput, NotFound
 from podium.store.catalog.kept_load import load_kept
-from podium.store.catalog.sqlite_uri import sqlite_file
+from podium.store.catalog.sqlite_uri import plain_sqlite_file
 from podium.store.catalog.table_name import split_table_name
-from podium.store.s3_exit import release_at_exit
+from podium.store.s3_exit import S3_SCHEMES, release_at_exit
 
 
 @functools.cache
@@ -58,7 +58,7 @@ _opened: list[Catalog] = []
 def _release_s3_at_exit(warehouse: str) -> None:
     """The FileIOs of a warehouse on S3 cache pyarrow S3 filesystems that must be gone
     before pyarrow's exit finalizer (`store.s3_exit`)."""
-    if urlparse(warehouse).scheme in ("s3", "s3a", "s3n"):
+    if urlparse(warehouse).scheme in S3_SCHEMES:
         release_at_exit()
 
 
@@ -82,7 +82,7 @@ def _lean_catalog_for(
     _release_s3_at_exit(warehouse)
     return LeanSqliteCatalog(
         name,
-        _sqlite_database(uri) or Path(),
+        plain_sqlite_file(uri) or Path(),
         functools.partial(_catalog_for, name, uri, warehouse, extra),
         uri=uri,
         warehouse=warehouse,
@@ -91,11 +91,6 @@ def _lean_catalog_for(
 
 
 on_settings_reset(_close_catalogs)
-
-
-def _sqlite_database(uri: str) -> Path | None:
-    """The file of a plain `sqlite:///PATH` catalog URI (no driver options), else None."""
-    return None if "?" in uri else sqlite_file(uri)
 
 
 _lean = False
@@ -117,7 +112,7 @@ def open_catalog(settings: Settings | None = None) -> Catalog:
     extra = tuple(sorted(settings.catalog_properties.items()))
     # SqlCatalog creates its tables on first open: threads must not race to do it.
     with _open_lock:
-        if _lean and _sqlite_database(settings.catalog_uri) is not None:
+        if _lean and plain_sqlite_file(settings.catalog_uri) is not None:
             return _lean_catalog_for(
                 settings.catalog_name, settings.catalog_uri, settings.warehouse, extra
             )

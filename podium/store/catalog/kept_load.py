@@ -25,7 +25,7 @@ from pyiceberg.table.metadata import TableMetadata
 from podium.config import get_settings, on_settings_reset
 from podium.store.catalog.iceberg_internals import catalog_file_io
 from podium.store.catalog.sqlite_kept import table_location
-from podium.store.catalog.sqlite_uri import sqlite_file
+from podium.store.catalog.sqlite_uri import plain_sqlite_file
 
 
 def load_kept(catalog: Catalog, ident: tuple[str, str]) -> Table | None:
@@ -35,7 +35,7 @@ def load_kept(catalog: Catalog, ident: tuple[str, str]) -> Table | None:
     loads it through pyiceberg, whose errors say why)."""
     settings = get_settings()
     uri = settings.catalog_uri
-    database = None if "?" in uri else sqlite_file(uri)
+    database = plain_sqlite_file(uri)
     if database is None:
         return None  # PostgreSQL and REST: a connection per read would cost more
     try:

@@ -17,12 +17,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from podium.config import get_settings
-from podium.store.s3_exit import release_at_exit
+from podium.store.s3_exit import S3_SCHEMES, release_at_exit
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
-
-S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 def is_s3(path: str) -> bool:
