@@ -1,6 +1,7 @@
 """`podium import` run as its own process skips what it never uses before its first row:
 pandas (pyarrow's dataset module probes for it) and, into an existing table, pyiceberg's
-SQL catalog with SQLAlchemy's ORM (`podium.commands.import_command`).
+SQL catalog with SQLAlchemy's ORM (`podium.commands.import_command`); and it begins
+parsing a JSONL input before its job machinery is loaded (`store.write.parse_ahead`).
 
 Modules loaded are counted, never wall-clock time. The rows are compared with the same
 file imported in this process (CliRunner-style: no one-shot shortcuts), every column.
@@ -77,3 +78,39 @@ def test_a_cold_import_skips_pandas_and_an_overwrite_the_sql_catalog(
     import_file(data, "lean.inprocess")
     assert _rows("lean.chat").equals(_rows("lean.inprocess"))
     assert load_table("lean.chat").scan().count() == 50  # overwritten, not appended
+
+
+# The parses an import started, each with whether the job machinery was loaded by then:
+# the one `parse_ahead` began as the options were read, before the job, taken over by
+# the import, is the only one.
+AHEAD_PROBE = """
+import json, sys
+from podium.store.write import parse_ahead as ahead
+started = []
+start = ahead._start_parsing
+def counted(*args, **kwargs):
+    started.append([args[1].name, 'podium.jobs.launch' in sys.modules])
+    return start(*args, **kwargs)
+ahead._start_parsing = counted
+from podium.cli import main
+sys.argv = ["podium", *sys.argv[1:]]
+try:
+    main()
+finally:
+    print(json.dumps([started, len(ahead._ahead)]), file=sys.stderr)
+"""
+
+
+def test_a_cold_import_parses_once_begun_before_its_job(podium_home: Path, tmp_path: Path) -> None:
+    data = _chat_file(tmp_path / "chat.jsonl", 50)
+    proc = subprocess.run(
+        [sys.executable, "-c", AHEAD_PROBE, "import", str(data), "--table", "ahead.chat"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    started, left = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert started == [["chat.jsonl", False]] and left == 0  # begun ahead, taken over
+    import_file(data, "ahead.inprocess")
+    assert _rows("ahead.chat").equals(_rows("ahead.inprocess"))

@@ -18,7 +18,7 @@ from store_helpers import write_in_files
 from podium.config import get_settings
 from podium.errors import NotFound
 from podium.store.catalog import catalog, names
-from podium.store.read import plan_cache, query, scan
+from podium.store.read import arrow_rows, by_position, plan_cache, query
 from podium.store.read.file_plan import FilePlan, PlannedFile
 from podium.store.read.guessed_view import Guess, guess_view
 from podium.store.read.plan import clear_plans
@@ -216,7 +216,7 @@ def test_a_deep_page_reads_one_footer_and_one_row_group(
     forget_in_memory(monkeypatch)
     opened: list[str] = []
     groups: list[tuple[str, tuple[int, ...]]] = []
-    real_read = scan._read_groups
+    real_read = by_position._read_groups
 
     def spy_open(table, path, **options):  # type: ignore[no-untyped-def]
         opened.append(path)
@@ -226,8 +226,8 @@ def test_a_deep_page_reads_one_footer_and_one_row_group(
         groups.append((path, tuple(wanted)))
         return real_read(path, parquet, wanted, schema)
 
-    monkeypatch.setattr(scan, "open_parquet", spy_open)
-    monkeypatch.setattr(scan, "_read_groups", spy_read)
+    monkeypatch.setattr(by_position, "open_parquet", spy_open)
+    monkeypatch.setattr(by_position, "_read_groups", spy_read)
     got = page(table, offset=73, limit=4)
     assert [r["id"] for r in got.rows] == ids(73, 77)
     assert len(opened) == 1 and groups == [(opened[0], (0,))]
@@ -242,8 +242,8 @@ def test_rows_convert_utc_timestamps_as_pyarrow_does() -> None:
             "s": ["x", None],
         }
     )
-    assert scan.to_rows(data) == data.to_pylist()
-    assert scan.to_rows(data.slice(0, 0)) == []
+    assert arrow_rows.to_rows(data) == data.to_pylist()
+    assert arrow_rows.to_rows(data.slice(0, 0)) == []
 
 
 def ids(start: int, end: int) -> list[str]:

@@ -16,7 +16,7 @@ from store_helpers import write_in_files
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import load_table
-from podium.store.read import query, scan
+from podium.store.read import batch_stream, by_position, duckdb_views, query
 from podium.store.read.file_plan import FilePlan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import count_by, page
@@ -73,13 +73,13 @@ def test_a_deep_page_opens_only_the_row_group_that_holds_it(
     multi: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opened: list[tuple[str, tuple[int, ...]]] = []
-    real = scan._read_groups
+    real = by_position._read_groups
 
     def spy(path, parquet, groups, schema):  # type: ignore[no-untyped-def]
         opened.append((path, tuple(groups)))
         return real(path, parquet, groups, schema)
 
-    monkeypatch.setattr(scan, "_read_groups", spy)
+    monkeypatch.setattr(by_position, "_read_groups", spy)
     got = page(multi, offset=143, limit=5)
     assert [r["id"] for r in got.rows] == ids(5, 143)
     table = load_table(multi)
@@ -117,14 +117,14 @@ def _read_through_arrow(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | Non
     """Every plan read as an object store's is (streamed to DuckDB through Arrow, not
     read by DuckDB from disk); the columns each stream read."""
     streamed: list[list[str] | None] = []
-    real_batches = scan.iter_batches
+    real_batches = batch_stream.iter_batches
     monkeypatch.setattr(FilePlan, "direct", property(lambda plan: False))
 
     def recording(table: Any, plan: Any, columns: Any = None, *args: Any) -> Any:
         streamed.append(None if columns is None else list(columns))
         return real_batches(table, plan, columns, *args)
 
-    monkeypatch.setattr(scan, "iter_batches", recording)
+    monkeypatch.setattr(duckdb_views, "iter_batches", recording)
     return streamed
 
 

@@ -146,10 +146,10 @@ def test_a_page_is_kept_per_snapshot_and_a_commit_is_seen_at_once(
 
 
 def test_a_kept_page_holds_its_own_rows_not_the_row_group_it_was_cut_from(table: str) -> None:
-    from podium.store.read import query, scan
+    from podium.store.read import by_position, query
 
     view = query.open_view(table)
-    cut = scan.read_span(view.table, view.plan, 10, 5)  # a slice of the file's row group
+    cut = by_position.read_span(view.table, view.plan, 10, 5)  # a slice of the file's row group
     kept = query._own_buffers(cut)
     assert kept.equals(cut)
     assert kept.get_total_buffer_size() * 5 < cut.get_total_buffer_size()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from pyiceberg.catalog import Catalog, load_catalog
@@ -28,6 +29,9 @@ from podium.store.catalog.kept_load import load_kept
 from podium.store.catalog.sqlite_uri import plain_sqlite_file
 from podium.store.catalog.table_name import split_table_name
 from podium.store.s3_exit import S3_SCHEMES, release_at_exit
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.sql import SqlCatalog
 
 
 @functools.cache
@@ -47,12 +51,29 @@ def _catalog_for(
         # replaced when it is taken, not found dead by the next statement: that was a job
         # whose output had landed failing as it recorded it.
         properties.setdefault("pool_pre_ping", "true")
-    catalog = checked_sql_catalog()(name, uri=uri, warehouse=warehouse, **properties)
+    catalog = _sql_catalog(checked_sql_catalog(), name, uri, warehouse, properties)
     _opened.append(catalog)
     return catalog
 
 
 _opened: list[Catalog] = []
+
+
+def _sql_catalog(
+    cls: type[SqlCatalog], name: str, uri: str, warehouse: str, properties: dict[str, str]
+) -> SqlCatalog:
+    """pyiceberg creates a new home's catalog tables when it opens it: a check, then a
+    CREATE. Two processes opening one new home at once can both pass the check, and the
+    second CREATE fails with "already exists" (CI: one of two concurrent report writers
+    failed). The tables are there then, so opening again finds them."""
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        return cls(name, uri=uri, warehouse=warehouse, **properties)
+    except DBAPIError as exc:
+        if "already exists" not in str(exc.orig):
+            raise
+        return cls(name, uri=uri, warehouse=warehouse, **properties)
 
 
 def _release_s3_at_exit(warehouse: str) -> None:

@@ -172,7 +172,7 @@ def compact(
     from pyiceberg.manifest import DataFileContent
     from pyiceberg.table.snapshots import Operation
 
-    from podium.store.read import scan
+    from podium.store.read import batch_stream
     from podium.store.read.prefetch import prefetched
     from podium.store.write.file_writer import FileWriter
     from podium.store.write.row_delta import commit_row_delta
@@ -202,7 +202,7 @@ def compact(
     sub = FilePlan(plan.table, plan.snapshot_id, tuple(tail), plan.schema, plan.simple)
     writer = FileWriter(table.transaction(), target_file_bytes)
     try:
-        batches = scan.iter_batches(table, sub) if tail else iter(())
+        batches = batch_stream.iter_batches(table, sub) if tail else iter(())
         new_files = writer.write(prefetched(_as_table_schema(batches, plan.schema)), on_rows)
     except BaseException:
         writer.discard()

@@ -1,7 +1,7 @@
 """Queries over a table snapshot: pages, search, filters, counts, and the SQL console.
 
 Nothing here holds a snapshot open. A page without conditions is read from the row groups
-that hold it (`podium.store.read.scan.read_span`). A search or filter runs one DuckDB scan
+that hold it (`podium.store.read.by_position.read_span`). A search or filter runs one DuckDB scan
 over the snapshot's Parquet files that returns only the matching row positions (a few
 bytes a hit, cached per query, so paging through results does not search again); the
 page's rows are then read by position. A page read at a snapshot is kept in memory under
@@ -26,12 +26,12 @@ import numpy as np
 import pyarrow as pa
 
 from podium.errors import InvalidInput
-from podium.store.read import scan
+from podium.store.read import arrow_rows, batch_stream, by_position
 from podium.store.read.connections import connect, quote
+from podium.store.read.duckdb_views import POS, mapped_view_sql
 from podium.store.read.guarded import Limits, call_guarded
 from podium.store.read.guessed_view import guess_view
 from podium.store.read.page_cache import Key, conditions_key, pages, positions
-from podium.store.read.scan import POS, mapped_view_sql
 from podium.store.read.snapshot_view import Page, SnapshotView, arrow_of, open_view, run_relation
 from podium.store.read.where import columns_read, where_select
 
@@ -259,7 +259,7 @@ def page(
             lambda: _read_page(view, offset, limit, search, where, filters, ids, count, conditions),
         )
         columns = list(view.schema.names)
-        return Page(scan.to_rows(data), total, offset, limit, view.snapshot_id, columns)
+        return Page(arrow_rows.to_rows(data), total, offset, limit, view.snapshot_id, columns)
 
     # A plain page starts reading while the catalog is asked for the table's metadata
     # (`guessed_view`); conditions run long enough that the question costs them little.
@@ -289,7 +289,7 @@ def _read_page(
 ) -> tuple[pa.Table, int | None]:
     """The page's rows under canonical names, and the matching rows' count."""
     if not (search or where or filters or ids is not None):
-        raw = scan.read_span(view.table, view.plan, offset, limit)
+        raw = by_position.read_span(view.table, view.plan, offset, limit)
         return _own_buffers(view.canonical(raw)), view.plan.total
     found = matching_positions(
         view,
@@ -300,7 +300,7 @@ def _read_page(
         first=None if count else offset + limit,
         conditions=conditions,
     )
-    raw = scan.read_positions(view.table, view.plan, found[offset : offset + limit])
+    raw = by_position.read_positions(view.table, view.plan, found[offset : offset + limit])
     return _own_buffers(view.canonical(raw)), len(found) if count else None
 
 
@@ -316,12 +316,12 @@ def _own_buffers(data: pa.Table) -> pa.Table:
 def iter_rows(
     view: SnapshotView,
     columns: Sequence[str] | None = None,
-    batch_size: int = scan.DEFAULT_BATCH,
+    batch_size: int = batch_stream.DEFAULT_BATCH,
 ) -> Iterator[dict[str, Any]]:
     """Every row of the snapshot in the order `page` shows them (Browse, `podium show`),
     under canonical names: what "the first N rows" of a table means for the jobs that
     take some (generate, compare). An edited row stays in its old row's place, where a
-    DuckDB scan of the files meets it at the end. (`scan.iter_batches`, which training's
+    DuckDB scan of the files meets it at the end. (`batch_stream.iter_batches`, which training's
     `max_rows` and code-exec read, streams this same order.)"""
     wanted = list(columns) if columns is not None else list(view.schema.names)
     missing = [c for c in wanted if c not in view.schema.names]
@@ -334,9 +334,9 @@ def iter_rows(
     if view.mapping and "messages" in wanted:  # the mapped messages read its role/content
         raw = list(dict.fromkeys([*raw, view.mapping.get("messages", "messages")]))
     raw = [c for c in raw if c in stored]
-    for batch in scan.iter_batches(view.table, view.plan, raw, batch_size):
+    for batch in batch_stream.iter_batches(view.table, view.plan, raw, batch_size):
         data = view.canonical(pa.Table.from_batches([batch]))
-        yield from scan.to_rows(data.select([c for c in wanted if c in data.column_names]))
+        yield from arrow_rows.to_rows(data.select([c for c in wanted if c in data.column_names]))
 
 
 def count_by(

@@ -18,12 +18,12 @@ from pyiceberg.table import Table
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import load_table
-from podium.store.read import scan
+from podium.store.read import batch_stream, by_position, conform
 from podium.store.read.file_plan import FilePlan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.snapshots import resolve_snapshot
 
-DEFAULT_BATCH = scan.DEFAULT_BATCH
+DEFAULT_BATCH = batch_stream.DEFAULT_BATCH
 SMALL_TABLE_ROWS = 200_000  # the most rows `read_small` hands back as one Arrow table
 
 
@@ -41,7 +41,7 @@ def iter_table_batches(
     batch_size: int = DEFAULT_BATCH,
 ) -> Iterator[pa.RecordBatch]:
     """Every row of `table` at `snapshot_id`, in write order, `batch_size` at a time."""
-    return scan.iter_batches(table, plan_snapshot(table, snapshot_id), columns, batch_size)
+    return batch_stream.iter_batches(table, plan_snapshot(table, snapshot_id), columns, batch_size)
 
 
 def iter_batches(
@@ -53,7 +53,7 @@ def iter_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Every row of `name` at `snapshot_id` (default: current), in write order."""
     table, plan = open_snapshot(name, snapshot_id)
-    return scan.iter_batches(table, plan, columns, batch_size)
+    return batch_stream.iter_batches(table, plan, columns, batch_size)
 
 
 def read_rows(
@@ -68,7 +68,7 @@ def read_rows(
     if offset < 0 or limit < 0:
         raise InvalidInput("offset and limit must not be negative.")
     table, plan = open_snapshot(name, snapshot_id)
-    return scan.read_span(table, plan, offset, limit, columns)
+    return by_position.read_span(table, plan, offset, limit, columns)
 
 
 def read_small_table(
@@ -88,7 +88,8 @@ def read_small_table(
             "step reads at once; pick a smaller table or a subset."
         )
     return pa.Table.from_batches(
-        list(scan.iter_batches(table, plan, columns)), scan.projected_schema(plan, columns)
+        list(batch_stream.iter_batches(table, plan, columns)),
+        conform.projected_schema(plan, columns),
     )
 
 

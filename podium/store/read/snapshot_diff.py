@@ -1,7 +1,7 @@
 """Two snapshots compared row by row: one join, read through the store's plans.
 
 Both sides are planned (`plan_snapshot`) and opened as guarded DuckDB views `a` and `b`
-(`scan.register_snapshot`: DuckDB over the data files, pyiceberg where it must), then
+(`duckdb_views.register_snapshot`: DuckDB over the data files, pyiceberg where it must), then
 full-outer-joined on a key. Each joined row is `identical`, `differing`, `only_a` or
 `only_b`; nothing but the join's result comes back, so memory does not grow with the
 tables. Two questions use it:
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import full_name, load_table
-from podium.store.read import connections, scan
+from podium.store.read import connections, duckdb_views
 from podium.store.read.connections import quote
 from podium.store.read.file_plan import FilePlan, runs_not_in
 from podium.store.read.plan import plan_snapshot
@@ -56,8 +56,8 @@ def _open_pair(
 ) -> duckdb.DuckDBPyConnection:
     """A guarded connection with views `a` and `b` over the two plans' rows."""
     con = connections.connect_plans([plan_a, plan_b])
-    scan.register_snapshot(con, "a", table_a, plan_a, with_pos=False)
-    scan.register_snapshot(con, "b", table_b, plan_b, with_pos=False)
+    duckdb_views.register_snapshot(con, "a", table_a, plan_a, with_pos=False)
+    duckdb_views.register_snapshot(con, "b", table_b, plan_b, with_pos=False)
     return con
 
 

@@ -12,12 +12,12 @@ import pyarrow as pa
 
 from podium.config import get_settings
 from podium.errors import InvalidInput
-from podium.store.read import connections, scan
+from podium.store.read import connections, duckdb_views
 from podium.store.read.connections import connect
+from podium.store.read.duckdb_views import mapped_view_sql
 from podium.store.read.file_plan import FilePlan
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.plan_cache import cached_snapshot
-from podium.store.read.scan import mapped_view_sql
 
 if TYPE_CHECKING:
     import duckdb
@@ -75,7 +75,9 @@ class SnapshotView:
         """A guarded connection where `t` is the snapshot (canonical names + `__pos`);
         `columns`: all the caller's query reads (None: it may read any)."""
         con = connections.connect_plans([self.plan], **settings)
-        scan.register_snapshot(con, "t", self.table, self.plan, self.mapping, columns=columns)
+        duckdb_views.register_snapshot(
+            con, "t", self.table, self.plan, self.mapping, columns=columns
+        )
         return con
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from podium.errors import InvalidInput
-from podium.store.read import connections, scan
+from podium.store.read import connections, duckdb_views
 from podium.store.read.guarded import Limits, call_guarded, parse_size
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import run_relation
@@ -188,7 +188,7 @@ def _run_sql(sql: str, *, max_rows: int, timeout_s: float, memory_limit: str) ->
     )
     for full, table, plan in opened:
         ns, tbl = full.split(".")
-        scan.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)
+        duckdb_views.register_snapshot(con, tbl, table, plan, schema=ns, with_pos=False)
     try:
         return run_guarded(con, wrapped, timeout_s=timeout_s)
     finally:

@@ -31,13 +31,21 @@ class LoginEnded(PermissionDenied):
     """The login expired or was ended by "Log out": logging in again helps."""
 
 
-def end_sessions(name: str, at: datetime | None = None) -> None:
-    """Every login of `name` issued before now stops counting (the "Log out" button)."""
+def end_sessions(name: str, at: datetime | None = None, issued: object = None) -> None:
+    """Every login of `name` issued before now stops counting (the "Log out" button), and
+    so does the login pressing it (its ID token's `iat`, `issued`) and every copy of it.
+
+    `iat` has whole seconds, so "before now" alone let a cookie copied from a login made
+    in the second of its Log out, or from a provider whose clock runs ahead of this host's,
+    go on counting (CI's copied-cookie browser test, twice)."""
     from sqlalchemy import delete, insert
 
     from podium.store.state.state import engine
 
     at = at or datetime.now(UTC)
+    pressed = _seconds(issued)
+    if pressed is not None:
+        at = max(at, datetime.fromtimestamp(math.floor(pressed) + 1, UTC))
     with engine().begin() as conn:
         table = sessions_ended_table
         conn.execute(delete(table).where(table.c.name == name))
