@@ -85,8 +85,11 @@ class Drawn:
 class StreamSession:
     """One tab's WebSocket on `url` (the app's base URL), open on `page` with `query`."""
 
-    def __init__(self, url: str, page: str, query: str) -> None:
+    def __init__(self, url: str, page: str, query: str, cookie: str | None = None) -> None:
         self.ws_url = re.sub(r"^http", "ws", url.rstrip("/")) + "/_stcore/stream"
+        # What a browser's handshake carries: behind `podium up --app-processes N` the
+        # route cookie keeps every WebSocket of one tab on one app process.
+        self.cookie = cookie
         self.page = page
         self.query = query  # the URL's query string; the server rewrites it
         self.states: dict[str, WidgetState] = {}  # the widgets this tab has set
@@ -102,7 +105,10 @@ class StreamSession:
     async def __aenter__(self) -> StreamSession:
         # No Origin header: what a client outside a browser sends (allowed by the server).
         self._ws = await websockets.connect(
-            self.ws_url, subprotocols=[websockets.Subprotocol("streamlit")], max_size=None
+            self.ws_url,
+            subprotocols=[websockets.Subprotocol("streamlit")],
+            max_size=None,
+            additional_headers={"Cookie": self.cookie} if self.cookie else None,
         )
         self._reader = asyncio.create_task(self._read())
         return self

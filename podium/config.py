@@ -76,6 +76,9 @@ def settings_file() -> Path | None:
 # a reader parsing that URL ends the path at `#` or `?`, so a home or warehouse holding
 # either had its files written beside it (`/x/h` for a home `/x/h#1`).
 URL_ENDS_PATH = ("#", "?")
+# Set by `podium app`/`podium up` for the app processes: the address the app is served
+# on, whose Host/Origin rules apply when the processes listen behind a proxy.
+SERVED_ADDRESS_ENV = "PODIUM_SERVED_ADDRESS"
 
 
 def _no_url_end(path: str) -> None:
@@ -217,6 +220,14 @@ class Settings(BaseSettings):
     )
     insecure_no_auth: bool = Field(
         False, description="Serve beyond loopback without login (every page says so)."
+    )
+    app_processes: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Streamlit processes `podium app`/`podium up` serve the one URL with, "
+        "each browser kept on one; one process runs one session's script at a time, so a "
+        "team gets about one per core.",
     )
     oidc_require_verified_email: bool = Field(
         True,

@@ -8,6 +8,7 @@ script `main.py`. This module only puts Podium's own layer around Streamlit:
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -30,12 +31,15 @@ MAIN_SCRIPT = Path(__file__).resolve().parent / "main.py"
 
 
 def configured_hosts() -> frozenset[str] | None:
-    """Allowed Host names from the bind address (`--server.address`) and settings."""
+    """Allowed Host names from the served address and settings. Behind `podium up
+    --app-processes N`'s proxy this process listens on loopback, but browsers reach the
+    address `podium up` was given, so that is the one whose rules apply."""
     from streamlit import config
 
-    from podium.config import get_settings
+    from podium.config import SERVED_ADDRESS_ENV, get_settings
 
-    bind = str(config.get_option("server.address") or "127.0.0.1")
+    served = os.environ.get(SERVED_ADDRESS_ENV)
+    bind = served or str(config.get_option("server.address") or "127.0.0.1")
     return allowed_hosts(bind, get_settings().allowed_hosts)
 
 

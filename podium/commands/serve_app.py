@@ -2,6 +2,11 @@
 
 podium app [--host 127.0.0.1 --port 8501]   # streamlit, headless, no usage stats
 podium up  [--host 127.0.0.1 --port 8501]   # the app and a job worker; Ctrl-C stops both
+podium up --app-processes 2                 # two app processes behind the one URL
+
+With more than one app process (`--app-processes`, PODIUM_APP_PROCESSES), each listens
+on a loopback port of its own and `sticky_proxy.py` serves the one URL, every browser
+kept on one process (its sessions live in that process's memory).
 
 On 127.0.0.1 (the default) Podium is single-user: the OS user, with every role. Any
 other address needs login, so people are known and roles apply: set
@@ -26,9 +31,10 @@ import typer
 
 from podium import processes
 from podium.commands.terminal import safe_console
-from podium.config import Settings, get_settings
+from podium.config import SERVED_ADDRESS_ENV, Settings, get_settings
 from podium.errors import InvalidInput
 from podium.jobs.lanes import LIGHT_SLOTS_HELP
+from podium.models.vllm_launch import free_port
 from podium.processes import python_module
 from podium.reporting import QUIET_ENV
 from podium.store.private_tmp import write_private_file
@@ -49,6 +55,16 @@ InsecureNoAuth = Annotated[
     typer.Option(
         "--insecure-no-auth",
         help="Serve beyond 127.0.0.1 without login: anyone who reaches the port is admin.",
+    ),
+]
+AppProcesses = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=64,
+        help="Streamlit processes behind the one URL, each browser kept on one (default: "
+        "PODIUM_APP_PROCESSES, 1). One process runs one session's script at a time; give "
+        "a team about one per core.",
     ),
 ]
 
@@ -109,8 +125,9 @@ def _toml_string(value: str) -> str:
     return json.dumps(value)
 
 
-def app_environment(settings: Settings, insecure_no_auth: bool) -> dict[str, str]:
+def app_environment(settings: Settings, insecure_no_auth: bool, host: str) -> dict[str, str]:
     env = {**QUIET_ENV, **os.environ}  # no tqdm bars in `podium up`'s output (unless asked)
+    env[SERVED_ADDRESS_ENV] = host
     if insecure_no_auth and not settings.login_configured:
         env["PODIUM_INSECURE_NO_AUTH"] = "1"  # every page shows the warning banner
     return env
@@ -145,8 +162,29 @@ def worker_command(concurrency: int, light_slots: int = 1) -> list[str]:
     ]
 
 
-def prepare_app(host: str, port: int, insecure_no_auth: bool) -> list[str]:
-    """The checked app command; with login configured, Streamlit's secrets written first."""
+def app_commands(
+    host: str, port: int, processes: int, secrets_file: Path | None = None
+) -> dict[str, list[str]]:
+    """The app's processes by name: one Streamlit process on `host:port`, or `processes`
+    of them on loopback ports of their own with the sticky proxy on `host:port`."""
+    if processes == 1:
+        return {"app": streamlit_command(host, port, secrets_file)}
+    ports = [free_port() for _ in range(processes)]
+    while len(set(ports)) < processes or port in ports:  # the kernel may hand one out twice
+        ports = [free_port() for _ in range(processes)]
+    commands = {
+        f"app-{i}": streamlit_command("127.0.0.1", p, secrets_file) for i, p in enumerate(ports, 1)
+    }
+    backends = [arg for p in ports for arg in ("--backend", f"127.0.0.1:{p}")]
+    listen = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    commands["proxy"] = python_module("podium.commands.sticky_proxy", "--listen", listen, *backends)
+    return commands
+
+
+def prepare_app(
+    host: str, port: int, insecure_no_auth: bool, processes: int | None = None
+) -> dict[str, list[str]]:
+    """The checked app commands; with login configured, Streamlit's secrets written first."""
     settings = get_settings()
     check_binding(host, settings, insecure_no_auth)
     secrets_file = write_auth_secrets(settings, host, port) if settings.login_configured else None
@@ -154,17 +192,20 @@ def prepare_app(host: str, port: int, insecure_no_auth: bool) -> list[str]:
         console.print(f"login through {settings.oidc_issuer}")
     elif not is_loopback(host):
         console.print(f"[bold red]WARNING[/]: serving on {host} with no login (--insecure-no-auth)")
-    return streamlit_command(host, port, secrets_file)
+    return app_commands(host, port, processes or settings.app_processes, secrets_file)
 
 
 def app(
-    host: Host = "127.0.0.1", port: Port = 8501, insecure_no_auth: InsecureNoAuth = False
+    host: Host = "127.0.0.1",
+    port: Port = 8501,
+    insecure_no_auth: InsecureNoAuth = False,
+    app_processes: AppProcesses = None,
 ) -> None:
     """Serve the web UI (jobs it starts wait for a worker: use `podium up` for both)."""
-    command = prepare_app(host, port, insecure_no_auth)
-    console.print(f"Podium on http://{host}:{port}")
-    env = app_environment(get_settings(), insecure_no_auth)
-    raise typer.Exit(_supervise({"app": command}, env))
+    commands = prepare_app(host, port, insecure_no_auth, app_processes)
+    console.print(f"Podium on http://{host}:{port}{_processes_note(commands)}")
+    env = app_environment(get_settings(), insecure_no_auth, host)
+    raise typer.Exit(_supervise(commands, env))
 
 
 def up(
@@ -173,13 +214,19 @@ def up(
     concurrency: Annotated[int, typer.Option(help="Jobs of any kind the worker runs at once.")] = 1,
     light_slots: Annotated[int, typer.Option(help=LIGHT_SLOTS_HELP)] = 1,
     insecure_no_auth: InsecureNoAuth = False,
+    app_processes: AppProcesses = None,
 ) -> None:
     """Serve the web UI and run a job worker beside it; Ctrl-C stops both."""
-    command = prepare_app(host, port, insecure_no_auth)
-    console.print(f"Podium on http://{host}:{port} with a job worker")
-    env = app_environment(get_settings(), insecure_no_auth)
+    commands = prepare_app(host, port, insecure_no_auth, app_processes)
+    console.print(f"Podium on http://{host}:{port}{_processes_note(commands)} with a job worker")
+    env = app_environment(get_settings(), insecure_no_auth, host)
     worker = worker_command(concurrency, light_slots)
-    raise typer.Exit(_supervise({"worker": worker, "app": command}, env))
+    raise typer.Exit(_supervise({"worker": worker, **commands}, env))
+
+
+def _processes_note(commands: dict[str, list[str]]) -> str:
+    apps = sum(name.startswith("app") for name in commands)
+    return f" ({apps} app processes)" if apps > 1 else ""
 
 
 def _supervise(commands: dict[str, list[str]], env: dict[str, str] | None = None) -> int:
@@ -197,7 +244,7 @@ def _supervise(commands: dict[str, list[str]], env: dict[str, str] | None = None
         for name, command in commands.items():
             # Streamlit reads `.streamlit/` (config and secrets) from its working folder:
             # the app's own package folder, never wherever `podium app` was typed.
-            cwd = APP_SERVER.parent if name == "app" else None
+            cwd = APP_SERVER.parent if name.startswith("app") else None
             procs[name] = subprocess.Popen(command, env=env, cwd=cwd)
             console.print(f"started {name} (pid {procs[name].pid})")
         while not stopping:

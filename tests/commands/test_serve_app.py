@@ -88,3 +88,43 @@ def test_the_served_app_neither_watches_its_sources_nor_forces_a_full_gc_per_rer
     assert options["--runner.postScriptGC"] == "false"
     for flag in options:  # each is an option this Streamlit knows (else it raises)
         config.get_option(flag.removeprefix("--"))
+
+
+def test_more_app_processes_listen_on_loopback_behind_the_proxy_on_the_served_address() -> None:
+    from podium.commands.serve_app import app_commands
+
+    assert list(app_commands("127.0.0.1", 8501, 1)) == ["app"]
+    commands = app_commands("0.0.0.0", 8501, 3)
+    assert list(commands) == ["app-1", "app-2", "app-3", "proxy"]
+    ports = []
+    for name in ("app-1", "app-2", "app-3"):
+        args = commands[name][commands[name].index("run") + 2 :]
+        options = dict(zip(args[::2], args[1::2], strict=True))
+        assert options["--server.address"] == "127.0.0.1"  # only the proxy faces the network
+        ports.append(int(options["--server.port"]))
+    assert len(set(ports)) == 3 and 8501 not in ports
+    proxy = commands["proxy"]
+    assert proxy[proxy.index("--listen") + 1] == "0.0.0.0:8501"
+    backends = [proxy[i + 1] for i, arg in enumerate(proxy) if arg == "--backend"]
+    assert backends == [f"127.0.0.1:{port}" for port in ports]
+    assert app_commands("::", 8501, 2)["proxy"][-5:-4] == ["[::]:8501"]
+
+
+def test_an_app_process_behind_the_proxy_checks_hosts_by_the_served_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Behind the proxy a process listens on 127.0.0.1; a team served on 0.0.0.0 with
+    login reaches it under the server's own name, which loopback rules would refuse."""
+    from streamlit import config
+
+    from podium.app.server import configured_hosts
+    from podium.config import SERVED_ADDRESS_ENV
+
+    real = config.get_option
+    monkeypatch.setattr(
+        config, "get_option", lambda key: "127.0.0.1" if key == "server.address" else real(key)
+    )
+    monkeypatch.delenv(SERVED_ADDRESS_ENV, raising=False)
+    assert configured_hosts() is not None  # loopback: local names only
+    monkeypatch.setenv(SERVED_ADDRESS_ENV, "0.0.0.0")
+    assert configured_hosts() is None  # served beyond loopback: login decides

@@ -100,6 +100,15 @@ def test_services_images_and_bindings(docker_config: Path) -> None:
     assert [(p["host_ip"], p["target"]) for p in app["ports"]] == [("127.0.0.1", 8501)]
     assert all(app["environment"][k] == v for k, v in OIDC.items())
     assert "--insecure-no-auth" not in app["command"]
+    # A team's reviewers are served by more than one app process (docs/faults.md); the
+    # deployment may choose how many.
+    assert int(app["environment"]["PODIUM_APP_PROCESSES"]) >= 2
+    assert (
+        rendered(docker_config, PODIUM_APP_PROCESSES="3", **OIDC)["services"]["podium"][
+            "environment"
+        ]["PODIUM_APP_PROCESSES"]
+        == "3"
+    )
     assert services["worker"]["command"] == ["podium", "worker"]
     assert "ports" not in services["vllm"] and "ports" not in services["postgres"]
 

@@ -127,18 +127,34 @@ class RssSampler:
             self.peak = max(self.peak, total)
 
 
-def group_cpu_seconds(pgid: int) -> float:
-    """User + system CPU seconds of the live processes in a process group (the app and
-    its worker live as long as the run, so a difference is the run's)."""
-    total = 0.0
-    for proc in psutil.process_iter(["pid"]):
+def cpu_seconds_by_process(pgid: int) -> dict[int, tuple[float, list[str]]]:
+    """User + system CPU seconds and the command line of each live process in a process
+    group, by pid (the app and its worker live as long as the run, so a difference is
+    the run's)."""
+    found = {}
+    for proc in psutil.process_iter(["pid", "cmdline"]):
         try:
             if os.getpgid(proc.pid) == pgid:
                 times = proc.cpu_times()
-                total += times.user + times.system
+                found[proc.pid] = (times.user + times.system, proc.info["cmdline"] or [])
         except (psutil.Error, ProcessLookupError):
             continue
-    return total
+    return found
+
+
+def app_cpu_seconds(pgid: int) -> dict[int, float]:
+    """CPU seconds of each Streamlit process in the group, by pid: with more than one
+    app process, a difference shows how the proxy spread the sessions."""
+    return {
+        pid: cpu
+        for pid, (cpu, cmdline) in cpu_seconds_by_process(pgid).items()
+        if "streamlit" in cmdline
+    }
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU seconds of the live processes in a process group."""
+    return sum(cpu for cpu, _ in cpu_seconds_by_process(pgid).values())
 
 
 # --- one browser session -----------------------------------------------------------------
@@ -313,6 +329,7 @@ def run_sessions(
     protocol spoken directly ("protocol", tests/load/protocol_sessions.py)."""
     load_before = os.getloadavg()[0]
     cpu_before, started = group_cpu_seconds(server_pgid), time.monotonic()
+    apps_before = app_cpu_seconds(server_pgid)
     with RssSampler(server_pgid) as rss:
         if mode == "protocol":
             results = asyncio.run(
@@ -321,6 +338,8 @@ def run_sessions(
         else:
             results = asyncio.run(sessions(url, count, seconds, seed))
     server_cpu = group_cpu_seconds(server_pgid) - cpu_before
+    apps_after = app_cpu_seconds(server_pgid)
+    app_cpu = [round(apps_after[pid] - apps_before.get(pid, 0.0), 2) for pid in sorted(apps_after)]
     wall = time.monotonic() - started
     changes = [t for r in results for t in r.page_changes]
     actions: dict[str, int] = {}
@@ -336,6 +355,7 @@ def run_sessions(
         "peak_rss_mb": round(rss.peak / 2**20),
         # Cores the server used: near 2 on this machine's 2 cores, it is what limits.
         "server_cores": round(server_cpu / wall, 2),
+        "app_process_cpu_s": app_cpu,
         # The machine's 1-minute load average before and after: figures from a busy
         # machine are only comparable within one run.
         "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
@@ -487,23 +507,30 @@ def run(
     profile: Path | None = None,
     modes: tuple[str, ...] = MODES,
     think: float = 0.0,
+    app_processes: int = 1,
 ) -> dict[str, Any]:
     """The whole load run in `home`, which must already be this process's PODIUM_HOME:
     one session alone, then `count` at once, in each of `modes` against the same server;
     `profile`: where py-spy writes a profile of `podium up` during each concurrent run
     (NAME-protocol.json, NAME-browser.json); `think`: the protocol sessions' mean pause
-    after each action (none by default: every session asks as fast as it is answered)."""
+    after each action (none by default: every session asks as fast as it is answered);
+    `app_processes`: `podium up --app-processes`, the Streamlit processes behind its URL."""
     assert os.environ.get("PODIUM_HOME") == str(home), "point PODIUM_HOME at the home first"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     t0 = time.monotonic()
     if not (home / "catalog.db").exists():  # `--reuse-home` keeps a table built before
         build_table(env, rows)
-    report: dict[str, Any] = {"rows": rows, "build_s": round(time.monotonic() - t0)}
+    report: dict[str, Any] = {
+        "rows": rows,
+        "build_s": round(time.monotonic() - t0),
+        "app_processes": app_processes,
+    }
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = (home / "podium-up.log").open("wb")
     up = subprocess.Popen(
-        [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "podium.cli", "up", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--app-processes", str(app_processes)],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
@@ -547,6 +574,12 @@ def main() -> None:
         help="Protocol sessions: mean seconds a reviewer reads before the next action.",
     )
     parser.add_argument(
+        "--app-processes",
+        type=int,
+        default=1,
+        help="`podium up --app-processes`: Streamlit processes behind the one URL.",
+    )
+    parser.add_argument(
         "--mode",
         choices=(*MODES, "both"),
         default="both",
@@ -573,6 +606,7 @@ def main() -> None:
         args.profile,
         MODES if args.mode == "both" else (args.mode,),
         args.think,
+        args.app_processes,
     )
     args.out.parent.mkdir(exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))

@@ -35,10 +35,13 @@ class Tab:
     def __init__(self, url: str, table: str) -> None:
         self.url, self.table = url, table
         self.stream: StreamSession | None = None
+        self.cookie: str | None = None
 
     async def goto(self, query: str) -> Drawn:
         await self.close()
-        self.stream = StreamSession(self.url, "browse", query)
+        if self.cookie is None:
+            self.cookie = await _page_cookies(self.url)
+        self.stream = StreamSession(self.url, "browse", query, self.cookie)
         await self.stream.__aenter__()
         return await self.stream.open()
 
@@ -51,6 +54,16 @@ class Tab:
     def live(self) -> StreamSession:
         assert self.stream is not None, "open the table first"
         return self.stream
+
+
+async def _page_cookies(url: str) -> str:
+    """The cookies a browser's first page load gets (the app process's route among them,
+    behind `podium up --app-processes N`), as one Cookie header."""
+    import httpx
+
+    async with httpx.AsyncClient() as client:
+        answer = await client.get(url, timeout=120)
+    return "; ".join(f"{name}={value}" for name, value in answer.cookies.items())
 
 
 def _pages(drawn: Drawn) -> int:
