@@ -44,7 +44,7 @@ def app_user() -> User:
 def log_out() -> None:
     """End every login of this person (copies of the cookie too), then this browser's."""
     try:
-        end_sessions(app_user().name)
+        end_sessions(app_user().name, issued=st.user.get("iat"))
     except PermissionDenied:
         pass  # a login that no longer counts has nothing left to end
     st.logout()

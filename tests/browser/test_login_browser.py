@@ -6,7 +6,8 @@ oidc-provider` with `npm ci`) on a loopback port; `podium app` runs with login c
 e-mail it vouches for through the users table: viewer@example.org is a viewer,
 reviewer@example.org a reviewer. The viewer sees no job, vote or re-run controls and the
 server refuses the same request; the reviewer's vote is stored under their e-mail; the
-Logbook names who submitted each job.
+Logbook names who submitted each job. The app is served as docker-compose.yml serves a
+team: two app processes behind `podium app`'s sticky proxy.
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path) -> Iter
     )
     provider_log = artifacts_dir / "login-oidc-provider.log"
     app_log = artifacts_dir / "login-app-server.log"
-    app_env = dict(os.environ, **settings, PYTHONUNBUFFERED="1")
+    # As docker-compose.yml serves a team: two app processes behind the sticky proxy, so
+    # the login's redirects, its cookie and every session stay on one process.
+    app_env = dict(os.environ, **settings, PYTHONUNBUFFERED="1", PODIUM_APP_PROCESSES="2")
     with running(["node", "provider.mjs"], provider_env, OIDC_DIR, provider_log) as provider:
         wait_healthy(provider, f"{issuer}/.well-known/openid-configuration", provider_log)
         with running(server_command(app_port), app_env, REPO, app_log) as app:

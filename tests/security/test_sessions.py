@@ -32,3 +32,19 @@ def test_log_out_ends_every_earlier_login_of_that_person_only(podium_home: Path)
     assert login_refusal(claims(NOW), "kate@example.org", NOW) is None  # logged in again
     end_sessions("kate@example.org", NOW + timedelta(minutes=1))  # the later one counts
     assert login_refusal(claims(NOW), "kate@example.org", NOW) is not None
+
+
+def test_log_out_ends_the_login_pressing_it_even_in_the_second_it_was_issued(
+    podium_home: Path,
+) -> None:
+    """CI: a cookie copied from a login made in the second of its "Log out" still signed
+    in (`iat` has whole seconds, and only logins issued before that second ended)."""
+    login = claims(NOW)
+    end_sessions("kate@example.org", NOW + timedelta(milliseconds=400), issued=login["iat"])
+    assert "ended by Log out" in str(login_refusal(login, "kate@example.org", NOW))
+    # A provider whose clock runs 30 s ahead of this host's: its login ends too.
+    ahead = claims(NOW + timedelta(seconds=30))
+    end_sessions("kate@example.org", NOW, issued=ahead["iat"])
+    assert login_refusal(ahead, "kate@example.org", NOW) is not None
+    # A login issued in a later second is a new one.
+    assert login_refusal(claims(NOW + timedelta(seconds=31)), "kate@example.org", NOW) is None
