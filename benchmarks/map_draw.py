@@ -20,7 +20,7 @@ frame (painted). The first round is cold (the app computes each figure, the brow
 fetches and compiles plotly.js); the next ones reuse what the app cached for the
 snapshot and, each side's tabs sharing one browser profile, the browser's cache, as a
 person opening the Map again would. The ratio is the page's time over the baseline's,
-round by round. Each round also opens, from a file, the image figure the app drew alone
+round by round. Each round also opens, from a file, the image map as a plotly figure
 in an HTML page with plotly.js from the plotly package (`ratios_to_bare`: what
 Streamlit's page adds to plotly itself; a plotly.js of plotly's release, not
 Streamlit's bundle). Then a lasso is drawn over the middle of the big map: the time to the
@@ -176,8 +176,9 @@ def write_map(points: int, clusters: int, seed: int) -> None:
         tx.set_properties({PROP_TOPICS: json.dumps(titles)})
 
 
-# The image figure the app drew, alone in a page with plotly.js from the plotly package:
-# what plotly itself costs in this browser, without Streamlit.
+# The image map as a plotly figure (the page draws it in the canvas), alone in a page
+# with plotly.js from the plotly package: what plotly itself costs in this browser,
+# without Streamlit.
 BARE = """<!doctype html><html><body><div id="g" style="width:1100px;height:560px"></div>
 <script src="plotly.min.js"></script><script>
 const figure = %s;
@@ -189,12 +190,12 @@ def bare_page(home: Path) -> Path:
     """An HTML file drawing the Map's image figure of the table with plotly.js alone."""
     import plotly  # type: ignore[import-untyped]  # no type hints
 
-    from podium.app.views.map.figure import drawn_map
+    from podium.app.views.map.figure import drawn_map, plotly_figure
 
     folder = home / "bare"
     folder.mkdir()
     shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", folder)
-    spec = drawn_map(TABLE, draw="image").figure.to_json()
+    spec = plotly_figure(drawn_map(TABLE, draw="image")).to_json()
     page = folder / "map.html"
     page.write_text(BARE % spec.replace("</", "<\\/"))
     return page

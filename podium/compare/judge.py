@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from generators.client import ChatRequest, ChatResult, Endpoint, endpoint_for, generate_batch
 from generators.retry import RetryPolicy
+from podium.compare.judge_columns import judge_schema
 from podium.compare.judge_prompts import (
     DEFAULT_MAX_TOKENS,
     MAX_TOKENS,
@@ -50,14 +51,8 @@ from podium.store.read.read import read_small
 VERDICTS_TABLE = "compare.judge_verdicts"
 JUDGE_PREFIX = "judge:"
 UNPARSED = "unparsed"
-VERDICTS_SCHEMA = pa.schema(
+VERDICTS_SCHEMA = judge_schema(
     [
-        pa.field("id", pa.string()),
-        pa.field("comparison", pa.string()),
-        pa.field("prompt_id", pa.string()),
-        pa.field("voter", pa.string()),  # judge:NAME
-        pa.field("judge", pa.string()),  # a registered judge, or the model that judged
-        pa.field("prompt_version", pa.string()),
         pa.field("verdict", pa.string()),  # A | B | tie (flipped with the order) | unparsed
         pa.field("model_a", pa.string()),  # shown first in the first order
         pa.field("model_b", pa.string()),
@@ -69,9 +64,6 @@ VERDICTS_SCHEMA = pa.schema(
         pa.field("consistent", pa.bool_()),  # None when an order is unparsed
         pa.field("reason_ab", pa.string()),
         pa.field("reason_ba", pa.string()),
-        pa.field("problem", pa.string()),  # why unparsed
-        pa.field("latency_s", pa.float64()),  # both requests
-        pa.field("created_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 

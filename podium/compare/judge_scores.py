@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from generators.client import endpoint_for
+from podium.compare.judge_columns import judge_schema
 from podium.compare.judge_registry import Judge
 from podium.compare.judge_rubric import rubric_prompt, score_with
 from podium.compare.table import Comparison, Item
@@ -31,21 +32,12 @@ from podium.store.catalog.catalog import full_name, table_exists
 from podium.store.read.read import read_small
 
 SCORES_TABLE = "compare.judge_scores"
-SCORES_SCHEMA = pa.schema(
+SCORES_SCHEMA = judge_schema(
     [
-        pa.field("id", pa.string()),
-        pa.field("comparison", pa.string()),
-        pa.field("prompt_id", pa.string()),
-        pa.field("voter", pa.string()),  # judge:NAME
-        pa.field("judge", pa.string()),
-        pa.field("prompt_version", pa.string()),
         pa.field("model", pa.string()),
         pa.field("sample_id", pa.string()),
         pa.field("score", pa.int32()),  # 1-10; null: unparsed
         pa.field("reason", pa.string()),
-        pa.field("problem", pa.string()),
-        pa.field("latency_s", pa.float64()),
-        pa.field("created_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 

@@ -39,7 +39,7 @@ from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.store.catalog import kinds
 from podium.store.catalog.catalog import full_name, load_or_none, name_of
-from podium.store.read import connections, scan
+from podium.store.read import connections, duckdb_views
 from podium.store.read.kept import Kept
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.snapshots import resolve_snapshot
@@ -214,7 +214,7 @@ def _connection(notes: Table | None) -> Any:
         return None
     plan = plan_snapshot(notes, resolve_snapshot(notes, None))
     con = connections.connect_plans([plan])
-    scan.register_snapshot(con, "ann", notes, plan)
+    duckdb_views.register_snapshot(con, "ann", notes, plan)
     con.execute(
         "CREATE TEMP VIEW latest AS SELECT * FROM ann QUALIFY row_number() OVER "
         '(PARTITION BY row_id, author ORDER BY "at" DESC, __pos DESC) = 1'
@@ -310,7 +310,7 @@ class RowHistories:
     the history of every row (`of`), where `history` reads the table again per row, and
     every row's latest annotations (`latest`), where `latest_table` reads it again."""
 
-    rows: pa.Table  # with the write order (`scan.POS`) of each annotation
+    rows: pa.Table  # with the write order (`duckdb_views.POS`) of each annotation
     spans: dict[str, tuple[int, int]]  # row id -> (first, end) positions in `rows`
 
     def of(self, row_id: str) -> list[Annotation]:
@@ -324,7 +324,7 @@ class RowHistories:
         by_author = self.rows.take(
             pc.sort_indices(
                 self.rows,
-                [(c, "ascending") for c in ("row_id", "author", "at", scan.POS)],
+                [(c, "ascending") for c in ("row_id", "author", "at", duckdb_views.POS)],
             )
         )
         count = by_author.num_rows
@@ -345,9 +345,9 @@ def histories(notes: Table | None) -> RowHistories:
     """Every row's annotations in `notes` (None: no annotations table yet), one read."""
     con = _connection(notes)
     if con is None:
-        empty = ARROW_SCHEMA.append(pa.field(scan.POS, pa.int64())).empty_table()
+        empty = ARROW_SCHEMA.append(pa.field(duckdb_views.POS, pa.int64())).empty_table()
         return RowHistories(empty, {})
-    rows = con.sql(f'SELECT * FROM ann ORDER BY row_id, "at", {scan.POS}').to_arrow_table()
+    rows = con.sql(f'SELECT * FROM ann ORDER BY row_id, "at", {duckdb_views.POS}').to_arrow_table()
     if not rows.num_rows:
         return RowHistories(rows, {})
     # The rows come sorted by id, so each id's annotations are one run of equal ids.

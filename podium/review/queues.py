@@ -33,7 +33,7 @@ from podium.errors import InvalidInput, NotFound
 from podium.identity import User, require
 from podium.review.queue_tables import items, queues
 from podium.store.catalog.catalog import full_name, load_table
-from podium.store.read import scan
+from podium.store.read import by_position
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import matching_positions, open_view
 from podium.store.read.snapshots import resolve_snapshot
@@ -107,7 +107,7 @@ def create_queue(
         )
         cursor += _DRAW
         positions = np.sort(idx if candidates is None else candidates[idx])
-        ids = scan.read_positions(table, plan, positions, ["id"]).column("id").to_pylist()
+        ids = by_position.read_positions(table, plan, positions, ["id"]).column("id").to_pylist()
         picked = {int(p): i for p, i in zip(positions.tolist(), ids, strict=True)}
         for p in (idx if candidates is None else candidates[idx]).tolist():
             row_id = picked[int(p)]
@@ -363,5 +363,5 @@ def _rows_at_head(table_name: str, ids: list[str]) -> dict[str, tuple[int, dict[
     a queue hands out today's text, not the text of the snapshot it was made on."""
     view = open_view(table_name)
     positions = matching_positions(view, ids=ids)
-    data = view.canonical(scan.read_positions(view.table, view.plan, positions)).to_pylist()
+    data = view.canonical(by_position.read_positions(view.table, view.plan, positions)).to_pylist()
     return {str(row["id"]): (int(p), row) for p, row in zip(positions.tolist(), data, strict=True)}

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from podium.errors import InvalidInput
 from podium.store.catalog.catalog import load_table
-from podium.store.read import connections, scan
+from podium.store.read import by_position, connections, duckdb_views
 from podium.store.read.plan import plan_snapshot
 from podium.store.read.query import matching_positions, open_view
 from podium.store.read.snapshots import resolve_snapshot
@@ -21,7 +21,7 @@ def failing_ids(report: str) -> set[str]:
     if "id" not in plan.column_names:
         raise InvalidInput(f"{report} is not a validation report: it has no `id` column.")
     con = connections.connect_plans([plan])
-    scan.register_snapshot(con, "report", table, plan, with_pos=False)
+    duckdb_views.register_snapshot(con, "report", table, plan, with_pos=False)
     ids = con.sql("SELECT DISTINCT id FROM report WHERE id IS NOT NULL").to_arrow_table()
     return set(ids.column("id").to_pylist())
 
@@ -41,7 +41,7 @@ def select_ids(
     if search or where:
         view = open_view(name, snapshot)
         positions = matching_positions(view, search=search, where=where)
-        found = scan.read_positions(view.table, view.plan, positions, ["id"])
+        found = by_position.read_positions(view.table, view.plan, positions, ["id"])
         chosen = set(found.column("id").to_pylist())
     if label:
         from podium.review import annotations  # SQLAlchemy: only when needed

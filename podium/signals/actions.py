@@ -8,7 +8,8 @@ overwritten."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table.refs import MAIN_BRANCH
 
@@ -20,6 +21,9 @@ from podium.signals.values import REMOVES, ids_for, ids_to_remove
 from podium.store.catalog.catalog import full_name, load_table, name_of
 from podium.store.read.snapshots import resolve_snapshot
 from podium.store.state.users import acting_user
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
 
 SHOWN_IDS = 20  # of the rows an action touches, named in its result (the first, sorted)
 
@@ -48,23 +52,36 @@ def remove_by_signal(
         ids = ids_to_remove(loaded, sid, name)
         what = REMOVES[name][1]
     message = why or f"signals: remove {what} ({name} of snapshot {sid})"
-    result: dict[str, Any] = {
+    result = _edit_result(loaded, sid, ids, message, branch, signal=name)
+    if preview or not ids:
+        return result
+    return _committed(result, loaded, Change(deletes=frozenset(ids), message=message))
+
+
+def _edit_result(
+    loaded: Table, sid: int | None, ids: Iterable[str], message: str, branch: str, **named: Any
+) -> dict[str, Any]:
+    """What an edit by a signal reports before its commit: the table, `named`, the rows
+    it touches (the first SHOWN_IDS by id), its message, and where it goes."""
+    touched = sorted(ids)
+    return {
         "table": name_of(loaded),
-        "signal": name,
-        "rows": len(ids),
-        "ids": sorted(ids)[:SHOWN_IDS],
+        **named,
+        "rows": len(touched),
+        "ids": touched[:SHOWN_IDS],
         "message": message,
         "snapshot_id": None,
         "parent_id": sid,
         "branch": branch,
     }
-    if preview or not ids:
-        return result
-    change = Change(deletes=frozenset(ids), message=message)
-    committed = commit_change(loaded, change, acting_user(), base=sid, branch=branch)
-    result["snapshot_id"] = committed.snapshot_id
-    result["parent_id"] = committed.parent_id
-    return result
+
+
+def _committed(result: dict[str, Any], loaded: Table, change: Change) -> dict[str, Any]:
+    """`result` once `change` is committed on its branch over its parent snapshot."""
+    committed = commit_change(
+        loaded, change, acting_user(), base=result["parent_id"], branch=result["branch"]
+    )
+    return {**result, "snapshot_id": committed.snapshot_id, "parent_id": committed.parent_id}
 
 
 def placeholder(kind: str) -> str:
@@ -98,7 +115,7 @@ def redact_private_data(
     """Replace every span the current private-data signal found (of `kinds`, default
     all) by a placeholder such as `[SECRET]`: one edit snapshot of the rows touched."""
     from podium.signals.values import current_signal, hits_by_row
-    from podium.store.read import scan
+    from podium.store.read import by_position
     from podium.store.read.query import matching_positions, open_view
 
     if not preview:  # the role before any read, as for remove
@@ -111,21 +128,12 @@ def redact_private_data(
         f"signals: redact {spans} private-data spans ({', '.join(kinds or ['every kind'])}) "
         f"of snapshot {sid}"
     )
-    result: dict[str, Any] = {
-        "table": name_of(loaded),
-        "rows": len(hits),
-        "ids": sorted(hits)[:SHOWN_IDS],
-        "spans": spans,
-        "message": message,
-        "snapshot_id": None,
-        "parent_id": sid,
-        "branch": branch,
-    }
+    result = _edit_result(loaded, sid, hits, message, branch, spans=spans)
     if preview or not hits:
         return result
     view = open_view(name_of(loaded), sid)
     positions = matching_positions(view, ids=list(hits))
-    rows = view.canonical(scan.read_positions(view.table, view.plan, positions)).to_pylist()
+    rows = view.canonical(by_position.read_positions(view.table, view.plan, positions)).to_pylist()
     updates: dict[str, dict[str, Any]] = {}
     for row in rows:
         by_turn: dict[int, list[tuple[int, int, str]]] = {}
@@ -136,11 +144,7 @@ def redact_private_data(
             if 0 <= turn < len(messages) and isinstance(messages[turn].get("content"), str):
                 messages[turn]["content"] = redacted(messages[turn]["content"], found)
         updates[str(row["id"])] = {"messages": messages}
-    change = Change(updates=updates, message=message)
-    committed = commit_change(loaded, change, acting_user(), base=sid, branch=branch)
-    result["snapshot_id"] = committed.snapshot_id
-    result["parent_id"] = committed.parent_id
-    return result
+    return _committed(result, loaded, Change(updates=updates, message=message))
 
 
 def label_by_signal(

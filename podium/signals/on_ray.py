@@ -30,7 +30,7 @@ from podium.signals.minhash import Keys, PairUnion, candidate_pairs, joined_keys
 from podium.signals.settings import NearDupSettings
 from podium.signals.signal import Source
 from podium.signals.turns import Turns, turns_of
-from podium.store.read import scan
+from podium.store.read import batch_stream
 from podium.store.read.file_plan import FilePlan
 from podium.store.read.plan import plan_snapshot
 from podium.store.write.fan_out import SPREAD, fan_out
@@ -65,7 +65,7 @@ def group_turns(
     from podium.store.catalog.catalog import load_table
 
     table = None if plan.direct else load_table(plan.table)  # object stores need its FileIO
-    for batch in scan.iter_batches(table, plan, [columns.id, columns.messages], batch_rows):
+    for batch in batch_stream.iter_batches(table, plan, [columns.id, columns.messages], batch_rows):
         yield turns_of(batch, columns, roles)
 
 

@@ -28,7 +28,7 @@ from pyiceberg.io import load_file_io
 
 from podium.ray_join import ray_module
 from podium.reporting import Reporter
-from podium.store.read import scan
+from podium.store.read import batch_stream
 from podium.store.read.file_plan import FilePlan, PlannedFile, local_path
 from podium.store.read.plan import open_parquet
 from podium.store.write.fan_out import SPREAD, fan_out
@@ -83,7 +83,7 @@ def check_group(
     rules = Plan.of(task.rules)
     result = GroupResult(index)
     found: list[pa.RecordBatch] = []
-    for batch in scan.iter_batches(table, plan, columns, batch_rows):
+    for batch in batch_stream.iter_batches(table, plan, columns, batch_rows):
         checked = check_batch(batch, rules, task.mode, task.roles, task.columns)
         result.rows += checked.rows
         result.turns += checked.turns

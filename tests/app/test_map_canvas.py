@@ -80,3 +80,45 @@ def test_topics_join_the_points_by_id_in_any_order() -> None:
     fewer = with_topics(points, same.take([3, 0]))  # rows without a topic get none
     assert fewer["cluster"].isna().tolist() == [False, True, True, False]
     assert list(with_topics(points, None).columns) == ["id", "x", "y"]
+
+
+def test_sessions_drawing_maps_at_once_each_get_their_maps_data(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every session's script thread asks for a map's canvas data: eight threads over
+    more maps than are kept, switching as often as Python allows, each get the data of
+    the map they asked for and never an error (two threads evicting the same oldest map
+    raised KeyError without the lock)."""
+    import sys
+    import threading
+
+    monkeypatch.setattr(map_figure, "SAMPLE_POINTS", 60)
+    maps = [map_figure.figure(blobs(300, seed=s), draw="image") for s in range(map_canvas.KEPT + 3)]
+    monkeypatch.setattr(map_canvas, "_sent", {})
+    errors: list[BaseException] = []
+    wrong: list[int] = []
+    start = threading.Barrier(8)
+
+    def session(n: int) -> None:
+        start.wait()
+        try:
+            for i in range(5_000):
+                at = (i * (n + 1)) % len(maps)
+                sent = map_canvas.sent_data(maps[at])
+                if sent["image"] != maps[at].raster.uri:  # type: ignore[union-attr]
+                    wrong.append(at)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assert below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=session, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == [] and wrong == []
+    assert len(map_canvas._sent) <= map_canvas.KEPT

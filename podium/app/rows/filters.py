@@ -21,7 +21,7 @@ from podium.app.rows.saves import rows_text
 from podium.errors import InvalidInput
 from podium.identity import User
 from podium.review import annotations as ann
-from podium.store.read import scan
+from podium.store.read import arrow_rows, by_position
 from podium.store.read.query import FilterValue, Page, SnapshotView, matching_positions, open_view
 from podium.validate.report import failing_ids_in
 
@@ -127,9 +127,9 @@ def review_page(
     kept = _kept_positions(
         tables, view, which, user, search=search, where=where, filters=filters, keep=keep
     )
-    raw = scan.read_positions(view.table, view.plan, kept[offset : offset + limit])
+    raw = by_position.read_positions(view.table, view.plan, kept[offset : offset + limit])
     return Page(
-        scan.to_rows(view.canonical(raw)),
+        arrow_rows.to_rows(view.canonical(raw)),
         len(kept),
         offset,
         limit,
@@ -188,7 +188,7 @@ def filter_ids(
     """Every id the current view keeps (optionally only rows failing a validation
     report), read from the `id` column of the matching rows only."""
     view, positions = _filter_positions(tables, which, user, narrowing)
-    found = scan.read_positions(view.table, view.plan, positions, ["id"]).column("id")
+    found = by_position.read_positions(view.table, view.plan, positions, ["id"]).column("id")
     return sorted(i for i in found.to_pylist() if i is not None)
 
 

@@ -281,10 +281,22 @@ def rows_of(
     order: Sequence[str] | None = None,
 ) -> Page:
     """The page of rows the view shows under review filter `which` (counted), in table
-    order or, given `order` (ids by a signal's value), in that order."""
+    order or, given `order` (ids by a signal's value), in that order: then only the rows
+    `order` names (a sort by cluster size shows the rows in a cluster)."""
     offset, limit = view.offset, view.page_size
     if order is not None:
-        return _ordered_page(tables, view, sid, keep, which, user, order)
+        wanted = set(order) if keep is None else keep.intersection(order)
+        kept = set(
+            row_filters.filter_ids(
+                tables, which, user, keep=wanted, snapshot_id=sid, **view.row_filter()
+            )
+        )
+        ids = [i for i in order if i in kept]
+        chosen = ids[offset : offset + limit]
+        found = page(tables.name, ids=chosen, limit=len(chosen), snapshot_id=sid, count=False)
+        by_id = {str(r.get("id")): r for r in found.rows}
+        rows = [by_id[i] for i in chosen if i in by_id]
+        return Page(rows, len(ids), offset, limit, found.snapshot_id, found.columns)
     if which != row_filters.ALL:
         return row_filters.review_page(
             tables,
@@ -299,28 +311,3 @@ def rows_of(
     return page(
         tables.name, offset=offset, limit=limit, ids=keep, snapshot_id=sid, **view.row_filter()
     )
-
-
-def _ordered_page(
-    tables: PageTables,
-    view: ViewState,
-    sid: int | None,
-    keep: set[str] | None,
-    which: str,
-    user: User,
-    order: Sequence[str],
-) -> Page:
-    """A page of the rows in `order` that the view's filters keep (rows `order` does not
-    name are not shown: a sort by cluster size shows the rows in a cluster)."""
-    wanted = set(order) if keep is None else keep.intersection(order)
-    kept = set(
-        row_filters.filter_ids(
-            tables, which, user, keep=wanted, snapshot_id=sid, **view.row_filter()
-        )
-    )
-    ids = [i for i in order if i in kept]
-    chosen = ids[view.offset : view.offset + view.page_size]
-    found = page(tables.name, ids=chosen, limit=len(chosen), snapshot_id=sid, count=False)
-    by_id = {str(r.get("id")): r for r in found.rows}
-    rows = [by_id[i] for i in chosen if i in by_id]
-    return Page(rows, len(ids), view.offset, view.page_size, found.snapshot_id, found.columns)

@@ -11,6 +11,7 @@ either chart the same way.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -61,20 +62,37 @@ def _component() -> Any:
     return st.components.v2.component(COMPONENT, js=JS, isolate_styles=False)
 
 
+# Every session's script runs in its own thread and draws through these: one lock, as
+# checking then evicting the oldest kept map from two threads at once raised KeyError
+# (both popped it) or RuntimeError (the dict changed under `iter`).
+_lock = threading.Lock()
 _mount: Any = None
 _sent: dict[int, tuple[Drawn, dict[str, Any]]] = {}  # a drawn map's data, built once
+KEPT = 4
+
+
+def sent_data(drawn: Drawn) -> dict[str, Any]:
+    """`canvas_data(drawn)`, built once per drawn map (maps are shared by every session)
+    and kept for the last KEPT maps."""
+    with _lock:
+        found = _sent.get(id(drawn))
+        if found is None or found[0] is not drawn:
+            found = (drawn, canvas_data(drawn))
+            _sent[id(drawn)] = found
+            while len(_sent) > KEPT:
+                _sent.pop(next(iter(_sent)))
+        return found[1]
+
+
+def _mounted() -> Any:
+    global _mount
+    with _lock:
+        if _mount is None:  # registered once per process: a second registration warns
+            _mount = _component()
+        return _mount
 
 
 def show(drawn: Drawn, key: str) -> dict[str, Any]:
     """Mount the canvas for `drawn` in the page; its selection as plotly's event."""
-    global _mount
-    if _mount is None:  # registered once per process: a second registration warns
-        _mount = _component()
-    found = _sent.get(id(drawn))
-    if found is None or found[0] is not drawn:
-        found = (drawn, canvas_data(drawn))
-        _sent[id(drawn)] = found
-        while len(_sent) > 4:
-            _sent.pop(next(iter(_sent)))
-    value = _mount(key=key, data=found[1], on_selection_change=lambda: None)
+    value = _mounted()(key=key, data=sent_data(drawn), on_selection_change=lambda: None)
     return as_event(value)

@@ -7,8 +7,9 @@ point carries a string: hover shows the trace's name (the topic's title, escaped
 row's text or a model's title never becomes markup). Above it, every point is drawn on
 the server into one image under the axes (`raster`), and only a seeded sample of them
 are markers, for hover and click; a lasso or box then selects by its shape over every
-point (`selection`). The figure is built once per version of the tables and signals it
-draws and shared by every session.
+point (`selection`): the page shows that image in the canvas component (`canvas`), so no
+plotly figure is built for it. A map is built once per version of the tables and signals
+it draws and shared by every session.
 """
 
 from __future__ import annotations
@@ -63,12 +64,13 @@ class AllPoints:
 
 @dataclass
 class Drawn:
-    """A map as drawn: its data, the traces in the figure (a sample of `everything`'s
-    points when an image draws them all), the figure (built once) and the image."""
+    """A map as drawn: its data, the traces with markers (a sample of `everything`'s
+    points when an image draws them all), and either its plotly figure (built once) or
+    its image (the canvas draws it; no figure)."""
 
     data: MapData
     traces: list[Trace]
-    figure: Any
+    figure: Any = None
     everything: list[Trace] = field(default_factory=list)
     raster: map_raster.Raster | None = None
 
@@ -152,17 +154,29 @@ def as_image(data: MapData, draw: str) -> bool:
 
 
 def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
-    """The WebGL scatter (plotly's scattergl) of `data`'s points, lasso first: a trace
-    per topic, category or table, each one color with its name (escaped) in the legend
-    and in hover; x and y as float32 arrays and nothing per point beyond them. Drawn as
-    an image with a sample of markers on it when `as_image`."""
+    """`data`'s map: a trace per topic, category or table. Drawn as an image with a
+    sample of markers on it when `as_image` (the canvas component shows it: a plotly
+    figure of it would be built for nothing: 0.2-0.3 s of a 1M map's cold draw, plotly's
+    import included), else as a plotly figure (`plotly_figure`) of every point."""
+    everything = traces(data, color_by)
+    if not as_image(data, draw):
+        drawn = Drawn(data, everything, everything=everything)
+        drawn.figure = plotly_figure(drawn)
+        return drawn
+    drawn = Drawn(data, sampled(everything), everything=everything)
+    drawn.raster = _image(everything, palette(len(everything)))
+    return drawn
+
+
+def plotly_figure(drawn: Drawn) -> Any:
+    """The WebGL scatter (plotly's scattergl) of `drawn`'s markers, lasso first, each
+    trace one color with its name (escaped) in the legend and in hover; x and y as
+    float32 arrays and nothing per point beyond them. A map drawn as an image gets it
+    under the axes (the Map page shows such a map in the canvas; benchmarks compare)."""
     import plotly.graph_objects as go  # type: ignore[import-untyped]  # no type hints
 
-    everything = traces(data, color_by)
-    colors = palette(len(everything))
-    image = as_image(data, draw)
-    shown = sampled(everything) if image else everything
-    size = 6 if len(data.points) <= 100_000 or image else 3
+    colors = palette(len(drawn.everything or drawn.traces))
+    size = 6 if len(drawn.data.points) <= 100_000 or drawn.raster is not None else 3
     scatter = [
         go.Scattergl(
             x=t.x,
@@ -172,7 +186,7 @@ def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
             name=escape_hover(t.name),
             hovertemplate="%{fullData.name}<extra></extra>",
         )
-        for n, t in enumerate(shown)
+        for n, t in enumerate(drawn.traces)
     ]
     layout = go.Layout(
         dragmode="lasso",
@@ -183,11 +197,10 @@ def figure(data: MapData, color_by: str = "topic", draw: str = "auto") -> Drawn:
         xaxis={"visible": False},
         yaxis={"visible": False, "scaleanchor": "x"},
     )
-    drawn = Drawn(data, shown, go.Figure(data=scatter, layout=layout), everything)
-    if image:
-        drawn.raster = _image(everything, colors)
-        _place(drawn.figure, drawn.raster)
-    return drawn
+    fig = go.Figure(data=scatter, layout=layout)
+    if drawn.raster is not None:
+        _place(fig, drawn.raster)
+    return fig
 
 
 def placeholder() -> Any:
