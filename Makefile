@@ -18,7 +18,9 @@ PODIUM := $(VENV)/bin/podium
 PYTEST_ARGS ?=
 # Two workers: the heavy tests (vLLM, Ray, browsers, deployments) in one group on one of them,
 # the rest beside it (tests/conftest.py); PYTEST_WORKERS= runs the suite in one process.
-PYTEST_WORKERS ?= -n 2 --dist loadgroup
+# A worker that dies ends the run with its test named: a replaced worker once waited for
+# tests the scheduler never sent it, and the run hung until it was killed.
+PYTEST_WORKERS ?= -n 2 --dist loadgroup --max-worker-restart=0
 export PODIUM_HOME ?= $(HOME)/.podium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -150,10 +152,13 @@ soak-kill: setup vllm sandbox-image
 fault-matrix: setup system-packages
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/faults/fault_matrix.py
 
-# Load at full size (tests/load/load_run.py): 10 browser sessions for 3 minutes on 200k rows
-# of ~7 KiB through one `podium up`, and 200 jobs to 2 workers; test-artifacts/load.json.
+# Load at full size (tests/load/load_run.py): 1 then 10 sessions for 3 minutes on 200k rows
+# of ~7 KiB, as protocol sessions and as Chromium tabs, through one `podium up` with 2 app
+# processes behind its URL (--app-processes), each reviewer pausing 2 s on average
+# after an answer; and 200 jobs to 2 workers; test-artifacts/load.json.
 load: setup
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/load/load_run.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -P tests/load/load_run.py \
+		--app-processes 2 --think 2
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) $(DUCKDB_VENV) test-artifacts site .cache .mypy_cache .import_linter_cache \

@@ -55,10 +55,14 @@ LAST_GROUP = "heavy-last"
 LAST_DIRS = ("tests/ray/", "tests/trainers/", "tests/weight_sync/")
 # Files of LAST_DIRS run in "heavy" instead, so that both workers end together: in CI
 # (2026-12-01) "heavy" ended at 2,298 s, the light files plus "heavy-last" at 2,502 s
-# (1,394 + 1,108). This one was 58 s of "heavy-last"; the light files since lost an
-# estimated 100-170 s (the CLI tests through the fork), "heavy" ~40 (the GPU benchmark
-# inside the bundle's run): both lanes ~2,300 s.
-KEPT_HEAVY = ("tests/trainers/test_smollm2_roundtrip.py",)
+# (1,394 + 1,108); the SFT round trip was 58 s of "heavy-last". Two fresh-clone runs of
+# 2026-12-03 ended "heavy" 134 s and 116 s before the other worker (1,591 / 1,725 s and
+# 1,840 / 1,956 s): the two weight-push files (two vLLM replicas, no Ray; 54-64 s) moved.
+KEPT_HEAVY = (
+    "tests/trainers/test_smollm2_roundtrip.py",
+    "tests/weight_sync/test_weight_sync.py",
+    "tests/weight_sync/test_rolling_push.py",
+)
 FIRST_DIRS = ("tests/load/", "tests/integration/", "tests/browser/")
 
 

@@ -97,7 +97,7 @@ _TRAIN_OPTIONS = {
 
 # A cpu-small step takes 20-40 s on 2 cores; saving the checkpoint a few more.
 # (`podium up` waits WORKER_STOP_GRACE_SECONDS, a little longer, for its worker.)
-_TRAIN_STOP_GRACE_S = 120.0
+TRAIN_STOP_GRACE_S = 120.0
 
 # Registrations: one line per kind, added by the package that owns it.
 register(
@@ -149,7 +149,7 @@ for _train in (
             options=_TRAIN_OPTIONS,
             preflight_path="trainers.preflight:train",
             heavy=True,
-            stop_grace_s=_TRAIN_STOP_GRACE_S,
+            stop_grace_s=TRAIN_STOP_GRACE_S,
             registers_checkpoints=True,
         )
     )

@@ -127,8 +127,9 @@ def outputs_json(
 def record_left(reporter: JobReporter) -> None:
     """Write what a stopping run leaves (its partial checkpoints, the tables it made) to
     its job's record at once, and mark those tables: the cleanup after a stop may not live
-    to record the cancel (the job's private Ray, stopped by the same SIGTERM, ends its
-    process within a minute), and the worker then ends the job keeping these outputs."""
+    to record the cancel (the job's private Ray, stopped by the same SIGTERM, would end its
+    process once it gave up waiting for its GCS; the worker's SIGKILL after the stop grace
+    may come first), and the worker then ends the job keeping these outputs."""
     left = cancelled_outputs(reporter.job_id, reporter)
     set_fields(reporter.job_id, outputs=json.dumps(outputs_json(left)))
     mark_partial(left.tables, left.summary["partial"], reporter.log)

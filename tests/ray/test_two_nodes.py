@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,6 +27,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 from conftest import AGENT_PORT_FLAGS, MARKER, STOP_GRACE_S, cluster_processes, free_port
+from veth_pair import veth_pair
 
 from podium import processes
 
@@ -82,11 +82,6 @@ class StandInReplica:
         return f"http://{host}:{port}/v1"
 
 
-def _ip(*args: str, netns: str | None = None) -> None:
-    prefix = ["ip", "netns", "exec", netns] if netns else []
-    subprocess.run([*prefix, "ip", *args], check=True, capture_output=True)
-
-
 def _ray_start(args: list[str], temp_dir: Path, netns: str | None = None) -> Any:
     venv_bin = str(Path(sys.executable).parent)
     env = {
@@ -118,27 +113,30 @@ def shared_nodes() -> Iterator[tuple[Any, str, str]]:
         yield nodes
 
 
+def _stop_nodes(nodes: list[Any], temps: list[Path]) -> None:
+    import ray
+
+    ray.shutdown()
+    for node in reversed(nodes):
+        processes.stop(node, grace_s=STOP_GRACE_S)
+    for temp in temps:
+        for proc in cluster_processes(temp):
+            processes.kill(proc.pid)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def running_nodes(worker_gpus: int) -> Iterator[tuple[Any, str, str]]:
     """Start the head in this namespace and a worker node with `worker_gpus` fake GPUs in
     one of its own; stop both and remove the namespace at the end."""
     import ray
 
-    tag = f"{os.getpid() % 100000}"
-    netns, veth_head, veth_worker = f"podns{tag}", f"pvh{tag}", f"pvw{tag}"
-    subnet = f"10.{200 + os.getpid() % 50}.{os.getpid() % 250}"
-    head_ip, worker_ip = f"{subnet}.1", f"{subnet}.2"
-    temps = [Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp")) for _ in range(2)]
     nodes: list[Any] = []
-    try:
-        _ip("netns", "add", netns)
-        _ip("link", "add", veth_head, "type", "veth", "peer", "name", veth_worker)
-        _ip("link", "set", veth_worker, "netns", netns)
-        _ip("addr", "add", f"{head_ip}/24", "dev", veth_head)
-        _ip("link", "set", veth_head, "up")
-        _ip("addr", "add", f"{worker_ip}/24", "dev", veth_worker, netns=netns)
-        _ip("link", "set", veth_worker, "up", netns=netns)
-        _ip("link", "set", "lo", "up", netns=netns)
+    with contextlib.ExitStack() as stack:
+        pair = stack.enter_context(veth_pair(os.getpid()))
+        head_ip, worker_ip = pair.head_ip, pair.worker_ip
+        temps = [Path(tempfile.mkdtemp(prefix="podray-", dir="/tmp")) for _ in range(2)]
+        stack.callback(_stop_nodes, nodes, temps)
         gcs = free_port()
         head_args = [
             "--head",
@@ -151,7 +149,7 @@ def running_nodes(worker_gpus: int) -> Iterator[tuple[Any, str, str]]:
         nodes.append(_ray_start(head_args, temps[0]))
         worker_args = [f"--address={head_ip}:{gcs}", f"--node-ip-address={worker_ip}"]
         worker_args += ["--num-cpus=2", *([f"--num-gpus={worker_gpus}"] if worker_gpus else [])]
-        nodes.append(_ray_start(worker_args, temps[1], netns=netns))
+        nodes.append(_ray_start(worker_args, temps[1], netns=pair.netns))
         deadline = time.monotonic() + NODES_TIMEOUT_S
         while True:
             try:
@@ -170,16 +168,6 @@ def running_nodes(worker_gpus: int) -> Iterator[tuple[Any, str, str]]:
             time.sleep(1)
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
         yield ray, head_ip, worker_ip
-    finally:
-        ray.shutdown()
-        for node in reversed(nodes):
-            processes.stop(node, grace_s=STOP_GRACE_S)
-        for temp in temps:
-            for proc in cluster_processes(temp):
-                processes.kill(proc.pid)
-            shutil.rmtree(temp, ignore_errors=True)
-        subprocess.run(["ip", "link", "del", veth_head], capture_output=True)
-        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
 
 
 class TestOnePairOfNodes:

@@ -29,6 +29,7 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
     import ray
 
     from podium.config import get_settings
+    from podium.jobs.kinds import TRAIN_STOP_GRACE_S
     from podium.ray_auth import private_ray_auth
     from podium.ray_join import ray_module, sigterm_kept
 
@@ -51,6 +52,14 @@ def ray_for_job(cpus: int, reporter: Reporter) -> Iterator[Any]:
                         num_cpus=max(cpus, os.cpu_count() or 1),
                         include_dashboard=False,
                         logging_level=logging.WARNING,
+                        # A cancel's SIGTERM reaches the whole process group, this Ray's
+                        # GCS too, and Ray ends a process that has lost its GCS after
+                        # this many seconds (60 by default): at CI's load the job's
+                        # cleanup outlasted that and it never recorded its cancel. The
+                        # worker's SIGKILL after the stop grace bounds it instead.
+                        _system_config={
+                            "gcs_rpc_server_reconnect_timeout_s": int(TRAIN_STOP_GRACE_S) + 60
+                        },
                     )
                 private.callback(ray.shutdown)  # before the token file goes
                 reporter.log("no Ray cluster configured: started a private local Ray")
