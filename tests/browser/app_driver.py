@@ -159,7 +159,9 @@ def choose_option(
     """Open a select or multiselect and click `option` (the first when None). `typed` is
     typed into the box first, so the option is among the few the list draws (a long list
     draws only the options in view). A click that lands while the page reruns closes the
-    list: it is opened again, up to `tries` times."""
+    list, before the option shows or between finding it and clicking it (CI: "element
+    was detached from the DOM", then 60 s waiting for an option no longer drawn): the
+    list is opened again, up to `tries` times."""
     options = page.get_by_role("option", name=option) if option else page.get_by_role("option")
     for attempt in range(tries):
         wait_for_app(page)
@@ -168,12 +170,12 @@ def choose_option(
             combobox.press_sequentially(typed)
         try:
             options.first.wait_for(state="visible", timeout=10_000)
+            options.first.click(timeout=10_000)
         except PlaywrightTimeout:
             if attempt == tries - 1:
                 raise
             page.keyboard.press("Escape")
             continue
-        options.first.click()
         if multi:  # a multiselect stays open for more
             page.keyboard.press("Escape")
         wait_for_app(page)

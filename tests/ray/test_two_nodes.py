@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -260,6 +261,17 @@ def _raylet_of(node_ip: str) -> psutil.Process:
     return raylet
 
 
+def _still_running(job: threading.Thread, log: Path) -> str:
+    """Why a job outlived its node, for CI's report: where its thread waits, its log."""
+    frame = sys._current_frames().get(job.ident or 0)
+    stack = "".join(traceback.format_stack(frame)[-12:]) if frame else "(no frame)"
+    tail = log.read_text(errors="replace")[-3000:] if log.is_file() else "(no log)"
+    return (
+        f"the job still runs {RUN_AFTER_LOSS_S} s after its node died\n"
+        f"its thread waits in:\n{stack}\nits log ends:\n{tail}"
+    )
+
+
 @pytest.mark.vllm
 @pytest.mark.train
 @pytest.mark.parametrize("two_nodes", [2], indirect=True)
@@ -318,7 +330,7 @@ def test_a_headless_heads_job_runs_on_the_workers_gpus_and_ends_when_that_node_d
 
     _raylet_of(worker_ip).kill()
     job.join(RUN_AFTER_LOSS_S)
-    assert not job.is_alive(), f"the job still runs {RUN_AFTER_LOSS_S} s after its node died"
+    assert not job.is_alive(), _still_running(job, Path(record["log_path"]))
     shown = CliRunner().invoke(app, ["jobs", "show", record["id"], "--json"])
     assert shown.exit_code == 0, shown.output
     done = json.loads(shown.stdout)
