@@ -6,6 +6,7 @@ within a stated time: generation replicas and async RL's learner and replicas al
     routable_address()   # Ray's node IP inside Ray; loopback when all is on this host
     actor_seat()         # inside an actor: its node, GPUs and CUDA_VISIBLE_DEVICES
     placement_shortfall(ray, actors, asked, "replica 1")  # '' once placed, else why not
+    get_on_node(ray, actor.step.remote(), seat["node_id"])  # ray.get, ended by the node's death
 
 Inside Ray (a driver joined to a cluster, or an actor) that is the node's IP as Ray
 knows it (`ray start --node-ip-address`), the address every other node already uses
@@ -121,3 +122,30 @@ def shortfall_line(
 
 def _amount(name: str, value: float) -> str:
     return f"{value / 2**30:.1f} GiB" if name == "memory" else f"{value:g}"
+
+
+NODE_WATCH_S = 10.0  # how often a call into an actor asks whether the actor's node lives
+
+
+def get_on_node(ray: Any, ref: Any, node_id: str | None, every_s: float = NODE_WATCH_S) -> Any:
+    """`ray.get(ref)` for a call into an actor on node `node_id`, that also ends, with
+    Ray's `NodeDiedError`, once the GCS has that node dead. Ray fails such a call when
+    the actor's death reaches the caller; a job whose node was killed in CI still ran
+    300 s later, and Ray has open reports of calls hung on actors gone. The node's state
+    comes from the GCS itself, each `every_s` of waiting."""
+    if node_id is None:  # not in Ray (a test's stand-in)
+        return ray.get(ref)
+    while True:
+        ready, _ = ray.wait([ref], timeout=every_s)
+        if ready:
+            return ray.get(ref)
+        if not node_alive(ray, node_id):
+            from ray.exceptions import NodeDiedError
+
+            line = f"node {node_id} died while a call into an actor on it waited"
+            raise NodeDiedError(line)  # type: ignore[no-untyped-call]
+
+
+def node_alive(ray: Any, node_id: str) -> bool:
+    """Whether the GCS has node `node_id` alive (a node it never had is not)."""
+    return any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes())

@@ -69,6 +69,39 @@ def fake_gpu_ray() -> Iterator[Any]:
             ray.shutdown()
 
 
+class Sleeper:
+    """A stand-in actor whose call takes as long as asked."""
+
+    def nap(self, seconds: float) -> float:
+        time.sleep(seconds)
+        return seconds
+
+
+def test_a_call_into_an_actor_ends_when_the_gcs_has_its_node_dead(fake_gpu_ray: Any) -> None:
+    """`get_on_node` is `ray.get` on a live node, across several of its checks; on a node
+    the GCS does not have alive, a call still running ends with NodeDiedError instead
+    of waiting for an actor's death that may never reach this process."""
+    from ray.exceptions import NodeDiedError
+
+    from podium.cluster import get_on_node, node_alive
+
+    ray = fake_gpu_ray
+    here = ray.get_runtime_context().get_node_id()
+    actor = ray.remote(num_cpus=0)(Sleeper).remote()
+    try:
+        assert node_alive(ray, here)
+        assert get_on_node(ray, actor.nap.remote(1.0), here, every_s=0.2) == 1.0
+        gone = "ff" * 28  # no node the GCS has alive
+        assert not node_alive(ray, gone)
+        running = actor.nap.remote(600.0)
+        with pytest.raises(NodeDiedError, match=gone):
+            get_on_node(ray, running, gone, every_s=0.2)
+        ready, _ = ray.wait([running], timeout=0)
+        assert not ready  # ended by the node's state, not by the call's end
+    finally:
+        ray.kill(actor)
+
+
 def test_the_learner_and_each_replica_get_a_gpu_of_their_own(fake_gpu_ray: Any) -> None:
     from trainers.async_rl.placement import hold_learner_seats, plan_placement
     from trainers.async_rl.pool import Pool

@@ -187,14 +187,17 @@ class _Calls:
         self.ray, self.host, self.where = ray, host, where
 
     def call(self, method: str, *args: Any) -> Any:
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import NodeDiedError, RayActorError, RayTaskError
+
+        from podium.cluster import get_on_node
 
         try:
-            return self.ray.get(getattr(self.host, method).remote(*args))
+            ref = getattr(self.host, method).remote(*args)
+            return get_on_node(self.ray, ref, self.where.get("node_id"))
         except RayTaskError as exc:  # the learner's own error: raised as itself
             cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else None
             raise (cause or exc) from None
-        except RayActorError as exc:
+        except (RayActorError, NodeDiedError) as exc:
             raise LearnerLost(learner_lost_line(self.where, exc)) from None
 
 

@@ -95,7 +95,7 @@ class AsyncRun(ReplicaFaults, Pushes):
                 tickets = self._admit(replica)
                 if not tickets:
                     # Idle: still notice a dead actor, so it is replaced before its turn.
-                    self.pool.ray.get(self.pool.actors[replica].get_endpoint.remote())
+                    self._on_its_node(replica, self.pool.actors[replica].get_endpoint.remote())
                     continue
                 self._generate(replica, tickets)
             except RayTaskError as exc:  # the replica's own code failed: not a death
@@ -115,19 +115,27 @@ class AsyncRun(ReplicaFaults, Pushes):
                 self.fail(exc)
                 return
 
+    def _on_its_node(self, replica: int, ref: Any) -> Any:
+        """The call's result; a node's death ends it as a dead actor (`get_on_node`)."""
+        from podium.cluster import get_on_node
+
+        info = self.pool.infos.get(replica, {})
+        return get_on_node(self.pool.ray, ref, info.get("node_id"))
+
     def _generate(self, replica: int, tickets: list[Ticket]) -> None:
         cfg = self.cfg
         prompts = [self.prompt_of(t.slot) for t in tickets]
         actor = self.pool.actors[replica]
         with self.gen_locks[replica]:
-            rows = self.pool.ray.get(
+            rows = self._on_its_node(
+                replica,
                 actor.generate.remote(
                     [p.ids for p in prompts],
                     cfg.num_generations,
                     cfg.max_completion_length,
                     cfg.temperature,
                     cfg.seed * 7919 + tickets[0].slot,
-                )
+                ),
             )
         for i, (ticket, prompt) in enumerate(zip(tickets, prompts, strict=True)):
             mine = [r for r in rows if r["prompt_index"] == i]
