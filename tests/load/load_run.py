@@ -181,11 +181,16 @@ async def _drawn(tab: Any, **want: str | None) -> None:
 
 
 async def _shown_errors(page: Any) -> list[str]:
+    """The page's error boxes, those inside a closed expander too: their text is read
+    from the DOM (`text_content`), since a hidden box has no rendered text (CI's report
+    once listed two errors and nothing of what they said)."""
     found = []
     for test_id in ("stException", "stAlertContentError"):
         loc = page.get_by_test_id(test_id)
         if await loc.count():
-            found.append(f"{test_id}: {(await loc.first.inner_text())[:300]}")
+            shown = "" if await loc.first.is_visible() else " (hidden)"
+            text = " ".join((await loc.first.text_content() or "").split())
+            found.append(f"{test_id}{shown}: {text[:300]}")
     return found
 
 
