@@ -235,12 +235,8 @@ class RemoteLearner(_Calls):
         """One rank: no other rank to tell."""
 
     def check(self) -> None:
-        from ray.exceptions import GetTimeoutError
-
-        try:
-            self.call("where")
-        except GetTimeoutError:
-            pass  # busy, not lost
+        """Lost with its node or its actor: LearnerLost now (`call`), not at the next step."""
+        self.call("where")
 
     def full_model(self) -> Any:
         """The model with the actor's weights, to save here (the registry's disk)."""
